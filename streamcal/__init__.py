@@ -1,0 +1,21 @@
+"""streamcal: streaming calibration of classifier and forecaster scores.
+
+A calibrator learns from one ``(score, label)`` pair at a time, river-style
+(``learn_one`` / ``predict_one``), and turns new scores into calibrated probabilities.
+
+Subpackages
+-----------
+- :mod:`streamcal.base`: the calibrator interfaces.
+- :mod:`streamcal.calibrators`: the calibrators (also re-exported here).
+- :mod:`streamcal.core`: pure algorithm cores (PAV block store, ...).
+- :mod:`streamcal.checks`: the shared check suite every calibrator runs through.
+- :mod:`streamcal.datasets`: generated rain-forecast sequences.
+- :mod:`streamcal.metrics`: calibration metrics.
+"""
+
+from streamcal.base import BinaryCalibrator
+from streamcal.calibrators import OnlineIsotonic
+
+__version__ = "0.1.0"
+
+__all__ = ["BinaryCalibrator", "OnlineIsotonic", "__version__"]

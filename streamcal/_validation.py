@@ -1,0 +1,261 @@
+"""The only home of input checks and their error messages.
+
+Every message follows one template, modelled on scikit-learn's parameter validation::
+
+    The 'score' argument of OnlineIsotonic.learn_one must be a real number in [0, 1].
+    Got nan instead.
+
+It names the argument, the expected domain and the value received. Checks never touch
+the state of the object they guard: callers validate everything first, then mutate.
+
+The per-event checks (:func:`check_score`, :func:`check_label`, :func:`check_weight`)
+have a fast path for the common exact types (``float``, ``int``, ``bool``) so that a
+valid event costs a type test and a comparison.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_label",
+    "check_labels_array",
+    "check_param",
+    "check_score",
+    "check_scores_array",
+    "check_weight",
+    "check_weights_array",
+]
+
+SCORE_DOMAIN = "a real number in [0, 1]"
+LABEL_DOMAIN = "a binary label in {0, 1, False, True}"
+WEIGHT_DOMAIN = "a finite real number >= 0"
+
+
+def _where(owner: str, method: str | None) -> str:
+    return f"{owner}.{method}" if method else owner
+
+
+def _fmt(value) -> str:
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return text
+
+
+def check_param(owner: str, name: str, value, ok: bool, domain: str) -> None:
+    """Raise a ValueError about a constructor parameter unless ``ok``.
+
+    Examples
+    --------
+    >>> check_param("OnlineIsotonic", "window_size", 0, False, "an int >= 1 or None")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'window_size' parameter of OnlineIsotonic must be an int >= 1 or None. Got 0 instead.
+
+    """
+    if not ok:
+        raise ValueError(
+            f"The {name!r} parameter of {owner} must be {domain}. Got {_fmt(value)} instead."
+        )
+
+
+def _argument_error(exc, name, owner, method, domain, value, suffix=""):
+    return exc(
+        f"The {name!r} argument of {_where(owner, method)} must be {domain}. "
+        f"Got {_fmt(value)}{suffix} instead."
+    )
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def check_score(value, owner: str, method: str | None = None, name: str = "score") -> float:
+    """Return ``value`` as a float in [0, 1], or raise naming ``name``.
+
+    Booleans are rejected: a score is a number, not a label.
+
+    Examples
+    --------
+    >>> check_score(0.25, "OnlineIsotonic", "learn_one")
+    0.25
+    >>> check_score(float("nan"), "OnlineIsotonic", "learn_one")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'score' argument of OnlineIsotonic.learn_one must be a real number in [0, 1]. Got nan instead.
+
+    """
+    if type(value) is float and 0.0 <= value <= 1.0:  # fast path; NaN fails the test
+        return value
+    if not _is_real(value):
+        raise _argument_error(TypeError, name, owner, method, SCORE_DOMAIN, value)
+    x = float(value)
+    if not 0.0 <= x <= 1.0:
+        raise _argument_error(ValueError, name, owner, method, SCORE_DOMAIN, value)
+    return x
+
+
+def check_label(value, owner: str, method: str | None = None, name: str = "label") -> float:
+    """Return a binary label as 0.0 or 1.0, or raise naming ``name``.
+
+    Accepted: ``0``, ``1``, ``False``, ``True``, their numpy counterparts, and the floats
+    ``0.0`` and ``1.0`` (a label column read from a file is often float). Anything else,
+    ``0.5``, ``2``, ``"1"`` or ``None``, is rejected.
+
+    Examples
+    --------
+    >>> check_label(True, "OnlineIsotonic", "learn_one")
+    1.0
+    >>> check_label(2, "OnlineIsotonic", "learn_one")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'label' argument of OnlineIsotonic.learn_one must be a binary label in {0, 1, False, True}. Got 2 instead.
+
+    """
+    t = type(value)
+    if t is bool or t is int:
+        if value == 1:
+            return 1.0
+        if value == 0:
+            return 0.0
+        raise _argument_error(ValueError, name, owner, method, LABEL_DOMAIN, value)
+    if not isinstance(value, (numbers.Real, np.bool_)):
+        raise _argument_error(TypeError, name, owner, method, LABEL_DOMAIN, value)
+    if value == 1:
+        return 1.0
+    if value == 0:
+        return 0.0
+    raise _argument_error(ValueError, name, owner, method, LABEL_DOMAIN, value)
+
+
+def check_weight(value, owner: str, method: str | None = None, name: str = "w") -> float:
+    """Return a sample weight as a float, or raise naming ``name``.
+
+    Examples
+    --------
+    >>> check_weight(2, "OnlineIsotonic", "learn_one")
+    2.0
+    >>> check_weight(-1.0, "OnlineIsotonic", "learn_one")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'w' argument of OnlineIsotonic.learn_one must be a finite real number >= 0. Got -1.0 instead.
+
+    """
+    if type(value) is float and 0.0 <= value < math.inf:
+        return value
+    if not _is_real(value):
+        raise _argument_error(TypeError, name, owner, method, WEIGHT_DOMAIN, value)
+    x = float(value)
+    if not 0.0 <= x < math.inf:
+        raise _argument_error(ValueError, name, owner, method, WEIGHT_DOMAIN, value)
+    return x
+
+
+def _as_1d(values, name, owner, method, domain, n=None):
+    try:
+        arr = np.asarray(values)
+    except Exception as exc:  # ragged or exotic input
+        raise TypeError(
+            f"The {name!r} argument of {_where(owner, method)} must be a one-dimensional "
+            f"sequence of {domain}s. Got {_fmt(values)} instead."
+        ) from exc
+    if arr.ndim != 1:
+        raise ValueError(
+            f"The {name!r} argument of {_where(owner, method)} must be a one-dimensional "
+            f"sequence. Got an array of shape {arr.shape} instead."
+        )
+    if n is not None and len(arr) != n:
+        raise ValueError(
+            f"The {name!r} argument of {_where(owner, method)} must have the same length "
+            f"as 'scores' ({n}). Got length {len(arr)} instead."
+        )
+    return arr
+
+
+def _first_bad(arr, bad_mask, name, owner, method, domain, exc=ValueError):
+    i = int(np.flatnonzero(bad_mask)[0])
+    raise _argument_error(
+        exc, name, owner, method, domain, arr[i].item() if hasattr(arr[i], "item") else arr[i],
+        suffix=f" at index {i}",
+    )
+
+
+def _numeric_or_raise(arr, name, owner, method, domain, allow_bool=False):
+    kind = arr.dtype.kind
+    if kind == "b" and not allow_bool:
+        _first_bad(arr, np.ones(len(arr), bool), name, owner, method, domain, TypeError)
+    if kind in "biuf":
+        return arr.astype(np.float64, copy=False)
+    if kind == "O":
+        ok = np.fromiter(
+            (_is_real(v) or (allow_bool and isinstance(v, (bool, np.bool_))) for v in arr),
+            dtype=bool,
+            count=len(arr),
+        )
+        if not ok.all():
+            _first_bad(arr, ~ok, name, owner, method, domain, TypeError)
+        return arr.astype(np.float64)
+    if len(arr) == 0:
+        return arr.astype(np.float64)
+    _first_bad(arr, np.ones(len(arr), bool), name, owner, method, domain, TypeError)
+
+
+def check_scores_array(values, owner: str, method: str | None = None, name: str = "scores"):
+    """Return a float64 array of scores in [0, 1], or raise naming the first bad entry.
+
+    Examples
+    --------
+    >>> check_scores_array([0.1, 1.5], "OnlineIsotonic", "learn_many")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'scores' argument of OnlineIsotonic.learn_many must be a real number in [0, 1]. Got 1.5 at index 1 instead.
+
+    """
+    arr = _numeric_or_raise(
+        _as_1d(values, name, owner, method, "real number"), name, owner, method, SCORE_DOMAIN
+    )
+    bad = ~((arr >= 0.0) & (arr <= 1.0))
+    if bad.any():
+        _first_bad(arr, bad, name, owner, method, SCORE_DOMAIN)
+    return arr
+
+
+def check_labels_array(values, n: int, owner: str, method: str | None = None, name: str = "labels"):
+    """Return a float64 array of 0.0/1.0 labels of length ``n``, or raise.
+
+    Examples
+    --------
+    >>> check_labels_array([True, 0, 1], 3, "OnlineIsotonic", "learn_many")
+    array([1., 0., 1.])
+
+    """
+    raw = _as_1d(values, name, owner, method, "binary label", n)
+    arr = _numeric_or_raise(raw, name, owner, method, LABEL_DOMAIN, allow_bool=True)
+    bad = ~((arr == 0.0) | (arr == 1.0))
+    if bad.any():
+        _first_bad(raw, bad, name, owner, method, LABEL_DOMAIN)
+    return arr
+
+
+def check_weights_array(values, n: int, owner: str, method: str | None = None, name: str = "w"):
+    """Return a float64 array of ``n`` weights (ones when ``values`` is None), or raise.
+
+    Examples
+    --------
+    >>> check_weights_array(None, 2, "OnlineIsotonic", "learn_many")
+    array([1., 1.])
+
+    """
+    if values is None:
+        return np.ones(n)
+    arr = _numeric_or_raise(
+        _as_1d(values, name, owner, method, "real number", n), name, owner, method, WEIGHT_DOMAIN
+    )
+    bad = ~((arr >= 0.0) & (arr < np.inf))
+    if bad.any():
+        _first_bad(arr, bad, name, owner, method, WEIGHT_DOMAIN)
+    return arr

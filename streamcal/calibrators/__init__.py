@@ -1,0 +1,6 @@
+"""Calibrators: thin river-style estimator shells over the algorithm cores in
+:mod:`streamcal.core`."""
+
+from streamcal.calibrators.isotonic import OnlineIsotonic
+
+__all__ = ["OnlineIsotonic"]
