@@ -170,8 +170,8 @@ def _as_1d(values, name, owner, method, domain, n=None):
         )
     if n is not None and len(arr) != n:
         raise ValueError(
-            f"The {name!r} argument of {_where(owner, method)} must have the same length "
-            f"as 'scores' ({n}). Got length {len(arr)} instead."
+            f"The {name!r} argument of {_where(owner, method)} must be a sequence of the "
+            f"same length as 'scores' ({n}). Got length {len(arr)} instead."
         )
     return arr
 

@@ -1,0 +1,52 @@
+"""The shared check suite every calibrator runs through, in the spirit of
+``river.checks``.
+
+:func:`yield_checks` yields the checks that apply to a calibrator (each a function of
+a fresh calibrator); :func:`check_calibrator` runs them all. The test-suite parametrises
+every calibrator, with each of its ``_unit_test_params()``, against every check.
+
+Examples
+--------
+>>> from streamcal import OnlineIsotonic
+>>> from streamcal.checks import check_calibrator, yield_checks
+>>> [check.__name__ for check in yield_checks(OnlineIsotonic())][:3]
+['check_docstring_has_example', 'check_learn_one_returns_none', 'check_cold_start']
+>>> check_calibrator(OnlineIsotonic(resolution=0.05))
+"""
+
+from __future__ import annotations
+
+import typing
+
+from streamcal.base import BinaryCalibrator
+from streamcal.checks import calibrators as _cal
+from streamcal.checks.calibrators import yield_stream
+
+__all__ = ["check_calibrator", "yield_checks", "yield_stream"]
+
+
+def yield_checks(calibrator: BinaryCalibrator) -> typing.Iterator[typing.Callable]:
+    """Yield the checks that apply to ``calibrator`` (a fresh instance).
+
+    Each check is a function taking the calibrator and raising AssertionError on failure.
+    """
+    yield _cal.check_docstring_has_example
+    yield _cal.check_learn_one_returns_none
+    yield _cal.check_cold_start
+    yield _cal.check_outputs_finite_in_unit_interval
+    yield _cal.check_predict_many_matches_predict_one
+    yield _cal.check_learn_many_matches_learn_one
+    yield _cal.check_clone_is_independent
+    yield _cal.check_pickle_roundtrip
+    yield _cal.check_dict_roundtrip
+    yield _cal.check_bad_input_leaves_state_unchanged
+    if calibrator._monotone:
+        yield _cal.check_monotone
+    if any(getattr(calibrator, p, None) is not None for p in calibrator._bounded_memory_params):
+        yield _cal.check_bounded_memory
+
+
+def check_calibrator(calibrator: BinaryCalibrator) -> None:
+    """Run every applicable check on ``calibrator``; raise on the first failure."""
+    for check in yield_checks(calibrator):
+        check(calibrator)
