@@ -102,7 +102,7 @@ class OnlineIsotonic(BinaryCalibrator):
     The inductive Venn-ABERS interval at a score:
 
     >>> cal.predict_interval_one(0.4)
-    (0.0, 1.0)
+    (0.3333333333333333, 0.6666666666666666)
     >>> cal.predict_interval_one(0.6)
     (0.3333333333333333, 1.0)
 
