@@ -1,0 +1,190 @@
+"""Batch calibration metrics on arrays of labels and predicted probabilities.
+
+Each function validates its inputs with :mod:`streamcal._validation` (probabilities in
+[0, 1], binary labels, same non-zero length) and returns a Python float. Errors name the
+argument, the expected domain and the value received.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy.special import xlogy
+
+from streamcal import _validation as V
+
+__all__ = ["brier_score", "expected_calibration_error", "log_loss"]
+
+_STRATEGIES = ("uniform", "quantile")
+
+
+def _check_pair(labels, probs, owner):
+    """Validate ``labels`` and ``probs``; return them as float64 arrays."""
+    y = V.check_labels_array(labels, None, owner, None, name="labels")
+    p = V.check_scores_array(probs, owner, None, name="probs")
+    if len(p) != len(y):
+        raise ValueError(
+            f"The 'probs' argument of {owner} must have the same length as 'labels' "
+            f"({len(y)}). Got length {len(p)} instead."
+        )
+    if len(y) == 0:
+        raise ValueError(
+            f"The 'labels' argument of {owner} must be a non-empty sequence. "
+            "Got an empty sequence instead."
+        )
+    return y, p
+
+
+def brier_score(labels, probs) -> float:
+    """Brier score: the mean squared difference between probability and outcome.
+
+    ``mean((probs - labels) ** 2)``, in [0, 1]; lower is better. A strictly proper
+    scoring rule; equals scikit-learn's ``brier_score_loss``. Cost O(n).
+
+    Parameters
+    ----------
+    labels
+        Binary outcomes (0, 1, False, True), a one-dimensional sequence.
+    probs
+        Predicted probabilities of the outcome 1, in [0, 1], same length.
+
+    Examples
+    --------
+    >>> brier_score([0, 1, 1], [0.1, 0.8, 0.6])
+    0.07
+    >>> brier_score([0, 1], [0.5, 1.2])
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'probs' argument of brier_score must be a real number in [0, 1]. Got 1.2 at index 1 instead.
+
+    """
+    y, p = _check_pair(labels, probs, "brier_score")
+    return float(np.mean((p - y) ** 2))
+
+
+def log_loss(labels, probs, eps: float = 1e-15) -> float:
+    """Logarithmic loss (negative mean log-likelihood, in nats) of binary outcomes.
+
+    ``-mean(labels * log(q) + (1 - labels) * log(1 - q))`` with ``q = clip(probs, eps,
+    1 - eps)``; lower is better. Clipping keeps the loss finite when a forecast of 0 or
+    1 turns out wrong; with ``eps=0`` such a forecast gives ``inf``. Cost O(n).
+
+    Parameters
+    ----------
+    labels
+        Binary outcomes (0, 1, False, True), a one-dimensional sequence.
+    probs
+        Predicted probabilities of the outcome 1, in [0, 1], same length.
+    eps
+        Probabilities are clipped to ``[eps, 1 - eps]``, a real number in [0, 0.5).
+
+    Examples
+    --------
+    >>> round(log_loss([0, 1], [0.5, 0.5]), 6)    # log(2)
+    0.693147
+    >>> log_loss([1], [0.0]) > 30                  # -log(1e-15), not inf
+    True
+    >>> log_loss([1], [0.0], eps=0.0)
+    inf
+
+    """
+    owner = "log_loss"
+    if not V._is_real(eps):
+        raise V._argument_error(TypeError, "eps", owner, None, "a real number in [0, 0.5)", eps)
+    if not 0.0 <= float(eps) < 0.5:
+        raise V._argument_error(ValueError, "eps", owner, None, "a real number in [0, 0.5)", eps)
+    y, p = _check_pair(labels, probs, owner)
+    q = np.clip(p, float(eps), 1.0 - float(eps))
+    with np.errstate(divide="ignore"):  # log(0) = -inf when eps = 0; xlogy(0, 0) = 0
+        return float(-np.mean(xlogy(y, q) + xlogy(1.0 - y, 1.0 - q)))
+
+
+def _bin_indices(probs: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
+    """Bin index of every probability, in ``0 .. n_bins - 1``.
+
+    Bin ``i`` holds the probabilities in ``[e_i, e_{i+1})``, the last bin also its
+    right edge. Edges are ``i / n_bins`` ("uniform", so 0.3 falls in bin 3 of 10) or the
+    ``i / n_bins`` quantiles of ``probs`` (numpy's default linear interpolation,
+    "quantile"); repeated quantile edges give empty bins.
+    """
+    levels = np.arange(n_bins + 1, dtype=np.float64) / n_bins
+    if strategy == "uniform":
+        edges = levels
+    else:
+        edges = np.maximum.accumulate(np.quantile(probs, levels))
+    idx = np.searchsorted(edges, probs, side="right") - 1
+    return np.clip(idx, 0, n_bins - 1)
+
+
+def _binned(labels: np.ndarray, probs: np.ndarray, n_bins: int, strategy: str):
+    """Per-bin event count, label sum and probability sum (validated inputs)."""
+    idx = _bin_indices(probs, n_bins, strategy)
+    counts = np.bincount(idx, minlength=n_bins)
+    sum_y = np.bincount(idx, weights=labels, minlength=n_bins)
+    sum_p = np.bincount(idx, weights=probs, minlength=n_bins)
+    return counts, sum_y, sum_p
+
+
+def expected_calibration_error(labels, probs, n_bins: int = 10, strategy: str = "uniform") -> float:
+    """Expected calibration error (ECE) over bins of the predicted probability.
+
+    ``sum over non-empty bins b of (n_b / n) * |mean label in b - mean prob in b|``, in
+    [0, 1]; 0 when, in every bin, the forecasts average the observed frequency. The
+    value depends on the binning, and even a calibrated forecaster scores above 0 on a
+    finite sample: about ``0.4 * sqrt(n_bins / n)`` when the probabilities are near 1/2
+and the bins equally filled.
+    Cost O(n) ("uniform") or O(n log n) ("quantile").
+
+    Parameters
+    ----------
+    labels
+        Binary outcomes (0, 1, False, True), a one-dimensional sequence.
+    probs
+        Predicted probabilities of the outcome 1, in [0, 1], same length.
+    n_bins
+        Number of bins, an int >= 1.
+    strategy
+        How the bins are cut; bin ``i`` holds the probabilities in
+        ``[e_i, e_{i+1})`` and the last bin is closed on the right.
+
+        - ``"uniform"`` (default): equal widths, ``e_i = i / n_bins``.
+        - ``"quantile"``: equal mass, ``e_i`` the ``i / n_bins`` quantile of ``probs``
+          (numpy's default, linear interpolation); ties are never split across bins, so
+          bins hold about ``n / n_bins`` events when the probabilities are distinct.
+
+    Examples
+    --------
+    >>> labels = [0, 0, 1, 1, 1, 0]
+    >>> probs = [0.1, 0.2, 0.7, 0.9, 0.8, 0.3]
+
+    Two equal-width bins, {0.1, 0.2, 0.3} and {0.7, 0.8, 0.9}: ``(3 * 0.2 + 3 * 0.2) / 6``
+
+    >>> round(expected_calibration_error(labels, probs, n_bins=2), 6)
+    0.2
+
+    Three equal-mass bins, {0.1, 0.2}, {0.3, 0.7} and {0.8, 0.9}: ``(2 * 0.15 + 0 + 2 * 0.15) / 6``
+
+    >>> round(expected_calibration_error(labels, probs, n_bins=3, strategy="quantile"), 6)
+    0.1
+
+    >>> expected_calibration_error(labels, probs, n_bins=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'n_bins' argument of expected_calibration_error must be an int >= 1. Got 0 instead.
+
+    """
+    owner = "expected_calibration_error"
+    if not isinstance(n_bins, numbers.Integral) or isinstance(n_bins, (bool, np.bool_)):
+        raise V._argument_error(TypeError, "n_bins", owner, None, "an int >= 1", n_bins)
+    if n_bins < 1:
+        raise V._argument_error(ValueError, "n_bins", owner, None, "an int >= 1", n_bins)
+    if not isinstance(strategy, str) or strategy not in _STRATEGIES:
+        raise V._argument_error(
+            ValueError if isinstance(strategy, str) else TypeError, "strategy", owner, None,
+            "a str among {'uniform', 'quantile'}", strategy,
+        )
+    y, p = _check_pair(labels, probs, owner)
+    counts, sum_y, sum_p = _binned(y, p, int(n_bins), strategy)
+    # (n_b / n) * |sum_y / n_b - sum_p / n_b| = |sum_y - sum_p| / n; empty bins add 0.
+    return float(np.sum(np.abs(sum_y - sum_p)) / len(y))
