@@ -51,6 +51,8 @@ __all__ = ["IsotonicBlockStore", "BlockView", "pav_blocks"]
 
 # Below this many cells, scans and PAV run in plain Python; above it, numpy / scipy.
 _SMALL = 48
+# A block whose gap bound exceeds this is pooled for sure: no scan (see _Block).
+_GAP_MARGIN = 1e-12
 
 
 class BlockView(NamedTuple):
@@ -74,7 +76,7 @@ class _Block:
     """A run of cells with its totals. Arrays are ``array.array`` so that numpy can view
     them without a copy and Python can index them without boxing overhead."""
 
-    __slots__ = ("xs", "ws", "ss", "ns", "W", "S")
+    __slots__ = ("xs", "ws", "ss", "ns", "W", "S", "gap_pre", "gap_suf")
 
     def __init__(self, xs, ws, ss, ns, W, S):
         self.xs = xs
@@ -83,12 +85,19 @@ class _Block:
         self.ns = ns
         self.W = W
         self.S = S
+        # Lower bounds on min over proper prefixes of (prefix mean - block mean) and on
+        # min over proper suffixes of (block mean - suffix mean); -inf when unknown.
+        # The block is pooled iff either minimum is >= 0, so a bound that stays
+        # clearly positive lets an update skip the O(m) scan. Derived, never saved.
+        self.gap_pre = -math.inf
+        self.gap_suf = -math.inf
 
     def __getstate__(self):
         return (self.xs, self.ws, self.ss, self.ns, self.W, self.S)
 
     def __setstate__(self, state):
         self.xs, self.ws, self.ss, self.ns, self.W, self.S = state
+        self.gap_pre = self.gap_suf = -math.inf
 
     def slice(self, a, b, W, S):
         return _Block(self.xs[a:b], self.ws[a:b], self.ss[a:b], self.ns[a:b], W, S)
@@ -105,6 +114,13 @@ class _Piece:
         self.marked = marked
 
 
+def _weight_sum(ws, a, b):
+    """Sum of ``ws[a:b]``: plain Python for short runs, numpy without a copy otherwise."""
+    if b - a <= 64:
+        return sum(ws[a:b])
+    return float(np.frombuffer(ws, dtype=np.float64, count=b - a, offset=8 * a).sum())
+
+
 def _merge_pieces(a, b):
     return _Piece(a.W + b.W, a.S + b.S, getattr(a, "marked", False) or getattr(b, "marked", False))
 
@@ -117,6 +133,7 @@ def _merge_blocks(a, b):
     a.ns.extend(b.ns)
     a.W += b.W
     a.S += b.S
+    a.gap_pre = a.gap_suf = -math.inf
     return a
 
 
@@ -289,9 +306,13 @@ class IsotonicBlockStore:
             b.ns.insert(k, 1)
             if k == 0:
                 self._starts[i] = x
+                # the old block becomes a proper suffix, whose gap was 0
+                b.gap_suf = min(b.gap_suf, 0.0)
+            if k == len(xs) - 1:
+                b.gap_pre = min(b.gap_pre, 0.0)  # ... or a proper prefix
         b.W += w
         b.S += wy
-        self._after_change(i, b, k, k + 1)
+        self._after_change(i, b, k, k + 1, w, y > self._values[i], b.ws[k])
 
     def remove(self, x: float, w: float, y: float) -> None:
         """Remove one event previously added with the same ``(x, w, y)``. The cell is
@@ -300,6 +321,7 @@ class IsotonicBlockStore:
         if k >= len(b.xs) or b.xs[k] != x:
             raise KeyError(x)
         wy = w * y
+        raises = y < self._values[i]  # removing a label below the mean raises it
         if b.ns[k] == 1:
             cw, cs = b.ws[k], b.ss[k]
             del b.xs[k], b.ws[k], b.ss[k], b.ns[k]
@@ -311,6 +333,7 @@ class IsotonicBlockStore:
             if k == 0:
                 self._starts[i] = b.xs[0]
             hi = k
+            cell_w = 0.0
         else:
             b.ws[k] -= w
             b.ss[k] -= wy
@@ -318,21 +341,39 @@ class IsotonicBlockStore:
             b.W -= w
             b.S -= wy
             hi = k + 1
+            cell_w = b.ws[k]
         if b.W <= 0.0 or b.S < 0.0 or b.S > b.W:  # rounding drift: recompute exactly
             b.W = math.fsum(b.ws)
             b.S = math.fsum(b.ss)
-        self._after_change(i, b, k, hi)
+        self._after_change(i, b, k, hi, w, raises, cell_w)
 
-    def _after_change(self, i, b, lo, hi):
-        """Block ``i`` changed in cells ``[lo, hi)``; restore the invariants."""
+    def _after_change(self, i, b, lo, hi, w, raises, cell_w):
+        """Block ``i`` changed in cells ``[lo, hi)`` by an event of weight ``w`` that
+        raised (or lowered) the means of the prefixes/suffixes containing it; the cell
+        now weighs ``cell_w`` (0 if deleted). Restore the invariants."""
         old = self._values[i]
         v = b.S / b.W
-        if v > old:
-            split = self._prefix_violates(b, lo, v)
-        elif v < old:
-            split = self._suffix_violates(b, hi, v)
+        dv = v - old
+        # Update the gap bounds. Means of prefixes (suffixes) not containing the changed
+        # cell are unchanged, so their gaps move by -dv (+dv). Those containing it move
+        # toward the event's label: a gap that shrinks does so by at most w / W', where W'
+        # (their new weight) is at least that of the one starting (ending) at the change.
+        ws = b.ws
+        m = len(ws)
+        if raises:
+            b.gap_pre -= dv
+            if b.gap_suf > -math.inf:
+                W_suf = _weight_sum(ws, lo, m)  # the lightest suffix holding the change
+                b.gap_suf += dv - (w / W_suf if W_suf > 0.0 else math.inf)
         else:
+            b.gap_suf += dv
+            if b.gap_pre > -math.inf:
+                W_pre = _weight_sum(ws, 0, hi)  # the lightest prefix holding the change
+                b.gap_pre -= dv + (w / W_pre if W_pre > 0.0 else math.inf)
+        if m == 1 or b.gap_pre > _GAP_MARGIN or b.gap_suf > _GAP_MARGIN:
             split = False
+        else:
+            split = self._scan(b, v)
         if split:
             pieces = [b.slice(a, e, W, S) for a, e, W, S in pav_blocks(b.ws, b.ss)]
             self._cascade(i, i + 1, pieces, _merge_blocks, commit=True)
@@ -343,43 +384,39 @@ class IsotonicBlockStore:
             self._cascade(i, i + 1, [b], _merge_blocks, commit=True)
 
     @staticmethod
-    def _prefix_violates(b, k, v):
-        """Is some prefix of cells ``[0, p)``, ``1 <= p <= k``, below mean ``v``?"""
-        k = min(k, len(b.xs) - 1)
-        if k <= 0:
-            return False
-        if k <= _SMALL:
-            ws, ss = b.ws, b.ss
-            cw = cs = 0.0
-            for j in range(k):
-                cw += ws[j]
-                cs += ss[j]
-                if cs < v * cw:
-                    return True
-            return False
-        cw = np.cumsum(np.frombuffer(b.ws, dtype=np.float64, count=k))
-        cs = np.cumsum(np.frombuffer(b.ss, dtype=np.float64, count=k))
-        return bool((cs < v * cw).any())
-
-    @staticmethod
-    def _suffix_violates(b, k, v):
-        """Is some suffix of cells ``[q, m)``, ``max(k, 1) <= q < m``, above mean ``v``?"""
+    def _scan(b, v):
+        """Does some proper prefix of the block have a mean below ``v``? If not, store
+        the exact minimal prefix and suffix gaps in the block. O(m)."""
         m = len(b.xs)
-        k = max(k, 1)
-        if k >= m:
-            return False
-        if m - k <= _SMALL:
+        W = b.W
+        if m <= _SMALL:
             ws, ss = b.ws, b.ss
             cw = cs = 0.0
-            for j in range(m - 1, k - 1, -1):
+            gp = gs = math.inf
+            for j in range(m - 1):
                 cw += ws[j]
                 cs += ss[j]
-                if cs > v * cw:
+                e = cs - v * cw
+                if e < 0.0:
                     return True
-            return False
-        cw = np.cumsum(np.frombuffer(b.ws, dtype=np.float64, offset=8 * k)[::-1])
-        cs = np.cumsum(np.frombuffer(b.ss, dtype=np.float64, offset=8 * k)[::-1])
-        return bool((cs > v * cw).any())
+                g = e / cw
+                if g < gp:
+                    gp = g
+                g = e / (W - cw)
+                if g < gs:
+                    gs = g
+        else:
+            cw = np.cumsum(np.frombuffer(b.ws, dtype=np.float64, count=m - 1))
+            cs = np.cumsum(np.frombuffer(b.ss, dtype=np.float64, count=m - 1))
+            e = cs - v * cw
+            if (e < 0.0).any():
+                return True
+            gp = float((e / cw).min())
+            with np.errstate(divide="ignore"):
+                gs = float((e / (W - cw)).min())
+        b.gap_pre = gp
+        b.gap_suf = gs
+        return False
 
     def _cascade(self, lo, hi, pieces, merge, commit):
         """Replace blocks ``[lo, hi)`` by ``pieces`` (increasing among themselves) and
@@ -519,6 +556,17 @@ class IsotonicBlockStore:
     def __setstate__(self, state):
         self._set_blocks(state["blocks"])
 
+    @staticmethod
+    def _min_gap(b, v, side):
+        """Exact minimal prefix (or suffix) gap of a block, slowly, for ``_check``."""
+        gaps = [math.inf]
+        m = len(b.xs)
+        for p in range(1, m):
+            pre_w, pre_s = math.fsum(b.ws[:p]), math.fsum(b.ss[:p])
+            suf_w, suf_s = math.fsum(b.ws[p:]), math.fsum(b.ss[p:])
+            gaps.append(pre_s / pre_w - v if side == "pre" else v - suf_s / suf_w)
+        return min(gaps)
+
     def _check(self, rtol: float = 1e-9) -> None:
         """Assert every invariant; on failure the message dumps the offending block."""
         assert len(self._starts) == len(self._blocks) == len(self._values), "derived lists out of sync"
@@ -537,6 +585,8 @@ class IsotonicBlockStore:
             scale = max(b.W, 1e-300)
             assert abs(math.fsum(b.ws) - b.W) <= rtol * scale, "block weight != sum of cells " + where
             assert abs(math.fsum(b.ss) - b.S) <= rtol * scale, "block label sum != sum of cells " + where
+            assert b.gap_pre <= self._min_gap(b, v, "pre") + rtol, "prefix gap bound too high " + where
+            assert b.gap_suf <= self._min_gap(b, v, "suf") + rtol, "suffix gap bound too high " + where
             cw = cs = 0.0
             for j in range(m):
                 assert b.xs[j] > prev_x, "keys not strictly increasing " + where
