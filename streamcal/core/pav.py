@@ -317,6 +317,8 @@ class IsotonicBlockStore:
     def remove(self, x: float, w: float, y: float) -> None:
         """Remove one event previously added with the same ``(x, w, y)``. The cell is
         deleted when its last event goes. Same cost as :meth:`add`."""
+        if not self._blocks:
+            raise KeyError(x)
         i, b, k = self._locate(x)
         if k >= len(b.xs) or b.xs[k] != x:
             raise KeyError(x)
