@@ -198,7 +198,7 @@ class IsotonicBlockStore:
     >>> [(b.score_min, b.score_max, b.value) for b in store.blocks()]
     [(0.1, 0.1, 0.0), (0.3, 0.7, 0.6666666666666666)]
     >>> store.predict_step(0.2), store.predict_linear(0.2)
-    (0.0, 0.3333333333333333)
+    (0.0, 0.33333333333333337)
     >>> store.remove(0.7, 1.0, 0.0)
     >>> store.predict_step(0.6)
     1.0
