@@ -195,10 +195,11 @@ class OnlineIsotonic(BinaryCalibrator):
 
     def _renormalise(self, e: float) -> None:
         shift = math.floor(e)
-        factor = 2.0**-shift  # exact: multiplying by a power of two does not round
-        self._store.scale(factor)
+        # exact: scaling by a power of two does not round (ldexp, so no 2**-shift underflow)
+        self._store.scale_by_power_of_two(-shift)
         if self._window is not None:
-            self._window = collections.deque((x, y, w * factor, t) for x, y, w, t in self._window)
+            ldexp = math.ldexp
+            self._window = collections.deque((x, y, ldexp(w, -shift), t) for x, y, w, t in self._window)
         else:
             self._store.drop_light_cells(2.0 ** (-_FORGET_HALF_LIVES))
         self._t_ref = self._n_events
@@ -224,18 +225,21 @@ class OnlineIsotonic(BinaryCalibrator):
         y = V.check_label(label, name, "learn_one")
         w = V.check_weight(w, name, "learn_one")
         x = self._key(s)
-        if self.half_life is not None:
-            w = w * self._weight_factor()
         t = self._n_events
         window = self._window
+        if self.half_life is not None:
+            if window is not None:
+                # events beyond the forgetting horizon leave first, before any
+                # renormalisation could push their weights below the normal range
+                horizon = _FORGET_HALF_LIVES * self.half_life
+                while window and t - window[0][3] > horizon:
+                    self._forget(window.popleft())
+            w = w * self._weight_factor()
+            window = self._window  # a renormalisation replaces the deque
         if window is not None:
             window.append((x, y, w, t))
             if len(window) > self.window_size:
                 self._forget(window.popleft())
-            if self.half_life is not None:
-                horizon = _FORGET_HALF_LIVES * self.half_life
-                while t - window[0][3] > horizon:
-                    self._forget(window.popleft())
         if w > 0.0:
             self._store.add(x, w, y)
         self._n_events = t + 1
@@ -338,7 +342,10 @@ class OnlineIsotonic(BinaryCalibrator):
         x = self._key(s)
         w = 1.0
         if self.half_life is not None:
-            w = 2.0 ** ((self._n_events - self._t_ref) / self.half_life + self._phase)
+            # the weight the next event would get; capped where it would overflow (only
+            # for half_life < 1/500, where the new event outweighs everything by > 2**480)
+            e = (self._n_events - self._t_ref) / self.half_life + self._phase
+            w = 2.0 ** min(e, 1000.0)
         p0 = self._store.hypothetical_value(x, w, 0.0)
         p1 = self._store.hypothetical_value(x, w, 1.0)
         return (min(1.0, max(0.0, p0)), min(1.0, max(0.0, p1)))

@@ -52,7 +52,10 @@ __all__ = ["IsotonicBlockStore", "BlockView", "pav_blocks"]
 # Below this many cells, scans and PAV run in plain Python; above it, numpy / scipy.
 _SMALL = 48
 # A block whose gap bound exceeds this is pooled for sure: no scan (see _Block).
-_GAP_MARGIN = 1e-12
+_GAP_MARGIN = 1e-9
+# Suffix gaps are computed as e / (W - prefix weight); below this fraction of W the
+# subtraction has lost too many digits to be trusted.
+_LIGHT = 1e-7
 
 
 class BlockView(NamedTuple):
@@ -404,7 +407,10 @@ class IsotonicBlockStore:
                 g = e / cw
                 if g < gp:
                     gp = g
-                g = e / (W - cw)
+                rest = W - cw
+                # a suffix far lighter than the block loses its digits in W - cw:
+                # then its gap is unknown (-inf) rather than possibly overstated
+                g = e / rest if rest > _LIGHT * W else -math.inf
                 if g < gs:
                     gs = g
         else:
@@ -414,8 +420,8 @@ class IsotonicBlockStore:
             if (e < 0.0).any():
                 return True
             gp = float((e / cw).min())
-            with np.errstate(divide="ignore"):
-                gs = float((e / (W - cw)).min())
+            rest = W - cw
+            gs = float((e / rest).min()) if rest.min() > _LIGHT * W else -math.inf
         b.gap_pre = gp
         b.gap_suf = gs
         return False
@@ -495,6 +501,17 @@ class IsotonicBlockStore:
             np.frombuffer(b.ss, dtype=np.float64)[:] *= factor
             b.W *= factor
             b.S *= factor
+        self._values = [b.S / b.W if b.W > 0 else 0.0 for b in self._blocks]
+
+    def scale_by_power_of_two(self, exponent: int) -> None:
+        """Multiply every weight by ``2 ** exponent`` with ``ldexp``: exact, and without
+        the intermediate underflow of computing the factor first. O(cells)."""
+        for b in self._blocks:
+            for arr in (b.ws, b.ss):
+                view = np.frombuffer(arr, dtype=np.float64)
+                np.ldexp(view, exponent, out=view)
+            b.W = math.ldexp(b.W, exponent)
+            b.S = math.ldexp(b.S, exponent)
         self._values = [b.S / b.W if b.W > 0 else 0.0 for b in self._blocks]
 
     def drop_light_cells(self, threshold: float) -> int:
