@@ -62,3 +62,17 @@ def test_renormalisation_keeps_block_values_bit_for_bit():
     assert cal._store._values == values
     cal._store.scale_by_power_of_two(300)
     cal._check()
+
+
+def test_window_with_weights_beyond_double_precision():
+    """Weights 1e20 apart: removing the heavy event of a cell leaves sums that rounding
+    has wiped out; the calibrator re-adds the light events and stays exact."""
+    cal = OnlineIsotonic(window_size=3)
+    cal.learn_one(0.5, 1, 1e20)
+    cal.learn_one(0.5, 0, 1.0)
+    cal.learn_one(0.2, 1, 1.0)
+    cal.learn_one(0.9, 1, 1.0)  # evicts the heavy event
+    cal._check()
+    fit = ref.isotonic_fit([0.5, 0.2, 0.9], [0, 1, 1], [1.0, 1.0, 1.0])
+    for q in (0.1, 0.2, 0.5, 0.7, 0.9, 1.0):
+        assert cal.predict_one(q) == ref.predict_step(fit, q)

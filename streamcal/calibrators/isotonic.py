@@ -245,9 +245,15 @@ class OnlineIsotonic(BinaryCalibrator):
         self._n_events = t + 1
 
     def _forget(self, event) -> None:
+        """Remove an event that left the window from the store."""
         x, y, w, _ = event
-        if w > 0.0:
-            self._store.remove(x, w, y)
+        if w > 0.0 and self._store.remove(x, w, y):
+            # rounding had absorbed the other events of this score into the removed
+            # one's weight (weights > 2**53 apart): the store dropped the cell, re-add
+            # them exactly from the window
+            for x2, y2, w2, _ in self._window:
+                if x2 == x and w2 > 0.0:
+                    self._store.add(x2, w2, y2)
 
     def _learn_many_validated(self, scores, labels, w) -> None:
         n = len(scores)

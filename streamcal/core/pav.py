@@ -56,6 +56,9 @@ _GAP_MARGIN = 1e-9
 # Suffix gaps are computed as e / (W - prefix weight); below this fraction of W the
 # subtraction has lost too many digits to be trusted.
 _LIGHT = 1e-7
+# A cell left with less than this fraction of the weight just removed from it has lost
+# its remaining weight to rounding (see IsotonicBlockStore.remove).
+_ABSORBED = 2.0**-50
 
 
 class BlockView(NamedTuple):
@@ -203,6 +206,7 @@ class IsotonicBlockStore:
     >>> store.predict_step(0.2), store.predict_linear(0.2)
     (0.0, 0.33333333333333337)
     >>> store.remove(0.7, 1.0, 0.0)
+    0
     >>> store.predict_step(0.6)
     1.0
 
@@ -315,24 +319,36 @@ class IsotonicBlockStore:
                 b.gap_pre = min(b.gap_pre, 0.0)  # ... or a proper prefix
         b.W += w
         b.S += wy
-        self._after_change(i, b, k, k + 1, w, y > self._values[i], b.ws[k])
+        # adding a 1 raises the mean of every run holding the cell, a 0 lowers it
+        self._after_change(i, b, k, k + 1, w, 1 if y == 1.0 else (-1 if y == 0.0 else 0), b.ws[k])
 
-    def remove(self, x: float, w: float, y: float) -> None:
+    def remove(self, x: float, w: float, y: float) -> int:
         """Remove one event previously added with the same ``(x, w, y)``. The cell is
-        deleted when its last event goes. Same cost as :meth:`add`."""
+        deleted when its last event goes. Same cost as :meth:`add`.
+
+        Returns the number of *other* events deleted with the cell: 0, unless rounding
+        has absorbed their weight into the removed one's (what is left weighs less
+        than 2**-50 of what was removed: the cell's remaining sums are then noise). The caller, who knows
+        the events, re-adds them (see ``OnlineIsotonic``)."""
         if not self._blocks:
             raise KeyError(x)
         i, b, k = self._locate(x)
         if k >= len(b.xs) or b.xs[k] != x:
             raise KeyError(x)
         wy = w * y
-        raises = y < self._values[i]  # removing a label below the mean raises it
-        if b.ns[k] == 1:
+        direction = -1 if y == 1.0 else (1 if y == 0.0 else 0)  # removing a 1 lowers means
+        count = b.ns[k]
+        cw_left = b.ws[k] - w
+        cs_left = b.ss[k] - wy
+        if count == 1 or cw_left <= w * _ABSORBED:
+            dropped = count - 1
+            if dropped:
+                direction = 0
             cw, cs = b.ws[k], b.ss[k]
             del b.xs[k], b.ws[k], b.ss[k], b.ns[k]
             if not b.xs:
                 del self._blocks[i], self._starts[i], self._values[i]
-                return
+                return dropped
             b.W -= cw
             b.S -= cs
             if k == 0:
@@ -340,41 +356,43 @@ class IsotonicBlockStore:
             hi = k
             cell_w = 0.0
         else:
-            b.ws[k] -= w
-            b.ss[k] -= wy
-            b.ns[k] -= 1
+            dropped = 0
+            cs_left = 0.0 if cs_left < 0.0 else (cw_left if cs_left > cw_left else cs_left)
+            b.ws[k] = cw_left
+            b.ss[k] = cs_left
+            b.ns[k] = count - 1
             b.W -= w
             b.S -= wy
             hi = k + 1
-            cell_w = b.ws[k]
+            cell_w = cw_left
         if b.W <= 0.0 or b.S < 0.0 or b.S > b.W:  # rounding drift: recompute exactly
             b.W = math.fsum(b.ws)
             b.S = math.fsum(b.ss)
-        self._after_change(i, b, k, hi, w, raises, cell_w)
+        self._after_change(i, b, k, hi, w, direction, cell_w)
+        return dropped
 
-    def _after_change(self, i, b, lo, hi, w, raises, cell_w):
+    def _after_change(self, i, b, lo, hi, w, direction, cell_w):
         """Block ``i`` changed in cells ``[lo, hi)`` by an event of weight ``w`` that
-        raised (or lowered) the means of the prefixes/suffixes containing it; the cell
-        now weighs ``cell_w`` (0 if deleted). Restore the invariants."""
+        raised (``direction`` 1), lowered (-1) or moved either way (0, a label strictly
+        between 0 and 1) the means of the runs of cells holding it; the cell now weighs
+        ``cell_w`` (0 if deleted). Restore the invariants."""
         old = self._values[i]
         v = b.S / b.W
         dv = v - old
-        # Update the gap bounds. Means of prefixes (suffixes) not containing the changed
-        # cell are unchanged, so their gaps move by -dv (+dv). Those containing it move
-        # toward the event's label: a gap that shrinks does so by at most w / W', where W'
-        # (their new weight) is at least that of the one starting (ending) at the change.
+        # Update the gap bounds. Means of prefixes (suffixes) not holding the changed
+        # cell are unchanged, so their gaps move by exactly -dv (+dv). The means of those
+        # holding it move toward the event's label, by at most w / W' where W' is their
+        # new weight, at least that of the one ending (starting) at the change.
         ws = b.ws
         m = len(ws)
-        if raises:
-            b.gap_pre -= dv
-            if b.gap_suf > -math.inf:
-                W_suf = _weight_sum(ws, lo, m)  # the lightest suffix holding the change
-                b.gap_suf += dv - (w / W_suf if W_suf > 0.0 else math.inf)
-        else:
-            b.gap_suf += dv
-            if b.gap_pre > -math.inf:
-                W_pre = _weight_sum(ws, 0, hi)  # the lightest prefix holding the change
-                b.gap_pre -= dv + (w / W_pre if W_pre > 0.0 else math.inf)
+        b.gap_pre -= dv
+        b.gap_suf += dv
+        if direction <= 0 and b.gap_pre > -math.inf:
+            W_pre = _weight_sum(ws, 0, hi)
+            b.gap_pre -= w / W_pre if W_pre > 0.0 else math.inf
+        if direction >= 0 and b.gap_suf > -math.inf:
+            W_suf = _weight_sum(ws, lo, m)
+            b.gap_suf -= w / W_suf if W_suf > 0.0 else math.inf
         if m == 1 or b.gap_pre > _GAP_MARGIN or b.gap_suf > _GAP_MARGIN:
             split = False
         else:
