@@ -59,7 +59,8 @@ class OnlineIsotonic(BinaryCalibrator):
     resolution
         If set, scores are pooled onto a grid of width ``r``: a score ``s`` (when learning
         and when predicting) is replaced by its cell ``k = floor(s / r + 1/2)``, the
-        score ``k * r``. Memory is then O(1 / r) however long the stream, and the
+        score ``k * r``. At most ``floor(1/r + 1/2) + 1`` cells exist, so memory is
+        O(1 / r) however long the stream, and the
         calibrator is exactly the isotonic regression of the rounded scores.
 
     Attributes
@@ -75,7 +76,7 @@ class OnlineIsotonic(BinaryCalibrator):
     into): O(log b + log m) to locate it, plus O(m) work done in C (a new distinct score
     is inserted by a memory move, and the check for a split scans one side of one block
     with numpy). A split or a merge costs O(m); merges are amortised O(1) per block
-    created. With ``resolution=r``, ``m <= 1/r + 1``. Prediction is O(log b).
+    created. With ``resolution=r``, ``m <= floor(1/r + 1/2) + 1``. Prediction is O(log b).
     ``learn_many`` refits from aggregated cells in C when the batch is large compared to
     the state (O((n + cells) log(n + cells))) and loops otherwise; with ``half_life``
     it always loops.
@@ -248,8 +249,8 @@ class OnlineIsotonic(BinaryCalibrator):
         """Remove an event that left the window from the store."""
         x, y, w, _ = event
         if w > 0.0 and self._store.remove(x, w, y):
-            # rounding had absorbed the other events of this score into the removed
-            # one's weight (weights > 2**53 apart): the store dropped the cell, re-add
+            # the other events of this score weigh far less than the removed one:
+            # rather than keep a rounding residue, the store dropped the cell; re-add
             # them exactly from the window
             for x2, y2, w2, _ in self._window:
                 if x2 == x and w2 > 0.0:
@@ -419,5 +420,6 @@ class OnlineIsotonic(BinaryCalibrator):
             for x, W, S, n in zip(xs.tolist(), ws.tolist(), ss.tolist(), ns.tolist()):
                 eW, eS, en = agg[x]
                 assert en == n, f"cell {x}: {n} events stored, {en} in the window"
-                assert math.isclose(W, eW, rel_tol=1e-9, abs_tol=1e-12), f"cell {x}: weight {W} != {eW}"
-                assert math.isclose(S, eS, rel_tol=1e-9, abs_tol=1e-12), f"cell {x}: label sum {S} != {eS}"
+                tol = 1e-12 * max(W, eW)  # rounding residue is relative to the cell's weight
+                assert math.isclose(W, eW, rel_tol=1e-9, abs_tol=tol), f"cell {x}: weight {W} != {eW}"
+                assert math.isclose(S, eS, rel_tol=1e-9, abs_tol=tol), f"cell {x}: label sum {S} != {eS}"

@@ -53,12 +53,10 @@ __all__ = ["IsotonicBlockStore", "BlockView", "pav_blocks"]
 _SMALL = 48
 # A block whose gap bound exceeds this is pooled for sure: no scan (see _Block).
 _GAP_MARGIN = 1e-9
-# Suffix gaps are computed as e / (W - prefix weight); below this fraction of W the
-# subtraction has lost too many digits to be trusted.
-_LIGHT = 1e-7
-# A cell left with less than this fraction of the weight just removed from it has lost
-# its remaining weight to rounding (see IsotonicBlockStore.remove).
-_ABSORBED = 2.0**-50
+# A cell left with less than this fraction of the weight just removed from it keeps a
+# rounding residue of relative size up to 2**-52 / _ABSORBED in its sums: it is dropped
+# and its remaining events re-added exactly by the caller (see IsotonicBlockStore.remove).
+_ABSORBED = 2.0**-20
 
 
 class BlockView(NamedTuple):
@@ -326,9 +324,9 @@ class IsotonicBlockStore:
         """Remove one event previously added with the same ``(x, w, y)``. The cell is
         deleted when its last event goes. Same cost as :meth:`add`.
 
-        Returns the number of *other* events deleted with the cell: 0, unless rounding
-        has absorbed their weight into the removed one's (what is left weighs less
-        than 2**-50 of what was removed: the cell's remaining sums are then noise). The caller, who knows
+        Returns the number of *other* events deleted with the cell: 0, unless what is
+        left weighs less than 2**-20 of what was removed, when the subtraction would
+        leave a rounding residue above 2**-32 of the remaining sums. The caller, who knows
         the events, re-adds them (see ``OnlineIsotonic``)."""
         if not self._blocks:
             raise KeyError(x)
@@ -408,10 +406,14 @@ class IsotonicBlockStore:
 
     @staticmethod
     def _scan(b, v):
-        """Does some proper prefix of the block have a mean below ``v``? If not, store
-        the exact minimal prefix and suffix gaps in the block. O(m)."""
+        """Does some proper prefix of the block have a mean below ``v``, or some proper
+        suffix a mean above it? If not, store the exact minimal gaps in the block. O(m).
+
+        Mathematically the two tests are one; numerically, prefix sums resolve light
+        prefixes and suffix sums light suffixes (weights may span 2**500 with
+        forgetting), so both are made.
+        """
         m = len(b.xs)
-        W = b.W
         if m <= _SMALL:
             ws, ss = b.ws, b.ss
             cw = cs = 0.0
@@ -425,21 +427,29 @@ class IsotonicBlockStore:
                 g = e / cw
                 if g < gp:
                     gp = g
-                rest = W - cw
-                # a suffix far lighter than the block loses its digits in W - cw:
-                # then its gap is unknown (-inf) rather than possibly overstated
-                g = e / rest if rest > _LIGHT * W else -math.inf
+            cw = cs = 0.0
+            for j in range(m - 1, 0, -1):
+                cw += ws[j]
+                cs += ss[j]
+                e = v * cw - cs
+                if e < 0.0:
+                    return True
+                g = e / cw
                 if g < gs:
                     gs = g
         else:
-            cw = np.cumsum(np.frombuffer(b.ws, dtype=np.float64, count=m - 1))
-            cs = np.cumsum(np.frombuffer(b.ss, dtype=np.float64, count=m - 1))
-            e = cs - v * cw
+            w = np.frombuffer(b.ws, dtype=np.float64)
+            s = np.frombuffer(b.ss, dtype=np.float64)
+            cw = np.cumsum(w[:-1])
+            e = np.cumsum(s[:-1]) - v * cw
             if (e < 0.0).any():
                 return True
             gp = float((e / cw).min())
-            rest = W - cw
-            gs = float((e / rest).min()) if rest.min() > _LIGHT * W else -math.inf
+            cw = np.cumsum(w[:0:-1])
+            e = v * cw - np.cumsum(s[:0:-1])
+            if (e < 0.0).any():
+                return True
+            gs = float((e / cw).min())
         b.gap_pre = gp
         b.gap_suf = gs
         return False
