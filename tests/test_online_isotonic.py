@@ -604,13 +604,14 @@ def test_resolution_memory_is_bounded(resolution):
 
 @pytest.mark.parametrize("resolution", [0.1, 0.4, 0.15, 0.3])
 def test_resolution_memory_bound_as_documented(resolution):
-    """The class Notes promise ``m <= 1/r + 1`` distinct scores with resolution=r. For
-    r = 0.4 the keys of [0, 1] are floor(s / 0.4 + 1/2) in {0, 1, 2, 3}: four cells,
-    more than 1/0.4 + 1 = 3.5 (and the top cell's score, 1.2, lies outside [0, 1])."""
+    """The class Notes promise ``m <= floor(1/r + 1/2) + 1`` distinct scores with
+    resolution=r (an earlier ``1/r + 1`` was false: for r = 0.4 the keys of [0, 1] are
+    floor(s / 0.4 + 1/2) in {0, 1, 2, 3}, four cells, more than 3.5)."""
+    assert "floor(1/r + 1/2) + 1" in OnlineIsotonic.__doc__
     cal = OnlineIsotonic(resolution=resolution)
     for j in range(1001):
         cal.learn_one(j / 1000, j % 2)
-    assert sum(b.n_cells for b in cal.blocks) <= 1 / resolution + 1
+    assert sum(b.n_cells for b in cal.blocks) <= math.floor(1 / resolution + 0.5) + 1
 
 
 # ---------------------------------------------------------------------- Venn-ABERS
