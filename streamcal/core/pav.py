@@ -53,6 +53,9 @@ __all__ = ["IsotonicBlockStore", "BlockView", "pav_blocks"]
 _SMALL = 48
 # A block whose gap bound exceeds this is pooled for sure: no scan (see _Block).
 _GAP_MARGIN = 1e-9
+# Split points whose suffix weighs less than this fraction of the block are checked
+# with suffix sums (W - prefix would have lost digits there).
+_LIGHT_SUFFIX = 1e-6
 # A cell left with less than this fraction of the weight just removed from it keeps a
 # rounding residue of relative size up to 2**-52 / _ABSORBED in its sums: it is dropped
 # and its remaining events re-added exactly by the caller (see IsotonicBlockStore.remove).
@@ -438,18 +441,26 @@ class IsotonicBlockStore:
                 if g < gs:
                     gs = g
         else:
+            # Prefix sums serve every split point except those whose suffix is so light
+            # that W - prefix has lost its digits: those (a tail, as prefix weights
+            # increase) are checked again with suffix sums taken from the end.
             w = np.frombuffer(b.ws, dtype=np.float64)
             s = np.frombuffer(b.ss, dtype=np.float64)
             cw = np.cumsum(w[:-1])
             e = np.cumsum(s[:-1]) - v * cw
-            if (e < 0.0).any():
+            W = b.W
+            t = int(np.searchsorted(cw, W * (1.0 - _LIGHT_SUFFIX)))
+            head = e[:t]
+            if (head < 0.0).any():
                 return True
             gp = float((e / cw).min())
-            cw = np.cumsum(w[:0:-1])
-            e = v * cw - np.cumsum(s[:0:-1])
-            if (e < 0.0).any():
-                return True
-            gs = float((e / cw).min())
+            gs = float((head / (W - cw[:t])).min()) if t else math.inf
+            if t < m - 1:
+                sw = np.cumsum(w[:t:-1])
+                es = v * sw - np.cumsum(s[:t:-1])
+                if (es < 0.0).any():
+                    return True
+                gs = min(gs, float((es / sw).min()))
         b.gap_pre = gp
         b.gap_suf = gs
         return False
