@@ -51,6 +51,8 @@ __all__ = ["IsotonicBlockStore", "BlockView", "pav_blocks"]
 
 # Below this many cells, scans and PAV run in plain Python; above it, numpy / scipy.
 _SMALL = 48
+# Blocks of more cells than this are checked one-sided, without refreshing the bounds.
+_REFRESH_MAX = 256
 # A block whose gap bound exceeds this is pooled for sure: no scan (see _Block).
 _GAP_MARGIN = 1e-9
 # Split points whose suffix weighs less than this fraction of the block are checked
@@ -396,6 +398,10 @@ class IsotonicBlockStore:
             b.gap_suf -= w / W_suf if W_suf > 0.0 else math.inf
         if m == 1 or b.gap_pre > _GAP_MARGIN or b.gap_suf > _GAP_MARGIN:
             split = False
+        elif m > _REFRESH_MAX and direction:
+            # a large block: check only the side that can split off; the bounds are
+            # not refreshed (a full scan costs more than it saves at this size)
+            split = self._side_violates(b, v, lo, hi, direction)
         else:
             split = self._scan(b, v)
         if split:
@@ -464,6 +470,33 @@ class IsotonicBlockStore:
         b.gap_pre = gp
         b.gap_suf = gs
         return False
+
+    @staticmethod
+    def _side_violates(b, v, lo, hi, direction):
+        """One-sided split test for a binary event: after a raise (``direction`` 1)
+        only split points ``p <= lo`` can fail (a prefix before the change falls below
+        ``v``); after a lowering, only ``p >= hi`` (a suffix after it rises above).
+
+        The running excess is one cumulative sum of ``s - v * w`` taken from the far
+        end of the side, which loses no digits as long as the other part of the block is
+        not lighter than 2**-20 of it; otherwise (weights spanning a huge range, as
+        with forgetting) the test falls back to :meth:`_scan`. O(side) in C."""
+        m = len(b.xs)
+        w = np.frombuffer(b.ws, dtype=np.float64)
+        s = np.frombuffer(b.ss, dtype=np.float64)
+        if direction > 0:
+            P = min(lo, m - 1)  # split points 1..P: prefixes [0, p)
+            if P < 1:
+                return False
+            if w[P:].sum() < _LIGHT_SUFFIX * b.W:
+                return IsotonicBlockStore._scan(b, v)
+            return bool(((s[:P] - v * w[:P]).cumsum() < 0.0).any())
+        Q = max(hi, 1)  # split points Q..m-1: suffixes [p, m)
+        if Q > m - 1:
+            return False
+        if w[:Q].sum() < _LIGHT_SUFFIX * b.W:
+            return IsotonicBlockStore._scan(b, v)
+        return bool(((v * w[:Q - 1:-1] - s[:Q - 1:-1]).cumsum() < 0.0).any())
 
     def _cascade(self, lo, hi, pieces, merge, commit):
         """Replace blocks ``[lo, hi)`` by ``pieces`` (increasing among themselves) and
