@@ -21,13 +21,19 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "argument_error",
+    "check_int",
     "check_label",
     "check_labels_array",
     "check_param",
+    "check_real",
     "check_score",
     "check_scores_array",
     "check_weight",
     "check_weights_array",
+    "format_value",
+    "is_integer",
+    "is_real",
 ]
 
 SCORE_DOMAIN = "a real number in [0, 1]"
@@ -39,7 +45,7 @@ def _where(owner: str, method: str | None) -> str:
     return f"{owner}.{method}" if method else owner
 
 
-def _fmt(value) -> str:
+def format_value(value) -> str:
     text = repr(value)
     if len(text) > 80:
         text = text[:77] + "..."
@@ -59,19 +65,67 @@ def check_param(owner: str, name: str, value, ok: bool, domain: str) -> None:
     """
     if not ok:
         raise ValueError(
-            f"The {name!r} parameter of {owner} must be {domain}. Got {_fmt(value)} instead."
+            f"The {name!r} parameter of {owner} must be {domain}. Got {format_value(value)} instead."
         )
 
 
-def _argument_error(exc, name, owner, method, domain, value, suffix=""):
+def argument_error(exc, name, owner, method, domain, value, suffix=""):
+    """Build the error for argument ``name`` of ``owner.method`` (see the module docstring)."""
     return exc(
         f"The {name!r} argument of {_where(owner, method)} must be {domain}. "
-        f"Got {_fmt(value)}{suffix} instead."
+        f"Got {format_value(value)}{suffix} instead."
     )
 
 
-def _is_real(value) -> bool:
+def is_real(value) -> bool:
+    """A real number that is not a bool."""
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def is_integer(value) -> bool:
+    """An integer that is not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def check_int(value, owner: str, name: str, minimum: int = 0, method: str | None = None, allow_none: bool = False):
+    """Return ``value`` as an int >= ``minimum`` (or None if allowed), or raise.
+
+    Examples
+    --------
+    >>> check_int(3, "rain_sequence", "n_days")
+    3
+    >>> check_int(-1, "rain_sequence", "n_days")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'n_days' argument of rain_sequence must be an int >= 0. Got -1 instead.
+
+    """
+    domain = f"an int >= {minimum}" + (" or None" if allow_none else "")
+    if value is None and allow_none:
+        return None
+    if not is_integer(value):
+        raise argument_error(TypeError, name, owner, method, domain, value)
+    if value < minimum:
+        raise argument_error(ValueError, name, owner, method, domain, value)
+    return int(value)
+
+
+def check_real(value, owner: str, name: str, ok, domain: str, method: str | None = None) -> float:
+    """Return ``value`` as a float if it is real and ``ok(float(value))``, or raise.
+
+    Examples
+    --------
+    >>> check_real(0.5, "log_loss", "eps", lambda x: 0 <= x < 0.5, "a real number in [0, 0.5)")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'eps' argument of log_loss must be a real number in [0, 0.5). Got 0.5 instead.
+
+    """
+    if not is_real(value):
+        raise argument_error(TypeError, name, owner, method, domain, value)
+    if not ok(float(value)):
+        raise argument_error(ValueError, name, owner, method, domain, value)
+    return float(value)
 
 
 def check_score(value, owner: str, method: str | None = None, name: str = "score") -> float:
@@ -91,11 +145,11 @@ def check_score(value, owner: str, method: str | None = None, name: str = "score
     """
     if type(value) is float and 0.0 <= value <= 1.0:  # fast path; NaN fails the test
         return value
-    if not _is_real(value):
-        raise _argument_error(TypeError, name, owner, method, SCORE_DOMAIN, value)
+    if not is_real(value):
+        raise argument_error(TypeError, name, owner, method, SCORE_DOMAIN, value)
     x = float(value)
     if not 0.0 <= x <= 1.0:
-        raise _argument_error(ValueError, name, owner, method, SCORE_DOMAIN, value)
+        raise argument_error(ValueError, name, owner, method, SCORE_DOMAIN, value)
     return x
 
 
@@ -122,14 +176,14 @@ def check_label(value, owner: str, method: str | None = None, name: str = "label
             return 1.0
         if value == 0:
             return 0.0
-        raise _argument_error(ValueError, name, owner, method, LABEL_DOMAIN, value)
+        raise argument_error(ValueError, name, owner, method, LABEL_DOMAIN, value)
     if not isinstance(value, (numbers.Real, np.bool_)):
-        raise _argument_error(TypeError, name, owner, method, LABEL_DOMAIN, value)
+        raise argument_error(TypeError, name, owner, method, LABEL_DOMAIN, value)
     if value == 1:
         return 1.0
     if value == 0:
         return 0.0
-    raise _argument_error(ValueError, name, owner, method, LABEL_DOMAIN, value)
+    raise argument_error(ValueError, name, owner, method, LABEL_DOMAIN, value)
 
 
 def check_weight(value, owner: str, method: str | None = None, name: str = "w") -> float:
@@ -147,21 +201,21 @@ def check_weight(value, owner: str, method: str | None = None, name: str = "w") 
     """
     if type(value) is float and 0.0 <= value < math.inf:
         return value
-    if not _is_real(value):
-        raise _argument_error(TypeError, name, owner, method, WEIGHT_DOMAIN, value)
+    if not is_real(value):
+        raise argument_error(TypeError, name, owner, method, WEIGHT_DOMAIN, value)
     x = float(value)
     if not 0.0 <= x < math.inf:
-        raise _argument_error(ValueError, name, owner, method, WEIGHT_DOMAIN, value)
+        raise argument_error(ValueError, name, owner, method, WEIGHT_DOMAIN, value)
     return x
 
 
-def _as_1d(values, name, owner, method, domain, n=None):
+def _as_1d(values, name, owner, method, domain, n=None, like="scores"):
     try:
         arr = np.asarray(values)
     except Exception as exc:  # ragged or exotic input
         raise TypeError(
             f"The {name!r} argument of {_where(owner, method)} must be a one-dimensional "
-            f"sequence of {domain}s. Got {_fmt(values)} instead."
+            f"sequence of {domain}s. Got {format_value(values)} instead."
         ) from exc
     if arr.ndim != 1:
         raise ValueError(
@@ -171,14 +225,14 @@ def _as_1d(values, name, owner, method, domain, n=None):
     if n is not None and len(arr) != n:
         raise ValueError(
             f"The {name!r} argument of {_where(owner, method)} must be a sequence of the "
-            f"same length as 'scores' ({n}). Got length {len(arr)} instead."
+            f"same length as {like!r} ({n}). Got length {len(arr)} instead."
         )
     return arr
 
 
 def _first_bad(arr, bad_mask, name, owner, method, domain, exc=ValueError):
     i = int(np.flatnonzero(bad_mask)[0])
-    raise _argument_error(
+    raise argument_error(
         exc, name, owner, method, domain, arr[i].item() if hasattr(arr[i], "item") else arr[i],
         suffix=f" at index {i}",
     )
@@ -192,7 +246,7 @@ def _numeric_or_raise(arr, name, owner, method, domain, allow_bool=False):
         return arr.astype(np.float64, copy=False)
     if kind == "O":
         ok = np.fromiter(
-            (_is_real(v) or (allow_bool and isinstance(v, (bool, np.bool_))) for v in arr),
+            (is_real(v) or (allow_bool and isinstance(v, (bool, np.bool_))) for v in arr),
             dtype=bool,
             count=len(arr),
         )
@@ -204,7 +258,9 @@ def _numeric_or_raise(arr, name, owner, method, domain, allow_bool=False):
     _first_bad(arr, np.ones(len(arr), bool), name, owner, method, domain, TypeError)
 
 
-def check_scores_array(values, owner: str, method: str | None = None, name: str = "scores"):
+def check_scores_array(
+    values, owner: str, method: str | None = None, name: str = "scores", n: int | None = None, like: str = "scores"
+):
     """Return a float64 array of scores in [0, 1], or raise naming the first bad entry.
 
     Examples
@@ -216,7 +272,7 @@ def check_scores_array(values, owner: str, method: str | None = None, name: str 
 
     """
     arr = _numeric_or_raise(
-        _as_1d(values, name, owner, method, "real number"), name, owner, method, SCORE_DOMAIN
+        _as_1d(values, name, owner, method, "real number", n, like), name, owner, method, SCORE_DOMAIN
     )
     bad = ~((arr >= 0.0) & (arr <= 1.0))
     if bad.any():

@@ -152,7 +152,7 @@ class BinaryCalibrator(base.Estimator):
         if not isinstance(d, dict) or not {"class", "params", "state"} <= d.keys():
             raise ValueError(
                 "The 'd' argument of from_dict must be a snapshot dict with keys "
-                f"'class', 'params' and 'state'. Got {V._fmt(d)} instead."
+                f"'class', 'params' and 'state'. Got {V.format_value(d)} instead."
             )
         if d.get("format", SNAPSHOT_FORMAT) != SNAPSHOT_FORMAT:
             raise ValueError(

@@ -210,7 +210,7 @@ def test_empty_store():
     assert store.hypothetical_value(0.3, 1.0, 0.0) == 0.0
     assert store.drop_light_cells(1.0) == 0
     store.rebuild([], [], [], [])
-    store.scale(0.5)
+    store.scale_by_power_of_two(-1)
     store._check()
     assert len(store) == 0
 
@@ -326,7 +326,7 @@ def test_scale_by_powers_of_two_leaves_predictions_unchanged(seed):
     lin = [store.predict_linear(q) for q in queries]
     blocks = store.blocks()
     for k in (-1, 3, -300, 500, -202):
-        store.scale(2.0**k)
+        store.scale_by_power_of_two(k)
         store._check()
         # multiplying by a power of two is exact: values bit for bit equal
         assert [store.predict_step(q) for q in queries] == step
@@ -466,7 +466,7 @@ class StoreMachine(RuleBasedStateMachine):
         if abs(self.exponent + k) > 60:
             return
         self.exponent += k
-        self.store.scale(2.0**k)
+        self.store.scale_by_power_of_two(k)
         self.events = [(x, w * 2.0**k, y) for x, w, y in self.events]
 
     @rule()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import math
-import numbers
 
 import numpy as np
 
@@ -74,8 +73,8 @@ class OnlineIsotonic(BinaryCalibrator):
     -----
     Cost per event (``b`` blocks, ``m`` distinct scores in the block the event falls
     into): O(log b + log m) to locate it, plus O(m) work done in C (a new distinct score
-    is inserted by a memory move, and the check for a split scans one side of one block
-    with numpy). A split or a merge costs O(m); merges are amortised O(1) per block
+    is inserted by a memory move; the check for a split is skipped while per-block gap
+    bounds rule it out, and otherwise scans that block with numpy). A split or a merge costs O(m); merges are amortised O(1) per block
     created. With ``resolution=r``, ``m <= floor(1/r + 1/2) + 1``. Prediction is O(log b).
     ``learn_many`` refits from aggregated cells in C when the batch is large compared to
     the state (O((n + cells) log(n + cells))) and loops otherwise; with ``half_life``
@@ -133,18 +132,17 @@ class OnlineIsotonic(BinaryCalibrator):
         )
         V.check_param(
             name, "window_size", window_size,
-            window_size is None
-            or (isinstance(window_size, numbers.Integral) and not isinstance(window_size, bool) and window_size >= 1),
+            window_size is None or (V.is_integer(window_size) and window_size >= 1),
             "an int >= 1 or None",
         )
         V.check_param(
             name, "half_life", half_life,
-            half_life is None or (V._is_real(half_life) and 0 < half_life < math.inf),
+            half_life is None or (V.is_real(half_life) and 0 < half_life < math.inf),
             "a finite real number > 0 or None",
         )
         V.check_param(
             name, "resolution", resolution,
-            resolution is None or (V._is_real(resolution) and 0 < resolution <= 1),
+            resolution is None or (V.is_real(resolution) and 0 < resolution <= 1),
             "a real number in (0, 1] or None",
         )
         self.interpolation = interpolation

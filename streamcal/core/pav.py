@@ -24,8 +24,20 @@ its own isotonic regression, and the pieces then merge with neighbours in a casc
 PAV's stack would. More precisely, if the event raises the block's mean (adding a
 positive label, removing a negative one) only the cells *before* ``x`` can split off
 (the tail from ``x`` on stays one piece); if it lowers the mean only cells *after* ``x``
-can split off. The check for a split therefore scans one side of one block, and the
-scan is vectorised with numpy once the side is longer than a few cells.
+can split off.
+
+Checking for a split, in order of cost:
+
+1. each block carries lower bounds on its smallest prefix and suffix gaps (how far the
+   means of its proper prefixes lie above, and of its suffixes below, the block mean),
+   updated in O(1) per event; while one stays clearly positive no split is possible;
+2. otherwise a block of up to ``_REFRESH_MAX`` cells is scanned whole (prefix and
+   suffix sums, so that weights spanning many orders of magnitude lose no digits), which
+   also refreshes its bounds;
+3. a larger block is scanned on the one side that can split off only, with one
+   cumulative sum of ``s - v * w``.
+
+Scans run in plain Python up to ``_SMALL`` cells and in numpy above.
 
 Cost. Locating the block and the cell is O(log b + log m) (``b`` blocks, ``m`` cells in
 the block); inserting a new distinct score moves O(m) machine words; the split check is
@@ -565,15 +577,6 @@ class IsotonicBlockStore:
             if getattr(p, "marked", False):
                 return p.S / p.W
         raise AssertionError("the new event's piece was lost")  # pragma: no cover
-
-    def scale(self, factor: float) -> None:
-        """Multiply every weight by ``factor`` (a power of two keeps values exact). O(cells)."""
-        for b in self._blocks:
-            np.frombuffer(b.ws, dtype=np.float64)[:] *= factor
-            np.frombuffer(b.ss, dtype=np.float64)[:] *= factor
-            b.W *= factor
-            b.S *= factor
-        self._values = [b.S / b.W if b.W > 0 else 0.0 for b in self._blocks]
 
     def scale_by_power_of_two(self, exponent: int) -> None:
         """Multiply every weight by ``2 ** exponent`` with ``ldexp``: exact, and without

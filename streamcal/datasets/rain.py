@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 import types
 
 import numpy as np
@@ -51,26 +50,11 @@ FORECAST_KINDS = tuple(_KIND_DEFAULTS)
 
 
 def _argument_error(owner, name, value, domain, exc=ValueError):
-    return V._argument_error(exc, name, owner, None, domain, value)
-
-
-def _check_real(owner, name, value, ok, domain):
-    if not V._is_real(value):
-        raise _argument_error(owner, name, value, domain, TypeError)
-    if not ok(float(value)):
-        raise _argument_error(owner, name, value, domain)
-    return float(value)
+    return V.argument_error(exc, name, owner, None, domain, value)
 
 
 def _check_seed(owner, seed):
-    domain = "an int >= 0 or None"
-    if seed is None:
-        return None
-    if not isinstance(seed, numbers.Integral) or isinstance(seed, (bool, np.bool_)):
-        raise _argument_error(owner, "seed", seed, domain, TypeError)
-    if seed < 0:
-        raise _argument_error(owner, "seed", seed, domain)
-    return int(seed)
+    return V.check_int(seed, owner, "seed", minimum=0, allow_none=True)
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -181,21 +165,17 @@ def rain_sequence(
 
     """
     owner = "rain_sequence"
-    if not isinstance(n_days, numbers.Integral) or isinstance(n_days, (bool, np.bool_)):
-        raise _argument_error(owner, "n_days", n_days, "an int >= 0", TypeError)
-    if n_days < 0:
-        raise _argument_error(owner, "n_days", n_days, "an int >= 0")
-    n_days = int(n_days)
+    n_days = V.check_int(n_days, owner, "n_days")
     seed = _check_seed(owner, seed)
-    base_rate = _check_real(owner, "base_rate", base_rate, lambda x: 0.0 < x < 1.0,
-                            "a real number in (0, 1)")
-    persistence = _check_real(owner, "persistence", persistence, lambda x: 0.0 <= x < 1.0,
-                              "a real number in [0, 1)")
-    seasonal_amplitude = _check_real(owner, "seasonal_amplitude", seasonal_amplitude,
-                                     lambda x: 0.0 <= x < math.inf, "a finite real number >= 0")
-    period = _check_real(owner, "period", period, lambda x: 0.0 < x < math.inf,
-                         "a finite real number > 0")
-    drift = _check_real(owner, "drift", drift, math.isfinite, "a finite real number")
+    base_rate = V.check_real(base_rate, owner, "base_rate", lambda x: 0.0 < x < 1.0, "a real number in (0, 1)")
+    persistence = V.check_real(
+        persistence, owner, "persistence", lambda x: 0.0 <= x < 1.0, "a real number in [0, 1)"
+    )
+    seasonal_amplitude = V.check_real(
+        seasonal_amplitude, owner, "seasonal_amplitude", lambda x: 0.0 <= x < math.inf, "a finite real number >= 0"
+    )
+    period = V.check_real(period, owner, "period", lambda x: 0.0 < x < math.inf, "a finite real number > 0")
+    drift = V.check_real(drift, owner, "drift", math.isfinite, "a finite real number")
 
     t = np.arange(n_days, dtype=np.float64)
     climate = base_rate + seasonal_amplitude * np.sin(2.0 * np.pi * t / period) + drift * t / period
@@ -310,8 +290,7 @@ def forecast(sequence: RainSequence, kind: str = "calibrated", *, seed: int | No
             ValueError if isinstance(kind, str) else TypeError,
         )
     seed = _check_seed(owner, seed)
-    noise = _check_real(owner, "noise", noise, lambda x: 0.0 <= x < math.inf,
-                        "a finite real number >= 0")
+    noise = V.check_real(noise, owner, "noise", lambda x: 0.0 <= x < math.inf, "a finite real number >= 0")
     p = dict(_KIND_DEFAULTS[kind])
     for name, value in params.items():
         if name not in p:
@@ -327,19 +306,22 @@ def forecast(sequence: RainSequence, kind: str = "calibrated", *, seed: int | No
         q = p_true.copy()
     elif kind in ("climatology", "persistence"):
         base = p["base_rate"]
-        base = sequence.base_rate if base is None else _check_real(
-            owner, "base_rate", base, lambda x: 0.0 <= x <= 1.0, "a real number in [0, 1] or None")
+        if base is None:
+            base = sequence.base_rate
+        else:
+            base = V.check_real(base, owner, "base_rate", lambda x: 0.0 <= x <= 1.0, "a real number in [0, 1] or None")
         q = np.full(n, base, dtype=np.float64)
         if kind == "persistence":
-            w = _check_real(owner, "weight", p["weight"], lambda x: 0.0 <= x <= 1.0,
-                            "a real number in [0, 1]")
+            w = V.check_real(p["weight"], owner, "weight", lambda x: 0.0 <= x <= 1.0, "a real number in [0, 1]")
             q[1:] = (1.0 - w) * base + w * sequence.rain[:-1]
     else:
-        scale = _check_real(owner, "scale", p["scale"], math.isfinite, "a finite real number")
-        shift = _check_real(owner, "shift", p["shift"], math.isfinite, "a finite real number")
+        scale = V.check_real(p["scale"], owner, "scale", math.isfinite, "a finite real number")
+        shift = V.check_real(p["shift"], owner, "shift", math.isfinite, "a finite real number")
         end = p["shift_end"]
-        end = shift if end is None else _check_real(
-            owner, "shift_end", end, math.isfinite, "a finite real number or None")
+        if end is None:
+            end = shift
+        else:
+            end = V.check_real(end, owner, "shift_end", math.isfinite, "a finite real number or None")
         shifts = np.linspace(shift, end, n) if n > 1 else np.full(n, shift)
         q = expit(scale * logit(p_true) + shifts)
     if noise > 0.0:
@@ -381,11 +363,8 @@ def miscalibrated_rain_forecasts(n: int = 20_000, seed: int = 0) -> tuple[np.nda
 
     """
     seed = _check_seed("miscalibrated_rain_forecasts", seed)
-    if not isinstance(n, numbers.Integral) or isinstance(n, (bool, np.bool_)):
-        raise _argument_error("miscalibrated_rain_forecasts", "n", n, "an int >= 0", TypeError)
-    if n < 0:
-        raise _argument_error("miscalibrated_rain_forecasts", "n", n, "an int >= 0")
-    seq = rain_sequence(int(n), seed=seed)
+    n = V.check_int(n, "miscalibrated_rain_forecasts", "n")
+    seq = rain_sequence(n, seed=seed)
     noise_seed = None if seed is None else seed + 1  # not seed: its draws would match the weather's
     scores = forecast(seq, "overconfident", scale=2.0, shift=0.5, noise=0.25, seed=noise_seed)
     return scores, seq.rain.copy()

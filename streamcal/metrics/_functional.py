@@ -7,8 +7,6 @@ argument, the expected domain and the value received.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from scipy.special import xlogy
 
@@ -22,12 +20,7 @@ _STRATEGIES = ("uniform", "quantile")
 def _check_pair(labels, probs, owner):
     """Validate ``labels`` and ``probs``; return them as float64 arrays."""
     y = V.check_labels_array(labels, None, owner, None, name="labels")
-    p = V.check_scores_array(probs, owner, None, name="probs")
-    if len(p) != len(y):
-        raise ValueError(
-            f"The 'probs' argument of {owner} must have the same length as 'labels' "
-            f"({len(y)}). Got length {len(p)} instead."
-        )
+    p = V.check_scores_array(probs, owner, None, name="probs", n=len(y), like="labels")
     if len(y) == 0:
         raise ValueError(
             f"The 'labels' argument of {owner} must be a non-empty sequence. "
@@ -90,12 +83,9 @@ def log_loss(labels, probs, eps: float = 1e-15) -> float:
 
     """
     owner = "log_loss"
-    if not V._is_real(eps):
-        raise V._argument_error(TypeError, "eps", owner, None, "a real number in [0, 0.5)", eps)
-    if not 0.0 <= float(eps) < 0.5:
-        raise V._argument_error(ValueError, "eps", owner, None, "a real number in [0, 0.5)", eps)
+    eps = V.check_real(eps, owner, "eps", lambda x: 0.0 <= x < 0.5, "a real number in [0, 0.5)")
     y, p = _check_pair(labels, probs, owner)
-    q = np.clip(p, float(eps), 1.0 - float(eps))
+    q = np.clip(p, eps, 1.0 - eps)
     with np.errstate(divide="ignore"):  # log(0) = -inf when eps = 0; xlogy(0, 0) = 0
         return float(-np.mean(xlogy(y, q) + xlogy(1.0 - y, 1.0 - q)))
 
@@ -175,16 +165,13 @@ and the bins equally filled.
 
     """
     owner = "expected_calibration_error"
-    if not isinstance(n_bins, numbers.Integral) or isinstance(n_bins, (bool, np.bool_)):
-        raise V._argument_error(TypeError, "n_bins", owner, None, "an int >= 1", n_bins)
-    if n_bins < 1:
-        raise V._argument_error(ValueError, "n_bins", owner, None, "an int >= 1", n_bins)
+    n_bins = V.check_int(n_bins, owner, "n_bins", minimum=1)
     if not isinstance(strategy, str) or strategy not in _STRATEGIES:
-        raise V._argument_error(
+        raise V.argument_error(
             ValueError if isinstance(strategy, str) else TypeError, "strategy", owner, None,
             "a str among {'uniform', 'quantile'}", strategy,
         )
     y, p = _check_pair(labels, probs, owner)
-    counts, sum_y, sum_p = _binned(y, p, int(n_bins), strategy)
+    counts, sum_y, sum_p = _binned(y, p, n_bins, strategy)
     # (n_b / n) * |sum_y / n_b - sum_p / n_b| = |sum_y - sum_p| / n; empty bins add 0.
     return float(np.sum(np.abs(sum_y - sum_p)) / len(y))
