@@ -14,6 +14,7 @@ shortest repr that round-trips).
 from __future__ import annotations
 
 import abc
+import inspect
 import typing
 
 import numpy as np
@@ -115,7 +116,9 @@ class BinaryCalibrator(base.Estimator):
         ws = V.check_weights_array(w, len(s), name, "learn_many")
         self._learn_many_validated(s, y, ws)
 
-    def _learn_many_validated(self, scores: np.ndarray, labels: np.ndarray, w: np.ndarray) -> None:
+    def _learn_many_validated(
+        self, scores: np.ndarray, labels: np.ndarray, w: np.ndarray
+    ) -> None:
         for s, y, wi in zip(scores.tolist(), labels.tolist(), w.tolist()):
             self.learn_one(s, y, wi)
 
@@ -125,7 +128,9 @@ class BinaryCalibrator(base.Estimator):
         return self._predict_many_validated(s)
 
     def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
-        return np.array([self.predict_one(x) for x in scores.tolist()], dtype=np.float64)
+        return np.array(
+            [self.predict_one(x) for x in scores.tolist()], dtype=np.float64
+        )
 
     # ------------------------------------------------------------------ snapshots
 
@@ -138,8 +143,19 @@ class BinaryCalibrator(base.Estimator):
         return {
             "class": type(self).__name__,
             "format": SNAPSHOT_FORMAT,
-            "params": self._get_params(),
+            "params": {
+                name: _encode_param(value)
+                for name, value in self._param_values().items()
+            },
             "state": self._get_state(),
+        }
+
+    def _param_values(self) -> dict:
+        """The constructor arguments as stored (nested calibrators as objects)."""
+        return {
+            name: getattr(self, name)
+            for name in inspect.signature(type(self).__init__).parameters
+            if name != "self"
         }
 
     @classmethod
@@ -164,7 +180,9 @@ class BinaryCalibrator(base.Estimator):
                 f"The 'class' entry of the snapshot must name a subclass of {cls.__name__}. "
                 f"Got {d['class']!r} instead."
             )
-        obj = klass(**d["params"])
+        obj = klass(
+            **{name: _decode_param(value) for name, value in d["params"].items()}
+        )
         obj._set_state(d["state"])
         return obj
 
@@ -179,3 +197,24 @@ class BinaryCalibrator(base.Estimator):
         if self._monotone:
             tags.add("monotone")
         return tags
+
+
+# A parameter that is itself a calibrator (the ``base`` of a calibeater, say) is stored as
+# its own full snapshot under this key, so it comes back with its learnt state.
+_NESTED_KEY = "__calibrator__"
+
+
+def _encode_param(value):
+    if isinstance(value, BinaryCalibrator):
+        return {_NESTED_KEY: value.to_dict()}
+    if isinstance(value, tuple):
+        return [_encode_param(v) for v in value]
+    return value
+
+
+def _decode_param(value):
+    if isinstance(value, dict) and set(value) == {_NESTED_KEY}:
+        return BinaryCalibrator.from_dict(value[_NESTED_KEY])
+    if isinstance(value, list):
+        return tuple(_decode_param(v) for v in value)
+    return value
