@@ -31,7 +31,9 @@ def max_bin_z(q, rain, n_bins=10, min_count=200):
     for b in range(n_bins):
         m = idx == b
         if m.sum() >= min_count:
-            zs.append(abs(np.sum(rain[m] - q[m])) / math.sqrt(np.sum(q[m] * (1 - q[m]))))
+            zs.append(
+                abs(np.sum(rain[m] - q[m])) / math.sqrt(np.sum(q[m] * (1 - q[m])))
+            )
     assert zs, "no bin has enough events"
     return max(zs)
 
@@ -47,13 +49,22 @@ def long_seq():
 @pytest.mark.parametrize("n_days", [0, 1, 2, 500])
 @pytest.mark.parametrize(
     "params",
-    [{}, {"persistence": 0.0}, {"persistence": 0.95, "base_rate": 0.05, "seasonal_amplitude": 0.04},
-     {"seasonal_amplitude": 0.0, "drift": 0.05}, {"period": 7.0, "base_rate": 0.6}],
+    [
+        {},
+        {"persistence": 0.0},
+        {"persistence": 0.95, "base_rate": 0.05, "seasonal_amplitude": 0.04},
+        {"seasonal_amplitude": 0.0, "drift": 0.05},
+        {"period": 7.0, "base_rate": 0.6},
+    ],
 )
 def test_shapes_dtypes_and_ranges(n_days, params):
     seq = rain_sequence(n_days, seed=3, **params)
     assert isinstance(seq, RainSequence) and len(seq) == n_days
-    for arr, dtype in [(seq.p_true, np.float64), (seq.rain, np.int64), (seq.climate, np.float64)]:
+    for arr, dtype in [
+        (seq.p_true, np.float64),
+        (seq.rain, np.int64),
+        (seq.climate, np.float64),
+    ]:
         assert arr.shape == (n_days,) and arr.dtype == dtype
         assert not arr.flags.writeable
     assert np.all((seq.p_true > 0) & (seq.p_true < 1))
@@ -69,7 +80,9 @@ def test_p_true_follows_the_markov_rule():
     expected = c[1:] + rho * (seq.rain[:-1] - c[1:])
     np.testing.assert_allclose(seq.p_true[1:], expected, rtol=0, atol=1e-15)
     t = np.arange(1000)
-    np.testing.assert_allclose(c, 0.3 + 0.15 * np.sin(2 * np.pi * t / 365.25), atol=1e-15)
+    np.testing.assert_allclose(
+        c, 0.3 + 0.15 * np.sin(2 * np.pi * t / 365.25), atol=1e-15
+    )
 
 
 def test_determinism_and_seeds():
@@ -83,15 +96,25 @@ def test_determinism_and_seeds():
     assert not np.array_equal(rain_sequence(2000).rain, rain_sequence(2000).rain)
 
 
-@pytest.mark.parametrize("base_rate, persistence", [(0.3, 0.35), (0.1, 0.0), (0.6, 0.7)])
+@pytest.mark.parametrize(
+    "base_rate, persistence", [(0.3, 0.35), (0.1, 0.0), (0.6, 0.7)]
+)
 def test_wet_fraction_is_near_the_base_rate(base_rate, persistence):
     n, amplitude, period = 60_000, 0.08, 365.25
-    seq = rain_sequence(n, seed=11, base_rate=base_rate, persistence=persistence,
-                        seasonal_amplitude=amplitude, period=period)
+    seq = rain_sequence(
+        n,
+        seed=11,
+        base_rate=base_rate,
+        persistence=persistence,
+        seasonal_amplitude=amplitude,
+        period=period,
+    )
     # sd of the mean of a two-state chain with lag-one autocorrelation rho:
     # sqrt(b (1 - b) / n * (1 + rho) / (1 - rho)); the unfinished last season moves the
     # mean climate by at most amplitude * period / (pi * n).
-    sd = math.sqrt(base_rate * (1 - base_rate) / n * (1 + persistence) / (1 - persistence))
+    sd = math.sqrt(
+        base_rate * (1 - base_rate) / n * (1 + persistence) / (1 - persistence)
+    )
     partial = amplitude * period / (math.pi * n)
     assert abs(seq.rain.mean() - base_rate) < 5 * sd + partial
 
@@ -106,11 +129,13 @@ def test_persistence_makes_spells():
 def test_seasonal_cycle_and_drift_show_in_the_rain():
     seq = rain_sequence(20 * 365, seed=2, seasonal_amplitude=0.2, period=365.0)
     day = np.arange(len(seq)) % 365
-    wet_season = seq.rain[(day > 30) & (day < 150)].mean()    # sin > 0.5
-    dry_season = seq.rain[(day > 213) & (day < 333)].mean()   # sin < -0.5
+    wet_season = seq.rain[(day > 30) & (day < 150)].mean()  # sin > 0.5
+    dry_season = seq.rain[(day > 213) & (day < 333)].mean()  # sin < -0.5
     assert wet_season - dry_season > 0.2
-    seq = rain_sequence(20 * 365, seed=2, drift=0.02, seasonal_amplitude=0.0, period=365.0)
-    first, last = seq.rain[: 5 * 365].mean(), seq.rain[-5 * 365:].mean()
+    seq = rain_sequence(
+        20 * 365, seed=2, drift=0.02, seasonal_amplitude=0.0, period=365.0
+    )
+    first, last = seq.rain[: 5 * 365].mean(), seq.rain[-5 * 365 :].mean()
     assert last - first > 0.2  # expected 0.3, sd about 0.01
     assert seq.climate[-1] == pytest.approx(0.3 + 0.02 * (20 * 365 - 1) / 365)
 
@@ -124,7 +149,9 @@ def test_calibrated_forecaster_is_calibrated(long_seq):
     assert max_bin_z(q, long_seq.rain) < 5
 
 
-@pytest.mark.parametrize("kind", ["overconfident", "underconfident", "biased", "drifting_bias"])
+@pytest.mark.parametrize(
+    "kind", ["overconfident", "underconfident", "biased", "drifting_bias"]
+)
 def test_distorted_forecasters_are_not_calibrated(long_seq, kind):
     assert max_bin_z(forecast(long_seq, kind), long_seq.rain) > 10
 
@@ -140,14 +167,22 @@ def test_logit_kinds_match_their_formula(long_seq):
 
     p = long_seq.p_true
     n = len(p)
-    np.testing.assert_allclose(forecast(long_seq, "overconfident"), expit(2 * logit(p)), atol=1e-15)
-    np.testing.assert_allclose(forecast(long_seq, "underconfident"), expit(0.5 * logit(p)), atol=1e-15)
-    np.testing.assert_allclose(forecast(long_seq, "biased", shift=-0.4), expit(logit(p) - 0.4), atol=1e-15)
+    np.testing.assert_allclose(
+        forecast(long_seq, "overconfident"), expit(2 * logit(p)), atol=1e-15
+    )
+    np.testing.assert_allclose(
+        forecast(long_seq, "underconfident"), expit(0.5 * logit(p)), atol=1e-15
+    )
+    np.testing.assert_allclose(
+        forecast(long_seq, "biased", shift=-0.4), expit(logit(p) - 0.4), atol=1e-15
+    )
     drift = forecast(long_seq, "drifting_bias", shift=-1.0, shift_end=1.0)
-    np.testing.assert_allclose(drift, expit(logit(p) + np.linspace(-1, 1, n)), atol=1e-15)
+    np.testing.assert_allclose(
+        drift, expit(logit(p) + np.linspace(-1, 1, n)), atol=1e-15
+    )
     # the bias moves: too dry early, too wet late
     assert np.mean(drift[: n // 5] - p[: n // 5]) < -0.05
-    assert np.mean(drift[-n // 5:] - p[-n // 5:]) > 0.05
+    assert np.mean(drift[-n // 5 :] - p[-n // 5 :]) > 0.05
 
 
 def test_naive_forecasters():
@@ -166,7 +201,9 @@ def test_naive_forecasters():
 @pytest.mark.parametrize("kind", FORECAST_KINDS)
 @pytest.mark.parametrize("noise", [0.0, 0.5, 50.0])
 def test_forecasts_are_in_the_unit_interval_and_never_nan(kind, noise):
-    seq = rain_sequence(2000, seed=9, base_rate=0.1, persistence=0.9, seasonal_amplitude=0.09)
+    seq = rain_sequence(
+        2000, seed=9, base_rate=0.1, persistence=0.9, seasonal_amplitude=0.09
+    )
     params = {"weight": 1.0} if kind == "persistence" else {}
     q = forecast(seq, kind, noise=noise, seed=1, **params)
     assert q.shape == (2000,) and q.dtype == np.float64
@@ -215,7 +252,11 @@ def test_miscalibrated_rain_forecasts():
         ({"seasonal_amplitude": -0.1}, ValueError, ["'seasonal_amplitude'"]),
         ({"period": 0}, ValueError, ["'period'", "> 0"]),
         ({"drift": float("inf")}, ValueError, ["'drift'"]),
-        ({"seasonal_amplitude": 0.31}, ValueError, ["'seasonal_amplitude'", "inside (0, 1)", "day"]),
+        (
+            {"seasonal_amplitude": 0.31},
+            ValueError,
+            ["'seasonal_amplitude'", "inside (0, 1)", "day"],
+        ),
         ({"drift": -0.2}, ValueError, ["'drift'", "inside (0, 1)"]),
     ],
 )
@@ -233,8 +274,18 @@ def test_bad_rain_sequence_arguments(kwargs, exc, pieces):
         (("rainy",), {}, ValueError, ["'kind'", "'calibrated'", "'rainy'"]),
         ((None,), {}, TypeError, ["'kind'"]),
         (("calibrated",), {"scale": 2.0}, TypeError, ["'scale'", "'calibrated'"]),
-        (("biased",), {"weight": 0.5}, TypeError, ["'weight'", "('scale', 'shift', 'shift_end')"]),
-        (("overconfident",), {"scale": float("nan")}, ValueError, ["'scale'", "finite"]),
+        (
+            ("biased",),
+            {"weight": 0.5},
+            TypeError,
+            ["'weight'", "('scale', 'shift', 'shift_end')"],
+        ),
+        (
+            ("overconfident",),
+            {"scale": float("nan")},
+            ValueError,
+            ["'scale'", "finite"],
+        ),
         (("drifting_bias",), {"shift_end": "up"}, TypeError, ["'shift_end'"]),
         (("persistence",), {"weight": 1.5}, ValueError, ["'weight'", "[0, 1]"]),
         (("climatology",), {"base_rate": -0.1}, ValueError, ["'base_rate'"]),
@@ -251,12 +302,69 @@ def test_bad_forecast_arguments(args, kwargs, exc, pieces):
 
 
 def test_forecast_needs_a_rain_sequence():
-    with pytest.raises(TypeError, match="'sequence' argument of forecast must be a RainSequence"):
+    with pytest.raises(
+        TypeError, match="'sequence' argument of forecast must be a RainSequence"
+    ):
         forecast(np.array([0.2, 0.5]), "calibrated")
 
 
 def test_bad_miscalibrated_arguments():
-    with pytest.raises(ValueError, match="'n' argument of miscalibrated_rain_forecasts"):
+    with pytest.raises(
+        ValueError, match="'n' argument of miscalibrated_rain_forecasts"
+    ):
         miscalibrated_rain_forecasts(n=-5)
-    with pytest.raises(TypeError, match="'seed' argument of miscalibrated_rain_forecasts"):
+    with pytest.raises(
+        TypeError, match="'seed' argument of miscalibrated_rain_forecasts"
+    ):
         miscalibrated_rain_forecasts(n=5, seed="0")
+
+
+# ---------------------------------------------------------------- shipped real data
+
+
+def test_nyc_hourly_weather_matches_published_shape():
+    from streamcal.datasets import NYC_ORIGINS, nyc_hourly_rain, nyc_hourly_weather
+
+    all_rows = nyc_hourly_weather()
+    assert len(all_rows["origin"]) == 26115
+    assert set(all_rows) == {
+        "origin",
+        "time_hour",
+        "temp",
+        "dewp",
+        "humid",
+        "wind_dir",
+        "wind_speed",
+        "precip",
+        "pressure",
+        "visib",
+    }
+    # sorted by origin then strictly increasing time within an origin
+    for origin in NYC_ORIGINS:
+        rows = nyc_hourly_weather(origin)
+        assert (rows["origin"] == origin).all()
+        assert (np.diff(rows["time_hour"].astype(np.int64)) > 0).all()
+        rain = nyc_hourly_rain(origin)
+        assert rain.dtype == np.int64 and set(np.unique(rain).tolist()) <= {0, 1}
+        assert np.array_equal(rain, (rows["precip"] > 0).astype(int))
+    # documented base rate: about 6.7% of hours over the three airports
+    assert abs((all_rows["precip"] > 0).mean() - 0.067) < 0.002
+    assert np.isnan(all_rows["pressure"]).sum() == 2729  # empty fields read as NaN
+
+
+def test_weather_loaders_reject_unknown_origin():
+    from streamcal.datasets import nyc_hourly_rain, nyc_hourly_weather
+
+    with pytest.raises(ValueError, match="'origin'.*'EWR'.*Got 'XYZ'"):
+        nyc_hourly_weather("XYZ")
+    with pytest.raises(ValueError, match="'origin'"):
+        nyc_hourly_rain(None)
+
+
+def test_seattle_daily_weather():
+    from streamcal.datasets import seattle_daily_weather
+
+    sea = seattle_daily_weather()
+    assert len(sea["date"]) == 1461
+    assert str(sea["date"][0]) == "2012-01-01" and str(sea["date"][-1]) == "2015-12-31"
+    assert set(sea["weather"].tolist()) == {"drizzle", "fog", "rain", "snow", "sun"}

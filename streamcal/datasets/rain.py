@@ -35,15 +35,17 @@ __all__ = [
 ]
 
 # kind -> default parameters (read-only; forecast() copies them into a fresh dict).
-_KIND_DEFAULTS = types.MappingProxyType({
-    "calibrated": (),
-    "overconfident": (("scale", 2.0), ("shift", 0.0), ("shift_end", None)),
-    "underconfident": (("scale", 0.5), ("shift", 0.0), ("shift_end", None)),
-    "biased": (("scale", 1.0), ("shift", 0.75), ("shift_end", None)),
-    "drifting_bias": (("scale", 1.0), ("shift", -1.0), ("shift_end", 1.0)),
-    "climatology": (("base_rate", None),),
-    "persistence": (("weight", 0.5), ("base_rate", None)),
-})
+_KIND_DEFAULTS = types.MappingProxyType(
+    {
+        "calibrated": (),
+        "overconfident": (("scale", 2.0), ("shift", 0.0), ("shift_end", None)),
+        "underconfident": (("scale", 0.5), ("shift", 0.0), ("shift_end", None)),
+        "biased": (("scale", 1.0), ("shift", 0.75), ("shift_end", None)),
+        "drifting_bias": (("scale", 1.0), ("shift", -1.0), ("shift_end", 1.0)),
+        "climatology": (("base_rate", None),),
+        "persistence": (("weight", 0.5), ("base_rate", None)),
+    }
+)
 
 #: The forecaster kinds accepted by :func:`forecast`.
 FORECAST_KINDS = tuple(_KIND_DEFAULTS)
@@ -167,20 +169,46 @@ def rain_sequence(
     owner = "rain_sequence"
     n_days = V.check_int(n_days, owner, "n_days")
     seed = _check_seed(owner, seed)
-    base_rate = V.check_real(base_rate, owner, "base_rate", lambda x: 0.0 < x < 1.0, "a real number in (0, 1)")
+    base_rate = V.check_real(
+        base_rate,
+        owner,
+        "base_rate",
+        lambda x: 0.0 < x < 1.0,
+        "a real number in (0, 1)",
+    )
     persistence = V.check_real(
-        persistence, owner, "persistence", lambda x: 0.0 <= x < 1.0, "a real number in [0, 1)"
+        persistence,
+        owner,
+        "persistence",
+        lambda x: 0.0 <= x < 1.0,
+        "a real number in [0, 1)",
     )
     seasonal_amplitude = V.check_real(
-        seasonal_amplitude, owner, "seasonal_amplitude", lambda x: 0.0 <= x < math.inf, "a finite real number >= 0"
+        seasonal_amplitude,
+        owner,
+        "seasonal_amplitude",
+        lambda x: 0.0 <= x < math.inf,
+        "a finite real number >= 0",
     )
-    period = V.check_real(period, owner, "period", lambda x: 0.0 < x < math.inf, "a finite real number > 0")
+    period = V.check_real(
+        period,
+        owner,
+        "period",
+        lambda x: 0.0 < x < math.inf,
+        "a finite real number > 0",
+    )
     drift = V.check_real(drift, owner, "drift", math.isfinite, "a finite real number")
 
     t = np.arange(n_days, dtype=np.float64)
-    climate = base_rate + seasonal_amplitude * np.sin(2.0 * np.pi * t / period) + drift * t / period
+    climate = (
+        base_rate
+        + seasonal_amplitude * np.sin(2.0 * np.pi * t / period)
+        + drift * t / period
+    )
     if n_days and not (climate.min() > 0.0 and climate.max() < 1.0):
-        day = int(np.argmin(climate)) if climate.min() <= 0.0 else int(np.argmax(climate))
+        day = (
+            int(np.argmin(climate)) if climate.min() <= 0.0 else int(np.argmax(climate))
+        )
         raise ValueError(
             "The arguments 'base_rate', 'seasonal_amplitude' and 'drift' of rain_sequence "
             "must keep the climatological wet-day probability inside (0, 1). Got "
@@ -192,7 +220,9 @@ def rain_sequence(
     # Clipped to the open interval: with c_t within an ulp of 0 or 1 rounding could
     # otherwise give exactly 0 or 1.
     p_dry = np.maximum((1.0 - persistence) * climate, np.finfo(np.float64).tiny)
-    p_wet = np.minimum((1.0 - persistence) * climate + persistence, np.nextafter(1.0, 0.0))
+    p_wet = np.minimum(
+        (1.0 - persistence) * climate + persistence, np.nextafter(1.0, 0.0)
+    )
     u = np.random.default_rng(seed).random(n_days)
 
     rain = np.zeros(n_days, dtype=np.int64)
@@ -215,8 +245,14 @@ def rain_sequence(
     return RainSequence(p_true=p_true, rain=rain, climate=climate, base_rate=base_rate)
 
 
-def forecast(sequence: RainSequence, kind: str = "calibrated", *, seed: int | None = None,
-             noise: float = 0.0, **params) -> np.ndarray:
+def forecast(
+    sequence: RainSequence,
+    kind: str = "calibrated",
+    *,
+    seed: int | None = None,
+    noise: float = 0.0,
+    **params,
+) -> np.ndarray:
     """Forecasts of a :class:`RainSequence` by a forecaster of the given ``kind``.
 
     The forecast for day ``t`` uses only days before ``t`` (and ``p_true[t]``, itself a
@@ -286,11 +322,20 @@ def forecast(sequence: RainSequence, kind: str = "calibrated", *, seed: int | No
         raise _argument_error(owner, "sequence", sequence, "a RainSequence", TypeError)
     if not isinstance(kind, str) or kind not in _KIND_DEFAULTS:
         raise _argument_error(
-            owner, "kind", kind, "a str among {" + ", ".join(map(repr, FORECAST_KINDS)) + "}",
+            owner,
+            "kind",
+            kind,
+            "a str among {" + ", ".join(map(repr, FORECAST_KINDS)) + "}",
             ValueError if isinstance(kind, str) else TypeError,
         )
     seed = _check_seed(owner, seed)
-    noise = V.check_real(noise, owner, "noise", lambda x: 0.0 <= x < math.inf, "a finite real number >= 0")
+    noise = V.check_real(
+        noise,
+        owner,
+        "noise",
+        lambda x: 0.0 <= x < math.inf,
+        "a finite real number >= 0",
+    )
     p = dict(_KIND_DEFAULTS[kind])
     for name, value in params.items():
         if name not in p:
@@ -309,19 +354,37 @@ def forecast(sequence: RainSequence, kind: str = "calibrated", *, seed: int | No
         if base is None:
             base = sequence.base_rate
         else:
-            base = V.check_real(base, owner, "base_rate", lambda x: 0.0 <= x <= 1.0, "a real number in [0, 1] or None")
+            base = V.check_real(
+                base,
+                owner,
+                "base_rate",
+                lambda x: 0.0 <= x <= 1.0,
+                "a real number in [0, 1] or None",
+            )
         q = np.full(n, base, dtype=np.float64)
         if kind == "persistence":
-            w = V.check_real(p["weight"], owner, "weight", lambda x: 0.0 <= x <= 1.0, "a real number in [0, 1]")
+            w = V.check_real(
+                p["weight"],
+                owner,
+                "weight",
+                lambda x: 0.0 <= x <= 1.0,
+                "a real number in [0, 1]",
+            )
             q[1:] = (1.0 - w) * base + w * sequence.rain[:-1]
     else:
-        scale = V.check_real(p["scale"], owner, "scale", math.isfinite, "a finite real number")
-        shift = V.check_real(p["shift"], owner, "shift", math.isfinite, "a finite real number")
+        scale = V.check_real(
+            p["scale"], owner, "scale", math.isfinite, "a finite real number"
+        )
+        shift = V.check_real(
+            p["shift"], owner, "shift", math.isfinite, "a finite real number"
+        )
         end = p["shift_end"]
         if end is None:
             end = shift
         else:
-            end = V.check_real(end, owner, "shift_end", math.isfinite, "a finite real number or None")
+            end = V.check_real(
+                end, owner, "shift_end", math.isfinite, "a finite real number or None"
+            )
         shifts = np.linspace(shift, end, n) if n > 1 else np.full(n, shift)
         q = expit(scale * logit(p_true) + shifts)
     if noise > 0.0:
@@ -331,7 +394,9 @@ def forecast(sequence: RainSequence, kind: str = "calibrated", *, seed: int | No
     return np.clip(q, 0.0, 1.0)
 
 
-def miscalibrated_rain_forecasts(n: int = 20_000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def miscalibrated_rain_forecasts(
+    n: int = 20_000, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """The default demo stream: an over-confident, wet-biased forecaster of seasonal rain.
 
     ``n`` days of :func:`rain_sequence` with its defaults (base rate 0.3, persistence
@@ -365,6 +430,10 @@ def miscalibrated_rain_forecasts(n: int = 20_000, seed: int = 0) -> tuple[np.nda
     seed = _check_seed("miscalibrated_rain_forecasts", seed)
     n = V.check_int(n, "miscalibrated_rain_forecasts", "n")
     seq = rain_sequence(n, seed=seed)
-    noise_seed = None if seed is None else seed + 1  # not seed: its draws would match the weather's
-    scores = forecast(seq, "overconfident", scale=2.0, shift=0.5, noise=0.25, seed=noise_seed)
+    noise_seed = (
+        None if seed is None else seed + 1
+    )  # not seed: its draws would match the weather's
+    scores = forecast(
+        seq, "overconfident", scale=2.0, shift=0.5, noise=0.25, seed=noise_seed
+    )
     return scores, seq.rain.copy()
