@@ -14,8 +14,8 @@ Subpackages
 """
 
 from streamcal.base import BinaryCalibrator
-from streamcal.calibrators import OnlineIsotonic
+from streamcal.calibrators import HistogramBinning, OnlineIsotonic
 
 __version__ = "0.1.0"
 
-__all__ = ["BinaryCalibrator", "OnlineIsotonic", "__version__"]
+__all__ = ["BinaryCalibrator", "HistogramBinning", "OnlineIsotonic", "__version__"]
