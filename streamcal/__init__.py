@@ -14,8 +14,28 @@ Subpackages
 """
 
 from streamcal.base import BinaryCalibrator
-from streamcal.calibrators import HistogramBinning, OnlineIsotonic
+from streamcal.calibrators import (
+    EpsilonCalibratedForecaster,
+    HedgingCalibeater,
+    HistogramBinning,
+    MultiCalibeater,
+    OnlineBeta,
+    OnlineIsotonic,
+    OnlinePlatt,
+    TrackingCalibeater,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["BinaryCalibrator", "HistogramBinning", "OnlineIsotonic", "__version__"]
+__all__ = [
+    "BinaryCalibrator",
+    "EpsilonCalibratedForecaster",
+    "HedgingCalibeater",
+    "HistogramBinning",
+    "MultiCalibeater",
+    "OnlineBeta",
+    "OnlineIsotonic",
+    "OnlinePlatt",
+    "TrackingCalibeater",
+    "__version__",
+]

@@ -34,3 +34,45 @@ def test_every_calibrator_is_exported_at_top_level():
 
     for klass in CALIBRATORS:
         assert getattr(streamcal, klass.__name__) is klass
+
+
+# ---------------------------------------------------------------------- the check hooks
+# ``_check_inputs`` (inputs other than a float score) and ``_cold_start_value`` (a
+# documented cold start other than the score) must not make the checks toothless.
+
+
+def _broken_hook_cases():
+    from streamcal import EpsilonCalibratedForecaster, MultiCalibeater
+    from streamcal.checks import calibrators as C
+
+    class WrongColdStart(EpsilonCalibratedForecaster):
+        def _cold_start_value(self, score):
+            return 0.5  # the forecaster actually starts at 0.55
+
+    class TupleLearnsBeforeValidating(MultiCalibeater):
+        def learn_one(self, score, label, w=1.0):
+            self._n_events += 1
+            super().learn_one(score, label, w)
+
+    class TupleBatchDiffers(MultiCalibeater):
+        def learn_many(self, scores, labels, w=None):
+            super().learn_many(scores, labels, None)  # drops the weights
+
+    class TuplePredictManyOff(MultiCalibeater):
+        def predict_many(self, scores):
+            return super().predict_many(scores) * 0.99
+
+    return [
+        (WrongColdStart(seed=0), C.check_cold_start),
+        (WrongColdStart(seed=0), C.check_clone_is_independent),
+        (TupleLearnsBeforeValidating(2), C.check_bad_input_leaves_state_unchanged),
+        (TupleBatchDiffers(2), C.check_learn_many_matches_learn_one),
+        (TuplePredictManyOff(2), C.check_predict_many_matches_predict_one),
+    ]
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_checks_with_hooks_catch_bugs(index):
+    broken, check = _broken_hook_cases()[index]
+    with pytest.raises(AssertionError):
+        check(broken)

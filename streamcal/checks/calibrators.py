@@ -4,6 +4,17 @@ Each check takes a *fresh* (unfitted) calibrator, works on clones of it, and rai
 AssertionError with a message saying what broke. Streams are generated from a local
 numpy Generator: miscalibrated scores with heavy ties, the edge values 0 and 1, and a mix
 of unit, fractional and zero weights.
+
+Two optional hooks let a calibrator whose input or cold start differs from the usual
+(a float score; the score itself before any data) run through the same checks:
+
+- ``_check_inputs(scores) -> list``: maps a list of float scores (and the bad values of
+  the input checks) to the inputs the calibrator takes, one per score; every score the
+  checks feed (learning, prediction, batches) goes through it. Example:
+  :class:`streamcal.MultiCalibeater`, whose input is a tuple of experts' forecasts.
+- ``_cold_start_value(input) -> float``: the documented prediction before any data for
+  that input, instead of the score itself. Example:
+  :class:`streamcal.EpsilonCalibratedForecaster`, which ignores the score.
 """
 
 from __future__ import annotations
@@ -65,8 +76,30 @@ def yield_stream(n: int = 300, seed: int = 0, weights: bool = True, distinct: bo
     return s, y, w
 
 
+def _inputs(cal, scores):
+    """The calibrator's inputs standing for ``scores`` (a sequence or an array): the
+    scores themselves, or their images under the ``_check_inputs`` hook."""
+    hook = getattr(cal, "_check_inputs", None)
+    if hook is None:
+        return scores
+    return hook(scores.tolist() if isinstance(scores, np.ndarray) else list(scores))
+
+
+def _input(cal, score):
+    """The calibrator's input standing for one score."""
+    hook = getattr(cal, "_check_inputs", None)
+    return score if hook is None else hook([score])[0]
+
+
+def _cold_start(cal, x):
+    """The documented prediction before any data for input ``x``: ``x`` itself unless
+    the calibrator defines the ``_cold_start_value`` hook."""
+    hook = getattr(cal, "_cold_start_value", None)
+    return x if hook is None else hook(x)
+
+
 def _learn(cal, s, y, w):
-    for a, b, c in zip(s.tolist(), y.tolist(), w.tolist()):
+    for a, b, c in zip(_inputs(cal, s.tolist()), y.tolist(), w.tolist()):
         cal.learn_one(a, b, c)
 
 
@@ -87,38 +120,41 @@ def _fingerprint(cal):
 
 
 def _predictions(cal):
-    return [cal.predict_one(q) for q in QUERY.tolist()]
+    return [cal.predict_one(q) for q in _inputs(cal, QUERY.tolist())]
 
 
 def check_learn_one_returns_none(cal: BinaryCalibrator) -> None:
     """``learn_one`` returns None, as in river."""
     c = cal.clone()
-    assert c.learn_one(0.3, 1) is None, "learn_one must return None"
-    assert c.learn_many([0.1, 0.9], [0, 1]) is None, "learn_many must return None"
+    assert c.learn_one(_input(c, 0.3), 1) is None, "learn_one must return None"
+    assert c.learn_many(_inputs(c, [0.1, 0.9]), [0, 1]) is None, "learn_many must return None"
 
 
 def check_cold_start(cal: BinaryCalibrator) -> None:
-    """Before any label, ``predict_one`` returns the score itself and never raises."""
+    """Before any label, ``predict_one`` returns the score itself (or the documented
+    ``_cold_start_value``) and never raises."""
     c = cal.clone()
-    for q in QUERY.tolist():
-        assert c.predict_one(q) == q, f"predict_one({q}) before learning must be {q}"
-    assert np.array_equal(c.predict_many(QUERY), QUERY), "predict_many before learning"
-    c.learn_one(0.4, 1, 0.0)  # a zero weight teaches nothing
-    for q in QUERY.tolist():
-        assert math.isfinite(c.predict_one(q))
+    inputs = _inputs(c, QUERY)
+    expected = [_cold_start(c, x) for x in _inputs(c, QUERY.tolist())]
+    for x, e in zip(_inputs(c, QUERY.tolist()), expected):
+        assert c.predict_one(x) == e, f"predict_one({x}) before learning must be {e}"
+    assert np.array_equal(c.predict_many(inputs), expected), "predict_many before learning"
+    c.learn_one(_input(c, 0.4), 1, 0.0)  # a zero weight teaches nothing
+    for x in _inputs(c, QUERY.tolist()):
+        assert math.isfinite(c.predict_one(x))
 
 
 def check_outputs_finite_in_unit_interval(cal: BinaryCalibrator) -> None:
     """Predictions are finite and in [0, 1] after every event, edge scores included."""
     c = cal.clone()
     s, y, w = yield_stream(200, seed=1)
-    probe = [0.0, 0.005, 0.5, 0.995, 1.0]
-    for a, b, d in zip(s.tolist(), y.tolist(), w.tolist()):
+    probe = _inputs(c, [0.0, 0.005, 0.5, 0.995, 1.0])
+    for a, b, d in zip(_inputs(c, s.tolist()), y.tolist(), w.tolist()):
         c.learn_one(a, b, d)
         for q in probe:
             p = c.predict_one(q)
             assert isinstance(p, float) and 0.0 <= p <= 1.0, f"predict_one({q}) = {p!r}"
-    out = c.predict_many(QUERY)
+    out = c.predict_many(_inputs(c, QUERY))
     assert out.dtype == np.float64 and np.all(np.isfinite(out)) and np.all((out >= 0) & (out <= 1))
 
 
@@ -145,8 +181,8 @@ def check_clone_is_independent(cal: BinaryCalibrator) -> None:
     fresh = trained.clone()
     assert fresh._get_params() == trained._get_params(), "clone changed the parameters"
     assert type(fresh) is type(trained)
-    for q in QUERY.tolist():
-        assert fresh.predict_one(q) == q, "a clone must not carry learnt state"
+    for x in _inputs(fresh, QUERY.tolist()):
+        assert fresh.predict_one(x) == _cold_start(fresh, x), "a clone must not carry learnt state"
     _learn(fresh, *yield_stream(50, seed=3))
     assert _snapshot(trained) == before, "learning in the clone changed the original"
     other = copy.deepcopy(trained)
@@ -156,7 +192,7 @@ def check_clone_is_independent(cal: BinaryCalibrator) -> None:
 
 def _continue_identically(a, b, label):
     s, y, w = yield_stream(120, seed=5)
-    for x, t, v in zip(s.tolist(), y.tolist(), w.tolist()):
+    for x, t, v in zip(_inputs(a, s.tolist()), y.tolist(), w.tolist()):
         a.learn_one(x, t, v)
         b.learn_one(x, t, v)
         assert a.predict_one(x) == b.predict_one(x), f"{label}: predictions diverged"
@@ -198,14 +234,14 @@ def check_learn_many_matches_learn_one(cal: BinaryCalibrator) -> None:
         batch = cal.clone()
         start = 0
         for n in cuts:
-            batch.learn_many(s[start : start + n], y[start : start + n].tolist(), w[start : start + n])
+            batch.learn_many(_inputs(batch, s[start : start + n]), y[start : start + n].tolist(), w[start : start + n])
             start += n
         a = np.array(_predictions(loop))
         b = np.array(_predictions(batch))
         assert np.allclose(a, b, rtol=1e-12, atol=1e-12), f"learn_many {cuts} differs from the loop by {np.abs(a - b).max()}"
-        assert batch.predict_many(QUERY).tolist() == b.tolist()
+        assert batch.predict_many(_inputs(batch, QUERY)).tolist() == b.tolist()
     unweighted = cal.clone()
-    unweighted.learn_many(s[:500], y[:500])
+    unweighted.learn_many(_inputs(unweighted, s[:500]), y[:500])
     ref = cal.clone()
     _learn(ref, s[:500], y[:500], np.ones(500))
     assert np.allclose(_predictions(unweighted), _predictions(ref), rtol=1e-12, atol=1e-12), "w=None is not unit weights"
@@ -218,10 +254,10 @@ def check_predict_many_matches_predict_one(cal: BinaryCalibrator) -> None:
     queries = np.concatenate([QUERY, s[:100], np.random.default_rng(0).random(100)])
     for start in range(0, 500, 125):
         _learn(c, s[start : start + 125], y[start : start + 125], w[start : start + 125])
-        one = np.array([c.predict_one(q) for q in queries.tolist()])
-        many = c.predict_many(queries)
+        one = np.array([c.predict_one(q) for q in _inputs(c, queries.tolist())])
+        many = c.predict_many(_inputs(c, queries))
         assert np.allclose(one, many, rtol=1e-12, atol=1e-15), f"max diff {np.abs(one - many).max()}"
-    assert c.predict_many([]).shape == (0,)
+    assert c.predict_many(_inputs(c, [])).shape == (0,)
 
 
 BAD_SCORES = [float("nan"), float("inf"), -0.1, 1.5, "0.5", None, True, 1 + 0j]
@@ -246,25 +282,26 @@ def check_bad_input_leaves_state_unchanged(cal: BinaryCalibrator) -> None:
     for c in (cal.clone(), _trained(cal)):
         before = _snapshot(c)
         preds = _predictions(c)
+        half = _input(c, 0.5)
         for bad in BAD_SCORES:
-            _expect_error(lambda: c.learn_one(bad, 1), "score", bad)
-            _expect_error(lambda: c.predict_one(bad), "score", bad)
+            _expect_error(lambda: c.learn_one(_input(c, bad), 1), "score", bad)
+            _expect_error(lambda: c.predict_one(_input(c, bad)), "score", bad)
         for bad in BAD_LABELS:
-            _expect_error(lambda: c.learn_one(0.5, bad), "label", bad)
+            _expect_error(lambda: c.learn_one(half, bad), "label", bad)
         for bad in BAD_WEIGHTS:
-            _expect_error(lambda: c.learn_one(0.5, 1, bad), "w", bad)
-        good_s, good_y, good_w = [0.1, 0.5, 0.9], [0, 1, 1], [1.0, 1.0, 1.0]
+            _expect_error(lambda: c.learn_one(half, 1, bad), "w", bad)
+        good_s, good_y, good_w = _inputs(c, [0.1, 0.5, 0.9]), [0, 1, 1], [1.0, 1.0, 1.0]
         for bad in BAD_SCORES:
             if bad is None or isinstance(bad, (str, complex, bool)):
                 continue  # numpy coerces these with the column; learn_one covers them
-            _expect_error(lambda: c.learn_many([0.1, bad, 0.9], good_y), "scores", bad)
+            _expect_error(lambda: c.learn_many(_inputs(c, [0.1, bad, 0.9]), good_y), "scores", bad)
         for bad in (2, 0.5, -1):
             _expect_error(lambda: c.learn_many(good_s, [0, bad, 1]), "labels", bad)
         for bad in (-1.0, float("nan"), float("inf")):
             _expect_error(lambda: c.learn_many(good_s, good_y, [1.0, bad, 1.0]), "w", bad)
         _expect_error(lambda: c.learn_many(good_s, [0, 1]), "labels", "a short batch")
         _expect_error(lambda: c.learn_many(good_s, good_y, [1.0]), "w", "a short batch")
-        _expect_error(lambda: c.predict_many([0.2, float("nan")]), "scores", "nan")
+        _expect_error(lambda: c.predict_many(_inputs(c, [0.2, float("nan")])), "scores", "nan")
         assert _snapshot(c) == before, "bad input changed the state"
         assert _predictions(c) == preds, "bad input changed the predictions"
         c.learn_many(good_s, good_y, good_w)  # and the calibrator still works
@@ -278,7 +315,7 @@ def check_bounded_memory(cal: BinaryCalibrator) -> None:
     sizes = []
     for chunk in range(4):
         s, y, w = yield_stream(1500, seed=10 + chunk, distinct=True)
-        c.learn_many(s, y, w)
+        c.learn_many(_inputs(c, s), y, w)
         sizes.append(len(pickle.dumps(c)))
     assert sizes[3] <= 1.25 * sizes[1] + 200, f"state keeps growing: pickled sizes {sizes}"
 

@@ -7,12 +7,20 @@ argument, the expected domain and the value received.
 
 from __future__ import annotations
 
+import typing
+
 import numpy as np
 from scipy.special import xlogy
 
 from streamcal import _validation as V
 
-__all__ = ["brier_score", "expected_calibration_error", "log_loss"]
+__all__ = [
+    "BrierDecomposition",
+    "brier_score",
+    "calibration_refinement",
+    "expected_calibration_error",
+    "log_loss",
+]
 
 _STRATEGIES = ("uniform", "quantile")
 
@@ -175,3 +183,79 @@ and the bins equally filled.
     counts, sum_y, sum_p = _binned(y, p, n_bins, strategy)
     # (n_b / n) * |sum_y / n_b - sum_p / n_b| = |sum_y - sum_p| / n; empty bins add 0.
     return float(np.sum(np.abs(sum_y - sum_p)) / len(y))
+
+
+class BrierDecomposition(typing.NamedTuple):
+    """The Brier score and its Foster-Hart parts: ``brier = calibration + refinement``."""
+
+    brier: float
+    calibration: float
+    refinement: float
+
+
+def calibration_refinement(labels, forecasts, w=None) -> BrierDecomposition:
+    """Foster and Hart's decomposition of the Brier score by forecast value.
+
+    Group the events by distinct forecast value ``p``; let ``W_p`` be the weight of the
+    group and ``ybar_p`` its weighted mean outcome. With ``W`` the total weight::
+
+        brier       = sum_t w_t (p_t - y_t) ** 2 / W
+        calibration = sum_p W_p (p - ybar_p) ** 2 / W          (K)
+        refinement  = sum_p W_p ybar_p (1 - ybar_p) / W        (R)
+
+    and ``brier = calibration + refinement`` exactly (up to rounding), since within a
+    group ``sum w (p - y)**2 = W_p (p - ybar_p)**2 + sum w (y - ybar_p)**2`` and, for
+    binary outcomes, the last sum is ``W_p ybar_p (1 - ybar_p)``. The calibration score
+    ``K`` is what recalibrating each forecast value to its outcome frequency would
+    remove; the refinement ``R`` depends only on how the forecasts partition the events
+    (any finer partition has a smaller or equal refinement), and measures expertise
+    (Foster and Hart, "Calibeating: beating forecasters at their own game",
+    Theoretical Economics 18, 2023, section 2; also Murphy's reliability and
+    resolution + uncertainty). Zero-weight events are ignored. Cost O(n log n).
+
+    Parameters
+    ----------
+    labels
+        Binary outcomes (0, 1, False, True), a one-dimensional sequence.
+    forecasts
+        Forecast probabilities in [0, 1], same length; events are grouped by exactly
+        equal values (round or bin them first to group nearby forecasts).
+    w
+        Optional non-negative weights, same length (default: all 1); they must not
+        all be zero.
+
+    Returns
+    -------
+    BrierDecomposition
+        The named tuple ``(brier, calibration, refinement)`` of floats.
+
+    Examples
+    --------
+    Forecast 0.8 twice (one rain) and 0.2 twice (no rain):
+
+    >>> d = calibration_refinement([1, 0, 0, 0], [0.8, 0.8, 0.2, 0.2])
+    >>> [round(v, 6) for v in d]
+    [0.19, 0.065, 0.125]
+    >>> d.brier == brier_score([1, 0, 0, 0], [0.8, 0.8, 0.2, 0.2])
+    True
+
+    """
+    owner = "calibration_refinement"
+    y = V.check_labels_array(labels, None, owner, None, name="labels")
+    p = V.check_scores_array(forecasts, owner, None, name="forecasts", n=len(y), like="labels")
+    ws = V.check_weights_array(w, len(y), owner, None)
+    keep = ws > 0
+    if not keep.any():
+        raise ValueError(
+            f"The 'w' argument of {owner} must have a positive total weight over a "
+            f"non-empty sequence. Got {V.format_value(w if w is not None else list(ws))} instead."
+        )
+    y, p, ws = y[keep], p[keep], ws[keep]
+    total = ws.sum()
+    values, inv = np.unique(p, return_inverse=True)
+    W = np.bincount(inv, weights=ws, minlength=len(values))
+    ybar = np.bincount(inv, weights=ws * y, minlength=len(values)) / W
+    brier = float(np.sum(ws * (p - y) ** 2) / total)
+    calibration = float(np.sum(W * (values - ybar) ** 2) / total)
+    refinement = float(np.sum(W * ybar * (1.0 - ybar)) / total)
+    return BrierDecomposition(brier, calibration, refinement)
