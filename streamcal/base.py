@@ -207,6 +207,8 @@ _NESTED_KEY = "__calibrator__"
 def _encode_param(value):
     if isinstance(value, BinaryCalibrator):
         return {_NESTED_KEY: value.to_dict()}
+    if isinstance(value, np.generic):  # numpy scalars as given by the user: JSON-safe twins
+        return value.item()
     if isinstance(value, tuple):
         return [_encode_param(v) for v in value]
     return value
