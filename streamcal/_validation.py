@@ -22,6 +22,8 @@ import numpy as np
 
 __all__ = [
     "argument_error",
+    "check_probability",
+    "json_safe_scalar",
     "check_int",
     "check_label",
     "check_labels_array",
@@ -39,6 +41,7 @@ __all__ = [
 SCORE_DOMAIN = "a real number in [0, 1]"
 LABEL_DOMAIN = "a binary label in {0, 1, False, True}"
 WEIGHT_DOMAIN = "a finite real number >= 0"
+PROBABILITY_DOMAIN = "a probability in [0, 1] or a dict of class probabilities with key True or 1"
 
 
 def _where(owner: str, method: str | None) -> str:
@@ -184,6 +187,51 @@ def check_label(value, owner: str, method: str | None = None, name: str = "label
     if value == 0:
         return 0.0
     raise argument_error(ValueError, name, owner, method, LABEL_DOMAIN, value)
+
+
+def check_probability(value, owner: str, method: str | None = None, name: str = "y_pred") -> float:
+    """Return the probability of the positive class as a float in [0, 1], or raise.
+
+    Accepts a real number in [0, 1] or river's ``predict_proba_one`` output, a dict whose
+    key ``True`` (else ``1``) holds that probability.
+
+    Examples
+    --------
+    >>> check_probability({False: 0.25, True: 0.75}, "Brier", "update")
+    0.75
+    >>> check_probability(1.5, "Brier", "update")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'y_pred' argument of Brier.update must be a probability in [0, 1] or a dict of class probabilities with key True or 1. Got 1.5 instead.
+
+    """
+    if type(value) is float and 0.0 <= value <= 1.0:  # fast path; NaN fails the test
+        return value
+    p = value
+    if isinstance(value, dict):
+        if True in value:  # also finds the key 1, since True == 1
+            p = value[True]
+        else:
+            raise argument_error(ValueError, name, owner, method, PROBABILITY_DOMAIN, value)
+    if type(p) is bool or not is_real(p):
+        raise argument_error(TypeError, name, owner, method, PROBABILITY_DOMAIN, value)
+    x = float(p)
+    if not 0.0 <= x <= 1.0:
+        raise argument_error(ValueError, name, owner, method, PROBABILITY_DOMAIN, value)
+    return x
+
+
+def json_safe_scalar(value):
+    """``value`` with numpy scalars turned into their Python twins (for JSON snapshots).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> type(json_safe_scalar(np.int64(3))), json_safe_scalar("uniform")
+    (<class 'int'>, 'uniform')
+
+    """
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def check_weight(value, owner: str, method: str | None = None, name: str = "w") -> float:

@@ -208,7 +208,7 @@ def _encode_param(value):
     if isinstance(value, BinaryCalibrator):
         return {_NESTED_KEY: value.to_dict()}
     if isinstance(value, np.generic):  # numpy scalars as given by the user: JSON-safe twins
-        return value.item()
+        return V.json_safe_scalar(value)
     if isinstance(value, tuple):
         return [_encode_param(v) for v in value]
     return value

@@ -1,0 +1,136 @@
+"""Mean proper scores of binary probability forecasts: Brier score and log loss."""
+
+from __future__ import annotations
+
+import math
+
+from streamcal import _validation as V
+from streamcal.metrics.base import BinaryCalibrationMetric
+
+__all__ = ["Brier", "LogLoss"]
+
+
+class _MeanScore(BinaryCalibrationMetric):
+    """The weighted mean of a per-event score ``loss(y, p)``, revertible.
+
+    State: the total weight, the weighted sum of losses, and the number of
+    positive-weight events held, so that once every event has been reverted the sums
+    return to exactly zero (float sums would otherwise keep a rounding residue).
+    """
+
+    def _reset(self) -> None:
+        self._weight = 0.0
+        self._total = 0.0
+        self._n = 0
+
+    def _loss(self, y: float, p: float) -> float:
+        raise NotImplementedError
+
+    def _update(self, y: float, p: float, w: float) -> None:
+        if w > 0.0:
+            self._weight += w
+            self._total += w * self._loss(y, p)
+            self._n += 1
+
+    def _revert(self, y: float, p: float, w: float) -> None:
+        if w > 0.0:
+            self._n -= 1
+            if self._n <= 0:
+                self._reset()
+                return
+            self._weight -= w
+            self._total -= w * self._loss(y, p)
+
+    def get(self) -> float:
+        """The weighted mean score of the events held (0.0 before any); O(1)."""
+        return self._total / self._weight if self._weight > 0.0 else 0.0
+
+    @property
+    def bigger_is_better(self) -> bool:
+        return False
+
+    @property
+    def n_events(self) -> int:
+        """Number of positive-weight events held."""
+        return self._n
+
+    def _get_state(self) -> dict:
+        return {"weight": self._weight, "total": self._total, "n": self._n}
+
+    def _set_state(self, state: dict) -> None:
+        self._weight = float(state["weight"])
+        self._total = float(state["total"])
+        self._n = int(state["n"])
+
+
+class Brier(_MeanScore):
+    """Brier score: the weighted mean of ``(p - y) ** 2``.
+
+    Revertible, so ``river.utils.Rolling(Brier, window_size=n)`` gives the score of the
+    last ``n`` events (sums are floats: after many reverts the windowed value differs
+    from a fresh computation on the window by rounding only, about 1e-12 relative).
+
+    Examples
+    --------
+    >>> from streamcal.metrics import Brier
+    >>> m = Brier()
+    >>> for y, p in [(1, 0.8), (0, 0.4), (1, 0.6)]:
+    ...     m.update(y, p)
+    >>> round(m.get(), 4)                      # (0.04 + 0.16 + 0.16) / 3
+    0.12
+    >>> m.revert(0, 0.4)
+    >>> round(m.get(), 4)
+    0.1
+
+    In a river rolling window:
+
+    >>> from river import utils
+    >>> rolling = utils.Rolling(Brier, window_size=2)
+    >>> for y, p in [(1, 0.8), (0, 0.4), (1, 0.6)]:
+    ...     rolling.update(y, p)
+    >>> round(rolling.get(), 4)                # (0.16 + 0.16) / 2
+    0.16
+
+    """
+
+    def __init__(self):
+        super().__init__()
+
+    def _loss(self, y: float, p: float) -> float:
+        d = p - y
+        return d * d
+
+
+class LogLoss(_MeanScore):
+    """Log loss: the weighted mean of ``-log(p)`` if ``y = 1`` else ``-log(1 - p)``, with
+    ``p`` clipped to ``[eps, 1 - eps]`` so that a confident miss costs ``-log(eps)``
+    (34.5 for the default) rather than infinity.
+
+    Parameters
+    ----------
+    eps
+        Clipping level, a real number in (0, 0.5).
+
+    Examples
+    --------
+    >>> from streamcal.metrics import LogLoss
+    >>> m = LogLoss()
+    >>> for y, p in [(1, 0.8), (0, 0.4), (1, 0.6)]:
+    ...     m.update(y, p)
+    >>> round(m.get(), 4)
+    0.4149
+    >>> m.update(1, 0.0)                       # a confident miss: clipped, not infinite
+    >>> round(m.get(), 2)
+    8.95
+
+    """
+
+    def __init__(self, eps: float = 1e-15):
+        V.check_real(eps, "LogLoss", "eps", lambda x: 0.0 < x < 0.5, "a real number in (0, 0.5)")
+        self.eps = eps
+        super().__init__()
+
+    def _loss(self, y: float, p: float) -> float:
+        eps = self.eps
+        q = p if y == 1.0 else 1.0 - p
+        return -math.log(eps if q < eps else (1.0 - eps if q > 1.0 - eps else q))
