@@ -111,6 +111,16 @@ class BinOutcomes:
                 cell[0] += w
                 cell[1] += w * y
 
+    def add_sums(self, key: int, weight: float, ysum: float) -> None:
+        """Add a batch of events to bin ``key``: their total weight ``weight > 0`` and
+        weighted outcome sum ``ysum``; O(1)."""
+        cell = self._bins.get(key)
+        if cell is None:
+            self._bins[key] = [weight, ysum]
+        else:
+            cell[0] += weight
+            cell[1] += ysum
+
     def get(self, key: int) -> tuple[float, float]:
         """``(weight, ysum)`` of bin ``key`` (zeros for a bin never seen); O(1)."""
         cell = self._bins.get(key)

