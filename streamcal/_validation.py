@@ -22,12 +22,13 @@ import numpy as np
 
 __all__ = [
     "argument_error",
-    "check_probability",
-    "json_safe_scalar",
+    "check_class_label",
     "check_int",
     "check_label",
     "check_labels_array",
     "check_param",
+    "check_probability",
+    "check_probability_vector",
     "check_real",
     "check_score",
     "check_scores_array",
@@ -36,6 +37,7 @@ __all__ = [
     "format_value",
     "is_integer",
     "is_real",
+    "json_safe_scalar",
 ]
 
 SCORE_DOMAIN = "a real number in [0, 1]"
@@ -363,3 +365,107 @@ def check_weights_array(values, n: int, owner: str, method: str | None = None, n
     if bad.any():
         _first_bad(arr, bad, name, owner, method, WEIGHT_DOMAIN)
     return arr
+
+
+CLASS_LABEL_DOMAIN = "a hashable class label other than NaN"
+
+
+def check_class_label(value, owner: str, method: str | None = None, name: str = "y_true"):
+    """Return a multiclass label unchanged if it is hashable and not NaN, or raise.
+
+    Any hashable value names a class (``"cat"``, ``3``, ``True``, ``("a", 1)``);
+    labels are compared as dict keys are, so ``1``, ``1.0`` and ``True`` are one class.
+    NaN is rejected because it is not equal to itself and so could match no class.
+
+    Examples
+    --------
+    >>> check_class_label("cat", "ConfidenceECE", "update")
+    'cat'
+    >>> check_class_label(["cat"], "ConfidenceECE", "update")
+    Traceback (most recent call last):
+    ...
+    TypeError: The 'y_true' argument of ConfidenceECE.update must be a hashable class label other than NaN. Got ['cat'] instead.
+
+    """
+    t = type(value)
+    if t is str or t is int or t is bool:  # fast path
+        return value
+    try:
+        hash(value)
+    except TypeError:
+        raise argument_error(TypeError, name, owner, method, CLASS_LABEL_DOMAIN, value) from None
+    if is_real(value) and math.isnan(value):
+        raise argument_error(ValueError, name, owner, method, CLASS_LABEL_DOMAIN, value)
+    return value
+
+
+def _probability_vector_domain(tol) -> str:
+    return (
+        "a non-empty dict mapping class labels to probabilities in [0, 1] "
+        f"that sum to 1 within {tol:g}"
+    )
+
+
+def check_probability_vector(value, owner: str, method: str | None = None, name: str = "y_pred", tol: float = 1e-6):
+    """Return a dict of class probabilities, or raise naming ``name``.
+
+    ``value`` must be a non-empty dict (river's ``predict_proba_one`` output) whose keys
+    are class labels (hashable, not NaN) and whose values are real numbers in [0, 1]
+    (not bools) with ``|sum - 1| <= tol``. A class absent from the dict has probability
+    0. The returned dict has float values and the keys in the same order: it is
+    ``value`` itself when every value is already a float (no copy is made, so do not
+    mutate it), otherwise a new dict. Cost O(number of keys).
+
+    Examples
+    --------
+    >>> check_probability_vector({"a": 0.25, "b": 0.75}, "ConfidenceECE", "update")
+    {'a': 0.25, 'b': 0.75}
+    >>> check_probability_vector({"a": 0.25, "b": 0.5}, "ConfidenceECE", "update")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'y_pred' argument of ConfidenceECE.update must be a non-empty dict mapping class labels to probabilities in [0, 1] that sum to 1 within 1e-06. Got {'a': 0.25, 'b': 0.5} (sum 0.75) instead.
+    >>> check_probability_vector({"a": -0.5, "b": 1.5}, "ConfidenceECE", "update")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'y_pred' argument of ConfidenceECE.update must be a non-empty dict mapping class labels to probabilities in [0, 1] that sum to 1 within 1e-06. Got {'a': -0.5, 'b': 1.5} (probability -0.5 for class 'a') instead.
+
+    """
+    if isinstance(value, dict):
+        total = 0.0
+        for k, p in value.items():  # fast path: float values in [0, 1], no float key
+            if type(p) is float and 0.0 <= p <= 1.0 and type(k) is not float:
+                total += p
+            else:
+                break
+        else:
+            if value and -tol <= total - 1.0 <= tol:
+                return value
+    if not isinstance(value, dict):
+        raise argument_error(TypeError, name, owner, method, _probability_vector_domain(tol), value)
+    if not value:
+        raise argument_error(ValueError, name, owner, method, _probability_vector_domain(tol), value)
+    out = {}
+    total = 0.0
+    for k, p in value.items():
+        if is_real(k) and math.isnan(k):
+            raise argument_error(
+                ValueError, name, owner, method, _probability_vector_domain(tol), value, suffix=" (a NaN class label)"
+            )
+        if type(p) is bool or not is_real(p):
+            raise argument_error(
+                TypeError, name, owner, method, _probability_vector_domain(tol), value,
+                suffix=f" (probability {format_value(p)} for class {format_value(k)})",
+            )
+        x = float(p)
+        if not 0.0 <= x <= 1.0:
+            raise argument_error(
+                ValueError, name, owner, method, _probability_vector_domain(tol), value,
+                suffix=f" (probability {format_value(p)} for class {format_value(k)})",
+            )
+        out[k] = x
+        total += x
+    if not -tol <= total - 1.0 <= tol:
+        raise argument_error(
+            ValueError, name, owner, method, _probability_vector_domain(tol), value, suffix=f" (sum {total!r})"
+        )
+    return out

@@ -4,6 +4,9 @@
 :func:`yield_checks` yields the checks that apply to a calibrator (each a function of
 a fresh calibrator); :func:`check_calibrator` runs them all. The test-suite parametrises
 every calibrator, with each of its ``_unit_test_params()``, against every check.
+:func:`yield_metric_checks` and :func:`check_metric` do the same for the streaming
+metrics (see :mod:`streamcal.checks.metrics`), and :func:`yield_monitor_checks` and
+:func:`check_monitor` for the calibration monitors (see :mod:`streamcal.checks.monitors`).
 
 Examples
 --------
@@ -21,8 +24,18 @@ import typing
 from streamcal.base import BinaryCalibrator
 from streamcal.checks import calibrators as _cal
 from streamcal.checks.calibrators import yield_stream
+from streamcal.checks.metrics import check_metric, yield_metric_checks
+from streamcal.checks.monitors import check_monitor, yield_monitor_checks
 
-__all__ = ["check_calibrator", "yield_checks", "yield_stream"]
+__all__ = [
+    "check_calibrator",
+    "check_metric",
+    "check_monitor",
+    "yield_checks",
+    "yield_metric_checks",
+    "yield_monitor_checks",
+    "yield_stream",
+]
 
 
 def yield_checks(calibrator: BinaryCalibrator) -> typing.Iterator[typing.Callable]:
@@ -42,7 +55,10 @@ def yield_checks(calibrator: BinaryCalibrator) -> typing.Iterator[typing.Callabl
     yield _cal.check_bad_input_leaves_state_unchanged
     if calibrator._monotone:
         yield _cal.check_monotone
-    if any(getattr(calibrator, p, None) is not None for p in calibrator._bounded_memory_params):
+    if any(
+        getattr(calibrator, p, None) is not None
+        for p in calibrator._bounded_memory_params
+    ):
         yield _cal.check_bounded_memory
 
 

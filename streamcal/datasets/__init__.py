@@ -8,9 +8,11 @@ ready-made stream used by ``streamcal demo``.
 
 :func:`nyc_hourly_weather`, :func:`nyc_hourly_rain` and :func:`seattle_daily_weather` load
 real observations shipped with the package (see :mod:`streamcal.datasets.weather` for
-their sources and licences).
+their sources and licences). :func:`niamey_precipitation` loads the probability-of-precipitation
+forecasts at Niamey, 2016, of the CORP paper (see :mod:`streamcal.datasets.niamey`).
 """
 
+from streamcal.datasets.niamey import NIAMEY_FORECASTS, niamey_precipitation
 from streamcal.datasets.rain import (
     FORECAST_KINDS,
     RainSequence,
@@ -27,10 +29,12 @@ from streamcal.datasets.weather import (
 
 __all__ = [
     "FORECAST_KINDS",
+    "NIAMEY_FORECASTS",
     "NYC_ORIGINS",
     "RainSequence",
     "forecast",
     "miscalibrated_rain_forecasts",
+    "niamey_precipitation",
     "nyc_hourly_rain",
     "nyc_hourly_weather",
     "rain_sequence",

@@ -2,13 +2,25 @@
 
 Streaming metrics, river-compatible (``update`` / ``revert`` / ``get``; usable in
 ``river.utils.Rolling`` when revertible), each saving and restoring like a calibrator
-(see :mod:`streamcal.metrics.base`): :class:`Brier`, :class:`LogLoss`.
+(see :mod:`streamcal.metrics.base`): :class:`Brier`, :class:`LogLoss`,
+:class:`ECE`, :class:`Sharpness`, :class:`ROCAUC`, :class:`CalibrationRefinement`
+(Foster-Hart), :class:`MurphyDecomposition` and :class:`CORP` (isotonic
+recalibration: MCB, DSC, UNC); for multiclass
+forecasts (dicts of class probabilities), :class:`ConfidenceECE`, :class:`TopLabelECE`,
+:class:`ClasswiseECE` and :class:`TECE`.
 
 Batch functions on arrays of binary labels and predicted probabilities:
 :func:`brier_score`, :func:`log_loss`, :func:`expected_calibration_error` and
 :func:`calibration_refinement` (the Foster-Hart decomposition of the Brier score).
 """
 
+from streamcal.metrics._binned import (
+    ECE,
+    MurphyDecomposition,
+    ReliabilityBin,
+    Sharpness,
+)
+from streamcal.metrics._corp import CORP
 from streamcal.metrics._functional import (
     BrierDecomposition,
     brier_score,
@@ -16,15 +28,36 @@ from streamcal.metrics._functional import (
     expected_calibration_error,
     log_loss,
 )
+from streamcal.metrics._multiclass import (
+    TECE,
+    ClasswiseECE,
+    ConfidenceECE,
+    MulticlassCalibrationMetric,
+    TopLabelECE,
+)
+from streamcal.metrics._ranking import ROCAUC
+from streamcal.metrics._refinement import CalibrationRefinement
 from streamcal.metrics._scoring import Brier, LogLoss
 from streamcal.metrics.base import BinaryCalibrationMetric, StreamingMetric
 
 __all__ = [
+    "CORP",
+    "ECE",
+    "ROCAUC",
+    "TECE",
     "BinaryCalibrationMetric",
     "Brier",
     "BrierDecomposition",
+    "CalibrationRefinement",
+    "ClasswiseECE",
+    "ConfidenceECE",
     "LogLoss",
+    "MulticlassCalibrationMetric",
+    "MurphyDecomposition",
+    "ReliabilityBin",
+    "Sharpness",
     "StreamingMetric",
+    "TopLabelECE",
     "brier_score",
     "calibration_refinement",
     "expected_calibration_error",

@@ -1,0 +1,188 @@
+"""Per-event cost of updating streaming metrics, as ratios against river's
+LogisticRegression (``predict_proba_one`` + ``learn_one`` on a one-feature dict) timed in
+the same run. Run by hand (never by CI or pytest):
+
+    python benchmarks/bench_metrics.py              # 200,000 events, ~1 minute
+    python benchmarks/bench_metrics.py --quick      # 40,000 events
+    python benchmarks/bench_metrics.py --json out.json
+
+The target (issue 4): updating five metrics together costs at most as much as the river
+model, i.e. a ratio <= 1x. The five are the ones a calibration dashboard would keep on
+every event: Brier, LogLoss, ECE (10 equal-width bins), Sharpness (10 bins) and
+CalibrationRefinement(resolution=1e-3) (the Foster-Hart decomposition on a 1e-3 grid,
+bounded memory). Each metric alone, and the other metrics (equal-mass ECE, the Murphy
+decomposition, ROC AUC, Foster-Hart on raw forecasts, the windowed and decayed ECE), are
+listed for information.
+
+The metrics and the river model are fed the same stream in alternation, ``segment``
+events at a time, in rotating order (benchmarks/_timing.py), so that bursts of load on a
+shared machine hit both alike; the figure is the median over segments of the ratio
+metrics time / river time on the same segment, with its min and max. Forecasts are
+Python floats with six decimals (about 10^6 distinct values), labels Python ints, as a
+calibrator's ``predict_one`` would hand them over.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _timing import gc_paused, interleaved, perf_counter, run_river, spread
+
+import streamcal
+from streamcal import metrics
+
+FIVE = [
+    ("Brier", {}),
+    ("LogLoss", {}),
+    ("ECE", {}),
+    ("Sharpness", {}),
+    ("CalibrationRefinement", {"resolution": 1e-3}),
+]
+
+# (label, [(class name, params), ...], target ratio or None)
+CASES = [
+    ("five together: " + ", ".join(name for name, _ in FIVE), FIVE, 1.0),
+    *[
+        (
+            f"{name}({', '.join(f'{k}={v!r}' for k, v in params.items())})",
+            [(name, params)],
+            None,
+        )
+        for name, params in FIVE
+    ],
+    ("ECE(strategy='quantile')", [("ECE", {"strategy": "quantile"})], None),
+    ("ECE(window_size=1000)", [("ECE", {"window_size": 1000})], None),
+    ("ECE(half_life=1000.0)", [("ECE", {"half_life": 1000.0})], None),
+    ("CalibrationRefinement()", [("CalibrationRefinement", {})], None),
+    ("MurphyDecomposition()", [("MurphyDecomposition", {})], None),
+    ("ROCAUC()", [("ROCAUC", {})], None),
+]
+
+
+def make_stream(n: int, seed: int):
+    """Forecasts ~ Beta(2, 2) rounded to 6 decimals, labels ~ Bernoulli(f(p)) with f(p) =
+    p^2 / (p^2 + (1-p)^2) (an under-confident forecaster)."""
+    rng = np.random.default_rng(seed)
+    p = np.round(rng.beta(2.0, 2.0, size=n), 6)
+    q = p * p / (p * p + (1.0 - p) * (1.0 - p))
+    return p.tolist(), (rng.random(n) < q).astype(int).tolist()
+
+
+def run_metrics(ms: list, probs: list, labels: list) -> float:
+    """Seconds taken by ``update(y, p)`` of every metric in ``ms`` on each event.
+
+    Up to five metrics are called through locally bound methods, unrolled, so that the
+    loop costs the same as a caller's would."""
+    updates = [m.update for m in ms] + [None] * (5 - len(ms))
+    a, b, c, d, e = updates
+    t0 = perf_counter()
+    if len(ms) == 1:
+        for p, y in zip(probs, labels):
+            a(y, p)
+    elif len(ms) == 5:
+        for p, y in zip(probs, labels):
+            a(y, p)
+            b(y, p)
+            c(y, p)
+            d(y, p)
+            e(y, p)
+    else:  # pragma: no cover - not used by CASES
+        for p, y in zip(probs, labels):
+            for u in updates[: len(ms)]:
+                u(y, p)
+    return perf_counter() - t0
+
+
+def race(specs, probs, labels, segment, gc_on):
+    from river import linear_model
+
+    ms = [getattr(metrics, name)(**params) for name, params in specs]
+    lr = linear_model.LogisticRegression()
+    runs = [(run_metrics, ms), (run_river, lr)]
+    with gc_paused(not gc_on):
+        _, (t_m, t_lr) = interleaved(runs, probs, labels, segment)
+    ratios = [a / b for a, b in zip(t_m, t_lr)]
+    n = len(probs)
+    return {
+        "ratio": spread(ratios),
+        "us_per_event": 1e6 * sum(t_m) / n,
+        "river_us_per_event": 1e6 * sum(t_lr) / n,
+        "values": {type(m).__name__: m.get() for m in ms},
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="40,000 events instead of 200,000"
+    )
+    parser.add_argument("--n", type=int, default=None)
+    parser.add_argument("--segment", type=int, default=2000)
+    parser.add_argument(
+        "--only",
+        default=None,
+        help="time only the cases whose label contains this text",
+    )
+    parser.add_argument(
+        "--gc", action="store_true", help="leave the garbage collector running"
+    )
+    parser.add_argument("--json", default=None, help="write the results to this file")
+    args = parser.parse_args(argv)
+    n = args.n or (40_000 if args.quick else 200_000)
+    probs, labels = make_stream(n, seed=0)
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        check=False,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    print(
+        f"streamcal {streamcal.__version__} @ {commit}, Python {platform.python_version()}, {n} events"
+    )
+    print(
+        f"{'metrics':60s} {'ratio (median [min, max])':>26s} {'us/event':>9s} {'river':>7s}  target"
+    )
+    results = []
+    for label, specs, target in [
+        c for c in CASES if args.only is None or args.only in c[0]
+    ]:
+        r = race(specs, probs, labels, args.segment, args.gc)
+        med = r["ratio"]["median"]
+        verdict = (
+            ""
+            if target is None
+            else (f"<= {target}x " + ("PASS" if med <= target else "FAIL"))
+        )
+        print(
+            f"{label:60s} {med:8.2f}x [{r['ratio']['min']:.2f}, {r['ratio']['max']:.2f}]"
+            f"{'':4s} {r['us_per_event']:9.2f} {r['river_us_per_event']:7.2f}  {verdict}"
+        )
+        results.append({"metrics": label, "target": target, **r})
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(
+                {
+                    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                    "commit": commit,
+                    "n": n,
+                    "segment": args.segment,
+                    "results": results,
+                },
+                f,
+                indent=2,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,789 @@
+"""Checks that every streaming metric must pass.
+
+:func:`yield_metric_checks` yields the checks that apply to a metric (each a function
+of a *fresh* metric, which it never mutates: it works on clones) and
+:func:`check_metric` runs them all. The test-suite parametrises every metric exported
+by :mod:`streamcal.metrics`, with each of its ``_unit_test_params()``, against every
+check. A failed check raises AssertionError saying what broke.
+
+Streams come from a local numpy Generator, one kind per family of metric:
+
+- binary metrics (the default): :func:`yield_binary_events`, labels 0/1 and
+  probabilities with heavy ties, the edge values 0 and 1, and unit, fractional and zero
+  weights;
+- multiclass metrics (class attribute ``_multiclass = True``):
+  :func:`yield_multiclass_events`, ``y_pred`` dicts over three classes summing to 1,
+  the third class appearing only after the first 40% of the events, some classes left
+  out of ``y_pred`` (probability 0), one-hot forecasts, and the same weights.
+
+The semantics the checks hold every metric to:
+
+- ``update`` and ``revert`` return None; ``get()`` is 0.0 before any positive-weight
+  event and a finite float after every event;
+- an event of weight 0 changes nothing at all (not even a window's position or a decay
+  clock): the whole internal state is byte-for-byte the same afterwards;
+- bad input (NaN, out-of-range probability, label 2, negative weight, ...) raises a
+  ValueError or TypeError whose message names the argument (``'y_true'``, ``'y_pred'``
+  or ``'w'``), the expected domain ("must be") and the value received ("Got"), and
+  leaves the state byte-for-byte unchanged, for ``update`` and ``revert``;
+- pickle and ``to_dict()`` / ``from_dict()`` restore the whole state (same ``get()``,
+  same bytes of internal state, same behaviour on further updates and reverts);
+- revertible metrics (``_revertible = True``): reverting any subset of the events, in
+  any order, gives the value of a fresh metric fed the remaining events (to
+  :data:`TOL`), and reverting them all gives back exactly 0.0;
+  ``river.utils.Rolling(type(m), window_size=k, **params)`` equals a fresh metric fed
+  the last ``k`` events (to :data:`TOL`) and its memory does not grow with the stream;
+- non-revertible metrics raise NotImplementedError from ``revert`` (state unchanged);
+  with a ``window_size`` set they equal a fresh metric (same parameters) fed the last
+  ``window_size`` positive-weight events (to :data:`TOL`).
+
+Examples
+--------
+>>> from streamcal.metrics import Brier
+>>> from streamcal.checks.metrics import check_metric, yield_metric_checks
+>>> [check.__name__ for check in yield_metric_checks(Brier())][:3]
+['check_docstring_has_example', 'check_protocol', 'check_get_empty_then_finite']
+>>> check_metric(Brier())
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import math
+import pickle
+import typing
+
+import numpy as np
+
+__all__ = [
+    "BAD_LABELS",
+    "BAD_PROBABILITIES",
+    "BAD_WEIGHTS",
+    "TOL",
+    "check_bad_input_leaves_state_unchanged",
+    "check_bounded_memory",
+    "check_clone_is_independent",
+    "check_degenerate_streams",
+    "check_dict_prediction_matches_float",
+    "check_dict_roundtrip",
+    "check_docstring_has_example",
+    "check_get_empty_then_finite",
+    "check_malformed_snapshot_rejected",
+    "check_metric",
+    "check_pickle_roundtrip",
+    "check_protocol",
+    "check_revert_any_order",
+    "check_revert_not_implemented",
+    "check_rolling_matches_tail",
+    "check_rolling_memory_bounded",
+    "check_window_matches_tail",
+    "check_zero_weight_changes_nothing",
+    "yield_binary_events",
+    "yield_events",
+    "yield_metric_checks",
+    "yield_multiclass_events",
+]
+
+#: Tolerance (absolute, and relative to the value) of the comparisons between a metric
+#: whose state went through reverts and a fresh metric fed the remaining events: float
+#: sums that had terms added and removed differ from fresh sums by rounding only.
+TOL = 1e-9
+
+_WEIGHTS = [1.0, 1.0, 1.0, 0.5, 0.7, 2.25, 0.0]  # 0.7 is not dyadic: sums keep residues
+
+#: Classes of the multiclass streams: ints and strings, to catch JSON snapshots that
+#: turn int keys into strings (the third class appears late in the stream).
+INT_CLASSES = (0, 1, 2)
+STR_CLASSES = ("cat", "dog", "bird")
+
+
+# ---------------------------------------------------------------------------- streams
+
+
+def yield_binary_events(
+    n: int = 200, seed: int = 0, weights: bool = True, distinct: bool = False
+) -> list:
+    """A miscalibrated binary stream: a list of ``(y_true, y_pred, w)`` events.
+
+    ``y_pred`` is a float rounded to two decimals (heavy ties) unless ``distinct``,
+    about 3% exactly 0 or 1; ``y_true`` is an int label, Bernoulli(``y_pred ** 2``).
+    Weights mix 1, 0.5, 0.7, 2.25 and 0 when ``weights``, else all 1.
+
+    Examples
+    --------
+    >>> events = yield_binary_events(5, seed=1)
+    >>> [sorted(set(type(v).__name__ for v in col)) for col in zip(*events)]
+    [['int'], ['float'], ['float']]
+
+    """
+    rng = np.random.default_rng(seed)
+    p = rng.beta(2.0, 2.0, n)
+    if not distinct:
+        p = np.round(p, 2)
+        edge = rng.random(n) < 0.03
+        p[edge] = rng.integers(0, 2, edge.sum())
+    y = (rng.random(n) < p**2).astype(int)
+    w = rng.choice(_WEIGHTS, n) if weights else np.ones(n)
+    return list(zip(y.tolist(), p.tolist(), w.tolist()))
+
+
+def yield_multiclass_events(
+    n: int = 200,
+    seed: int = 0,
+    weights: bool = True,
+    distinct: bool = False,
+    classes: tuple = INT_CLASSES,
+) -> list:
+    """A miscalibrated multiclass stream: a list of ``(y_true, y_pred, w)`` events.
+
+    ``y_pred`` is a dict class -> probability summing to 1 (within 1e-12). During the
+    first 40% of the events only the first two classes exist (dicts with two keys);
+    afterwards the third appears, in the labels and in the forecasts. Probabilities lie
+    on a grid of 0.05 (heavy ties) unless ``distinct``; about 5% of the forecasts are
+    one-hot, and about 10% of the later ones leave a class out of the dict (probability
+    0). Labels are drawn from a sharpened version of the forecast (over-confident).
+
+    Examples
+    --------
+    >>> events = yield_multiclass_events(10, seed=1)
+    >>> all(abs(sum(p.values()) - 1.0) < 1e-12 for _, p, _ in events)
+    True
+    >>> sorted({y for y, _, _ in events} | {k for _, p, _ in events for k in p}) == [0, 1, 2]
+    True
+
+    """
+    rng = np.random.default_rng(seed)
+    late = int(0.4 * n)
+    out = []
+    for t in range(n):
+        k = 2 if t < late else 3
+        q = rng.dirichlet(np.full(k, 1.5))
+        if not distinct:
+            q = np.round(q * 20.0) / 20.0
+            q[-1] = 0.0
+            q[-1] = max(0.0, 1.0 - q.sum())
+            if q.sum() > 1.0:  # rounding overshot: take it from the largest
+                q[int(np.argmax(q))] -= q.sum() - 1.0
+        if rng.random() < 0.05:
+            q = np.zeros(k)
+            q[rng.integers(k)] = 1.0
+        sharp = q**2 / (q**2).sum()
+        label = classes[int(rng.choice(k, p=sharp))]
+        probs = [float(v) for v in q]
+        probs[-1] = 1.0 - math.fsum(probs[:-1])  # sums to 1 to rounding
+        probs[-1] = max(probs[-1], 0.0)
+        pred = {c: v for c, v in zip(classes[:k], probs)}
+        if k == 3 and rng.random() < 0.1:  # leave out a class whose probability is 0
+            zero = [c for c, v in pred.items() if v == 0.0]
+            if zero:
+                del pred[zero[0]]
+        out.append((label, pred, float(rng.choice(_WEIGHTS)) if weights else 1.0))
+    return out
+
+
+def _is_multiclass(metric) -> bool:
+    return bool(getattr(metric, "_multiclass", False))
+
+
+def yield_events(
+    metric,
+    n: int = 200,
+    seed: int = 0,
+    weights: bool = True,
+    distinct: bool = False,
+    **kw,
+) -> list:
+    """The stream of the kind ``metric`` takes (multiclass or binary).
+
+    Examples
+    --------
+    >>> from streamcal.metrics import Brier
+    >>> yield_events(Brier(), 2, seed=0)[0][1] in [i / 100 for i in range(101)]
+    True
+
+    """
+    if _is_multiclass(metric):
+        return yield_multiclass_events(n, seed, weights, distinct, **kw)
+    return yield_binary_events(n, seed, weights, distinct)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _feed(metric, events) -> None:
+    update = metric.update
+    for y, p, w in events:
+        update(y, p, w)
+
+
+def _fed(metric, events):
+    m = metric.clone()
+    _feed(m, events)
+    return m
+
+
+def _snapshot(metric) -> str:
+    return json.dumps(metric.to_dict(), sort_keys=True, allow_nan=False)
+
+
+def _fingerprint(metric) -> bytes:
+    """Bytes of the whole internal state, attribute order aside: catches hidden state
+    that a snapshot forgets, or that a failed update touched, even when ``get()`` does
+    not show it. A class that pickles a reduced state (``__getstate__``) is fingerprinted
+    by that state."""
+    getstate = getattr(type(metric), "__getstate__", None)
+    custom = getstate is not None and getstate is not getattr(
+        object, "__getstate__", None
+    )
+    state = metric.__getstate__() if custom else vars(metric)
+    return pickle.dumps(sorted(state.items()), protocol=4)
+
+
+def _close(a: float, b: float, tol: float = TOL) -> bool:
+    return abs(a - b) <= tol * (1.0 + abs(b))
+
+
+def _check_value(metric, where: str) -> float:
+    v = metric.get()
+    assert isinstance(v, float) and math.isfinite(v), (
+        f"{where}: get() = {v!r}, not a finite float"
+    )
+    return v
+
+
+def _same_behaviour(a, b, label: str, seed: int = 5) -> None:
+    """Feed both metrics the same further events (and reverts, when revertible) and
+    require identical values and identical final snapshots."""
+    events = yield_events(a, 80, seed=seed)
+    for y, p, w in events:
+        a.update(y, p, w)
+        b.update(y, p, w)
+        assert a.get() == b.get(), (
+            f"{label}: get() diverged after a further update ({a.get()} != {b.get()})"
+        )
+    if a._revertible:
+        for y, p, w in events[::-3]:
+            a.revert(y, p, w)
+            b.revert(y, p, w)
+            assert a.get() == b.get(), (
+                f"{label}: get() diverged after a revert ({a.get()} != {b.get()})"
+            )
+    assert _snapshot(a) == _snapshot(b), (
+        f"{label}: states diverged after further events"
+    )
+
+
+# ---------------------------------------------------------------------------- checks
+
+
+def check_docstring_has_example(metric) -> None:
+    """The class documents itself with a doctest example."""
+    doc = inspect.getdoc(type(metric)) or ""
+    assert "Examples" in doc and ">>>" in doc, (
+        f"{type(metric).__name__} lacks a doctest example"
+    )
+
+
+def check_protocol(metric) -> None:
+    """river's metric protocol: ``update`` / ``revert`` return None, ``bigger_is_better``
+    and ``works_with`` give bools, ``repr`` works."""
+    from river import linear_model
+
+    m = metric.clone()
+    (y, p, _), (y2, p2, _) = yield_events(m, 2, seed=11)
+    assert m.update(y, p) is None, "update must return None"
+    assert m.update(y2, p2, 2.0) is None, "update must return None"
+    if m._revertible:
+        assert m.revert(y2, p2, 2.0) is None, "revert must return None"
+    assert isinstance(m.bigger_is_better, bool), "bigger_is_better must be a bool"
+    assert isinstance(m.works_with(linear_model.LogisticRegression()), bool), (
+        "works_with must return a bool"
+    )
+    assert m.requires_labels is False, (
+        "calibration metrics score probabilities: requires_labels must be False"
+    )
+    assert isinstance(repr(m), str) and type(m).__name__ in repr(m)
+
+
+def check_get_empty_then_finite(metric) -> None:
+    """``get()`` is 0.0 before any event and after zero-weight events only, and a finite
+    float after every event of a stream."""
+    m = metric.clone()
+    assert m.get() == 0.0, f"get() before any event must be 0.0, got {m.get()!r}"
+    for y, p, _ in yield_events(m, 5, seed=12):
+        m.update(y, p, 0.0)
+    assert m.get() == 0.0, (
+        f"get() after zero-weight events only must be 0.0, got {m.get()!r}"
+    )
+    for i, (y, p, w) in enumerate(yield_events(m, 200, seed=1)):
+        m.update(y, p, w)
+        _check_value(m, f"after event {i}")
+
+
+def check_zero_weight_changes_nothing(metric) -> None:
+    """An event of weight 0 changes nothing: the whole state is byte-for-byte the same
+    after ``update(..., w=0)`` (and ``revert(..., w=0)`` when revertible)."""
+    for m in (metric.clone(), _fed(metric, yield_events(metric, 150, seed=2))):
+        before = _fingerprint(m)
+        value = m.get()
+        for y, p, _ in yield_events(m, 40, seed=13):
+            m.update(y, p, 0.0)
+            m.update(y, p, 0)
+            if m._revertible:
+                m.revert(y, p, 0.0)
+        assert m.get() == value, "a zero-weight event changed get()"
+        assert _fingerprint(m) == before, "a zero-weight event changed the state"
+
+
+def check_clone_is_independent(metric) -> None:
+    """``clone()`` gives a fresh metric with the same parameters; updating a clone or a
+    deep copy does not affect the original."""
+    trained = _fed(metric, yield_events(metric, 150, seed=3))
+    before = _fingerprint(trained)
+    fresh = trained.clone()
+    assert type(fresh) is type(trained), "clone changed the class"
+    assert fresh._get_params() == trained._get_params(), "clone changed the parameters"
+    assert fresh.get() == 0.0, "a clone must not carry the original's events"
+    assert _fingerprint(fresh) == _fingerprint(metric.clone()), (
+        "a clone is not in the fresh state"
+    )
+    _feed(fresh, yield_events(fresh, 50, seed=4))
+    assert _fingerprint(trained) == before, "updating the clone changed the original"
+    other = copy.deepcopy(trained)
+    more = yield_events(other, 50, seed=4)
+    _feed(other, more)
+    if other._revertible:
+        other.revert(*more[0])
+    assert _fingerprint(trained) == before, "updating a deep copy changed the original"
+
+
+def check_pickle_roundtrip(metric) -> None:
+    """A pickled metric has the same value and state, and continues identically."""
+    for m in (metric.clone(), _fed(metric, yield_events(metric, 150, seed=6))):
+        restored = pickle.loads(pickle.dumps(m))
+        assert type(restored) is type(m)
+        assert restored.get() == m.get(), "pickle changed get()"
+        assert _fingerprint(restored) == _fingerprint(m), (
+            "pickle did not restore the whole state"
+        )
+        _same_behaviour(m, restored, "pickle")
+
+
+def check_dict_roundtrip(metric) -> None:
+    """``to_dict()`` is JSON-safe (no NaN or inf either) and ``from_dict`` restores the
+    whole state, through the metric's class and through ``StreamingMetric``; the metric
+    then continues identically. Checked with int and str class labels for multiclass
+    metrics."""
+    from streamcal.metrics.base import StreamingMetric
+
+    kinds = (
+        [{"classes": INT_CLASSES}, {"classes": STR_CLASSES}]
+        if _is_multiclass(metric)
+        else [{}]
+    )
+    for kw in kinds:
+        for m in (
+            metric.clone(),
+            _fed(metric, yield_events(metric, 150, seed=7, **kw)),
+        ):
+            text = json.dumps(m.to_dict(), allow_nan=False)
+            restored = type(m).from_dict(json.loads(text))
+            assert type(restored) is type(m)
+            assert restored._get_params() == m._get_params(), (
+                "from_dict changed the parameters"
+            )
+            assert restored.get() == m.get(), "from_dict changed get()"
+            assert json.dumps(restored.to_dict(), allow_nan=False) == text, (
+                "to_dict is not stable across a round trip"
+            )
+            assert _fingerprint(restored) == _fingerprint(m), (
+                "from_dict did not restore the whole state"
+            )
+            via_base = StreamingMetric.from_dict(json.loads(text))
+            assert type(via_base) is type(m), (
+                "StreamingMetric.from_dict picked the wrong class"
+            )
+            _same_behaviour(m, restored, "from_dict")
+
+
+def _expect_raises(fn, args: tuple, exc_types, what: str) -> None:
+    try:
+        fn(*args)
+    except exc_types:
+        return
+    raise AssertionError(f"no {' / '.join(e.__name__ for e in exc_types)} for {what}")
+
+
+def check_malformed_snapshot_rejected(metric) -> None:
+    """``from_dict`` rejects malformed snapshots with a ValueError or TypeError (a state
+    with a missing entry may also raise KeyError) and leaves the metric it was read from
+    unchanged."""
+    from streamcal.metrics.base import _REGISTRY, StreamingMetric
+
+    m = _fed(metric, yield_events(metric, 60, seed=8))
+    before = _fingerprint(m)
+    good = json.loads(json.dumps(m.to_dict()))
+    other = next(
+        name
+        for name, k in _REGISTRY.items()
+        if not issubclass(k, type(m)) and not inspect.isabstract(k)
+    )
+    bad = [
+        None,
+        [],
+        {},
+        {"class": type(m).__name__},
+        {**good, "class": "NoSuchMetric"},
+        {**good, "format": -1},
+    ]
+    for d in bad:
+        for reader in (type(m).from_dict, StreamingMetric.from_dict):
+            _expect_raises(
+                reader, (d,), (ValueError, TypeError), f"from_dict({str(d)[:60]})"
+            )
+    _expect_raises(
+        type(m).from_dict,
+        ({**good, "class": other},),
+        (ValueError,),
+        "a snapshot of another class",
+    )
+    _expect_raises(
+        type(m).from_dict,
+        ({**good, "state": {}},),
+        (ValueError, TypeError, KeyError),
+        "an empty state",
+    )
+    assert _fingerprint(m) == before, (
+        "reading a snapshot changed the metric it came from"
+    )
+
+
+#: Bad ``y_pred`` for binary metrics: NaN, infinities, out of [0, 1], wrong types, a
+#: dict without the positive class, a dict holding NaN.
+BAD_PROBABILITIES = [
+    float("nan"),
+    float("inf"),
+    -0.1,
+    1.5,
+    "0.5",
+    None,
+    True,
+    1 + 0j,
+    {False: 0.5},
+    {True: float("nan")},
+]
+#: Bad ``y_true`` for binary metrics.
+BAD_LABELS = [2, -1, 0.5, float("nan"), "1", None]
+#: Bad ``w`` for every metric.
+BAD_WEIGHTS = [-1.0, float("nan"), float("inf"), "1", None]
+
+#: Bad ``y_pred`` for multiclass metrics: NaN, negative or > 1 values, a sum far from 1,
+#: not a dict, an empty dict.
+BAD_MULTICLASS_PREDICTIONS = [
+    {0: float("nan"), 1: 0.5},
+    {0: 1.5, 1: -0.5},
+    {0: -0.0001, 1: 1.0001},
+    {0: 0.5, 1: 0.3},
+    {0: 0.9, 1: 0.9},
+    {0: "0.5", 1: 0.5},
+    0.5,
+    None,
+    {},
+]
+#: Bad ``y_true`` for multiclass metrics: unhashable values.
+BAD_MULTICLASS_LABELS = [[1], {0: 1}]
+
+
+def _expect_error(fn, args: tuple, argument: str, value) -> None:
+    try:
+        fn(*args)
+    except (ValueError, TypeError) as exc:
+        msg = str(exc)
+        assert f"'{argument}'" in msg, (
+            f"the error for {value!r} does not name '{argument}': {msg}"
+        )
+        assert "must be" in msg and "Got" in msg, (
+            f"the error does not state the domain and the value: {msg}"
+        )
+        return
+    raise AssertionError(f"no ValueError/TypeError for {argument}={value!r}")
+
+
+def check_bad_input_leaves_state_unchanged(metric) -> None:
+    """Bad ``y_true``, ``y_pred`` and ``w`` raise a ValueError/TypeError naming the
+    argument, for ``update`` and (revertible metrics) ``revert``, and leave the state
+    byte-for-byte unchanged; the metric still works afterwards."""
+    multi = _is_multiclass(metric)
+    for m in (metric.clone(), _fed(metric, yield_events(metric, 150, seed=9))):
+        before = _fingerprint(m)
+        value = m.get()
+        if multi:
+            good_y, good_p = 0, {0: 0.25, 1: 0.75}
+            bad_p, bad_y = BAD_MULTICLASS_PREDICTIONS, BAD_MULTICLASS_LABELS
+        else:
+            good_y, good_p = 1, 0.5
+            bad_p, bad_y = BAD_PROBABILITIES, BAD_LABELS
+        methods = [m.update, m.revert] if m._revertible else [m.update]
+        for method in methods:
+            for bad in bad_p:
+                _expect_error(method, (good_y, bad), "y_pred", bad)
+                _expect_error(method, (good_y, bad, 0.0), "y_pred", bad)
+            for bad in bad_y:
+                _expect_error(method, (bad, good_p), "y_true", bad)
+            for bad in BAD_WEIGHTS:
+                _expect_error(method, (good_y, good_p, bad), "w", bad)
+            assert _fingerprint(m) == before, (
+                f"bad input to {method.__name__} changed the state"
+            )
+        assert m.get() == value, "bad input changed get()"
+        m.update(good_y, good_p)  # and the metric still works
+        _check_value(m, "after bad input")
+
+
+def check_revert_not_implemented(metric) -> None:
+    """A non-revertible metric raises NotImplementedError from ``revert`` (pointing to
+    its window parameters) and keeps its state."""
+    m = _fed(metric, yield_events(metric, 50, seed=10))
+    before = _fingerprint(m)
+    y, p, w = yield_events(m, 50, seed=10)[-1]
+    _expect_raises(
+        m.revert,
+        (y, p, w),
+        (NotImplementedError,),
+        "revert on a non-revertible metric",
+    )
+    assert _fingerprint(m) == before, "a refused revert changed the state"
+
+
+def check_revert_any_order(metric) -> None:
+    """Reverting any subset of the events, in any order, gives the value of a fresh
+    metric fed the remaining events in their order (to :data:`TOL`); reverting them all
+    gives back the empty value exactly, and the metric then behaves like a fresh one."""
+    if not metric._revertible:
+        return
+    n = 160
+    for seed, how in ((20, "random"), (20, "lifo"), (21, "late first")):
+        events = yield_events(metric, n, seed=seed)
+        m = _fed(metric, events)
+        rng = np.random.default_rng(seed)
+        if how == "random":
+            order = rng.permutation(n).tolist()
+        elif how == "lifo":  # last in, first out
+            order = list(range(n - 1, -1, -1))
+        else:  # the late events first (a multiclass metric must then forget the late class)
+            cut = int(0.4 * n)
+            order = (cut + rng.permutation(n - cut)).tolist() + rng.permutation(
+                cut
+            ).tolist()
+        alive = [True] * n
+        checkpoints = {10, 40, 80, n - int(0.4 * n), 120, 150}
+        for j, i in enumerate(order, 1):
+            y, p, w = events[i]
+            m.revert(y, p, w)
+            alive[i] = False
+            if j in checkpoints:
+                ref = _fed(metric, [e for e, a in zip(events, alive) if a])
+                got, want = _check_value(m, f"after {j} reverts"), ref.get()
+                assert _close(got, want), (
+                    f"after reverting {j} events ({how} order): get() = {got!r}, a fresh metric on the rest gives {want!r}"
+                )
+        assert m.get() == 0.0, (
+            f"after reverting every event get() must be 0.0, got {m.get()!r}"
+        )
+        tail = yield_events(metric, 60, seed=seed + 100)
+        ref = _fed(metric, tail)
+        _feed(m, tail)
+        assert _close(m.get(), ref.get()), (
+            f"after reverting everything, a new stream gives {m.get()!r}, a fresh metric {ref.get()!r}"
+        )
+
+
+def check_rolling_matches_tail(metric) -> None:
+    """``river.utils.Rolling(type(m), window_size=k, **params)`` equals a fresh metric
+    fed the last ``k`` events (zero-weight ones included: they occupy the window but
+    weigh nothing), at many points of the stream, to :data:`TOL`."""
+    if not metric._revertible:
+        return
+    from river import utils
+
+    # a metric's own ``window_size`` (None when it is revertible) would clash with Rolling's
+    params = {k: v for k, v in metric._get_params().items() if k != "window_size"}
+    events = yield_events(metric, 220, seed=22)
+    for k in (1, 7, 40):
+        rolling = utils.Rolling(type(metric), window_size=k, **params)
+        for t, (y, p, w) in enumerate(events, 1):
+            rolling.update(y, p, w)
+            if t % 23 == 0 or t == len(events) or t == k:
+                ref = _fed(metric, events[max(0, t - k) : t])
+                got, want = rolling.get(), ref.get()
+                assert isinstance(got, float) and math.isfinite(got)
+                assert _close(got, want), (
+                    f"Rolling(window_size={k}) after {t} events: {got!r}; the last {k} events give {want!r}"
+                )
+
+
+def _pickled_size(obj) -> int:
+    return len(pickle.dumps(obj, protocol=4))
+
+
+def check_rolling_memory_bounded(metric) -> None:
+    """In ``river.utils.Rolling`` over distinct forecasts, the metric's state stops
+    growing: reverted events leave no residue (no empty per-value entries, no log)."""
+    if not metric._revertible:
+        return
+    from river import utils
+
+    params = {k: v for k, v in metric._get_params().items() if k != "window_size"}
+    rolling = utils.Rolling(type(metric), window_size=30, **params)
+    sizes = []
+    for chunk in range(4):
+        for y, p, w in yield_events(metric, 400, seed=30 + chunk, distinct=True):
+            rolling.update(y, p, w)
+        sizes.append(_pickled_size(rolling.obj))
+    assert sizes[3] <= 1.25 * sizes[1] + 200, (
+        f"the state keeps growing under Rolling: pickled sizes {sizes}"
+    )
+
+
+def check_window_matches_tail(metric) -> None:
+    """With ``window_size`` set, the metric equals a fresh metric with the same
+    parameters fed the last ``window_size`` positive-weight events (to :data:`TOL`)."""
+    k = getattr(metric, "window_size", None)
+    if k is None:
+        return
+    events = yield_events(metric, 3 * k + 17, seed=23)
+    m = metric.clone()
+    positive = []
+    for t, (y, p, w) in enumerate(events, 1):
+        m.update(y, p, w)
+        if w > 0:
+            positive.append((y, p, w))
+        if t % max(1, k // 2) == 0 or t == len(events):
+            ref = _fed(metric, positive[-k:])
+            got, want = _check_value(m, f"after {t} events"), ref.get()
+            assert _close(got, want), (
+                f"window_size={k} after {t} events: {got!r}; the last {k} events give {want!r}"
+            )
+
+
+def check_bounded_memory(metric) -> None:
+    """With a window or grid parameter set (``_bounded_memory_params``), the state stops
+    growing with the stream."""
+    names = getattr(metric, "_bounded_memory_params", ())
+    if not any(getattr(metric, name, None) is not None for name in names):
+        return
+    m = metric.clone()
+    sizes = []
+    for chunk in range(4):
+        _feed(m, yield_events(m, 1500, seed=40 + chunk, distinct=True))
+        sizes.append(_pickled_size(m))
+    assert sizes[3] <= 1.25 * sizes[1] + 200, (
+        f"the state keeps growing: pickled sizes {sizes}"
+    )
+
+
+def check_degenerate_streams(metric) -> None:
+    """``get()`` stays finite on degenerate streams: all labels 0, all labels 1, a
+    constant forecast, forecasts only at 0 and 1 (confident misses), a single event."""
+    multi = _is_multiclass(metric)
+    base = yield_events(metric, 60, seed=24)
+    if multi:
+        streams = {
+            "one class only": [(0, p, w) for _, p, w in base],
+            "constant forecast": [(y, {0: 0.2, 1: 0.3, 2: 0.5}, w) for y, _, w in base],
+            "one-hot misses": [(y, {0: 1.0, 1: 0.0}, w) for y, _, w in base if y != 0]
+            + [(0, {1: 1.0}, 1.0)],
+            "single event": [(2, {2: 1.0}, 1.0)],
+        }
+    else:
+        streams = {
+            "all labels 0": [(0, p, w) for _, p, w in base],
+            "all labels 1": [(1, p, w) for _, p, w in base],
+            "constant forecast": [(y, 0.3, w) for y, _, w in base],
+            "forecasts 0 and 1": [
+                (y, float(i % 2), w) for i, (y, _, w) in enumerate(base)
+            ],
+            "single event": [(1, 1.0, 1.0)],
+        }
+    for name, events in streams.items():
+        m = metric.clone()
+        for i, (y, p, w) in enumerate(events):
+            m.update(y, p, w)
+            _check_value(m, f"{name}, event {i}")
+        if m._revertible:
+            for y, p, w in events:
+                m.revert(y, p, w)
+            assert m.get() == 0.0, (
+                f"{name}: reverting every event must give 0.0, got {m.get()!r}"
+            )
+
+
+def check_dict_prediction_matches_float(metric) -> None:
+    """A binary metric fed river's ``predict_proba_one`` dicts ``{False: 1 - p, True:
+    p}`` (or ``{0: .., 1: ..}``) ends in exactly the state it reaches when fed ``p``."""
+    if _is_multiclass(metric):
+        return
+    events = yield_events(metric, 120, seed=25)
+    a = _fed(metric, events)
+    b = metric.clone()
+    for i, (y, p, w) in enumerate(events):
+        b.update(bool(y), {False: 1.0 - p, True: p} if i % 2 else {0: 1.0 - p, 1: p}, w)
+    assert _fingerprint(a) == _fingerprint(b), (
+        "a dict y_pred is not scored like the float it holds"
+    )
+
+
+# ---------------------------------------------------------------------------- drivers
+
+
+def yield_metric_checks(metric) -> typing.Iterator[typing.Callable]:
+    """Yield the checks that apply to ``metric`` (a fresh instance).
+
+    Each check is a function taking the metric and raising AssertionError on failure.
+
+    Examples
+    --------
+    >>> from streamcal.metrics import LogLoss
+    >>> names = [c.__name__ for c in yield_metric_checks(LogLoss())]
+    >>> "check_rolling_matches_tail" in names, "check_revert_not_implemented" in names
+    (True, False)
+
+    """
+    yield check_docstring_has_example
+    yield check_protocol
+    yield check_get_empty_then_finite
+    yield check_zero_weight_changes_nothing
+    yield check_clone_is_independent
+    yield check_pickle_roundtrip
+    yield check_dict_roundtrip
+    yield check_malformed_snapshot_rejected
+    yield check_bad_input_leaves_state_unchanged
+    yield check_degenerate_streams
+    if not _is_multiclass(metric):
+        yield check_dict_prediction_matches_float
+    if metric._revertible:
+        yield check_revert_any_order
+        yield check_rolling_matches_tail
+        yield check_rolling_memory_bounded
+    else:
+        yield check_revert_not_implemented
+    if getattr(metric, "window_size", None) is not None:
+        yield check_window_matches_tail
+    names = getattr(metric, "_bounded_memory_params", ())
+    if any(getattr(metric, name, None) is not None for name in names):
+        yield check_bounded_memory
+
+
+def check_metric(metric) -> None:
+    """Run every applicable check on ``metric``; raise on the first failure.
+
+    Examples
+    --------
+    >>> from streamcal.metrics import Brier
+    >>> check_metric(Brier())
+
+    """
+    for check in yield_metric_checks(metric):
+        check(metric)

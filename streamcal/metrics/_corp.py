@@ -1,0 +1,401 @@
+"""The CORP decomposition of a proper score into miscalibration, discrimination and
+uncertainty, kept up to date by the online isotonic (PAV) block store."""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+
+from streamcal import _validation as V
+from streamcal.core.pav import BlockView, IsotonicBlockStore
+from streamcal.metrics.base import BinaryCalibrationMetric
+
+__all__ = ["CORP"]
+
+_SCORES = ("brier", "log")
+
+
+def _brier_block(W: float, S: float) -> float:
+    """Brier score summed over a block of weight ``W`` and label sum ``S`` forecast at
+    its mean ``v = S / W``: ``S (1 - v)**2 + (W - S) v**2 = S (W - S) / W``."""
+    if S <= 0.0 or S >= W:
+        return 0.0
+    return S * (W - S) / W
+
+
+def _log_block(W: float, S: float) -> float:
+    """Log loss summed over a block forecast at its mean ``v = S / W``:
+    ``-(S log v + (W - S) log(1 - v))``, with ``0 log 0 = 0`` (a block of one label
+    costs nothing)."""
+    if S <= 0.0 or S >= W:
+        return 0.0
+    v = S / W
+    return -(S * math.log(v) + (W - S) * math.log1p(-v))
+
+
+class CORP(BinaryCalibrationMetric):
+    """CORP decomposition of the mean Brier score (or log loss) of probability forecasts:
+    ``S = MCB - DSC + UNC``.
+
+    With ``x`` the forecasts, ``x_hat`` their isotonic (pool-adjacent-violators)
+    recalibration on the same events (non-decreasing, ties pooled, weights honoured) and
+    ``r`` the climatological forecast (the weighted mean outcome), and ``S(.)`` the
+    weighted mean score of a forecast over the events:
+
+    - ``S = S(x)``, the score itself (:meth:`get`);
+    - ``MCB = S(x) - S(x_hat)``, miscalibration: what recalibration would save, >= 0;
+    - ``DSC = S(r) - S(x_hat)``, discrimination: what the recalibrated forecast gains
+      over climatology, >= 0;
+    - ``UNC = S(r)``, uncertainty of the outcomes.
+
+    Parameters
+    ----------
+    score
+        The proper score decomposed.
+
+        - ``"brier"`` (default): ``(p - y) ** 2``.
+        - ``"log"``: log loss, ``-log(p)`` if ``y = 1`` else ``-log(1 - p)``. The raw
+          forecast is clipped to ``[eps, 1 - eps]`` (as in
+          :class:`streamcal.metrics.LogLoss`), so that a forecast of exactly 0 or 1 with
+          the wrong outcome costs ``-log(eps)`` rather than infinity. The recalibrated
+          and climatological forecasts are not clipped: they are 0 (or 1) only on runs of
+          events whose labels are all 0 (or all 1), which cost ``0 log 0 = 0``.
+    eps
+        Clipping level of the raw forecast for ``score="log"``, a real number in
+        (0, 0.5); unused by the Brier score.
+
+    Attributes
+    ----------
+    mcb
+        Miscalibration, ``S(x) - S(x_hat)``.
+    dsc
+        Discrimination, ``S(r) - S(x_hat)``.
+    unc
+        Uncertainty, ``S(r)``.
+    recalibration
+        The current PAV blocks of the recalibration ``x_hat`` (the CORP reliability
+        curve), as :class:`streamcal.core.pav.BlockView` named tuples.
+    n_events
+        Number of positive-weight events held.
+
+    Notes
+    -----
+    The state is an :class:`streamcal.core.pav.IsotonicBlockStore` holding the events
+    (one cell per distinct forecast value) and their isotonic fit, plus running sums.
+    ``S(x)`` is a running sum of per-event scores. ``S(x_hat)`` is a sum over the PAV
+    blocks of closed forms: a block of weight ``W`` and label sum ``S`` is forecast at
+    ``v = S / W`` and contributes ``S (W - S) / W`` to the Brier sum, ``-(S log v +
+    (W - S) log(1 - v))`` to the log loss. That sum is kept incrementally: after each
+    store update only the run of blocks the update split or merged is found (by walking
+    outwards from the event's block while blocks differ from a shadow list of the
+    previous ones) and its contributions are replaced.
+
+    Cost per event: one store insertion (``update``) or removal (``revert``),
+    amortised O(log b + m) with ``b`` blocks and ``m`` distinct forecasts in the
+    event's block (see :mod:`streamcal.core.pav`), plus O(blocks changed) for the sum.
+    :meth:`get` and the components are O(1); :attr:`recalibration` is
+    O(b + distinct forecasts).
+
+    ``revert`` removes one event previously added with the same arguments (so
+    ``river.utils.Rolling(CORP, window_size=n)`` gives the decomposition on the last
+    ``n`` events), and raises ValueError for a forecast value the metric does not hold.
+    Sums are floats: after reverts the values differ from a fresh computation by rounding
+    only (about 1e-12 relative). With weights at one forecast value spanning more than
+    2**20, a revert may leave that value's other events with a rounding residue larger
+    than that (as for any float sum, :class:`streamcal.metrics.Brier` included); they are
+    then kept as equal shares of what remains. Reverting every event gives back the
+    empty state exactly.
+
+    Before any positive-weight event every value is 0.0.
+
+    References
+    ----------
+    Dimitriadis, Gneiting and Jordan (2021), "Stable reliability diagrams for
+    probabilistic classifiers", PNAS 118(8), e2016191118.
+
+    Examples
+    --------
+    >>> from streamcal.metrics import CORP
+    >>> m = CORP()
+    >>> for y, p in [(0, 0.1), (1, 0.3), (0, 0.5), (1, 0.7), (1, 0.9)]:
+    ...     m.update(y, p)
+    >>> round(m.get(), 4), round(m.mcb, 4), round(m.dsc, 4), round(m.unc, 4)
+    (0.17, 0.07, 0.14, 0.24)
+    >>> abs(m.get() - (m.mcb - m.dsc + m.unc)) < 1e-12
+    True
+    >>> [(b.score_min, b.score_max, b.value) for b in m.recalibration]
+    [(0.1, 0.1, 0.0), (0.3, 0.5, 0.5), (0.7, 0.9, 1.0)]
+
+    The log loss, and a sliding window with river:
+
+    >>> round(CORP(score="log").get(), 4)
+    0.0
+    >>> from river import utils
+    >>> rolling = utils.Rolling(CORP, window_size=3, score="log")
+    >>> for y, p in [(0, 0.1), (1, 0.3), (0, 0.5), (1, 0.7), (1, 0.9)]:
+    ...     rolling.update(y, p)
+    >>> round(rolling.get(), 4), round(rolling.mcb, 4)  # last 3: recalibrated to 0, 1, 1
+    (0.3851, 0.3851)
+
+    """
+
+    def __init__(self, score: str = "brier", eps: float = 1e-15):
+        V.check_param(
+            "CORP", "score", score, score in _SCORES, "a str among {'brier', 'log'}"
+        )
+        V.check_real(
+            eps, "CORP", "eps", lambda x: 0.0 < x < 0.5, "a real number in (0, 0.5)"
+        )
+        self.score = score
+        self.eps = eps
+        super().__init__()
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"score": "log"}
+        yield {"score": "log", "eps": 1e-6}
+
+    def _reset(self) -> None:
+        self._store = IsotonicBlockStore()
+        self._weight = 0.0  # sum of w
+        self._label = 0.0  # sum of w * y
+        self._loss = 0.0  # sum of w * score(x, y)
+        # sum over blocks of the block's score at its mean value: W * S(x_hat)
+        self._fit = 0.0
+        self._n = 0
+        # derived: one (block, W, S, contribution) per store block, to find what changed
+        self._shadow: list = []
+        self._block_score = _brier_block if self.score == "brier" else _log_block
+
+    # ------------------------------------------------------------------ per event
+
+    def _event_loss(self, y: float, p: float) -> float:
+        if self.score == "brier":
+            d = p - y
+            return d * d
+        eps = self.eps
+        q = p if y == 1.0 else 1.0 - p
+        return -math.log(min(max(q, eps), 1.0 - eps))
+
+    def _update(self, y: float, p: float, w: float) -> None:
+        if w > 0.0:
+            self._store.add(p, w, y)
+            self._sync(p)
+            self._weight += w
+            self._label += w * y
+            self._loss += w * self._event_loss(y, p)
+            self._n += 1
+
+    def _revert(self, y: float, p: float, w: float) -> None:
+        if w <= 0.0:
+            return
+        store = self._store
+        cell = self._cell(p)
+        if cell is None:
+            raise ValueError(
+                "The 'y_pred' argument of CORP.revert must be the forecast of an event "
+                f"held by the metric. Got {V.format_value(p)} instead."
+            )
+        self._n -= 1
+        if self._n <= 0:
+            self._reset()
+            return
+        dropped = store.remove(p, w, y)
+        self._sync(p)
+        if dropped:
+            # The other events of this forecast weigh less than 2**-20 of the one just
+            # removed, so the store dropped the cell rather than keep the subtraction's
+            # rounding residue. Only their totals are known: re-add them as equal shares.
+            cw = cell[0] - w
+            if not cw > 0.0:
+                cw = w * 2.0**-53
+            cs = min(max(cell[1] - w * y, 0.0), cw)
+            share, label = cw / dropped, cs / cw
+            for _ in range(dropped):
+                store.add(p, share, label)
+                self._sync(p)
+        self._weight -= w
+        self._label -= w * y
+        self._loss -= w * self._event_loss(y, p)
+
+    def _cell(self, x: float):
+        """``(W, S)`` of the store's cell at forecast ``x``, None if there is none.
+        O(log b + log m)."""
+        store = self._store
+        i = bisect_right(store._starts, x) - 1
+        if i < 0:
+            return None
+        b = store._blocks[i]
+        k = bisect_left(b.xs, x)
+        if k == len(b.xs) or b.xs[k] != x:
+            return None
+        return b.ws[k], b.ss[k]
+
+    def _sync(self, x: float) -> None:
+        """Bring the sum of block contributions up to date after one store update at
+        key ``x``.
+
+        A store update replaces a contiguous run of blocks: those before it keep their
+        index, those after it are shifted by the change in the number of blocks, and
+        both keep their identity and totals; inside the run, every block is a new object
+        except possibly the first (a block that absorbed others, or the event's own block
+        when nothing split). Walking left from the last block starting at or before ``x``
+        (never beyond the run's end) to the first block equal to its shadow at the same
+        index, and right from the next one to the first block equal to its shadow at the
+        shifted index, brackets the run; only its contributions are recomputed.
+        O(blocks in the run), plus a list slice assignment.
+        """
+        blocks = self._store._blocks
+        shadow = self._shadow
+        nb, no = len(blocks), len(shadow)
+        delta = nb - no
+        j0 = bisect_right(self._store._starts, x) - 1
+        j = min(j0, nb - 1)
+        while j >= 0:
+            if j < no:
+                b, (ob, oW, oS, _) = blocks[j], shadow[j]
+                if b is ob and b.W == oW and b.S == oS:
+                    break
+            j -= 1
+        lo = j + 1
+        j = max(j0 + 1, lo)
+        while j < nb:
+            k = j - delta
+            if lo <= k < no:
+                b, (ob, oW, oS, _) = blocks[j], shadow[k]
+                if b is ob and b.W == oW and b.S == oS:
+                    break
+            j += 1
+        hi_new, hi_old = j, j - delta
+        if hi_old < lo:  # pragma: no cover - the store broke the pattern: recompute all
+            self._rebuild_shadow()
+            self._fit = math.fsum(c for _, _, _, c in self._shadow)
+            return
+        f = self._block_score
+        new = [(b, b.W, b.S, f(b.W, b.S)) for b in blocks[lo:hi_new]]
+        removed = 0.0
+        for t in shadow[lo:hi_old]:
+            removed += t[3]
+        added = 0.0
+        for t in new:
+            added += t[3]
+        shadow[lo:hi_old] = new
+        fit = self._fit + (added - removed)
+        self._fit = max(fit, 0.0)
+
+    def _rebuild_shadow(self) -> None:
+        f = self._block_score
+        self._shadow = [(b, b.W, b.S, f(b.W, b.S)) for b in self._store._blocks]
+
+    # ------------------------------------------------------------------ values
+
+    def get(self) -> float:
+        """The weighted mean score ``S`` of the forecasts (0.0 before any event); O(1)."""
+        return self._loss / self._weight if self._weight > 0.0 else 0.0
+
+    def _fitted_score(self) -> float:
+        """``S(x_hat)``, the mean score of the isotonic recalibration."""
+        return self._fit / self._weight if self._weight > 0.0 else 0.0
+
+    @property
+    def unc(self) -> float:
+        """Uncertainty ``UNC = S(r)``, the mean score of the climatological forecast
+        (the weighted mean outcome); O(1)."""
+        W = self._weight
+        if W <= 0.0:
+            return 0.0
+        return self._block_score(W, min(max(self._label, 0.0), W)) / W
+
+    @property
+    def mcb(self) -> float:
+        """Miscalibration ``MCB = S(x) - S(x_hat)``, >= 0 up to rounding; O(1)."""
+        return self.get() - self._fitted_score()
+
+    @property
+    def dsc(self) -> float:
+        """Discrimination ``DSC = S(r) - S(x_hat)``, >= 0 up to rounding; O(1)."""
+        return self.unc - self._fitted_score()
+
+    @property
+    def recalibration(self) -> tuple[BlockView, ...]:
+        """The PAV blocks of the isotonic recalibration, in forecast order: each block's
+        forecast range, recalibrated value, weight and counts. O(b + distinct
+        forecasts)."""
+        return self._store.blocks()
+
+    @property
+    def n_events(self) -> int:
+        """Number of positive-weight events held."""
+        return self._n
+
+    @property
+    def bigger_is_better(self) -> bool:
+        return False
+
+    def __repr__(self):
+        return (
+            f"CORP: {self.get():{self._fmt}} (MCB {self.mcb:{self._fmt}}, "
+            f"DSC {self.dsc:{self._fmt}}, UNC {self.unc:{self._fmt}})"
+        )
+
+    # ------------------------------------------------------------------ state
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state["_shadow"], state["_block_score"]  # derived, rebuilt on restore
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._block_score = _brier_block if self.score == "brier" else _log_block
+        self._rebuild_shadow()
+
+    def _get_state(self) -> dict:
+        return {
+            "blocks": self._store.to_lists(),
+            "weight": self._weight,
+            "label": self._label,
+            "loss": self._loss,
+            "fit": self._fit,
+            "n": self._n,
+        }
+
+    def _set_state(self, state: dict) -> None:
+        self._store = IsotonicBlockStore.from_lists(state["blocks"])
+        self._weight = float(state["weight"])
+        self._label = float(state["label"])
+        self._loss = float(state["loss"])
+        self._fit = float(state["fit"])
+        self._n = int(state["n"])
+        self._rebuild_shadow()
+
+    def _check(self, rtol: float = 1e-9) -> None:
+        """Assert every invariant: the store's, the shadow in step with the store, the
+        incremental sum equal to a fresh one, and the counts consistent."""
+        store = self._store
+        store._check()
+        blocks = store._blocks
+        assert len(self._shadow) == len(blocks), "shadow out of step with the store"
+        for b, (ob, oW, oS, c) in zip(blocks, self._shadow):
+            assert b is ob and b.W == oW and b.S == oS, (
+                f"stale shadow entry {(oW, oS)} for {(b.W, b.S)}"
+            )
+            assert c == self._block_score(b.W, b.S), "stale block contribution"
+        fresh = math.fsum(c for *_, c in self._shadow)
+        assert abs(self._fit - fresh) <= rtol * (1.0 + fresh), (
+            f"running fit sum {self._fit} != {fresh}"
+        )
+        assert self._n == sum(b.n_events for b in store.blocks()), (
+            "event count out of step with the store"
+        )
+        if self._n == 0:
+            assert (
+                not blocks
+                and self._weight == self._label == self._loss == self._fit == 0.0
+            )
+        else:
+            W = math.fsum(b.W for b in blocks)
+            assert abs(self._weight - W) <= rtol * W, (
+                f"weight {self._weight} != store weight {W}"
+            )

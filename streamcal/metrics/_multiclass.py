@@ -1,0 +1,1027 @@
+"""Calibration metrics of multiclass probability forecasts.
+
+A multiclass forecast is a dict ``class -> probability`` (river's ``predict_proba_one``
+output); ``y_true`` is any hashable class label. Each metric reduces the forecasts to
+binary ones, as the multiclass-to-binary (M2B) view of Gupta and Ramdas (2022) puts it,
+and bins them:
+
+- :class:`ConfidenceECE`: the ECE of the top probability against "the top class is
+  right" (Guo et al., 2017; the conf-ECE of Arad and Rosset, section 2.2);
+- :class:`TopLabelECE`: the same, conditioned on the predicted class as well
+  (top-label calibration, Gupta and Ramdas, 2022; Gupta's thesis, section 4.1);
+- :class:`ClasswiseECE`: the mean over classes of the binary ECE of each class's
+  probability (the cw-ECE, or SCE, of Nixon et al., 2019);
+- :class:`TECE`: the thresholded, equal-mass class-wise ECE of Nixon et al. (2019),
+  their TACE, which Arad and Rosset evaluate with the threshold ``1 / k``.
+
+Conventions shared by the four metrics:
+
+- classes are discovered as they appear, in ``y_true`` or as keys of ``y_pred``; a class
+  missing from ``y_pred`` has probability 0;
+- the top class of a forecast is the first key of ``y_pred``, in the dict's order, with
+  the largest probability (what ``max(y_pred, key=y_pred.get)`` returns, as river's
+  classifiers do), so ties are broken by the forecast itself, never by the history of
+  the metric, and an update and its revert always agree;
+- zero-weight events change nothing (they discover no class);
+- equal-width bins are those of :func:`streamcal.metrics.expected_calibration_error`:
+  bin ``k`` of ``n_bins`` holds the probabilities in ``[k / n_bins, (k + 1) / n_bins)``,
+  the last bin also 1.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import typing
+
+from river import base as river_base
+
+from streamcal import _validation as V
+from streamcal.metrics._binned import ReliabilityBin
+from streamcal.metrics.base import StreamingMetric
+
+__all__ = [
+    "TECE",
+    "ClasswiseECE",
+    "ConfidenceECE",
+    "MulticlassCalibrationMetric",
+    "TopLabelECE",
+]
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _check_bins(owner: str, n_bins, strategy) -> None:
+    V.check_int(n_bins, owner, "n_bins", minimum=1)
+    V.check_param(
+        owner,
+        "strategy",
+        strategy,
+        isinstance(strategy, str) and strategy == "uniform",
+        "'uniform'",
+    )
+
+
+def _uniform_edges(n_bins: int) -> tuple:
+    """``(0, 1/B, ..., 1)`` by float division, as numpy's ``arange(B + 1) / B``."""
+    return tuple(i / n_bins for i in range(n_bins + 1))
+
+
+def _bin_of(p: float, n_bins: int, edges: tuple) -> int:
+    """The equal-width bin of ``p`` in [0, 1]: ``k`` with ``edges[k] <= p <
+    edges[k + 1]``, the last bin closed. O(1): ``int(p * n_bins)`` is at most one bin
+    off, since the product and the edges are each rounded once."""
+    k = int(p * n_bins)
+    if k >= n_bins:
+        k = n_bins - 1
+    if p < edges[k]:
+        return k - 1
+    if k + 1 < n_bins and p >= edges[k + 1]:
+        return k + 1
+    return k
+
+
+def _top(p: dict):
+    """The first key with the largest probability, and that probability."""
+    top = None
+    h = -1.0
+    for c, pc in p.items():
+        if pc > h:
+            top = c
+            h = pc
+    return top, h
+
+
+def _encode_label(label):
+    """A class label as JSON data: tuples become ``{"tuple": [...]}``, numpy scalars
+    their Python twins; str, int, float, bool and None pass unchanged."""
+    if isinstance(label, tuple):
+        return {"tuple": [_encode_label(x) for x in label]}
+    return V.json_safe_scalar(label)
+
+
+def _decode_label(data, memo: dict):
+    """The label ``_encode_label`` wrote; equal labels decode to one shared object
+    (``memo``), as they usually are one object in the metric that was saved."""
+    label = (
+        tuple(_decode_label(x, memo) for x in data["tuple"])
+        if isinstance(data, dict)
+        else data
+    )
+    return memo.setdefault(label, label)
+
+
+class _BinSums:
+    """Per equal-width bin: number of events, total weight, weighted sums of the
+    prediction and of the binary outcome. A bin whose count returns to 0 is zeroed
+    exactly, so reverting every event leaves no rounding residue."""
+
+    __slots__ = ("count", "n", "p", "w", "y")
+
+    def __init__(self, n_bins: int):
+        self.count = 0
+        self.n = [0] * n_bins
+        self.w = [0.0] * n_bins
+        self.p = [0.0] * n_bins
+        self.y = [0.0] * n_bins
+
+    def add(self, k: int, w: float, p: float, y: float) -> None:
+        self.count += 1
+        self.n[k] += 1
+        self.w[k] += w
+        self.p[k] += w * p
+        self.y[k] += w * y
+
+    def remove(self, k: int, w: float, p: float, y: float) -> None:
+        self.count -= 1
+        left = self.n[k] - 1
+        self.n[k] = left
+        if left == 0:
+            self.w[k] = self.p[k] = self.y[k] = 0.0
+        else:
+            self.w[k] -= w
+            self.p[k] -= w * p
+            self.y[k] -= w * y
+
+    def gap(self) -> float:
+        """``sum_b |sum w y - sum w p|``: the ECE times the total weight."""
+        return sum(abs(y - p) for y, p in zip(self.y, self.p))
+
+    def bins(
+        self, edges: tuple, extra_weight: float = 0.0, extra_count: int = 0
+    ) -> tuple:
+        """The non-empty bins; ``extra_*`` events with prediction and outcome 0 join bin 0."""
+        out = []
+        for k, n in enumerate(self.n):
+            w = self.w[k]
+            if k == 0 and extra_count:
+                n += extra_count
+                w += extra_weight
+            if n:
+                out.append(
+                    ReliabilityBin(
+                        edges[k], edges[k + 1], w, self.p[k] / w, self.y[k] / w
+                    )
+                )
+        return tuple(out)
+
+    def state(self) -> dict:
+        return {
+            "n": list(self.n),
+            "w": list(self.w),
+            "p": list(self.p),
+            "y": list(self.y),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> _BinSums:
+        obj = cls(len(state["n"]))
+        obj.n = [int(v) for v in state["n"]]
+        obj.w = [float(v) for v in state["w"]]
+        obj.p = [float(v) for v in state["p"]]
+        obj.y = [float(v) for v in state["y"]]
+        obj.count = sum(obj.n)
+        return obj
+
+    def check(self) -> None:
+        assert self.count == sum(self.n) > 0, (self.count, self.n)
+        for k, n in enumerate(self.n):
+            assert n >= 0, self.n
+            if n == 0:
+                assert self.w[k] == self.p[k] == self.y[k] == 0.0, (
+                    k,
+                    self.w,
+                    self.p,
+                    self.y,
+                )
+            else:
+                assert self.w[k] > 0.0, (k, self.w)
+
+
+# ---------------------------------------------------------------------- base class
+
+
+class MulticlassCalibrationMetric(StreamingMetric):
+    """Base class of metrics of multiclass probability forecasts.
+
+    ``y_true`` is a class label (any hashable value but NaN); ``y_pred`` is a non-empty
+    dict ``class -> probability`` with values in [0, 1] summing to 1 within 1e-6, as
+    river's ``predict_proba_one`` returns; a class absent from it has probability 0.
+    ``w`` is a finite weight >= 0; zero-weight events change nothing.
+
+    Subclasses implement ``_update(y, p, w)`` and ``_revert(y, p, w)``, called with a
+    validated label, probability dict (float values) and a positive weight.
+    :meth:`update` and :meth:`revert` validate everything first, so a bad event changes
+    nothing. ``_revert`` must raise ValueError, before changing anything, when the
+    event cannot be one the metric holds.
+
+    Examples
+    --------
+    >>> from streamcal.metrics import ConfidenceECE
+    >>> m = ConfidenceECE()
+    >>> m.update("cat", {"cat": 0.8, "dog": 0.2})
+    >>> m.update("cat", {"cat": 0.5, "dog": 0.6})
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'y_pred' argument of ConfidenceECE.update must be a non-empty dict mapping class labels to probabilities in [0, 1] that sum to 1 within 1e-06. Got {'cat': 0.5, 'dog': 0.6} (sum 1.1) instead.
+    >>> round(m.get(), 4)                      # the bad event changed nothing
+    0.2
+
+    """
+
+    #: the metric takes multiclass forecasts (dicts), not binary probabilities
+    _multiclass: typing.ClassVar[bool] = True
+
+    def update(self, y_true, y_pred, w=1.0) -> None:
+        """Add one event; cost stated by each metric."""
+        name = type(self).__name__
+        y = V.check_class_label(y_true, name, "update", "y_true")
+        p = V.check_probability_vector(y_pred, name, "update", "y_pred")
+        w = V.check_weight(w, name, "update")
+        if w > 0.0:
+            self._update(y, p, w)
+
+    def revert(self, y_true, y_pred, w=1.0) -> None:
+        """Remove one event previously added with the same arguments; an event the
+        metric cannot hold raises ValueError and changes nothing."""
+        name = type(self).__name__
+        if not self._revertible:
+            raise NotImplementedError(
+                f"{name} cannot revert an event; use its window_size or half_life parameter instead."
+            )
+        y = V.check_class_label(y_true, name, "revert", "y_true")
+        p = V.check_probability_vector(y_pred, name, "revert", "y_pred")
+        w = V.check_weight(w, name, "revert")
+        if w > 0.0:
+            self._revert(y, p, w)
+
+    def _update(self, y, p: dict, w: float) -> None:
+        raise NotImplementedError
+
+    def _revert(self, y, p: dict, w: float) -> None:
+        raise NotImplementedError
+
+    def _not_held(self, y, p) -> ValueError:
+        return ValueError(
+            f"{type(self).__name__}.revert was given an event it does not hold "
+            f"(y_true={V.format_value(y)}, y_pred={V.format_value(p)}); revert only "
+            "events previously added with update."
+        )
+
+    def works_with(self, model) -> bool:
+        """River classifiers and anything else with a ``predict_proba_one``."""
+        return isinstance(model, river_base.Classifier) or callable(
+            getattr(model, "predict_proba_one", None)
+        )
+
+    @property
+    def bigger_is_better(self) -> bool:
+        return False
+
+    @property
+    def n_events(self) -> int:
+        """Number of positive-weight events held."""
+        return self._n
+
+
+class _EqualWidthMetric(MulticlassCalibrationMetric):
+    def __init__(self, n_bins: int = 10, strategy: str = "uniform"):
+        _check_bins(type(self).__name__, n_bins, strategy)
+        self.n_bins = n_bins
+        self.strategy = strategy
+        super().__init__()
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"n_bins": 3}
+
+
+# ---------------------------------------------------------------------- confidence ECE
+
+
+class ConfidenceECE(_EqualWidthMetric):
+    """Confidence ECE: the ECE of the top probability against "the top class is right".
+
+    With ``h`` the largest probability of a forecast and ``c`` its class (the first such
+    key in the dict's order), the events are binned by ``h`` into ``n_bins`` equal-width
+    bins, and::
+
+        ConfidenceECE = sum_b |sum_{t in b} w_t (1[y_t = c_t] - h_t)| / sum_t w_t
+
+    the weighted mean, over bins, of the gap between accuracy and mean confidence. It
+    measures confidence calibration, ``P(Y = c(X) | h(X)) = h(X)`` (Guo et al., 2017;
+    Arad and Rosset, definition 2.3 and section 2.2), and equals
+    :func:`streamcal.metrics.expected_calibration_error` on the binary problem
+    ``(h_t, 1[y_t = c_t])``.
+
+    The state is per-bin sums, so ``revert`` is exact (up to float rounding; a bin
+    emptied by reverts is exactly zero) and ``river.utils.Rolling`` windows it.
+
+    Parameters
+    ----------
+    n_bins
+        Number of equal-width bins of the top probability, an int >= 1.
+    strategy
+        ``"uniform"`` (equal-width bins, the only choice: equal-mass bins need the
+        events themselves, which :class:`TECE` keeps).
+
+    Attributes
+    ----------
+    bins
+        The non-empty bins, a tuple of :class:`ReliabilityBin`, for a confidence
+        reliability diagram.
+
+    Notes
+    -----
+    ``update`` and ``revert`` cost O(number of classes in ``y_pred``); ``get`` and
+    ``bins`` cost O(``n_bins``); memory O(``n_bins``).
+
+    Examples
+    --------
+    Two forecasts with top probability 0.7, one right, one wrong: accuracy 1/2 against
+    confidence 0.7.
+
+    >>> from streamcal.metrics import ConfidenceECE
+    >>> m = ConfidenceECE(n_bins=5)
+    >>> m.update("cat", {"cat": 0.7, "dog": 0.2, "fox": 0.1})
+    >>> m.update("cat", {"cat": 0.2, "dog": 0.7, "fox": 0.1})
+    >>> round(m.get(), 6)
+    0.2
+    >>> m.bins
+    (ReliabilityBin(lower=0.6, upper=0.8, weight=2.0, mean_prediction=0.7, mean_outcome=0.5),)
+
+    In a river rolling window of the last event:
+
+    >>> from river import utils
+    >>> rolling = utils.Rolling(ConfidenceECE, window_size=1, n_bins=5)
+    >>> rolling.update("cat", {"cat": 0.7, "dog": 0.2, "fox": 0.1})
+    >>> rolling.update("cat", {"cat": 0.2, "dog": 0.7, "fox": 0.1})
+    >>> round(rolling.get(), 6)
+    0.7
+
+    """
+
+    def _reset(self) -> None:
+        self._edges = _uniform_edges(self.n_bins)
+        self._sums = _BinSums(self.n_bins)
+        self._weight = 0.0
+        self._n = 0
+
+    def _update(self, y, p: dict, w: float) -> None:
+        top, h = _top(p)
+        self._sums.add(
+            _bin_of(h, self.n_bins, self._edges), w, h, 1.0 if top == y else 0.0
+        )
+        self._weight += w
+        self._n += 1
+
+    def _revert(self, y, p: dict, w: float) -> None:
+        top, h = _top(p)
+        k = _bin_of(h, self.n_bins, self._edges)
+        if self._sums.n[k] == 0:
+            raise self._not_held(y, p)
+        self._n -= 1
+        if self._n == 0:
+            self._reset()
+            return
+        self._sums.remove(k, w, h, 1.0 if top == y else 0.0)
+        self._weight -= w
+
+    def get(self) -> float:
+        """The confidence ECE of the events held (0.0 before any); O(n_bins)."""
+        return self._sums.gap() / self._weight if self._n else 0.0
+
+    @property
+    def bins(self) -> tuple:
+        """The non-empty confidence bins, a tuple of :class:`ReliabilityBin`; O(n_bins)."""
+        return self._sums.bins(self._edges)
+
+    def _get_state(self) -> dict:
+        return {"weight": self._weight, "n": self._n, "bins": self._sums.state()}
+
+    def _set_state(self, state: dict) -> None:
+        self._weight = float(state["weight"])
+        self._n = int(state["n"])
+        self._sums = _BinSums.from_state(state["bins"])
+
+    def _check(self) -> None:
+        """Assert every invariant of the state."""
+        if self._n == 0:
+            assert self._weight == 0.0 and self._sums.count == 0
+            return
+        self._sums.check()
+        assert self._sums.count == self._n
+        assert math.isclose(self._weight, sum(self._sums.w), rel_tol=1e-9)
+
+
+# ---------------------------------------------------------------------- top-label ECE
+
+
+class TopLabelECE(_EqualWidthMetric):
+    """Top-label ECE (Gupta and Ramdas, 2022): the confidence ECE computed separately
+    for each predicted class, averaged with the weight of each class's predictions.
+
+    With ``c`` the predicted (top) class and ``h`` its probability, the events
+    predicted ``c`` are binned by ``h`` into ``n_bins`` equal-width bins, and::
+
+        TopLabelECE = sum_c P(pred = c) * ECE_c
+                    = sum_c sum_b |sum_{t in (c, b)} w_t (1[y_t = c] - h_t)| / sum_t w_t
+
+    with ``ECE_c`` the binary ECE of ``(h, 1[y = c])`` over the events predicted ``c``
+    and ``P(pred = c)`` their share of the total weight. It measures top-label
+    calibration, ``P(Y = c(X) | c(X), h(X)) = h(X)`` (Gupta's thesis, definition 6):
+    unlike :class:`ConfidenceECE` it conditions on the predicted class as well, so the
+    errors of an over-confident class and an under-confident one cannot cancel. Since
+    its bins refine those of the confidence ECE, ``TopLabelECE >= ConfidenceECE`` with
+    the same ``n_bins``.
+
+    Revertible exactly (per-bin sums; up to float rounding), so ``river.utils.Rolling``
+    windows it.
+
+    Parameters
+    ----------
+    n_bins
+        Number of equal-width bins of the top probability, per predicted class.
+    strategy
+        ``"uniform"`` (equal-width bins, the only choice).
+
+    Attributes
+    ----------
+    bins_by_class
+        Dict ``predicted class -> tuple of ReliabilityBin`` (the non-empty bins), one
+        reliability diagram per predicted class.
+    ece_by_class
+        Dict ``predicted class -> ECE_c``.
+
+    Notes
+    -----
+    ``update`` and ``revert`` cost O(number of classes in ``y_pred``); ``get`` costs
+    O(``n_bins`` x classes predicted); memory O(``n_bins`` x classes predicted).
+
+    Examples
+    --------
+    The two forecasts of :class:`ConfidenceECE`'s example: "cat" at 0.7 is right once
+    (gap 0.3), "dog" at 0.7 is wrong once (gap 0.7); the confidence ECE pools them
+    (0.2), the top-label ECE does not.
+
+    >>> from streamcal.metrics import TopLabelECE
+    >>> m = TopLabelECE(n_bins=5)
+    >>> m.update("cat", {"cat": 0.7, "dog": 0.2, "fox": 0.1})
+    >>> m.update("cat", {"cat": 0.2, "dog": 0.7, "fox": 0.1})
+    >>> round(m.get(), 6)                      # (0.3 + 0.7) / 2
+    0.5
+    >>> {c: round(e, 6) for c, e in m.ece_by_class.items()}
+    {'cat': 0.3, 'dog': 0.7}
+
+    """
+
+    def _reset(self) -> None:
+        self._edges = _uniform_edges(self.n_bins)
+        self._by_class: dict = {}
+        self._weight = 0.0
+        self._n = 0
+
+    def _update(self, y, p: dict, w: float) -> None:
+        top, h = _top(p)
+        sums = self._by_class.get(top)
+        if sums is None:
+            sums = self._by_class[top] = _BinSums(self.n_bins)
+        sums.add(_bin_of(h, self.n_bins, self._edges), w, h, 1.0 if top == y else 0.0)
+        self._weight += w
+        self._n += 1
+
+    def _revert(self, y, p: dict, w: float) -> None:
+        top, h = _top(p)
+        k = _bin_of(h, self.n_bins, self._edges)
+        sums = self._by_class.get(top)
+        if sums is None or sums.n[k] == 0:
+            raise self._not_held(y, p)
+        self._n -= 1
+        if self._n == 0:
+            self._reset()
+            return
+        if sums.count == 1:
+            del self._by_class[top]
+        else:
+            sums.remove(k, w, h, 1.0 if top == y else 0.0)
+        self._weight -= w
+
+    def get(self) -> float:
+        """The top-label ECE of the events held (0.0 before any)."""
+        if not self._n:
+            return 0.0
+        return sum(s.gap() for s in self._by_class.values()) / self._weight
+
+    @property
+    def bins_by_class(self) -> dict:
+        """Dict ``predicted class -> tuple of ReliabilityBin`` (non-empty bins), the
+        classes in order of first prediction."""
+        return {c: s.bins(self._edges) for c, s in self._by_class.items()}
+
+    @property
+    def ece_by_class(self) -> dict:
+        """Dict ``predicted class -> ECE`` of the events predicted that class."""
+        return {c: s.gap() / sum(s.w) for c, s in self._by_class.items()}
+
+    def _get_state(self) -> dict:
+        return {
+            "weight": self._weight,
+            "n": self._n,
+            "classes": [
+                [_encode_label(c), s.state()] for c, s in self._by_class.items()
+            ],
+        }
+
+    def _set_state(self, state: dict) -> None:
+        self._weight = float(state["weight"])
+        self._n = int(state["n"])
+        memo: dict = {}
+        self._by_class = {
+            _decode_label(c, memo): _BinSums.from_state(s) for c, s in state["classes"]
+        }
+
+    def _check(self) -> None:
+        """Assert every invariant of the state."""
+        if self._n == 0:
+            assert self._weight == 0.0 and not self._by_class
+            return
+        for s in self._by_class.values():
+            s.check()
+        assert sum(s.count for s in self._by_class.values()) == self._n
+        assert math.isclose(
+            self._weight, sum(sum(s.w) for s in self._by_class.values()), rel_tol=1e-9
+        )
+
+
+# ---------------------------------------------------------------------- class-wise ECE
+
+
+class _ClassRegistry:
+    """Mixin: the classes held, each with the number of held events that name it (as
+    ``y_true`` or as a key of ``y_pred``), in order of first appearance. A class whose
+    events have all been reverted is forgotten, so a windowed metric knows exactly the
+    classes of its window."""
+
+    def _mention(self, y, p: dict) -> None:
+        refs = self._refs
+        for c in p:
+            refs[c] = refs.get(c, 0) + 1
+        if y not in p:
+            refs[y] = refs.get(y, 0) + 1
+
+    def _held(self, y, p: dict) -> bool:
+        refs = self._refs
+        return y in refs and all(c in refs for c in p)
+
+    def _unmention(self, y, p: dict) -> list:
+        """Decrement the counts; return the classes forgotten."""
+        refs = self._refs
+        gone = []
+        for c in p if y in p else (*p, y):
+            left = refs[c] - 1
+            if left:
+                refs[c] = left
+            else:
+                del refs[c]
+                gone.append(c)
+        return gone
+
+    @property
+    def classes(self) -> tuple:
+        """The classes held, in order of first appearance."""
+        return tuple(self._refs)
+
+
+class ClasswiseECE(_ClassRegistry, _EqualWidthMetric):
+    """Class-wise ECE: the mean, over classes, of the binary ECE of each class's
+    probability.
+
+    For each class ``c`` held (named by an event, as ``y_true`` or as a key of
+    ``y_pred``), the binary problem ``(p_c, 1[y = c])`` over *all* events (``p_c = 0``
+    when ``c`` is absent from ``y_pred``) is binned into ``n_bins`` equal-width bins,
+    and::
+
+        ClasswiseECE = (1 / K) sum_c ECE_c,
+        ECE_c        = sum_b |sum_{t in b} w_t (1[y_t = c] - p_{t,c})| / sum_t w_t
+
+    with ``K`` the number of classes held. This is the cw-ECE of Arad and Rosset
+    (section 2.2, definition 2.2's class-wise calibration; Nixon et al.'s static
+    calibration error, SCE, and Kull et al.'s class-wise ECE).
+
+    With two classes whose probabilities never fall on an inner bin edge,
+    ``ECE_c`` is the same for both classes (bin ``k`` of ``p`` is bin ``n_bins - 1 -
+    k`` of ``1 - p``, and the gaps are opposite), so the class-wise ECE equals the
+    binary :func:`~streamcal.metrics.expected_calibration_error` of either class.
+
+    Revertible exactly (per-class, per-bin sums; up to float rounding), so
+    ``river.utils.Rolling`` windows it; a class no event of the window names is
+    dropped from the mean.
+
+    Parameters
+    ----------
+    n_bins
+        Number of equal-width bins of each class's probability.
+    strategy
+        ``"uniform"`` (equal-width bins, the only choice).
+
+    Attributes
+    ----------
+    classes
+        The classes held, in order of first appearance.
+    bins_by_class
+        Dict ``class -> tuple of ReliabilityBin`` (non-empty bins): one reliability
+        diagram per class, events where the class is absent counted at probability 0.
+    ece_by_class
+        Dict ``class -> ECE_c``.
+
+    Notes
+    -----
+    Only the classes in ``y_pred`` with a positive probability, and ``y_true``, touch
+    the bins: ``update`` and ``revert`` cost O(number of classes in ``y_pred``), ``get``
+    O(``n_bins`` x classes), memory O(``n_bins`` x classes).
+
+    Examples
+    --------
+    >>> from streamcal.metrics import ClasswiseECE
+    >>> m = ClasswiseECE(n_bins=5)
+    >>> m.update("cat", {"cat": 0.7, "dog": 0.2, "fox": 0.1})
+    >>> m.update("cat", {"cat": 0.2, "dog": 0.7, "fox": 0.1})
+    >>> {c: round(e, 6) for c, e in m.ece_by_class.items()}
+    {'cat': 0.55, 'dog': 0.45, 'fox': 0.1}
+    >>> round(m.get(), 6)                      # (0.55 + 0.45 + 0.1) / 3
+    0.366667
+
+    """
+
+    def _reset(self) -> None:
+        self._edges = _uniform_edges(self.n_bins)
+        self._refs: dict = {}
+        self._by_class: dict = {}
+        self._weight = 0.0
+        self._n = 0
+
+    def _touches(self, y, p: dict):
+        """The (class, probability, outcome) entries of an event that enter the bins:
+        every class with a positive probability, and ``y_true``."""
+        for c, pc in p.items():
+            if c == y:
+                yield c, pc, 1.0
+            elif pc > 0.0:
+                yield c, pc, 0.0
+        if y not in p:
+            yield y, 0.0, 1.0
+
+    def _update(self, y, p: dict, w: float) -> None:
+        self._mention(y, p)
+        n_bins, edges, by_class = self.n_bins, self._edges, self._by_class
+        for c, pc, yc in self._touches(y, p):
+            sums = by_class.get(c)
+            if sums is None:
+                sums = by_class[c] = _BinSums(n_bins)
+            sums.add(_bin_of(pc, n_bins, edges), w, pc, yc)
+        self._weight += w
+        self._n += 1
+
+    def _revert(self, y, p: dict, w: float) -> None:
+        n_bins, edges, by_class = self.n_bins, self._edges, self._by_class
+        entries = [
+            (c, pc, yc, _bin_of(pc, n_bins, edges)) for c, pc, yc in self._touches(y, p)
+        ]
+        if not self._held(y, p) or any(
+            c not in by_class or by_class[c].n[k] == 0 for c, _, _, k in entries
+        ):
+            raise self._not_held(y, p)
+        self._n -= 1
+        if self._n == 0:
+            self._reset()
+            return
+        for c, pc, yc, k in entries:
+            by_class[c].remove(k, w, pc, yc)
+        for c in self._unmention(y, p):
+            by_class.pop(c, None)
+        for c, _, _, _ in entries:
+            if c in by_class and by_class[c].count == 0:
+                del by_class[c]
+        self._weight -= w
+
+    def get(self) -> float:
+        """The class-wise ECE of the events held (0.0 before any); O(n_bins x classes)."""
+        if not self._n:
+            return 0.0
+        return sum(s.gap() for s in self._by_class.values()) / (
+            self._weight * len(self._refs)
+        )
+
+    @property
+    def ece_by_class(self) -> dict:
+        """Dict ``class -> ECE_c`` (the binary ECE of that class's probability)."""
+        weight = self._weight
+        by_class = self._by_class
+        return {
+            c: (by_class[c].gap() / weight if c in by_class else 0.0)
+            for c in self._refs
+        }
+
+    @property
+    def bins_by_class(self) -> dict:
+        """Dict ``class -> tuple of ReliabilityBin`` (non-empty bins); the events in
+        which the class is absent (or has probability 0 and is not the outcome) count
+        in bin 0 at prediction 0 and outcome 0."""
+        out = {}
+        for c in self._refs:
+            s = self._by_class.get(c)
+            if s is None:
+                out[c] = (
+                    ReliabilityBin(
+                        self._edges[0], self._edges[1], self._weight, 0.0, 0.0
+                    ),
+                )
+                continue
+            missing = self._n - s.count
+            extra = max(self._weight - sum(s.w), 0.0) if missing else 0.0
+            out[c] = s.bins(self._edges, extra, missing)
+        return out
+
+    def _get_state(self) -> dict:
+        return {
+            "weight": self._weight,
+            "n": self._n,
+            "refs": [[_encode_label(c), k] for c, k in self._refs.items()],
+            "classes": [
+                [_encode_label(c), s.state()] for c, s in self._by_class.items()
+            ],
+        }
+
+    def _set_state(self, state: dict) -> None:
+        self._weight = float(state["weight"])
+        self._n = int(state["n"])
+        memo: dict = {}
+        self._refs = {_decode_label(c, memo): int(k) for c, k in state["refs"]}
+        self._by_class = {
+            _decode_label(c, memo): _BinSums.from_state(s) for c, s in state["classes"]
+        }
+
+    def _check(self) -> None:
+        """Assert every invariant of the state."""
+        if self._n == 0:
+            assert self._weight == 0.0 and not self._refs and not self._by_class
+            return
+        assert all(k >= 1 for k in self._refs.values())
+        assert set(self._by_class) <= set(self._refs)
+        for s in self._by_class.values():
+            s.check()
+            assert s.count <= self._n
+            assert sum(s.w) <= self._weight * (1 + 1e-9)
+
+
+# ---------------------------------------------------------------------- TECE
+
+
+class TECE(_ClassRegistry, MulticlassCalibrationMetric):
+    """Thresholded equal-mass class-wise ECE (Nixon et al., 2019, "TACE"; the TECE of
+    Arad and Rosset, section 2.2).
+
+    For each class ``c`` held, keep the events whose probability of ``c`` exceeds the
+    threshold, ``p_c > threshold``; sort them by ``p_c`` and cut them into ``n_bins``
+    equal-mass bins; the class's ECE is the weighted gap over those bins, and TECE is
+    their mean over the ``K`` classes held::
+
+        TECE  = (1 / K) sum_c ECE_c,
+        ECE_c = sum_b |sum_{t in b} w_t (1[y_t = c] - p_{t,c})| / sum_{t kept for c} w_t
+
+    with ``ECE_c = 0`` when no event is kept for ``c``. Two things set it apart from
+    :class:`ClasswiseECE`: the threshold drops the mass of tiny probabilities that
+    would otherwise fill the lowest bin and dilute every class's error, and equal-mass
+    bins do not leave a few events alone in a sparse bin, where the gap is mostly noise
+    ("this approach can overemphasize observations in small bins", Arad and Rosset).
+    It also differs from :class:`TopLabelECE`, which looks only at the top class of
+    each forecast: TECE looks at every class's probability above the threshold.
+
+    Equal-mass bins, with weights and ties: among the kept events sorted by ``p_c``, a
+    group of equal probabilities whose predecessors weigh ``W_below`` (of a total
+    ``W_c``) goes to bin ``min(n_bins - 1, floor(n_bins * W_below / W_c))``. Ties are
+    never split; with unit weights and distinct probabilities the bins hold
+    ``floor(n_c / n_bins)`` or ``ceil(n_c / n_bins)`` events.
+
+    The state is the events themselves (per class, sorted), so ``revert`` is exact and
+    ``river.utils.Rolling`` windows the metric; without a window the memory grows with
+    the stream.
+
+    Parameters
+    ----------
+    n_bins
+        Number of equal-mass bins per class, an int >= 1 (Arad and Rosset use 15).
+    threshold
+        Probabilities ``<= threshold`` are left out (strictly above is kept, as in
+        Nixon et al.'s reference code), a real number in [0, 1), or None (default) for
+        ``1 / K`` with ``K`` the number of classes held, the threshold Arad and Rosset
+        use (Nixon et al. suggest a small fixed value such as 0.01). With a fixed
+        threshold only the probabilities above it are stored; with None, every
+        positive one, since ``1 / K`` falls as classes appear.
+
+    Attributes
+    ----------
+    classes
+        The classes held, in order of first appearance.
+    bins_by_class
+        Dict ``class -> tuple of ReliabilityBin`` over the kept events, each bin
+        spanning its smallest to its largest probability.
+    ece_by_class
+        Dict ``class -> ECE_c``.
+
+    Notes
+    -----
+    ``update`` costs O(log n_c + n_c) per class with a stored probability (a bisection
+    and a list insertion, a fast memory move), ``revert`` the same; ``get`` costs
+    O(total stored entries); memory O(total stored entries), at most the number of
+    events times the number of classes per forecast.
+
+    Examples
+    --------
+    Threshold ``1/3`` for three classes: only the two probabilities 0.7 are kept, one
+    for "cat" (right, gap 0.3), one for "dog" (wrong, gap 0.7); "fox" keeps nothing.
+
+    >>> from streamcal.metrics import TECE
+    >>> m = TECE(n_bins=5)
+    >>> m.update("cat", {"cat": 0.7, "dog": 0.2, "fox": 0.1})
+    >>> m.update("cat", {"cat": 0.2, "dog": 0.7, "fox": 0.1})
+    >>> round(m.get(), 6)                      # (0.3 + 0.7 + 0) / 3
+    0.333333
+    >>> m.bins_by_class["cat"]
+    (ReliabilityBin(lower=0.7, upper=0.7, weight=1.0, mean_prediction=0.7, mean_outcome=1.0),)
+
+    """
+
+    def __init__(self, n_bins: int = 10, threshold: float | None = None):
+        V.check_int(n_bins, "TECE", "n_bins", minimum=1)
+        if threshold is not None:
+            V.check_real(
+                threshold,
+                "TECE",
+                "threshold",
+                lambda x: 0.0 <= x < 1.0,
+                "a real number in [0, 1) or None",
+            )
+        self.n_bins = n_bins
+        self.threshold = threshold
+        super().__init__()
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"n_bins": 3, "threshold": 0.0}
+
+    def _reset(self) -> None:
+        self._refs: dict = {}
+        # class -> sorted list of (p_c, 1[y = c], w) with p_c above the storage floor
+        self._events: dict = {}
+        self._floor = 0.0 if self.threshold is None else float(self.threshold)
+        self._n = 0
+
+    def _update(self, y, p: dict, w: float) -> None:
+        self._mention(y, p)
+        floor, events = self._floor, self._events
+        for c, pc in p.items():
+            if pc > floor:
+                store = events.get(c)
+                if store is None:
+                    events[c] = [(pc, 1.0 if c == y else 0.0, w)]
+                else:
+                    bisect.insort(store, (pc, 1.0 if c == y else 0.0, w))
+        self._n += 1
+
+    def _revert(self, y, p: dict, w: float) -> None:
+        floor, events = self._floor, self._events
+        where = []
+        for c, pc in p.items():
+            if pc > floor:
+                entry = (pc, 1.0 if c == y else 0.0, w)
+                store = events.get(c)
+                i = -1 if store is None else bisect.bisect_left(store, entry)
+                if i < 0 or i == len(store) or store[i] != entry:
+                    raise self._not_held(y, p)
+                where.append((c, store, i))
+        if not self._held(y, p):
+            raise self._not_held(y, p)
+        self._n -= 1
+        if self._n == 0:
+            self._reset()
+            return
+        for c, store, i in where:
+            del store[i]
+            if not store:
+                del events[c]
+        self._unmention(y, p)
+
+    def _threshold(self) -> float:
+        return (
+            1.0 / len(self._refs) if self.threshold is None else float(self.threshold)
+        )
+
+    def _class_bins(self, store: list, threshold: float):
+        """Equal-mass bins of the entries above ``threshold``: a list of per-bin
+        ``[weight, sum w p, sum w y, lowest p, highest p]`` (None when empty) and the
+        kept weight."""
+        start = bisect.bisect_right(store, (threshold, math.inf))
+        n_bins = self.n_bins
+        total = 0.0
+        for i in range(start, len(store)):
+            total += store[i][2]
+        bins = [None] * n_bins
+        below = 0.0
+        i, n = start, len(store)
+        while i < n:
+            p0 = store[i][0]
+            k = int(n_bins * below / total)
+            if k >= n_bins:
+                k = n_bins - 1
+            b = bins[k]
+            if b is None:
+                b = bins[k] = [0.0, 0.0, 0.0, p0, p0]
+            group = 0.0
+            while i < n and store[i][0] == p0:
+                _, yi, wi = store[i]
+                group += wi
+                b[1] += wi * p0
+                b[2] += wi * yi
+                i += 1
+            b[0] += group
+            b[4] = p0
+            below += group
+        return bins, total
+
+    def _ece_of(self, store: list, threshold: float) -> float:
+        bins, total = self._class_bins(store, threshold)
+        if total <= 0.0:
+            return 0.0
+        return sum(abs(b[2] - b[1]) for b in bins if b is not None) / total
+
+    def get(self) -> float:
+        """The TECE of the events held (0.0 before any); O(total stored entries)."""
+        if not self._n:
+            return 0.0
+        t = self._threshold()
+        return sum(self._ece_of(s, t) for s in self._events.values()) / len(self._refs)
+
+    @property
+    def ece_by_class(self) -> dict:
+        """Dict ``class -> ECE_c`` over the events kept for it (0.0 when none)."""
+        t = self._threshold() if self._refs else 0.0
+        return {
+            c: (self._ece_of(self._events[c], t) if c in self._events else 0.0)
+            for c in self._refs
+        }
+
+    @property
+    def bins_by_class(self) -> dict:
+        """Dict ``class -> tuple of ReliabilityBin`` (non-empty equal-mass bins of the
+        kept events; a class with none has an empty tuple)."""
+        t = self._threshold() if self._refs else 0.0
+        out = {}
+        for c in self._refs:
+            store = self._events.get(c)
+            if store is None:
+                out[c] = ()
+                continue
+            bins, _ = self._class_bins(store, t)
+            out[c] = tuple(
+                ReliabilityBin(b[3], b[4], b[0], b[1] / b[0], b[2] / b[0])
+                for b in bins
+                if b is not None
+            )
+        return out
+
+    def _get_state(self) -> dict:
+        return {
+            "n": self._n,
+            "refs": [[_encode_label(c), k] for c, k in self._refs.items()],
+            "events": [
+                [_encode_label(c), [list(e) for e in s]]
+                for c, s in self._events.items()
+            ],
+        }
+
+    def _set_state(self, state: dict) -> None:
+        self._n = int(state["n"])
+        memo: dict = {}
+        self._refs = {_decode_label(c, memo): int(k) for c, k in state["refs"]}
+        self._events = {
+            _decode_label(c, memo): [(float(p), float(y), float(w)) for p, y, w in s]
+            for c, s in state["events"]
+        }
+
+    def _check(self) -> None:
+        """Assert every invariant of the state."""
+        if self._n == 0:
+            assert not self._refs and not self._events
+            return
+        assert all(k >= 1 for k in self._refs.values())
+        assert set(self._events) <= set(self._refs)
+        for store in self._events.values():
+            assert store, "empty store kept"
+            assert store == sorted(store), store
+            assert len(store) <= self._n
+            for p, y, w in store:
+                assert self._floor < p <= 1.0 and y in (0.0, 1.0) and w > 0.0, (p, y, w)

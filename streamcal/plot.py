@@ -1,0 +1,1175 @@
+"""Reliability diagrams: binned and CORP (isotonic), with consistency bands.
+
+A reliability diagram plots, against the forecast probability ``x``, how often the
+event happened among the events forecast ``x``. A calibrated forecaster lies on the
+diagonal. Two estimates of that curve are drawn:
+
+- **binned**: the forecasts are cut into bins (equal width or equal mass); each bin is
+  a point at (weighted mean forecast, weighted outcome rate) of its events;
+- **CORP** (Dimitriadis, Gneiting and Jordan, "Stable reliability diagrams for
+  probabilistic classifiers", PNAS 118, 2021): the isotonic (PAV) recalibration of the
+  forecasts, a non-decreasing step function with no tuning parameter, drawn as
+  scikit-learn's ``IsotonicRegression`` predicts it (flat within a PAV block, linear
+  between blocks). The panel also shows the CORP decomposition of the Brier score,
+  ``S = MCB - DSC + UNC``.
+
+**Consistency bands** show how far from the diagonal a *calibrated* forecaster with the
+same forecasts would wander by chance: for each of ``n_resamples`` resamples, outcomes
+``y* ~ Bernoulli(x)`` are drawn for the same forecasts ``x``, the binned outcome rates
+(or the PAV recalibration) are recomputed, and the band runs between the pointwise
+``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles (Broecker and Smith, 2007, for
+bins; the ``"resampling_Bernoulli"`` consistency band of the R package reliabilitydiag
+for CORP). Points outside the band are evidence of miscalibration at that forecast
+value (pointwise: with many points, some fall outside by chance).
+
+Below each diagram a small panel shows the distribution of the forecasts (share of the
+total weight per ``1 / hist_bins`` of forecast probability): where forecasts are rare
+the curve is poorly determined.
+
+The module has two layers:
+
+- pure data functions, numpy and scipy only, that compute what is drawn:
+  :func:`binned_reliability`, :func:`corp_reliability`, :func:`consistency_band`,
+  :func:`consistency_band_from_bins`, :func:`multiclass_views`;
+- drawing functions: :func:`reliability_diagram` (one forecaster),
+  :func:`reliability_diagrams` (several side by side, shared axes) and
+  :func:`save_png`.
+
+matplotlib is an optional dependency (``pip install "streamcal[plot]"``): it is imported
+only inside the drawing functions, so ``import streamcal.plot`` and the data functions
+work without it; a drawing function called without matplotlib raises an ImportError
+that says how to install it. Figures are built with :class:`matplotlib.figure.Figure`
+on the Agg canvas (no pyplot, no GUI backend, no global figure registry), so they can be
+made in scripts, tests and servers; in a notebook, a returned Figure is displayed as
+usual.
+
+**From a metric's state.** The drawing functions also accept, instead of arrays, a
+metric or calibrator (duck-typed) or the records it exposes:
+
+- an object with ``bins`` (the binary ``ECE`` metric, the multiclass ``ConfidenceECE``),
+  or a sequence of :class:`streamcal.metrics.ReliabilityBin` records ``(lower, upper,
+  weight, mean_prediction, mean_outcome)`` (an entry of a multiclass metric's
+  ``bins_by_class``), gives a binned diagram. The forecasts themselves are gone, so
+  the band is the binomial one of :func:`consistency_band_from_bins` (exact when the
+  forecasts within a bin are equal, otherwise conservative) and the histogram shows
+  the bins' weights;
+- an object with ``recalibration`` (the ``CORP`` metric) or ``blocks``
+  (:class:`streamcal.OnlineIsotonic`), or a sequence of
+  :class:`streamcal.core.pav.BlockView` PAV blocks, gives a CORP diagram. A resampled
+  band needs every forecast, which the blocks do not keep: no band is drawn (the panel
+  says so; pass the arrays for a band). The histogram spreads each block's weight
+  evenly over its score range (the forecasts inside a block are not kept either). The
+  decomposition shown is the metric's ``mcb``, ``dsc``, ``unc`` and ``get()`` when it
+  has them, else the ``DSC`` and ``UNC`` that the blocks determine.
+
+**Multiclass.** :func:`multiclass_views` turns an ``(n, K)`` probability array and
+labels into binary views, the *confidence* view (top probability, whether the top class
+was right), the *top-label* views (one per predicted class: its probability, whether it
+was right, on the events where it was predicted) or the *class-wise* views (one per
+class: its probability, whether it happened); pass the result to
+:func:`reliability_diagrams`.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+
+import numpy as np
+from scipy.optimize import isotonic_regression
+from scipy.stats import binom
+
+from streamcal import _validation as V
+from streamcal.core.pav import BlockView
+from streamcal.metrics import ReliabilityBin
+
+__all__ = [
+    "ConsistencyBand",
+    "binned_reliability",
+    "consistency_band",
+    "consistency_band_from_bins",
+    "corp_reliability",
+    "multiclass_views",
+    "reliability_diagram",
+    "reliability_diagrams",
+    "save_png",
+]
+
+_KINDS = ("binned", "corp")
+_STRATEGIES = ("uniform", "quantile")
+_VIEWS = ("confidence", "top-label", "classwise")
+# The CORP band is evaluated at no more than this many distinct forecasts (spread evenly
+# in rank), which bounds its memory to n_resamples * _MAX_BAND_POINTS floats.
+_MAX_BAND_POINTS = 1000
+# Resampled outcomes are drawn in chunks of about this many events x resamples.
+_CHUNK = 2_000_000
+
+_BAND_COLOR = "#9ecae1"
+_BINNED_COLOR = "#08519c"
+_CORP_COLOR = "#cb181d"
+_HIST_COLOR = "#737373"
+
+
+class ConsistencyBand(typing.NamedTuple):
+    """A pointwise consistency band: where a calibrated forecaster's curve would lie.
+
+    At forecast value ``x[i]``, the curve of a calibrated forecaster with the same
+    forecasts lies in ``[lower[i], upper[i]]`` with probability about ``level``.
+    """
+
+    #: forecast values (bin mean forecasts, or distinct forecasts), increasing
+    x: np.ndarray
+    #: lower end of the band at each ``x``
+    lower: np.ndarray
+    #: upper end of the band at each ``x``
+    upper: np.ndarray
+    #: the nominal pointwise coverage
+    level: float
+
+
+# --------------------------------------------------------------------- validation
+
+
+def _check_choice(value, owner, name, choices):
+    if not isinstance(value, str) or value not in choices:
+        domain = "a str among {" + ", ".join(repr(c) for c in choices) + "}"
+        exc = ValueError if isinstance(value, str) else TypeError
+        raise V.argument_error(exc, name, owner, None, domain, value)
+    return value
+
+
+def _check_level(level, owner, name="level"):
+    return V.check_real(
+        level, owner, name, lambda v: 0.0 < v < 1.0, "a real number in (0, 1)"
+    )
+
+
+def _check_forecasts(probs, weights, owner, labels=None):
+    """Validated float arrays ``(p, y, w)``, events of zero weight dropped, at least
+    one left; ``y`` is None when ``labels`` is."""
+    p = V.check_scores_array(probs, owner, None, name="probs")
+    y = None
+    if labels is not None:
+        y = V.check_labels_array(labels, len(p), owner, None, name="labels")
+    w = V.check_weights_array(weights, len(p), owner, None, name="weights")
+    keep = w > 0
+    if not keep.any():
+        raise ValueError(
+            f"The 'probs' argument of {owner} must hold at least one event of positive "
+            f"weight. Got {V.format_value(probs)} instead."
+        )
+    if not keep.all():
+        p, w = p[keep], w[keep]
+        y = None if y is None else y[keep]
+    return p, y, w
+
+
+def _check_events(probs, labels, weights, owner):
+    """:func:`_check_forecasts` with labels, which are required."""
+    if labels is None:
+        domain = "a sequence of binary labels"
+        raise V.argument_error(TypeError, "labels", owner, None, domain, labels)
+    return _check_forecasts(probs, weights, owner, labels)
+
+
+# --------------------------------------------------------------------- data functions
+
+
+def _bin_edges(p: np.ndarray, w: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
+    levels = np.arange(n_bins + 1, dtype=np.float64) / n_bins
+    if strategy == "uniform":
+        return levels
+    # numpy's "linear" quantile of the sample in which each forecast is repeated as
+    # many times as its weight (frequency weights; np.quantile itself for unit
+    # weights): the expanded sample's index k holds the first value whose cumulative
+    # weight exceeds k, and the quantile q sits at the virtual index (W - 1) q.
+    order = np.argsort(p, kind="stable")
+    x = p[order]
+    cum = np.cumsum(w[order])
+    virtual = (cum[-1] - 1.0) * levels
+    below = np.floor(virtual)
+    last = len(x) - 1
+    lo = np.minimum(np.searchsorted(cum, np.maximum(below, 0.0), side="right"), last)
+    hi = np.minimum(
+        np.searchsorted(cum, np.maximum(below + 1.0, 0.0), side="right"), last
+    )
+    a, b = x[lo], x[hi]
+    gamma = virtual - below
+    q = np.where(gamma >= 0.5, b - (b - a) * (1.0 - gamma), a + (b - a) * gamma)
+    return np.maximum.accumulate(q)
+
+
+def _bin_index(p: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    # bin i is [e_i, e_{i+1}), the last one also holds its right edge
+    return np.clip(np.searchsorted(edges, p, side="right") - 1, 0, len(edges) - 2)
+
+
+def binned_reliability(
+    probs, labels, n_bins: int = 10, strategy: str = "uniform", weights=None
+) -> tuple[ReliabilityBin, ...]:
+    """The points of a binned reliability diagram: per bin, mean forecast and outcome rate.
+
+    Bin ``i`` holds the forecasts in ``[e_i, e_{i+1})``, the last bin also its right
+    edge; the edges are ``i / n_bins`` (``"uniform"``) or the ``i / n_bins`` quantiles
+    of the forecasts (``"quantile"``, numpy's linear interpolation, so the outer edges
+    are the smallest and largest forecast; ties are never split, so repeated quantiles
+    give empty bins). This is the rule of
+    :func:`streamcal.metrics.expected_calibration_error` and of the ``ECE`` metric,
+    whose ``bins`` hold the same records for the same events, and
+    ``sum(b.weight * abs(b.mean_outcome - b.mean_prediction)) / total weight`` is that
+    ECE. Cost O(n) (``"uniform"``) or O(n log n) (``"quantile"``).
+
+    Parameters
+    ----------
+    probs
+        Forecast probabilities in [0, 1], a one-dimensional sequence.
+    labels
+        Binary outcomes (0, 1, False, True), same length.
+    n_bins
+        Number of bins, an int >= 1.
+    strategy
+        ``"uniform"`` (equal width) or ``"quantile"`` (equal mass).
+    weights
+        Optional non-negative event weights, same length (default: all 1), acting as
+        frequency weights: an event of weight 2 counts as two events of weight 1,
+        equal-mass edges included (as in the ``ECE`` metric). Events of zero weight
+        are dropped first.
+
+    Returns
+    -------
+    tuple of streamcal.metrics.ReliabilityBin
+        The non-empty bins in increasing order, the records of the ``ECE`` metric's
+        ``bins``.
+
+    Examples
+    --------
+    >>> bins = binned_reliability([0.1, 0.2, 0.7, 0.9], [0, 1, 1, 1], n_bins=2)
+    >>> [(b.lower, b.upper, b.weight) for b in bins]
+    [(0.0, 0.5, 2.0), (0.5, 1.0, 2.0)]
+    >>> [(round(b.mean_prediction, 3), b.mean_outcome) for b in bins]
+    [(0.15, 0.5), (0.8, 1.0)]
+
+    """
+    owner = "binned_reliability"
+    n_bins = V.check_int(n_bins, owner, "n_bins", minimum=1)
+    strategy = _check_choice(strategy, owner, "strategy", _STRATEGIES)
+    p, y, w = _check_events(probs, labels, weights, owner)
+    return _binned_points(p, y, w, n_bins, strategy)
+
+
+def _binned_points(p, y, w, n_bins, strategy) -> tuple:
+    """:func:`binned_reliability` on validated arrays."""
+    edges = _bin_edges(p, w, n_bins, strategy)
+    idx = _bin_index(p, edges)
+    W = np.bincount(idx, weights=w, minlength=n_bins)
+    SP = np.bincount(idx, weights=w * p, minlength=n_bins)
+    SY = np.bincount(idx, weights=w * y, minlength=n_bins)
+    return tuple(
+        ReliabilityBin(
+            float(edges[i]),
+            float(edges[i + 1]),
+            float(W[i]),
+            min(1.0, float(SP[i] / W[i])),  # a mean of numbers <= 1 may round above 1
+            float(SY[i] / W[i]),
+        )
+        for i in np.flatnonzero(W > 0).tolist()
+    )
+
+
+def _cells(p: np.ndarray, y: np.ndarray, w: np.ndarray):
+    """Events sorted by forecast, and the distinct forecasts with their weights and sums."""
+    order = np.argsort(p, kind="stable")
+    p, y, w = p[order], y[order], w[order]
+    starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
+    xs = p[starts]
+    W = np.add.reduceat(w, starts)
+    S = np.add.reduceat(w * y, starts)
+    return order, p, starts, xs, W, S
+
+
+def _pav_blocks(xs, W, S) -> tuple[BlockView, ...]:
+    res = isotonic_regression(S / W, weights=W)
+    bounds = res.blocks
+    starts = bounds[:-1]
+    Wb = np.add.reduceat(W, starts)
+    Sb = np.add.reduceat(S, starts)
+    return tuple(
+        BlockView(
+            float(xs[a]), float(xs[b - 1]), float(sb / wb), float(wb), 0, int(b - a)
+        )
+        for a, b, wb, sb in zip(
+            bounds[:-1].tolist(), bounds[1:].tolist(), Wb.tolist(), Sb.tolist()
+        )
+    )
+
+
+def corp_reliability(probs, labels, weights=None) -> tuple[BlockView, ...]:
+    """The CORP reliability curve: the PAV (isotonic) recalibration of the forecasts.
+
+    The non-decreasing function of the forecast that best fits the outcomes in the
+    (weighted) least-squares sense, ties pooled by weighted mean, as scikit-learn's
+    ``IsotonicRegression`` fits it. Returned as its level sets, the PAV blocks, in the
+    format of :attr:`streamcal.OnlineIsotonic.blocks` (and of the ``CORP`` metric's
+    ``recalibration``), so that a batch fit and a streaming state draw alike. Cost
+    O(n log n).
+
+    Parameters
+    ----------
+    probs
+        Forecast probabilities in [0, 1], a one-dimensional sequence.
+    labels
+        Binary outcomes (0, 1, False, True), same length.
+    weights
+        Optional non-negative event weights, same length (default: all 1); events of
+        zero weight are dropped.
+
+    Returns
+    -------
+    tuple of streamcal.core.pav.BlockView
+        ``(score_min, score_max, value, weight, n_events, n_cells)`` per block, with
+        strictly increasing values; ``n_events`` counts the events of positive weight.
+
+    Examples
+    --------
+    >>> corp_reliability([0.1, 0.3, 0.5, 0.7, 0.9], [0, 1, 0, 1, 1])[1]
+    BlockView(score_min=0.3, score_max=0.5, value=0.5, weight=2.0, n_events=2, n_cells=2)
+
+    """
+    p, y, w = _check_events(probs, labels, weights, "corp_reliability")
+    return _corp_blocks(p, y, w)
+
+
+def _corp_blocks(p, y, w) -> tuple:
+    """:func:`corp_reliability` on validated arrays."""
+    _, p, starts, xs, W, S = _cells(p, y, w)
+    counts = np.diff(np.r_[starts, len(p)])
+    blocks = _pav_blocks(xs, W, S)
+    out, i = [], 0
+    for b in blocks:  # fill in n_events from the per-cell event counts
+        out.append(b._replace(n_events=int(counts[i : i + b.n_cells].sum())))
+        i += b.n_cells
+    return tuple(out)
+
+
+def _bernoulli_sums(p, w, rng, n_resamples, reduce):
+    """Yield ``reduce(sums)`` per chunk, sums the weighted outcomes drawn ~ Bernoulli(p)."""
+    n = len(p)
+    chunk = max(1, _CHUNK // max(n, 1))
+    done = 0
+    while done < n_resamples:
+        r = min(chunk, n_resamples - done)
+        draws = rng.random((r, n)) < p  # P(u < p) = p for u ~ U[0, 1)
+        yield reduce(draws * w)
+        done += r
+
+
+def consistency_band(
+    probs,
+    kind: str = "binned",
+    *,
+    n_bins: int = 10,
+    strategy: str = "uniform",
+    weights=None,
+    level: float = 0.9,
+    n_resamples: int = 500,
+    seed: int | None = 0,
+) -> ConsistencyBand:
+    """Pointwise band of the reliability curve of a calibrated forecaster with these forecasts.
+
+    Resampling under the hypothesis of calibration: ``n_resamples`` times, draw outcomes
+    ``y* ~ Bernoulli(x)`` for the same forecasts ``x`` (and weights), recompute the
+    binned outcome rates (``"binned"``, with the bins of :func:`binned_reliability`) or
+    the PAV recalibration (``"corp"``, evaluated at the distinct forecasts), and take
+    the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles at each point (numpy's
+    linear interpolation). Only the forecasts are needed, not the outcomes. Cost
+    O(n_resamples * n) for the draws, plus one PAV fit per resample for ``"corp"``
+    (O(n_resamples * n log n) in all).
+
+    Parameters
+    ----------
+    probs
+        Forecast probabilities in [0, 1], a one-dimensional sequence.
+    kind
+        ``"binned"`` or ``"corp"``.
+    n_bins, strategy
+        The bins, for ``"binned"`` (see :func:`binned_reliability`).
+    weights
+        Optional non-negative event weights (default: all 1); zero weights are dropped.
+    level
+        Nominal pointwise coverage, a real number in (0, 1).
+    n_resamples
+        Number of resamples, an int >= 1.
+    seed
+        Seed of the resampling (an int >= 0, or None for fresh entropy).
+
+    Returns
+    -------
+    ConsistencyBand
+        For ``"binned"``, ``x`` are the non-empty bins' mean forecasts (the points of
+        :func:`binned_reliability`); for ``"corp"``, the distinct forecasts (at most
+        1000 of them, spread evenly in rank, when there are more).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.random.default_rng(0).uniform(size=500)
+    >>> band = consistency_band(x, "binned", n_bins=5, n_resamples=200)
+    >>> band.x.shape, band.level
+    ((5,), 0.9)
+    >>> bool(np.all((band.lower <= band.x) & (band.x <= band.upper)))
+    True
+
+    """
+    owner = "consistency_band"
+    kind = _check_choice(kind, owner, "kind", _KINDS)
+    n_bins = V.check_int(n_bins, owner, "n_bins", minimum=1)
+    strategy = _check_choice(strategy, owner, "strategy", _STRATEGIES)
+    level = _check_level(level, owner)
+    n_resamples = V.check_int(n_resamples, owner, "n_resamples", minimum=1)
+    seed = V.check_int(seed, owner, "seed", minimum=0, allow_none=True)
+    p, _, w = _check_forecasts(probs, weights, owner)
+    return _band(p, w, kind, n_bins, strategy, level, n_resamples, seed)
+
+
+def _band(p, w, kind, n_bins, strategy, level, n_resamples, seed) -> ConsistencyBand:
+    """:func:`consistency_band` on validated arguments."""
+    rng = np.random.default_rng(seed)
+    qs = ((1.0 - level) / 2.0, (1.0 + level) / 2.0)
+
+    if kind == "binned":
+        edges = _bin_edges(p, w, n_bins, strategy)
+        idx = _bin_index(p, edges)
+        W = np.bincount(idx, weights=w, minlength=n_bins)
+        used = np.flatnonzero(W > 0)
+        # events sorted by bin: each resample's bin sums are sums of runs
+        order = np.argsort(idx, kind="stable")
+        starts = np.searchsorted(idx[order], used)
+
+        def rates_of(draws):  # draws in input order, one per event
+            return np.add.reduceat(draws[:, order], starts, axis=1) / W[used]
+
+        rates = np.concatenate(list(_bernoulli_sums(p, w, rng, n_resamples, rates_of)))
+        SP = np.bincount(idx, weights=w * p, minlength=n_bins)
+        x = np.minimum(1.0, SP[used] / W[used])
+        lo, hi = np.quantile(rates, qs, axis=0)
+        return ConsistencyBand(x, lo, hi, level)
+
+    order, _, starts, xs, W, _ = _cells(p, np.zeros(len(p)), w)
+    m = len(xs)
+    keep = (
+        np.arange(m)
+        if m <= _MAX_BAND_POINTS
+        else np.unique(np.linspace(0, m - 1, _MAX_BAND_POINTS).round().astype(np.int64))
+    )
+
+    def fits(draws):  # draws in input order, one per event, as for "binned"
+        S = np.add.reduceat(draws[:, order], starts, axis=1)
+        return np.stack([isotonic_regression(s / W, weights=W).x[keep] for s in S])
+
+    curves = np.concatenate(list(_bernoulli_sums(p, w, rng, n_resamples, fits)))
+    lo, hi = np.quantile(curves, qs, axis=0)
+    return ConsistencyBand(xs[keep], lo, hi, level)
+
+
+def consistency_band_from_bins(bins, level: float = 0.9) -> ConsistencyBand:
+    """Binomial consistency band for binned points when only the bins are known.
+
+    For a metric's state (per bin: weight and mean forecast, the forecasts themselves
+    gone), the band at bin ``b`` is the central ``level`` interval of
+    ``Binomial(n_b, pbar_b) / n_b`` with ``n_b = max(1, round(weight_b))`` events and
+    ``pbar_b`` the bin's mean forecast. Among independent Bernoulli outcomes with mean
+    forecast ``pbar_b``, equal forecasts spread the outcome rate the most (Hoeffding,
+    1956), so this band is exact when the forecasts in a bin are equal and otherwise
+    somewhat wider than the resampled band of :func:`consistency_band`. It assumes unit
+    weights (the weight is the number of events); with decayed or other weights it is
+    only indicative. Cost O(number of bins).
+
+    Parameters
+    ----------
+    bins
+        Records with fields ``weight`` and ``mean_prediction``
+        (:class:`streamcal.metrics.ReliabilityBin`, or a binned metric's ``bins``);
+        bins of zero weight are skipped.
+    level
+        Nominal coverage, a real number in (0, 1).
+
+    Examples
+    --------
+    >>> band = consistency_band_from_bins([ReliabilityBin(0.0, 0.5, 100.0, 0.3, 0.28)])
+    >>> band.x.tolist(), band.lower.tolist(), band.upper.tolist()
+    ([0.3], [0.23], [0.38])
+
+    """
+    level = _check_level(level, "consistency_band_from_bins")
+    rows = [(b.mean_prediction, b.weight) for b in bins if b.weight > 0]
+    x = np.array([r[0] for r in rows], dtype=np.float64)
+    n = np.maximum(1.0, np.round([r[1] for r in rows]))
+    lo = binom.ppf((1.0 - level) / 2.0, n, x) / n
+    hi = binom.ppf((1.0 + level) / 2.0, n, x) / n
+    return ConsistencyBand(x, lo, hi, level)
+
+
+def multiclass_views(probs, labels, view: str = "confidence", classes=None) -> dict:
+    """Binary views of multiclass forecasts, to draw with :func:`reliability_diagrams`.
+
+    With ``P`` the ``(n, K)`` array of class probabilities and ``top`` the predicted
+    class of each row (``argmax``, the first column on ties):
+
+    - ``"confidence"``: one view, ``{"confidence": (P.max(1), labels == top)}``: is the
+      top probability the rate at which the top class is right?
+    - ``"top-label"``: one view per predicted class ``k``, on the rows where ``k`` is
+      predicted: ``(P[:, k], labels == k)`` (top-label calibration, Gupta and Ramdas,
+      2022); classes never predicted are left out;
+    - ``"classwise"``: one view per class ``k``, on all rows: ``(P[:, k], labels == k)``.
+
+    Cost O(n K).
+
+    Parameters
+    ----------
+    probs
+        Array-like of shape ``(n, K)``: probabilities in [0, 1] (rows are not required
+        to sum to 1).
+    labels
+        The ``n`` observed classes: indices ``0 .. K-1``, or the entries of ``classes``.
+    view
+        ``"confidence"``, ``"top-label"`` or ``"classwise"``.
+    classes
+        The class of each column (default ``range(K)``); also names the views.
+
+    Returns
+    -------
+    dict
+        View name (``"confidence"``, or ``"class <c>"`` / ``"predicted <c>"``) ->
+        ``(probs, labels)``, float arrays.
+
+    Examples
+    --------
+    >>> P = [[0.7, 0.2, 0.1], [0.1, 0.6, 0.3], [0.5, 0.1, 0.4]]
+    >>> views = multiclass_views(P, ["a", "b", "c"], "top-label", classes=["a", "b", "c"])
+    >>> {k: (v[0].tolist(), v[1].tolist()) for k, v in views.items()}
+    {'predicted a': ([0.7, 0.5], [1.0, 0.0]), 'predicted b': ([0.6], [1.0])}
+    >>> conf = multiclass_views(P, ["a", "b", "c"], classes=["a", "b", "c"])["confidence"]
+    >>> conf[0].tolist(), conf[1].tolist()
+    ([0.7, 0.6, 0.5], [1.0, 1.0, 0.0])
+
+    """
+    owner = "multiclass_views"
+    view = _check_choice(view, owner, "view", _VIEWS)
+    P = np.asarray(probs, dtype=np.float64)
+    if P.ndim != 2 or P.shape[0] == 0 or P.shape[1] < 2:
+        raise ValueError(
+            f"The 'probs' argument of {owner} must be an array of shape (n, K) with n >= 1 "
+            f"and K >= 2. Got an array of shape {P.shape} instead."
+        )
+    V.check_scores_array(P.ravel(), owner, None, name="probs")
+    n, K = P.shape
+    classes = list(range(K)) if classes is None else list(classes)
+    if len(classes) != K or len(set(classes)) != K:
+        raise ValueError(
+            f"The 'classes' argument of {owner} must list {K} distinct classes, one per "
+            f"column of 'probs'. Got {V.format_value(classes)} instead."
+        )
+    position = {c: k for k, c in enumerate(classes)}
+    labels = list(labels)
+    if len(labels) != n:
+        raise ValueError(
+            f"The 'labels' argument of {owner} must be a sequence of the same length as "
+            f"'probs' ({n}). Got length {len(labels)} instead."
+        )
+    try:
+        y = np.array([position[c] for c in labels], dtype=np.int64)
+    except (KeyError, TypeError):
+        bad = next(c for c in labels if not _hashable_in(c, position))
+        raise V.argument_error(
+            ValueError,
+            "labels",
+            owner,
+            None,
+            f"a sequence of classes among {classes}",
+            bad,
+        ) from None
+    top = P.argmax(axis=1)
+    if view == "confidence":
+        return {"confidence": (P[np.arange(n), top], (y == top).astype(np.float64))}
+    out = {}
+    for k, c in enumerate(classes):
+        if view == "classwise":
+            out[f"class {c}"] = (P[:, k].copy(), (y == k).astype(np.float64))
+        else:
+            rows = top == k
+            if rows.any():
+                out[f"predicted {c}"] = (P[rows, k], (y[rows] == k).astype(np.float64))
+    return out
+
+
+def _hashable_in(c, mapping) -> bool:
+    try:
+        return c in mapping
+    except TypeError:
+        return False
+
+
+# --------------------------------------------------------------------- drawing
+
+
+def _matplotlib():
+    """Import matplotlib lazily; say how to install it when it is missing."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise ImportError(
+            "streamcal.plot needs matplotlib to draw: pip install 'streamcal[plot]' "
+            "(or pip install 'matplotlib>=3.5')."
+        ) from exc
+    return Figure, FigureCanvasAgg
+
+
+class _Panel(typing.NamedTuple):
+    """Everything one diagram needs, computed before any drawing."""
+
+    kind: str
+    points: tuple  # ReliabilityBin (binned) or BlockView (corp)
+    band: ConsistencyBand | None
+    hist: tuple  # (lefts, widths, heights): share of weight per 1 / hist_bins
+    stats: list  # (label, value) pairs shown above the diagram
+    note: str | None  # e.g. why there is no band
+
+
+def _fmt_n(w: float) -> str:
+    return f"{round(w):,}" if abs(w - round(w)) < 1e-9 else f"{w:,.1f}"
+
+
+def _ece(bins) -> float:
+    total = sum(b.weight for b in bins)
+    return sum(b.weight * abs(b.mean_outcome - b.mean_prediction) for b in bins) / total
+
+
+def _spread_hist(lo, hi, w, hist_bins):
+    """Share of the weight per equal-width bin, each interval's weight spread evenly
+    over ``[lo, hi]`` (all of it in one bin when ``lo == hi``)."""
+    lo, hi, w = (np.asarray(a, dtype=np.float64) for a in (lo, hi, w))
+    edges = np.arange(hist_bins + 1) / hist_bins
+    width = hi - lo
+    point = width <= 0
+    overlap = np.clip(
+        np.minimum(hi[:, None], edges[None, 1:])
+        - np.maximum(lo[:, None], edges[None, :-1]),
+        0.0,
+        None,
+    )
+    share = np.where(
+        point[:, None], 0.0, overlap / np.where(point, 1.0, width)[:, None]
+    )
+    share[np.flatnonzero(point), _bin_index(lo[point], edges)] = 1.0
+    return share.T @ w / w.sum()
+
+
+def _panel_from_arrays(
+    p, y, w, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, owner
+) -> _Panel:
+    p, y, w = _check_events(p, y, w, owner)
+    total = float(w.sum())
+    counts, edges = np.histogram(p, bins=hist_bins, range=(0.0, 1.0), weights=w)
+    hist = (edges[:-1], np.diff(edges), counts / total)
+    band = None
+    if kind == "binned":
+        points = _binned_points(p, y, w, n_bins, strategy)
+        stats = [("ECE", _ece(points)), ("n", _fmt_n(total))]
+    else:
+        points = _corp_blocks(p, y, w)
+        s = float(np.sum(w * (p - y) ** 2) / total)
+        stats = [*_corp_stats(points, s), ("n", _fmt_n(total))]
+    if bands is not None:
+        band = _band(p, w, kind, n_bins, strategy, bands, n_resamples, seed)
+    return _Panel(kind, points, band, hist, stats, None)
+
+
+def _corp_stats(blocks, s=None, metric=None):
+    """CORP components of the Brier score: S_rc, UNC and DSC follow from the blocks,
+    MCB needs the score S of the raw forecasts; a CORP metric knows all of them."""
+    if metric is not None and all(hasattr(metric, a) for a in ("mcb", "dsc", "unc")):
+        stats = [("MCB", metric.mcb), ("DSC", metric.dsc), ("UNC", metric.unc)]
+        stats.append(("S", metric.get()))
+        if getattr(metric, "score", "brier") != "brier":
+            stats.append(("score", str(metric.score)))
+        return stats
+    W = sum(b.weight for b in blocks)
+    ybar = sum(b.weight * b.value for b in blocks) / W
+    s_rc = sum(b.weight * b.value * (1.0 - b.value) for b in blocks) / W
+    unc = ybar * (1.0 - ybar)
+    if s is None:
+        return [("DSC", unc - s_rc), ("UNC", unc)]
+    return [("MCB", s - s_rc), ("DSC", unc - s_rc), ("UNC", unc), ("S", s)]
+
+
+def _state_kind(source):
+    """``("binned" | "corp", records)`` if ``source`` is a metric, a calibrator or a
+    sequence of bins / blocks, else None (arrays)."""
+    if hasattr(source, "bins"):
+        return "binned", source.bins
+    if hasattr(source, "recalibration"):
+        return "corp", source.recalibration
+    if hasattr(source, "blocks"):
+        return "corp", source.blocks
+    if isinstance(source, (tuple, list)) and source:
+        if all(hasattr(r, "mean_prediction") for r in source):
+            return "binned", source
+        if all(hasattr(r, "score_min") for r in source):
+            return "corp", source
+    return None
+
+
+_STATE_DOMAIN = (
+    "an object with 'bins' (a binned metric), 'recalibration' (CORP) or 'blocks' "
+    "(OnlineIsotonic), or a sequence of bins or PAV blocks"
+)
+
+
+def _panel_from_state(source, kind, bands, hist_bins, owner) -> _Panel:
+    found = _state_kind(source)
+    if found is None:
+        raise V.argument_error(TypeError, "metric", owner, None, _STATE_DOMAIN, source)
+    found, records = found
+    if kind is not None and kind != found:
+        raise ValueError(
+            f"The 'kind' argument of {owner} must match the metric, which holds a "
+            f"{found} reliability curve. Got {kind!r} instead."
+        )
+    points = tuple(r for r in records if r.weight > 0)
+    if not points:
+        raise ValueError(
+            f"The 'metric' argument of {owner} must hold at least one event of "
+            f"positive weight. Got {V.format_value(source)} instead."
+        )
+    total = sum(b.weight for b in points)
+    band, note = None, None
+    if found == "binned":
+        lo = np.array([b.lower for b in points])
+        width = np.array([b.upper - b.lower for b in points])
+        heights = np.array([b.weight / total for b in points])
+        # per 1 / hist_bins of forecast, like the histogram from arrays; a bin of zero
+        # width (ties at an equal-mass edge) is drawn 1 / hist_bins wide
+        point = width <= 0
+        width = np.where(point, 1.0 / hist_bins, width)
+        lo = np.where(point, lo - 0.5 / hist_bins, lo)
+        heights = heights / (width * hist_bins)
+        hist = (lo, width, heights)
+        value = source.get() if callable(getattr(source, "get", None)) else None
+        ece = value if isinstance(value, float) else _ece(points)
+        stats = [("ECE", ece), ("n", _fmt_n(total))]
+        if bands is not None:
+            band = consistency_band_from_bins(points, bands)
+    else:
+        edges = np.arange(hist_bins + 1) / hist_bins
+        heights = _spread_hist(
+            [b.score_min for b in points], [b.score_max for b in points],
+            [b.weight for b in points], hist_bins,
+        )  # fmt: skip
+        hist = (edges[:-1], np.diff(edges), heights)
+        stats = [*_corp_stats(points, metric=source), ("n", _fmt_n(total))]
+        if bands is not None:
+            note = "no band: needs the forecasts"
+    return _Panel(found, points, band, hist, stats, note)
+
+
+def _stat_lines(panel: _Panel) -> list:
+    """The statistics shown above a diagram, up to three entries per line."""
+    items = [
+        f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in panel.stats
+    ]
+    lines = ["   ".join(items[i : i + 3]) for i in range(0, len(items), 3)]
+    if panel.note:
+        lines.append(panel.note)
+    return lines
+
+
+def _draw(
+    ax, hax, panel: _Panel, title, hist_bins, show_legend, ylabel=True, n_lines=0
+):
+    """Draw one diagram into ``ax`` and its histogram into ``hax``."""
+    from matplotlib.lines import Line2D
+
+    ax.plot([0, 1], [0, 1], ls="--", lw=0.9, color="0.45", zorder=1)
+    handles = []
+    if panel.band is not None:
+        b = panel.band
+        if panel.kind == "binned":
+            # one bar per bin: the outcome rates a calibrated forecaster would show;
+            # the edge line keeps a bar of zero height (forecasts of 0 or 1) visible
+            gaps = np.diff(b.x)
+            width = (
+                min(0.03, max(0.004, 0.8 * float(gaps.min()))) if len(gaps) else 0.03
+            )
+            h = ax.bar(
+                b.x, b.upper - b.lower, bottom=b.lower, width=width, color=_BAND_COLOR,
+                edgecolor=_BAND_COLOR, lw=0.8, zorder=2,
+            )  # fmt: skip
+        else:
+            h = ax.fill_between(
+                b.x, b.lower, b.upper, color=_BAND_COLOR, lw=0, zorder=2
+            )
+        h.set_label(f"{round(100 * b.level):d}% consistency band")
+        handles.append(h)
+    if panel.kind == "binned":
+        xs = [p.mean_prediction for p in panel.points]
+        ys = [p.mean_outcome for p in panel.points]
+        # marker area grows with the bin's weight, so that a bin of a few events does
+        # not look as certain as a full one (its band says the same)
+        ws = np.array([p.weight for p in panel.points])
+        sizes = 10.0 + 90.0 * ws / ws.max()
+        (h,) = ax.plot(xs, ys, "-", color=_BINNED_COLOR, lw=1.2, zorder=3)
+        ax.scatter(xs, ys, s=sizes, color=_BINNED_COLOR, zorder=3, lw=0)
+        h = Line2D(
+            [], [], color=_BINNED_COLOR, lw=1.2, marker="o", ms=5,
+            label="outcome rate per bin (area ∝ events)",
+        )  # fmt: skip
+    else:
+        xs = [v for b in panel.points for v in (b.score_min, b.score_max)]
+        ys = [b.value for b in panel.points for _ in (0, 1)]
+        label = "CORP (isotonic) recalibration"
+        (h,) = ax.plot(xs, ys, "-", color=_CORP_COLOR, lw=1.6, zorder=3, label=label)
+    handles.insert(0, h)
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_box_aspect(1.0)
+    ax.grid(True, lw=0.4, color="0.88")
+    ax.tick_params(labelbottom=False, labelsize=8)
+    if ylabel:
+        text = (
+            "observed frequency"
+            if panel.kind == "binned"
+            else "conditional event probability"
+        )
+        ax.set_ylabel(text, fontsize=9)
+    # the statistics go above the diagram, where they hide nothing
+    lines = _stat_lines(panel)
+    ax.annotate(
+        "\n".join(lines), xy=(0.5, 1.0), xycoords="axes fraction", xytext=(0, 4),
+        textcoords="offset points", ha="center", va="bottom", fontsize=7.5,
+        family="monospace", color="0.2",
+    )  # fmt: skip
+    if title:  # n_lines: the most lines of any panel in the row, to align the titles
+        ax.set_title(title, fontsize=10, pad=8 + 9.5 * max(n_lines, len(lines)))
+    if show_legend:  # the key, where it hides least of the curve and band
+        ax.legend(handles=handles, loc="best", fontsize=7.5, framealpha=0.75)
+    lefts, widths, heights = panel.hist
+    hax.bar(
+        lefts,
+        heights,
+        width=widths,
+        align="edge",
+        color=_HIST_COLOR,
+        edgecolor="white",
+        lw=0.4,
+    )
+    hax.set_xlim(-0.02, 1.02)
+    hax.set_box_aspect(0.25)
+    hax.tick_params(labelsize=8)
+    hax.set_xlabel("forecast probability", fontsize=9)
+    if ylabel:
+        hax.set_ylabel(f"share per\n{1 / hist_bins:.3g} of forecast", fontsize=7.5)
+
+
+def _set_hist_ylim(haxes, panels):
+    top = max(float(np.max(p.hist[2])) for p in panels)
+    for hax in haxes:
+        hax.set_ylim(0.0, max(top, 1e-12) * 1.08)
+
+
+def _check_common(
+    owner, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, dpi
+):
+    if kind is not None:
+        _check_choice(kind, owner, "kind", _KINDS)
+    V.check_int(n_bins, owner, "n_bins", minimum=1)
+    _check_choice(strategy, owner, "strategy", _STRATEGIES)
+    if bands is not None:
+        _check_level(bands, owner, "bands")
+    V.check_int(n_resamples, owner, "n_resamples", minimum=1)
+    V.check_int(seed, owner, "seed", minimum=0, allow_none=True)
+    V.check_int(hist_bins, owner, "hist_bins", minimum=1)
+    V.check_real(
+        dpi, owner, "dpi", lambda v: 0 < v < math.inf, "a finite real number > 0"
+    )
+
+
+def reliability_diagram(
+    probs=None,
+    labels=None,
+    *,
+    metric=None,
+    kind: str | None = None,
+    n_bins: int = 10,
+    strategy: str = "uniform",
+    weights=None,
+    bands: float | None = 0.9,
+    n_resamples: int = 500,
+    seed: int | None = 0,
+    hist_bins: int = 20,
+    ax=None,
+    title: str | None = None,
+    path=None,
+    dpi: float = 150,
+):
+    """Draw one reliability diagram, with its consistency band and forecast histogram.
+
+    The diagram (diagonal dashed) shows the binned outcome rates (points joined by a
+    line, marker area growing with the bin's weight; the band as one bar per bin) or
+    the CORP recalibration (red; the band shaded around the diagonal). Above it, under
+    the title, are the ECE (binned) or the CORP decomposition ``MCB``, ``DSC``,
+    ``UNC`` and the Brier score ``S = MCB - DSC + UNC`` (CORP), and the total weight
+    ``n``; the key is placed where it hides least of the data. A small panel beneath shows the share of forecasts per
+    ``1 / hist_bins`` of forecast probability. Cost: that of :func:`consistency_band`
+    (the resampling dominates; ``bands=None`` skips it), plus drawing.
+
+    Parameters
+    ----------
+    probs, labels
+        Forecast probabilities in [0, 1] and binary outcomes, one-dimensional
+        sequences of the same length. Give these, or ``metric``.
+    metric
+        Draw from a state instead (see the module docstring): an object with ``bins``
+        (a binned metric such as ``ECE`` or ``ConfidenceECE``; binomial band), with
+        ``recalibration`` (``CORP``) or ``blocks`` (``OnlineIsotonic``) (no band), or
+        a sequence of such bins or blocks (e.g. one entry of a multiclass metric's
+        ``bins_by_class``).
+    kind
+        ``"binned"`` or ``"corp"``; default ``"binned"`` for arrays, and the state's
+        own kind for ``metric`` (giving the other one is an error).
+    n_bins, strategy
+        Bins of the binned diagram (see :func:`binned_reliability`).
+    weights
+        Optional non-negative event weights for ``probs`` / ``labels``.
+    bands
+        Nominal pointwise coverage of the consistency band, a real number in (0, 1),
+        or None for no band.
+    n_resamples, seed
+        Resampling of the band (see :func:`consistency_band`).
+    hist_bins
+        Number of equal-width bins of the forecast histogram.
+    ax
+        A matplotlib Axes to draw into (the histogram is appended below it); default:
+        a new Figure.
+    title
+        Title of the diagram.
+    path
+        If given, the figure is also saved there as a PNG (see :func:`save_png`).
+    dpi
+        Resolution of the saved PNG.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure (``ax.figure`` when ``ax`` is given).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < x
+    >>> fig = reliability_diagram(x, y, kind="corp", n_resamples=50, title="calibrated")
+    >>> [a.get_title() for a in fig.axes]
+    ['calibrated', '']
+
+    From a metric's state:
+
+    >>> from streamcal.metrics import CORP
+    >>> m = CORP()
+    >>> for p, label in zip(x[:200].tolist(), y[:200].tolist()):
+    ...     m.update(label, p)
+    >>> fig = reliability_diagram(metric=m)
+
+    """
+    owner = "reliability_diagram"
+    _check_common(
+        owner, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, dpi
+    )
+    if (metric is None) == (probs is None):
+        raise ValueError(
+            f"The 'probs' argument of {owner} must be given, or else 'metric', but not "
+            f"both. Got probs={V.format_value(probs)} and "
+            f"metric={V.format_value(metric)} instead."
+        )
+    if metric is not None:
+        panel = _panel_from_state(metric, kind, bands, hist_bins, owner)
+    else:
+        panel = _panel_from_arrays(
+            probs, labels, weights, kind or "binned", n_bins, strategy, bands,
+            n_resamples, seed, hist_bins, owner,
+        )  # fmt: skip
+    Figure, FigureCanvasAgg = _matplotlib()
+    if ax is None:
+        fig = Figure(figsize=(4.2, 5.2), layout="constrained")
+        FigureCanvasAgg(fig)
+        grid = {"height_ratios": [4, 1]}
+        ax, hax = fig.subplots(2, 1, sharex=True, gridspec_kw=grid)
+    else:
+        fig = ax.figure
+        spec = ax.get_subplotspec()
+        if spec is not None:
+            # the given axes keeps the top 4/5 of its grid cell, the histogram takes
+            # the rest: layout engines (constrained, tight) then place both
+            cell = spec.subgridspec(2, 1, height_ratios=[4, 1])
+            ax.set_subplotspec(cell[0])
+            hax = fig.add_subplot(cell[1], sharex=ax)
+        else:  # an axes placed by hand (fig.add_axes): append below it
+            from mpl_toolkits.axes_grid1 import make_axes_locatable
+
+            divider = make_axes_locatable(ax)
+            hax = divider.append_axes("bottom", size="25%", pad=0.08, sharex=ax)
+    _draw(ax, hax, panel, title, hist_bins, show_legend=True)
+    _set_hist_ylim([hax], [panel])
+    if path is not None:
+        save_png(fig, path, dpi=dpi)
+    return fig
+
+
+def reliability_diagrams(
+    forecasts,
+    labels=None,
+    *,
+    kind: str | None = None,
+    n_bins: int = 10,
+    strategy: str = "uniform",
+    weights=None,
+    bands: float | None = 0.9,
+    n_resamples: int = 500,
+    seed: int | None = 0,
+    hist_bins: int = 20,
+    ncols: int | None = None,
+    suptitle: str | None = None,
+    path=None,
+    dpi: float = 150,
+):
+    """Draw several forecasters' reliability diagrams side by side, on shared axes.
+
+    One panel per forecaster (its name as title) with its histogram beneath, in rows
+    of ``ncols`` panels; all diagrams share their axes, and so do all histograms; the
+    key is drawn in the first panel only. Every panel uses the same options and the same
+    ``seed``. Cost: one :func:`reliability_diagram` per panel.
+
+    Parameters
+    ----------
+    forecasts
+        A dict, name -> source, where a source is an array of forecasts (scored
+        against the shared ``labels``), a ``(probs, labels)`` pair (as made by
+        :func:`multiclass_views`), or a state to draw from: a metric or calibrator,
+        or a sequence of bins or PAV blocks (see :func:`reliability_diagram`), so
+        that a multiclass metric's ``bins_by_class`` can be passed as it is.
+    labels
+        Binary outcomes shared by the array sources.
+    kind, n_bins, strategy, weights, bands, n_resamples, seed, hist_bins
+        As in :func:`reliability_diagram`; ``weights`` go with the shared ``labels``.
+    ncols
+        Panels per row, an int >= 1 (default: all in one row, up to 4 per row).
+    suptitle
+        Title of the whole figure.
+    path, dpi
+        If ``path`` is given, the figure is also saved there as a PNG.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < x
+    >>> forecasts = {"calibrated": x, "overconfident": x**2}
+    >>> fig = reliability_diagrams(forecasts, y, n_resamples=50)
+    >>> [a.get_title() for a in fig.axes if a.get_title()]
+    ['calibrated', 'overconfident']
+
+    Multiclass forecasts, one panel per class:
+
+    >>> P = rng.dirichlet([1.0, 1.0, 1.0], size=300)
+    >>> classes = np.array([rng.choice(3, p=row) for row in P])
+    >>> views = multiclass_views(P, classes, "classwise")
+    >>> fig = reliability_diagrams(views, kind="corp", n_resamples=20)
+    >>> [a.get_title() for a in fig.axes if a.get_title()]
+    ['class 0', 'class 1', 'class 2']
+
+    """
+    owner = "reliability_diagrams"
+    _check_common(
+        owner, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, dpi
+    )
+    if not isinstance(forecasts, dict) or not forecasts:
+        raise V.argument_error(
+            TypeError, "forecasts", owner, None, "a non-empty dict of name -> forecasts",
+            forecasts,
+        )  # fmt: skip
+    ncols = V.check_int(ncols, owner, "ncols", minimum=1, allow_none=True)
+    panels = []
+    for name, source in forecasts.items():
+        if _state_kind(source) is not None:
+            panel = _panel_from_state(source, kind, bands, hist_bins, owner)
+        else:
+            src_labels, src_weights = labels, weights
+            if isinstance(source, tuple) and len(source) == 2:
+                source, src_labels = source
+                src_weights = None
+            panel = _panel_from_arrays(
+                source, src_labels, src_weights, kind or "binned", n_bins, strategy,
+                bands, n_resamples, seed, hist_bins, owner,
+            )  # fmt: skip
+        panels.append((str(name), panel))
+    k = len(panels)
+    ncols = min(k, 4) if ncols is None else min(ncols, k)
+    nrows = math.ceil(k / ncols)
+    Figure, FigureCanvasAgg = _matplotlib()
+    height = 4.5 * nrows + (0.3 if suptitle else 0.0)
+    fig = Figure(figsize=(0.5 + 3.4 * ncols, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    grid = fig.add_gridspec(2 * nrows, ncols, height_ratios=[4, 1] * nrows)
+    n_lines = max(len(_stat_lines(p)) for _, p in panels)
+    first = first_h = None
+    haxes = []
+    for i, (name, panel) in enumerate(panels):
+        r, c = divmod(i, ncols)
+        ax = fig.add_subplot(grid[2 * r, c], sharex=first, sharey=first)
+        hax = fig.add_subplot(grid[2 * r + 1, c], sharex=first, sharey=first_h)
+        _draw(
+            ax, hax, panel, name, hist_bins, show_legend=i == 0, ylabel=c == 0,
+            n_lines=n_lines,
+        )  # fmt: skip
+        if c > 0:
+            ax.tick_params(labelleft=False)
+            hax.tick_params(labelleft=False)
+        first = first or ax
+        first_h = first_h or hax
+        haxes.append(hax)
+    _set_hist_ylim(haxes, [p for _, p in panels])
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=11)
+    if path is not None:
+        save_png(fig, path, dpi=dpi)
+    return fig
+
+
+def save_png(fig, path, dpi: float = 150):
+    """Save ``fig`` as a PNG file at ``path``, rendered by Agg; return ``path``.
+
+    Works for a figure made with pyplot as well: ``savefig`` renders a PNG with Agg
+    whatever the figure's interactive backend. Cost: one render of the figure.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> fig = reliability_diagram([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], bands=None)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = save_png(fig, os.path.join(d, "diagram.png"), dpi=50)
+    ...     open(out, "rb").read(8) == b"\\x89PNG\\r\\n\\x1a\\n"
+    True
+
+    """
+    V.check_real(
+        dpi, "save_png", "dpi", lambda v: 0 < v < math.inf, "a finite real number > 0"
+    )
+    _matplotlib()
+    fig.savefig(path, format="png", dpi=dpi)
+    return path
