@@ -100,6 +100,30 @@ class Brier(_MeanScore):
         d = p - y
         return d * d
 
+    def update(self, y_true, y_pred, w=1.0) -> None:
+        """Add one event; O(1).
+
+        The checks of :mod:`streamcal._validation` are inlined for the common exact types
+        (an int or bool label, a float forecast and weight); anything else goes through
+        them in full, so the values accepted and the errors raised are those of
+        :meth:`BinaryCalibrationMetric.update`. A method of this class's own also keeps
+        the interpreter's caches monomorphic when several metrics are updated together.
+        """
+        t = type(y_true)
+        if (t is int or t is bool) and (y_true == 1 or y_true == 0):
+            y = 1.0 if y_true else 0.0
+        else:
+            y = V.check_label(y_true, "Brier", "update", "y_true")
+        if type(y_pred) is not float or not 0.0 <= y_pred <= 1.0:
+            y_pred = V.check_probability(y_pred, "Brier", "update")
+        if type(w) is not float or not 0.0 <= w < math.inf:
+            w = V.check_weight(w, "Brier", "update")
+        if w > 0.0:
+            d = y_pred - y
+            self._weight += w
+            self._total += w * d * d
+            self._n += 1
+
 
 class LogLoss(_MeanScore):
     """Log loss: the weighted mean of ``-log(p)`` if ``y = 1`` else ``-log(1 - p)``, with
@@ -134,3 +158,21 @@ class LogLoss(_MeanScore):
         eps = self.eps
         q = p if y == 1.0 else 1.0 - p
         return -math.log(eps if q < eps else (1.0 - eps if q > 1.0 - eps else q))
+
+    def update(self, y_true, y_pred, w=1.0) -> None:
+        """Add one event; O(1). Validation inlined as in :meth:`Brier.update`."""
+        t = type(y_true)
+        if (t is int or t is bool) and (y_true == 1 or y_true == 0):
+            y = 1.0 if y_true else 0.0
+        else:
+            y = V.check_label(y_true, "LogLoss", "update", "y_true")
+        if type(y_pred) is not float or not 0.0 <= y_pred <= 1.0:
+            y_pred = V.check_probability(y_pred, "LogLoss", "update")
+        if type(w) is not float or not 0.0 <= w < math.inf:
+            w = V.check_weight(w, "LogLoss", "update")
+        if w > 0.0:
+            eps = self.eps
+            q = y_pred if y == 1.0 else 1.0 - y_pred
+            self._weight += w
+            self._total -= w * math.log(eps if q < eps else (1.0 - eps if q > 1.0 - eps else q))
+            self._n += 1
