@@ -7,10 +7,13 @@ Subpackages
 -----------
 - :mod:`streamcal.base`: the calibrator interfaces.
 - :mod:`streamcal.calibrators`: the calibrators (also re-exported here).
-- :mod:`streamcal.core`: pure algorithm cores (PAV block store, ...).
+- :mod:`streamcal.core`: pure algorithm cores (PAV block store, bins, online Newton
+  steps, Foster's game, ...).
 - :mod:`streamcal.checks`: the shared check suite every calibrator runs through.
 - :mod:`streamcal.datasets`: generated rain-forecast sequences.
-- :mod:`streamcal.metrics`: calibration metrics.
+- :mod:`streamcal.metrics`: streaming calibration metrics and batch functions.
+- :mod:`streamcal.monitor`: calibration drift monitors.
+- :mod:`streamcal.plot`: reliability diagrams (matplotlib, optional).
 """
 
 from streamcal.base import BinaryCalibrator

@@ -573,3 +573,22 @@ def test_split_detected_when_weights_span_more_than_double_precision():
     store._check()
     assert store.predict_step(0.5) == 0.5
     assert len(store) == 2
+
+
+def test_public_block_accessors_for_incremental_consumers():
+    store = IsotonicBlockStore()
+    assert store.block_index(0.5) == -1 and store.cell(0.5) is None and store.live_blocks == []
+    for x, y in [(0.1, 0.0), (0.2, 1.0), (0.5, 0.0), (0.7, 1.0), (0.9, 1.0)]:
+        store.add(x, 1.0, y)
+    store._check()
+    assert store.cell(0.2) == (1.0, 1.0) and store.cell(0.3) is None
+    views = store.blocks()
+    live = store.live_blocks
+    assert [(b.W, b.S) for b in live] == [(v.weight, v.value * v.weight) for v in views]
+    assert store.block_index(0.0) == -1
+    for i, v in enumerate(views):
+        assert store.block_index(v.score_min) == i and store.block_index(v.score_max) == i
+    # an update away from the first block leaves that block object in place
+    first = live[0]
+    store.add(0.95, 1.0, 1.0)
+    assert store.live_blocks[0] is first

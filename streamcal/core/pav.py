@@ -295,6 +295,34 @@ class IsotonicBlockStore:
             np.concatenate([np.frombuffer(b.ns, dtype=np.int64) for b in self._blocks]),
         )
 
+    @property
+    def live_blocks(self) -> list:
+        """The store's block objects in score order, live and read-only; O(1).
+
+        Each has ``W`` and ``S`` (total weight and weighted label sum). An update
+        replaces a contiguous run of blocks and leaves every other block object in place
+        (same identity, same totals), so a caller can find what changed by identity.
+        Never mutate them; use :meth:`blocks` for a snapshot.
+        """
+        return self._blocks
+
+    def block_index(self, x: float) -> int:
+        """Index in :attr:`live_blocks` of the last block starting at or below ``x``
+        (-1 if ``x`` is below every stored score); O(log b)."""
+        return bisect_right(self._starts, x) - 1
+
+    def cell(self, x: float) -> tuple[float, float] | None:
+        """``(weight, weighted label sum)`` of the cell at score ``x``, None if there is
+        none; O(log b + log m)."""
+        i = bisect_right(self._starts, x) - 1
+        if i < 0:
+            return None
+        b = self._blocks[i]
+        k = bisect_left(b.xs, x)
+        if k == len(b.xs) or b.xs[k] != x:
+            return None
+        return b.ws[k], b.ss[k]
+
     # ------------------------------------------------------------------ updates
 
     def _locate(self, x):

@@ -4,7 +4,6 @@ uncertainty, kept up to date by the online isotonic (PAV) block store."""
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
 
 from streamcal import _validation as V
 from streamcal.core.pav import BlockView, IsotonicBlockStore
@@ -222,15 +221,7 @@ class CORP(BinaryCalibrationMetric):
     def _cell(self, x: float):
         """``(W, S)`` of the store's cell at forecast ``x``, None if there is none.
         O(log b + log m)."""
-        store = self._store
-        i = bisect_right(store._starts, x) - 1
-        if i < 0:
-            return None
-        b = store._blocks[i]
-        k = bisect_left(b.xs, x)
-        if k == len(b.xs) or b.xs[k] != x:
-            return None
-        return b.ws[k], b.ss[k]
+        return self._store.cell(x)
 
     def _sync(self, x: float) -> None:
         """Bring the sum of block contributions up to date after one store update at
@@ -246,11 +237,11 @@ class CORP(BinaryCalibrationMetric):
         shifted index, brackets the run; only its contributions are recomputed.
         O(blocks in the run), plus a list slice assignment.
         """
-        blocks = self._store._blocks
+        blocks = self._store.live_blocks
         shadow = self._shadow
         nb, no = len(blocks), len(shadow)
         delta = nb - no
-        j0 = bisect_right(self._store._starts, x) - 1
+        j0 = self._store.block_index(x)
         j = min(j0, nb - 1)
         while j >= 0:
             if j < no:
@@ -286,7 +277,7 @@ class CORP(BinaryCalibrationMetric):
 
     def _rebuild_shadow(self) -> None:
         f = self._block_score
-        self._shadow = [(b, b.W, b.S, f(b.W, b.S)) for b in self._store._blocks]
+        self._shadow = [(b, b.W, b.S, f(b.W, b.S)) for b in self._store.live_blocks]
 
     # ------------------------------------------------------------------ values
 
@@ -375,7 +366,7 @@ class CORP(BinaryCalibrationMetric):
         incremental sum equal to a fresh one, and the counts consistent."""
         store = self._store
         store._check()
-        blocks = store._blocks
+        blocks = store.live_blocks
         assert len(self._shadow) == len(blocks), "shadow out of step with the store"
         for b, (ob, oW, oS, c) in zip(blocks, self._shadow):
             assert b is ob and b.W == oW and b.S == oS, (
