@@ -58,11 +58,7 @@ def eprocess_trace(
             if iso is None:  # nothing learnt: the score itself
                 iso = p
             n = len(since_reset)
-            g = (
-                (n * iso + prior_weight * p) / (n + prior_weight)
-                if n + prior_weight > 0
-                else iso
-            )
+            g = (n * iso + prior_weight * p) / (n + prior_weight) if n else iso
             factors = []
             for lam in lams:
                 q = (1.0 - lam) * g + lam * p

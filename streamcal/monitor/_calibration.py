@@ -62,8 +62,10 @@ class CalibrationMonitor(BaseMonitor):
 
     With ``method="adwin"`` or ``"page-hinkley"`` river's ``drift.ADWIN`` or
     ``drift.PageHinkley`` watches calibration residuals: a fast heuristic without that
-    guarantee (see ``simulations/results/monitor_alarms.md`` for measured false-alarm
-    rates and delays of all three).
+    guarantee (with river's defaults, in the simulations, Page-Hinkley alarmed on about
+    7% of calibrated streams of 5,000 events and ADWIN on none, but ADWIN missed most
+    shifts of +0.05 in probability; neither sees a temperature change of symmetric
+    scores on the ``"signed"`` residual).
 
     Parameters
     ----------
@@ -136,10 +138,12 @@ class CalibrationMonitor(BaseMonitor):
     alarms the next segment again has false-alarm probability at most ``alpha``. It is
     a test of calibration *since the last reset*, not a change detector with a bounded
     delay: while the scores are calibrated the recalibrator's noise makes the wealth
-    drift below 1 (slowly: with the defaults, by a factor of about 100 over the first
-    2,000 events of a calibrated stream), and a drift that comes later must first win
+    drift below 1 (slowly: with the defaults, on calibrated streams of Beta(2, 5) or
+    uniform scores, by a factor of about 4 over the first 2,000 events in the median
+    stream, 10 in one stream out of ten), and a drift that comes later must first win
     that back. Forgetting (``half_life``, ``window_size``) keeps the recalibrator able
-    to follow a late drift.
+    to follow a late drift. Measured false-alarm rates and delays:
+    ``simulations/results/monitor_alarms.md``.
 
     A score of exactly 0 or 1 is not bet against; if its label contradicts it (score 0,
     label 1 or score 1, label 0) the score is certainly wrong, the likelihood ratio is
@@ -380,9 +384,9 @@ class CalibrationMonitor(BaseMonitor):
         if self._eprocess:
             recal = self._recal
             g = recal.predict_one(p)  # learnt from the past only: predict, then learn
+            n = recal.n_events
             c = self.prior_weight
-            if c:
-                n = recal.n_events
+            if c and n:  # (with n = 0, g is the score itself already)
                 g = min((n * g + c * p) / (n + c), 1.0)  # min: rounding
             log_e = self._process.update(p, g, y)
             recal.learn_one(p, y)
