@@ -572,9 +572,8 @@ def test_foster_on_nyc_hourly_rain_settles_at_the_base_rate():
     """Gupta (2022), figure 3.1, on the New York airports' 2013 hourly rain: the
     forecaster ends up forecasting one constant, the grid point whose cell holds the
     base rate (about 6.7% of hours rain, the cell [0, 0.1), forecast 0.05)."""
-    datasets = pytest.importorskip("streamcal.datasets")
-    if not hasattr(datasets, "nyc_hourly_rain"):
-        pytest.skip("streamcal.datasets.nyc_hourly_rain is not available yet")
+    from streamcal import datasets
+
     for origin in ("EWR", "JFK", "LGA"):
         rain = datasets.nyc_hourly_rain(origin)
         assert 0.05 < rain.mean() < 0.09
@@ -977,12 +976,10 @@ def test_bad_parameters(make, pattern):
         make()
 
 
-def test_online_platt_tops_and_hops_if_available():
+def test_online_platt_tops_and_hops():
     """TOPS and HOPS (Gupta and Ramdas 2023): tracking and hedging on top of online
     Platt scaling; both improve the calibration of a miscalibrated base."""
-    platt = getattr(streamcal, "OnlinePlatt", None)
-    if platt is None:
-        pytest.skip("streamcal.OnlinePlatt is not available yet")
+    platt = streamcal.OnlinePlatt
     seq, expert = _rain(8000, 12, "overconfident")
     y = seq.rain.tolist()
     for cal in (

@@ -224,7 +224,8 @@ def test_ece_bins_match_the_oracle(strategy, half_life):
 
 @pytest.mark.parametrize("strategy", ["uniform", "quantile"])
 def test_ece_bins_are_the_plot_helper_records(strategy):
-    plot = pytest.importorskip("streamcal.plot")
+    from streamcal import plot
+
     y, p, w = stream(19, 200, weights="dyadic")
     m = feed(ECE(n_bins=8, strategy=strategy), y, p, w)
     want = plot.binned_reliability(p, y, n_bins=8, strategy=strategy, weights=w)
