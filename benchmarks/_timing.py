@@ -9,20 +9,32 @@ compares the work done, not the harness.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import datetime
 import gc
+import itertools
+import json
+import platform
 import statistics
+import subprocess
 import time
 import tracemalloc
 
 __all__ = [
+    "add_run_arguments",
     "gc_paused",
+    "git_commit",
     "interleaved",
+    "race_river",
     "run_calibrator",
-    "run_river",
     "run_learn_only",
+    "run_river",
     "spread",
+    "start_run",
     "traced_memory",
+    "verdict",
+    "write_results",
 ]
 
 perf_counter = time.perf_counter
@@ -101,7 +113,7 @@ def interleaved(runs, scores: list, labels: list, segment: int):
     bounds = list(range(0, n, segment)) + [n]
     times = [[] for _ in runs]
     k = len(runs)
-    for j, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+    for j, (a, b) in enumerate(itertools.pairwise(bounds)):
         s = scores[a:b]
         y = labels[a:b]
         for i in range(k):
@@ -142,3 +154,91 @@ def traced_memory(build):
     finally:
         tracemalloc.stop()
     return result, current - base, peak - base
+
+
+def race_river(
+    run, state, scores: list, labels: list, segment: int, gc_on: bool
+) -> dict:
+    """Race ``run(state, scores, labels)`` against a fresh river LogisticRegression
+    (:func:`run_river`) on the same events, interleaved (:func:`interleaved`), with the
+    garbage collector paused unless ``gc_on``.
+
+    Returns the ratio of the times on each segment (:func:`spread` of them) and both
+    costs in microseconds per event: ``{"ratio", "us_per_event",
+    "river_us_per_event"}``.
+    """
+    from river import linear_model
+
+    runs = [(run, state), (run_river, linear_model.LogisticRegression())]
+    with gc_paused(not gc_on):
+        _, (t_run, t_lr) = interleaved(runs, scores, labels, segment)
+    n = len(scores)
+    return {
+        "ratio": spread(a / b for a, b in zip(t_run, t_lr)),
+        "us_per_event": 1e6 * sum(t_run) / n,
+        "river_us_per_event": 1e6 * sum(t_lr) / n,
+    }
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, *extra) -> None:
+    """The options of every ratio benchmark: ``--quick``, ``--n``, ``--segment``, then
+    ``extra`` (``(flags, kwargs)`` pairs), then ``--gc`` and ``--json``."""
+    parser.add_argument(
+        "--quick", action="store_true", help="40,000 events instead of 200,000"
+    )
+    parser.add_argument("--n", type=int, default=None)
+    parser.add_argument("--segment", type=int, default=2000)
+    for flags, kwargs in extra:
+        parser.add_argument(*flags, **kwargs)
+    parser.add_argument(
+        "--gc", action="store_true", help="leave the garbage collector running"
+    )
+    parser.add_argument("--json", default=None, help="write the results to this file")
+
+
+def start_run(parser: argparse.ArgumentParser, argv, version: str, make_stream):
+    """Parse the options (see :func:`add_run_arguments`), make the stream of ``n``
+    events with ``make_stream(n, seed=0)`` and print what is timed, where, on how many
+    events. Returns ``(args, n, commit, stream)``."""
+    args = parser.parse_args(argv)
+    n = args.n or (40_000 if args.quick else 200_000)
+    stream = make_stream(n, seed=0)
+    commit = git_commit()
+    print(
+        f"streamcal {version} @ {commit}, Python {platform.python_version()}, {n} events"
+    )
+    return args, n, commit, stream
+
+
+def git_commit() -> str:
+    """The short hash of the checked-out commit ("" outside a git checkout)."""
+    return subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        check=False,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+def verdict(median: float, target: float | None) -> str:
+    """``"<= 1.0x PASS"`` or ``"... FAIL"`` for a median ratio against its target, ""
+    without one."""
+    if target is None:
+        return ""
+    return f"<= {target}x " + ("PASS" if median <= target else "FAIL")
+
+
+def write_results(path: str, commit: str, n: int, segment: int, results: list) -> None:
+    """Write the results of a run, dated, as JSON."""
+    with open(path, "w") as f:
+        json.dump(
+            {
+                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                "commit": commit,
+                "n": n,
+                "segment": segment,
+                "results": results,
+            },
+            f,
+            indent=2,
+        )

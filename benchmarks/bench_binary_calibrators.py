@@ -18,35 +18,57 @@ OnlineBeta at most 1x. The other calibrators are listed for information.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
-import platform
-import statistics
-import subprocess
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _timing import gc_paused, interleaved, run_calibrator, run_river, spread  # noqa: E402
+from _timing import (
+    add_run_arguments,
+    race_river,
+    run_calibrator,
+    start_run,
+    verdict,
+    write_results,
+)
 
-import streamcal  # noqa: E402
+import streamcal
 
 # (label, class name, params, target ratio or None)
 CASES = [
     ("HistogramBinning()", "HistogramBinning", {}, 0.5),
-    ("HistogramBinning(strategy='quantile')", "HistogramBinning", {"strategy": "quantile"}, 0.5),
-    ("HistogramBinning(window_size=1000)", "HistogramBinning", {"window_size": 1000}, None),
+    (
+        "HistogramBinning(strategy='quantile')",
+        "HistogramBinning",
+        {"strategy": "quantile"},
+        0.5,
+    ),
+    (
+        "HistogramBinning(window_size=1000)",
+        "HistogramBinning",
+        {"window_size": 1000},
+        None,
+    ),
     ("TrackingCalibeater()", "TrackingCalibeater", {}, 0.5),
     ("OnlinePlatt()", "OnlinePlatt", {}, 1.0),
     ("OnlineBeta('abm')", "OnlineBeta", {"parameters": "abm"}, 1.0),
     ("OnlineBeta('ab')", "OnlineBeta", {"parameters": "ab"}, 1.0),
     ("OnlineBeta('am')", "OnlineBeta", {"parameters": "am"}, 1.0),
     ("HedgingCalibeater(seed=0)", "HedgingCalibeater", {"seed": 0}, None),
-    ("EpsilonCalibratedForecaster(seed=0)", "EpsilonCalibratedForecaster", {"seed": 0}, None),
-    ("TrackingCalibeater(base=OnlinePlatt())", "TrackingCalibeater", {"base": ("OnlinePlatt", {})}, None),
+    (
+        "EpsilonCalibratedForecaster(seed=0)",
+        "EpsilonCalibratedForecaster",
+        {"seed": 0},
+        None,
+    ),
+    (
+        "TrackingCalibeater(base=OnlinePlatt())",
+        "TrackingCalibeater",
+        {"base": ("OnlinePlatt", {})},
+        None,
+    ),
     ("OnlineIsotonic(resolution=1e-3)", "OnlineIsotonic", {"resolution": 1e-3}, None),
 ]
 
@@ -61,70 +83,50 @@ def make_stream(n: int, seed: int):
 
 def build(class_name, params):
     params = {
-        k: getattr(streamcal, v[0])(**v[1]) if isinstance(v, tuple) else v for k, v in params.items()
+        k: getattr(streamcal, v[0])(**v[1]) if isinstance(v, tuple) else v
+        for k, v in params.items()
     }
     return getattr(streamcal, class_name)(**params)
 
 
 def race(class_name, params, scores, labels, segment, gc_on):
-    from river import linear_model
-
     cal = build(class_name, params)
-    lr = linear_model.LogisticRegression()
-    runs = [(lambda c, s, y: run_calibrator(c, s, y), cal), (lambda m, s, y: run_river(m, s, y), lr)]
-    with gc_paused(not gc_on):
-        _, (t_cal, t_lr) = interleaved(runs, scores, labels, segment)
-    ratios = [a / b for a, b in zip(t_cal, t_lr)]
-    n = len(scores)
-    return {
-        "ratio": spread(ratios),
-        "us_per_event": 1e6 * sum(t_cal) / n,
-        "river_us_per_event": 1e6 * sum(t_lr) / n,
-    }
+    return race_river(run_calibrator, cal, scores, labels, segment, gc_on)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="40,000 events instead of 200,000")
-    parser.add_argument("--n", type=int, default=None)
-    parser.add_argument("--segment", type=int, default=2000)
-    parser.add_argument("--gc", action="store_true", help="leave the garbage collector running")
-    parser.add_argument("--json", default=None, help="write the results to this file")
-    args = parser.parse_args(argv)
-    n = args.n or (40_000 if args.quick else 200_000)
-    scores, labels = make_stream(n, seed=0)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    print(f"streamcal {streamcal.__version__} @ {commit}, Python {platform.python_version()}, {n} events")
-    print(f"{'calibrator':42s} {'ratio (median [min, max])':>28s} {'us/event':>9s} {'river':>7s}  target")
+    add_run_arguments(parser)
+    args, n, commit, (scores, labels) = start_run(
+        parser, argv, streamcal.__version__, make_stream
+    )
+    print(
+        f"{'calibrator':42s} {'ratio (median [min, max])':>28s} {'us/event':>9s} {'river':>7s}  target"
+    )
     results = []
     for label, class_name, params, target in CASES:
         if not hasattr(streamcal, class_name) or any(
-            isinstance(v, tuple) and not hasattr(streamcal, v[0]) for v in params.values()
+            isinstance(v, tuple) and not hasattr(streamcal, v[0])
+            for v in params.values()
         ):
             print(f"{label:42s} (not available)")
             continue
         r = race(class_name, params, scores, labels, args.segment, args.gc)
         med = r["ratio"]["median"]
-        verdict = "" if target is None else (f"<= {target}x " + ("PASS" if med <= target else "FAIL"))
         print(
             f"{label:42s} {med:8.2f}x [{r['ratio']['min']:.2f}, {r['ratio']['max']:.2f}]"
-            f"{'':9s} {r['us_per_event']:9.2f} {r['river_us_per_event']:7.2f}  {verdict}"
+            f"{'':9s} {r['us_per_event']:9.2f} {r['river_us_per_event']:7.2f}  {verdict(med, target)}"
         )
         results.append({"calibrator": label, "target": target, **r})
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(
-                {
-                    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-                    "commit": commit,
-                    "n": n,
-                    "segment": args.segment,
-                    "results": results,
-                },
-                f,
-                indent=2,
-            )
-    return 0 if all(r["target"] is None or r["ratio"]["median"] <= r["target"] for r in results) else 1
+        write_results(args.json, commit, n, args.segment, results)
+    return (
+        0
+        if all(
+            r["target"] is None or r["ratio"]["median"] <= r["target"] for r in results
+        )
+        else 1
+    )
 
 
 if __name__ == "__main__":

@@ -25,18 +25,21 @@ calibrator's ``predict_one`` would hand them over.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
-import platform
-import subprocess
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _timing import gc_paused, interleaved, perf_counter, run_river, spread
+from _timing import (
+    add_run_arguments,
+    perf_counter,
+    race_river,
+    start_run,
+    verdict,
+    write_results,
+)
 
 import streamcal
 from streamcal import metrics
@@ -104,50 +107,20 @@ def run_metrics(ms: list, probs: list, labels: list) -> float:
 
 
 def race(specs, probs, labels, segment, gc_on):
-    from river import linear_model
-
     ms = [getattr(metrics, name)(**params) for name, params in specs]
-    lr = linear_model.LogisticRegression()
-    runs = [(run_metrics, ms), (run_river, lr)]
-    with gc_paused(not gc_on):
-        _, (t_m, t_lr) = interleaved(runs, probs, labels, segment)
-    ratios = [a / b for a, b in zip(t_m, t_lr)]
-    n = len(probs)
-    return {
-        "ratio": spread(ratios),
-        "us_per_event": 1e6 * sum(t_m) / n,
-        "river_us_per_event": 1e6 * sum(t_lr) / n,
-        "values": {type(m).__name__: m.get() for m in ms},
-    }
+    result = race_river(run_metrics, ms, probs, labels, segment, gc_on)
+    return {**result, "values": {type(m).__name__: m.get() for m in ms}}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--quick", action="store_true", help="40,000 events instead of 200,000"
+    only = (
+        ("--only",),
+        {"default": None, "help": "time only the cases whose label contains this text"},
     )
-    parser.add_argument("--n", type=int, default=None)
-    parser.add_argument("--segment", type=int, default=2000)
-    parser.add_argument(
-        "--only",
-        default=None,
-        help="time only the cases whose label contains this text",
-    )
-    parser.add_argument(
-        "--gc", action="store_true", help="leave the garbage collector running"
-    )
-    parser.add_argument("--json", default=None, help="write the results to this file")
-    args = parser.parse_args(argv)
-    n = args.n or (40_000 if args.quick else 200_000)
-    probs, labels = make_stream(n, seed=0)
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        check=False,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    print(
-        f"streamcal {streamcal.__version__} @ {commit}, Python {platform.python_version()}, {n} events"
+    add_run_arguments(parser, only)
+    args, n, commit, (probs, labels) = start_run(
+        parser, argv, streamcal.__version__, make_stream
     )
     print(
         f"{'metrics':60s} {'ratio (median [min, max])':>26s} {'us/event':>9s} {'river':>7s}  target"
@@ -158,29 +131,14 @@ def main(argv=None):
     ]:
         r = race(specs, probs, labels, args.segment, args.gc)
         med = r["ratio"]["median"]
-        verdict = (
-            ""
-            if target is None
-            else (f"<= {target}x " + ("PASS" if med <= target else "FAIL"))
-        )
         print(
             f"{label:60s} {med:8.2f}x [{r['ratio']['min']:.2f}, {r['ratio']['max']:.2f}]"
-            f"{'':4s} {r['us_per_event']:9.2f} {r['river_us_per_event']:7.2f}  {verdict}"
+            f"{'':4s} {r['us_per_event']:9.2f} {r['river_us_per_event']:7.2f}  "
+            f"{verdict(med, target)}"
         )
         results.append({"metrics": label, "target": target, **r})
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(
-                {
-                    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-                    "commit": commit,
-                    "n": n,
-                    "segment": args.segment,
-                    "results": results,
-                },
-                f,
-                indent=2,
-            )
+        write_results(args.json, commit, n, args.segment, results)
     return 0
 
 

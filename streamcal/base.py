@@ -14,23 +14,21 @@ shortest repr that round-trips).
 from __future__ import annotations
 
 import abc
-import inspect
 import typing
 
 import numpy as np
 from river import base
 
+from streamcal import _snapshot
 from streamcal import _validation as V
 
-__all__ = ["BinaryCalibrator", "SNAPSHOT_FORMAT"]
+__all__ = ["SNAPSHOT_FORMAT", "BinaryCalibrator"]
 
 #: Version tag written into every snapshot made by :meth:`BinaryCalibrator.to_dict`.
-SNAPSHOT_FORMAT = 1
-
-_REGISTRY: dict[str, type] = {}
+SNAPSHOT_FORMAT = _snapshot.SNAPSHOT_FORMAT
 
 
-class BinaryCalibrator(base.Estimator):
+class BinaryCalibrator(_snapshot.Snapshot, base.Estimator):
     """Base class of calibrators that map a binary classifier's score to a probability.
 
     Subclasses implement ``_reset``, ``learn_one``, ``predict_one``, ``_get_state`` and
@@ -66,10 +64,7 @@ class BinaryCalibrator(base.Estimator):
 
     _monotone: typing.ClassVar[bool] = False
     _bounded_memory_params: typing.ClassVar[tuple[str, ...]] = ()
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        _REGISTRY[cls.__name__] = cls
+    _registry: typing.ClassVar[dict[str, type]] = {}
 
     # ------------------------------------------------------------------ interface
 
@@ -84,14 +79,6 @@ class BinaryCalibrator(base.Estimator):
     @abc.abstractmethod
     def predict_one(self, score: float) -> float:
         """Return the calibrated probability for ``score``."""
-
-    @abc.abstractmethod
-    def _get_state(self) -> dict:
-        """Return the learnt state as JSON-safe data."""
-
-    @abc.abstractmethod
-    def _set_state(self, state: dict) -> None:
-        """Restore the learnt state written by ``_get_state``."""
 
     # ------------------------------------------------------------------ batch API
 
@@ -132,60 +119,6 @@ class BinaryCalibrator(base.Estimator):
             [self.predict_one(x) for x in scores.tolist()], dtype=np.float64
         )
 
-    # ------------------------------------------------------------------ snapshots
-
-    def to_dict(self) -> dict:
-        """Return a JSON-serialisable snapshot of parameters and the whole learnt state.
-
-        ``type(self).from_dict(self.to_dict())`` (or ``BinaryCalibrator.from_dict``)
-        restores a calibrator that predicts and continues learning exactly like this one.
-        """
-        return {
-            "class": type(self).__name__,
-            "format": SNAPSHOT_FORMAT,
-            "params": {
-                name: _encode_param(value)
-                for name, value in self._param_values().items()
-            },
-            "state": self._get_state(),
-        }
-
-    def _param_values(self) -> dict:
-        """The constructor arguments as stored (nested calibrators as objects)."""
-        return {
-            name: getattr(self, name)
-            for name in inspect.signature(type(self).__init__).parameters
-            if name != "self"
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict) -> BinaryCalibrator:
-        """Rebuild a calibrator from a snapshot written by :meth:`to_dict`.
-
-        Called on :class:`BinaryCalibrator` itself, the class is looked up by the name
-        stored in the snapshot; called on a subclass, the snapshot must be of that class.
-        """
-        if not isinstance(d, dict) or not {"class", "params", "state"} <= d.keys():
-            raise ValueError(
-                "The 'd' argument of from_dict must be a snapshot dict with keys "
-                f"'class', 'params' and 'state'. Got {V.format_value(d)} instead."
-            )
-        if d.get("format", SNAPSHOT_FORMAT) != SNAPSHOT_FORMAT:
-            raise ValueError(
-                f"The snapshot format must be {SNAPSHOT_FORMAT}. Got {d.get('format')!r} instead."
-            )
-        klass = _REGISTRY.get(d["class"])
-        if klass is None or not issubclass(klass, cls):
-            raise ValueError(
-                f"The 'class' entry of the snapshot must name a subclass of {cls.__name__}. "
-                f"Got {d['class']!r} instead."
-            )
-        obj = klass(
-            **{name: _decode_param(value) for name, value in d["params"].items()}
-        )
-        obj._set_state(d["state"])
-        return obj
-
     # ------------------------------------------------------------------ river glue
 
     @property
@@ -201,22 +134,4 @@ class BinaryCalibrator(base.Estimator):
 
 # A parameter that is itself a calibrator (the ``base`` of a calibeater, say) is stored as
 # its own full snapshot under this key, so it comes back with its learnt state.
-_NESTED_KEY = "__calibrator__"
-
-
-def _encode_param(value):
-    if isinstance(value, BinaryCalibrator):
-        return {_NESTED_KEY: value.to_dict()}
-    if isinstance(value, np.generic):  # numpy scalars as given by the user: JSON-safe twins
-        return V.json_safe_scalar(value)
-    if isinstance(value, tuple):
-        return [_encode_param(v) for v in value]
-    return value
-
-
-def _decode_param(value):
-    if isinstance(value, dict) and set(value) == {_NESTED_KEY}:
-        return BinaryCalibrator.from_dict(value[_NESTED_KEY])
-    if isinstance(value, list):
-        return tuple(_decode_param(v) for v in value)
-    return value
+_snapshot.nest("__calibrator__", BinaryCalibrator)

@@ -665,9 +665,22 @@ def _spread_hist(lo, hi, w, hist_bins):
     return share.T @ w / w.sum()
 
 
-def _panel_from_arrays(
-    p, y, w, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, owner
-) -> _Panel:
+class _Options(typing.NamedTuple):
+    """The drawing options shared by :func:`reliability_diagram` and
+    :func:`reliability_diagrams`, validated by :func:`_options`."""
+
+    kind: str | None
+    n_bins: int
+    strategy: str
+    bands: float | None
+    n_resamples: int
+    seed: int | None
+    hist_bins: int
+
+
+def _panel_from_arrays(p, y, w, opts: _Options, owner) -> _Panel:
+    kind, n_bins, strategy, bands, n_resamples, seed, hist_bins = opts
+    kind = kind or "binned"
     p, y, w = _check_events(p, y, w, owner)
     total = float(w.sum())
     counts, edges = np.histogram(p, bins=hist_bins, range=(0.0, 1.0), weights=w)
@@ -726,7 +739,8 @@ _STATE_DOMAIN = (
 )
 
 
-def _panel_from_state(source, kind, bands, hist_bins, owner) -> _Panel:
+def _panel_from_state(source, opts: _Options, owner) -> _Panel:
+    kind, bands, hist_bins = opts.kind, opts.bands, opts.hist_bins
     found = _state_kind(source)
     if found is None:
         raise V.argument_error(TypeError, "metric", owner, None, _STATE_DOMAIN, source)
@@ -877,9 +891,9 @@ def _set_hist_ylim(haxes, panels):
         hax.set_ylim(0.0, max(top, 1e-12) * 1.08)
 
 
-def _check_common(
+def _options(
     owner, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, dpi
-):
+) -> _Options:
     if kind is not None:
         _check_choice(kind, owner, "kind", _KINDS)
     V.check_int(n_bins, owner, "n_bins", minimum=1)
@@ -892,6 +906,7 @@ def _check_common(
     V.check_real(
         dpi, owner, "dpi", lambda v: 0 < v < math.inf, "a finite real number > 0"
     )
+    return _Options(kind, n_bins, strategy, bands, n_resamples, seed, hist_bins)
 
 
 def reliability_diagram(
@@ -983,7 +998,7 @@ def reliability_diagram(
 
     """
     owner = "reliability_diagram"
-    _check_common(
+    opts = _options(
         owner, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, dpi
     )
     if (metric is None) == (probs is None):
@@ -993,12 +1008,9 @@ def reliability_diagram(
             f"metric={V.format_value(metric)} instead."
         )
     if metric is not None:
-        panel = _panel_from_state(metric, kind, bands, hist_bins, owner)
+        panel = _panel_from_state(metric, opts, owner)
     else:
-        panel = _panel_from_arrays(
-            probs, labels, weights, kind or "binned", n_bins, strategy, bands,
-            n_resamples, seed, hist_bins, owner,
-        )  # fmt: skip
+        panel = _panel_from_arrays(probs, labels, weights, opts, owner)
     Figure, FigureCanvasAgg = _matplotlib()
     if ax is None:
         fig = Figure(figsize=(4.2, 5.2), layout="constrained")
@@ -1095,7 +1107,7 @@ def reliability_diagrams(
 
     """
     owner = "reliability_diagrams"
-    _check_common(
+    opts = _options(
         owner, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, dpi
     )
     if not isinstance(forecasts, dict) or not forecasts:
@@ -1107,16 +1119,13 @@ def reliability_diagrams(
     panels = []
     for name, source in forecasts.items():
         if _state_kind(source) is not None:
-            panel = _panel_from_state(source, kind, bands, hist_bins, owner)
+            panel = _panel_from_state(source, opts, owner)
         else:
             src_labels, src_weights = labels, weights
             if isinstance(source, tuple) and len(source) == 2:
                 source, src_labels = source
                 src_weights = None
-            panel = _panel_from_arrays(
-                source, src_labels, src_weights, kind or "binned", n_bins, strategy,
-                bands, n_resamples, seed, hist_bins, owner,
-            )  # fmt: skip
+            panel = _panel_from_arrays(source, src_labels, src_weights, opts, owner)
         panels.append((str(name), panel))
     k = len(panels)
     ncols = min(k, 4) if ncols is None else min(ncols, k)

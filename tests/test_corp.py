@@ -288,11 +288,17 @@ def test_revert_of_an_event_not_held_is_refused():
     m._check()
 
 
+def _fed_then_first_reverted(m, events):
+    for y, p, w in events:
+        m.update(y, p, w)
+    m.revert(*events[0])
+    return m
+
+
 def test_revert_with_weights_spanning_more_than_2_to_the_20():
     """Removing an event that outweighs the rest of its forecast value by more than 2**20
     makes the store drop the cell; the metric re-adds the rest as shares of what is
     left: exact when the sums are (dyadic weights and scores), approximate otherwise."""
-    m = CORP()
     events = [
         (1, 0.5, 2.0**40),
         (0, 0.5, 1.0),
@@ -301,9 +307,7 @@ def test_revert_with_weights_spanning_more_than_2_to_the_20():
         (0, 0.75, 1.0),
         (1, 0.875, 1.0),
     ]
-    for y, p, w in events:
-        m.update(y, p, w)
-    m.revert(*events[0])
+    m = _fed_then_first_reverted(CORP(), events)
     m._check()
     assert_matches(m, oracle(events[1:], "brier"), "after the heavy revert", rtol=1e-15)
     assert [(b.score_min, b.score_max, b.n_events) for b in m.recalibration] == [
@@ -316,7 +320,6 @@ def test_revert_with_weights_spanning_more_than_2_to_the_20():
     assert values(m) == (0.0, 0.0, 0.0, 0.0)
     # non-dyadic: the light events fall below the heavy one's rounding; values stay
     # finite, the store consistent, and reverting everything empties the metric
-    m = CORP(score="log")
     events = [
         (1, 0.5, 1e20),
         (0, 0.5, 0.3),
@@ -324,9 +327,7 @@ def test_revert_with_weights_spanning_more_than_2_to_the_20():
         (1, 0.2, 1.0),
         (0, 0.8, 1.0),
     ]
-    for y, p, w in events:
-        m.update(y, p, w)
-    m.revert(*events[0])
+    m = _fed_then_first_reverted(CORP(score="log"), events)
     m._store._check()
     assert all(math.isfinite(v) for v in values(m))
     assert sum(b.n_events for b in m.recalibration) == m.n_events == 4

@@ -3,7 +3,6 @@ check in :mod:`streamcal.checks.metrics` (the river.checks pattern); and the che
 themselves must be able to fail: each broken metric below has one deliberate bug that
 the matching check has to catch."""
 
-import inspect
 import math
 import typing
 
@@ -13,6 +12,7 @@ import pytest
 import streamcal.metrics
 from streamcal import _validation as V
 from streamcal.checks import metrics as C
+from streamcal.checks._common import concrete_classes, yield_cases
 from streamcal.metrics.base import BinaryCalibrationMetric, StreamingMetric
 
 # the interfaces exported next to the metrics (not metrics themselves)
@@ -22,26 +22,16 @@ _BASES = {
     getattr(streamcal.metrics, "MulticlassCalibrationMetric", StreamingMetric),
 }
 
-METRICS = [
-    obj
-    for name in streamcal.metrics.__all__
-    if inspect.isclass(obj := getattr(streamcal.metrics, name))
-    and issubclass(obj, StreamingMetric)
-    and not inspect.isabstract(obj)
-    and obj not in _BASES
-]
+METRICS = concrete_classes(streamcal.metrics, StreamingMetric, exclude=_BASES)
 
 
-def _cases():
-    for klass in METRICS:
-        for params in klass._unit_test_params():
-            metric = klass(**params)
-            label = f"{klass.__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
-            for check in C.yield_metric_checks(metric):
-                yield pytest.param(metric, check, id=f"{label}-{check.__name__}")
-
-
-@pytest.mark.parametrize("metric, check", list(_cases()))
+@pytest.mark.parametrize(
+    "metric, check",
+    [
+        pytest.param(*case[1:], id=case[0])
+        for case in yield_cases(METRICS, C.yield_metric_checks)
+    ],
+)
 def test_check(metric, check):
     check(metric)
 
@@ -84,7 +74,43 @@ def test_streams_are_deterministic_and_well_formed():
 # ------------------------------------------------------------------- broken metrics
 
 
-class RunningBrier(BinaryCalibrationMetric):
+class _ScoreSums:
+    """The state of the toy metrics below: total weight ``W``, weighted sum ``S`` of the
+    per-event scores and number ``n`` of positive-weight events; ``get()`` is S / W."""
+
+    def _reset(self):
+        self._W = 0.0
+        self._S = 0.0
+        self._n = 0
+
+    def _add(self, w, score):
+        self._W += w
+        self._S += w * score
+        self._n += 1
+
+    def _remove(self, w, score):
+        self._n -= 1
+        if self._n == 0:
+            self._reset()
+            return
+        self._W -= w
+        self._S -= w * score
+
+    def get(self):
+        return self._S / self._W if self._W > 0.0 else 0.0
+
+    def _get_state(self):
+        return {"W": self._W, "S": self._S, "n": self._n}
+
+    def _set_state(self, state):
+        self._W, self._S, self._n = (
+            float(state["W"]),
+            float(state["S"]),
+            int(state["n"]),
+        )
+
+
+class RunningBrier(_ScoreSums, BinaryCalibrationMetric):
     """Weighted mean of (p - y)**2, written plainly: a correct metric the bugs build on.
 
     Examples
@@ -96,45 +122,13 @@ class RunningBrier(BinaryCalibrationMetric):
 
     """
 
-    def __init__(self):
-        super().__init__()
-
-    def _reset(self):
-        self._W = 0.0
-        self._S = 0.0
-        self._n = 0
-
     def _update(self, y, p, w):
         if w > 0.0:
-            self._W += w
-            self._S += w * (p - y) ** 2
-            self._n += 1
+            self._add(w, (p - y) ** 2)
 
     def _revert(self, y, p, w):
         if w > 0.0:
-            self._n -= 1
-            if self._n == 0:
-                self._reset()
-                return
-            self._W -= w
-            self._S -= w * (p - y) ** 2
-
-    def get(self):
-        return self._S / self._W if self._W > 0.0 else 0.0
-
-    @property
-    def bigger_is_better(self):
-        return False
-
-    def _get_state(self):
-        return {"W": self._W, "S": self._S, "n": self._n}
-
-    def _set_state(self, state):
-        self._W, self._S, self._n = (
-            float(state["W"]),
-            float(state["S"]),
-            int(state["n"]),
-        )
+            self._remove(w, (p - y) ** 2)
 
 
 class UpdateReturnsSelf(RunningBrier):
@@ -354,7 +348,7 @@ def _check_multiclass(y_true, y_pred, w, owner, method):
     return V.check_weight(w, owner, method)
 
 
-class MulticlassBrier(StreamingMetric):
+class MulticlassBrier(_ScoreSums, StreamingMetric):
     """Multiclass Brier score with a per-class count of labels (so that class discovery
     and int / str keys go through the snapshots): a correct metric for the checks.
 
@@ -369,13 +363,8 @@ class MulticlassBrier(StreamingMetric):
 
     _multiclass = True
 
-    def __init__(self):
-        super().__init__()
-
     def _reset(self):
-        self._W = 0.0
-        self._S = 0.0
-        self._n = 0
+        super()._reset()
         self._labels = {}
 
     def _score(self, y, p):
@@ -384,45 +373,26 @@ class MulticlassBrier(StreamingMetric):
     def update(self, y_true, y_pred, w=1.0):
         w = _check_multiclass(y_true, y_pred, w, "MulticlassBrier", "update")
         if w > 0.0:
-            self._W += w
-            self._S += w * self._score(y_true, y_pred)
-            self._n += 1
+            self._add(w, self._score(y_true, y_pred))
             self._labels[y_true] = self._labels.get(y_true, 0) + 1
 
     def revert(self, y_true, y_pred, w=1.0):
         w = _check_multiclass(y_true, y_pred, w, "MulticlassBrier", "revert")
         if w > 0.0:
-            self._n -= 1
-            if self._n == 0:
-                self._reset()
-                return
-            self._W -= w
-            self._S -= w * self._score(y_true, y_pred)
-            self._labels[y_true] -= 1
-            if not self._labels[y_true]:
-                del self._labels[y_true]
-
-    def get(self):
-        return self._S / self._W if self._W > 0.0 else 0.0
-
-    @property
-    def bigger_is_better(self):
-        return False
+            self._remove(w, self._score(y_true, y_pred))
+            if self._n:
+                self._labels[y_true] -= 1
+                if not self._labels[y_true]:
+                    del self._labels[y_true]
 
     def _get_state(self):
         return {
-            "W": self._W,
-            "S": self._S,
-            "n": self._n,
+            **super()._get_state(),
             "labels": [[c, k] for c, k in self._labels.items()],
         }
 
     def _set_state(self, state):
-        self._W, self._S, self._n = (
-            float(state["W"]),
-            float(state["S"]),
-            int(state["n"]),
-        )
+        super()._set_state(state)
         self._labels = {c: int(k) for c, k in state["labels"]}
 
 

@@ -61,6 +61,32 @@ def feed(metric, y, p, w=None, check=False):
     return metric
 
 
+def grow(metric, y, p, w=None, check=False):
+    """Feed the stream to ``metric`` one event at a time (calling ``_check()`` after
+    each if ``check``) and yield the number of events fed so far."""
+    for t in range(len(y)):
+        metric.update(int(y[t]), float(p[t]), 1.0 if w is None else float(w[t]))
+        if check:
+            metric._check()
+        yield t + 1
+
+
+def walk(metric, y, p, w, rng, revert_rate):
+    """Feed the stream to ``metric``, but at each step (once it holds events) revert a
+    random event it holds instead, with probability ``revert_rate``; call ``_check()``
+    after each step and yield ``(t, held)``, ``held`` the indices of the events held."""
+    held = []
+    for t in range(len(y)):
+        if held and rng.random() < revert_rate:
+            j = held.pop(int(rng.integers(len(held))))
+            metric.revert(int(y[j]), float(p[j]), float(w[j]))
+        else:
+            metric.update(int(y[t]), float(p[t]), float(w[t]))
+            held.append(t)
+        metric._check()
+        yield t, np.array(held, dtype=int)
+
+
 def prefixes(n, step=13):
     return sorted(set(range(1, n + 1, step)) | {n})
 
@@ -75,8 +101,7 @@ def test_ece_equals_the_batch_function_at_every_prefix(strategy, n_bins, labels)
     for seed in range(3):
         y, p, _ = stream(seed, 150, labels, weights=False, decimals=1 + seed % 2)
         m = ECE(n_bins=n_bins, strategy=strategy)
-        for t in range(1, len(y) + 1):
-            m.update(int(y[t - 1]), float(p[t - 1]))
+        for t in grow(m, y, p):
             if t % 7 == 0 or t < 5 or t == len(y):
                 want = expected_calibration_error(
                     y[:t], p[:t], n_bins=n_bins, strategy=strategy
@@ -111,9 +136,7 @@ def test_ece_weighted_matches_the_oracle_at_every_prefix(strategy):
     for seed in range(4):
         y, p, w = stream(seed, 160, weights="dyadic")
         m = ECE(n_bins=6, strategy=strategy)
-        for t in range(1, len(y) + 1):
-            m.update(int(y[t - 1]), float(p[t - 1]), float(w[t - 1]))
-            m._check()
+        for t in grow(m, y, p, w, check=True):
             if t % 11 == 0 or t == len(y):
                 assert m.get() == pytest.approx(
                     R.ece(y[:t], p[:t], w[:t], 6, strategy), abs=TOL
@@ -183,17 +206,8 @@ def test_ece_random_updates_and_reverts(strategy):
     rng = np.random.default_rng(10)
     y, p, w = stream(10, 400, weights="dyadic")
     m = ECE(n_bins=4, strategy=strategy)
-    held = []
-    for t in range(len(y)):
-        if held and rng.random() < 0.4:
-            j = held.pop(int(rng.integers(len(held))))
-            m.revert(int(y[j]), float(p[j]), float(w[j]))
-        else:
-            m.update(int(y[t]), float(p[t]), float(w[t]))
-            held.append(t)
-        m._check()
+    for t, idx in walk(m, y, p, w, rng, 0.4):
         if t % 9 == 0:
-            idx = np.array(held, dtype=int)
             assert m.get() == pytest.approx(
                 R.ece(y[idx], p[idx], w[idx], 4, strategy), abs=1e-10
             )
@@ -265,14 +279,15 @@ def test_ece_rejects_bad_parameters(params, message):
 
 
 def test_uniform_bin_rule_matches_the_batch_function_near_edges():
-    from streamcal.metrics._binned import _uniform_bin, _uniform_edges
+    from streamcal.core.binning import uniform_edges
+    from streamcal.metrics._binned import uniform_bin
 
     for n in (1, 3, 6, 7, 10, 13, 49, 100):
-        edges = _uniform_edges(n)
+        edges = uniform_edges(n)
         for e in np.arange(n + 1) / n:
             for v in (e, np.nextafter(e, -1.0), np.nextafter(e, 2.0)):
                 if 0.0 <= v <= 1.0:
-                    assert _uniform_bin(float(v), n, edges) == R.uniform_bin(v, n), (
+                    assert uniform_bin(float(v), n, edges) == R.uniform_bin(v, n), (
                         n,
                         v,
                     )
@@ -289,8 +304,7 @@ def test_sharpness_is_the_bank_marketing_formula():
                 seed, 200, labels, weights=False, decimals=None if seed % 2 else 2
             )
             m = Sharpness()
-            for t in range(1, len(y) + 1):
-                m.update(int(y[t - 1]), float(p[t - 1]))
+            for t in grow(m, y, p):
                 if t % 19 == 0 or t == len(y):
                     assert m.get() == pytest.approx(script(y[:t], p[:t]), abs=TOL)
 
@@ -299,17 +313,8 @@ def test_sharpness_weighted_and_reverted():
     rng = np.random.default_rng(12)
     y, p, w = stream(12, 300)
     m = Sharpness(n_bins=4)
-    held = []
-    for t in range(len(y)):
-        if held and rng.random() < 0.3:
-            j = held.pop(int(rng.integers(len(held))))
-            m.revert(int(y[j]), float(p[j]), float(w[j]))
-        else:
-            m.update(int(y[t]), float(p[t]), float(w[t]))
-            held.append(t)
-        m._check()
+    for t, idx in walk(m, y, p, w, rng, 0.3):
         if t % 7 == 0:
-            idx = np.array(held, dtype=int)
             assert m.get() == pytest.approx(
                 R.sharpness(y[idx], p[idx], w[idx], 4), abs=1e-10
             )
@@ -334,8 +339,7 @@ def test_roc_auc_matches_sklearn_at_every_prefix():
     for seed in range(6):
         y, p, w = stream(seed, 250, decimals=1 + seed % 3)
         m = ROCAUC()
-        for t in range(1, len(y) + 1):
-            m.update(int(y[t - 1]), float(p[t - 1]), float(w[t - 1]))
+        for t in grow(m, y, p, w):
             pos = w[:t] > 0
             if len(set(y[:t][pos])) < 2:
                 assert m.get() == 0.0, "undefined until both classes weigh"
@@ -359,22 +363,13 @@ def test_roc_auc_random_updates_and_reverts_with_small_blocks(monkeypatch):
     for decimals in (1, None):
         y, p, w = stream(13, 500, decimals=decimals)
         m = ROCAUC()
-        held = []
-        for t in range(len(y)):
-            if held and rng.random() < 0.45:
-                j = held.pop(int(rng.integers(len(held))))
-                m.revert(int(y[j]), float(p[j]), float(w[j]))
-            else:
-                m.update(int(y[t]), float(p[t]), float(w[t]))
-                held.append(t)
-            m._check()
+        for t, idx in walk(m, y, p, w, rng, 0.45):
             if t % 10 == 0:
-                idx = np.array(held, dtype=int)
                 assert m.get() == pytest.approx(
                     R.auc_pairs(y[idx], p[idx], w[idx]), abs=1e-10
                 )
         assert len(m._keys) > 3
-        for j in held:
+        for j in idx.tolist():
             m.revert(int(y[j]), float(p[j]), float(w[j]))
             m._check()
         assert m.get() == 0.0 and m._keys == [] and m._u == 0.0
@@ -415,9 +410,7 @@ def test_calibration_refinement_matches_the_batch_decomposition(resolution):
     for seed in range(4):
         y, p, w = stream(seed, 200, decimals=None if seed == 3 else 2)
         m = CalibrationRefinement(resolution=resolution)
-        for t in range(1, len(y) + 1):
-            m.update(int(y[t - 1]), float(p[t - 1]), float(w[t - 1]))
-            m._check()
+        for t in grow(m, y, p, w, check=True):
             if (t % 9 == 0 or t == len(y)) and w[:t].any():
                 want = calibration_refinement(y[:t], _pooled(p[:t], resolution), w[:t])
                 got = (m.get(), m.calibration, m.refinement)
@@ -432,16 +425,7 @@ def test_calibration_refinement_random_updates_and_reverts():
     for resolution in (None, 0.05):
         y, p, w = stream(16, 500)
         m = CalibrationRefinement(resolution=resolution)
-        held = []
-        for t in range(len(y)):
-            if held and rng.random() < 0.45:
-                j = held.pop(int(rng.integers(len(held))))
-                m.revert(int(y[j]), float(p[j]), float(w[j]))
-            else:
-                m.update(int(y[t]), float(p[t]), float(w[t]))
-                held.append(t)
-            m._check()
-            idx = np.array(held, dtype=int)
+        for t, idx in walk(m, y, p, w, rng, 0.45):
             if t % 10 == 0 and w[idx].any():
                 want = calibration_refinement(
                     y[idx], _pooled(p[idx], resolution), w[idx]
@@ -450,7 +434,7 @@ def test_calibration_refinement_random_updates_and_reverts():
                     tuple(want), abs=1e-10
                 )
                 assert m.get() == pytest.approx(m.calibration + m.refinement, abs=TOL)
-        for j in held:
+        for j in idx.tolist():
             m.revert(int(y[j]), float(p[j]), float(w[j]))
         assert (m.get(), m.calibration, m.refinement, m._groups) == (0.0, 0.0, 0.0, {})
 
@@ -513,9 +497,7 @@ def test_murphy_matches_the_oracle_at_every_prefix(n_bins):
     for seed in range(4):
         y, p, w = stream(seed, 200, decimals=None if seed == 3 else 2)
         m = MurphyDecomposition(n_bins=n_bins)
-        for t in range(1, len(y) + 1):
-            m.update(int(y[t - 1]), float(p[t - 1]), float(w[t - 1]))
-            m._check()
+        for t in grow(m, y, p, w, check=True):
             if (t % 9 == 0 or t == len(y)) and w[:t].any():
                 want = R.murphy(y[:t], p[:t], w[:t], n_bins)
                 got = _murphy_values(m)
@@ -544,17 +526,8 @@ def test_murphy_random_updates_and_reverts():
     rng = np.random.default_rng(18)
     y, p, w = stream(18, 500)
     m = MurphyDecomposition(n_bins=5)
-    held = []
-    for t in range(len(y)):
-        if held and rng.random() < 0.45:
-            j = held.pop(int(rng.integers(len(held))))
-            m.revert(int(y[j]), float(p[j]), float(w[j]))
-        else:
-            m.update(int(y[t]), float(p[t]), float(w[t]))
-            held.append(t)
-        m._check()
+    for t, idx in walk(m, y, p, w, rng, 0.45):
         assert _identity_gap(m) <= TOL
-        idx = np.array(held, dtype=int)
         if t % 10 == 0 and w[idx].any():
             want = R.murphy(y[idx], p[idx], w[idx], 5)
             got = _murphy_values(m)

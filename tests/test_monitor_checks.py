@@ -2,34 +2,24 @@
 shared check in :mod:`streamcal.checks.monitors`; and the checks must be able to fail:
 each broken monitor below has one deliberate bug that the matching check catches."""
 
-import inspect
-
 import pytest
 
 import streamcal.monitor
 from streamcal.checks import monitors as C
+from streamcal.checks._common import concrete_classes, yield_cases
 from streamcal.monitor import CalibrationMonitor, MulticlassCalibrationMonitor
 from streamcal.monitor.base import BaseMonitor
 
-MONITORS = [
-    obj
-    for name in streamcal.monitor.__all__
-    if inspect.isclass(obj := getattr(streamcal.monitor, name))
-    and issubclass(obj, BaseMonitor)
-    and not inspect.isabstract(obj)
-]
+MONITORS = concrete_classes(streamcal.monitor, BaseMonitor)
 
 
-def _cases():
-    for klass in MONITORS:
-        for params in klass._unit_test_params():
-            monitor = klass(**params)
-            label = f"{klass.__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
-            for check in C.yield_monitor_checks(monitor):
-                yield pytest.param(monitor, check, id=f"{label}-{check.__name__}")
-
-
-@pytest.mark.parametrize("monitor, check", list(_cases()))
+@pytest.mark.parametrize(
+    "monitor, check",
+    [
+        pytest.param(*case[1:], id=case[0])
+        for case in yield_cases(MONITORS, C.yield_monitor_checks)
+    ],
+)
 def test_check(monitor, check):
     check(monitor)
 
@@ -44,13 +34,17 @@ def test_every_monitor_is_checked():
 # ---------------------------------------------------------------------- broken monitors
 
 
-class ValidatesLate(CalibrationMonitor):
+class _RestartsBeforeValidating:
     """Resets (the pending restart) before validating the input."""
 
-    def update(self, score, label):
+    def update(self, forecast, label):
         if self._drift_detected:
             self._restart()
-        super().update(score, label)
+        super().update(forecast, label)
+
+
+class ValidatesLate(_RestartsBeforeValidating, CalibrationMonitor):
+    pass
 
 
 class CountsBadEvents(CalibrationMonitor):
@@ -125,11 +119,8 @@ class GrowingMemory(CalibrationMonitor):
         return super()._advance(p, y)
 
 
-class TopLabelValidatesLate(MulticlassCalibrationMonitor):
-    def update(self, proba, label):
-        if self._drift_detected:
-            self._restart()
-        super().update(proba, label)
+class TopLabelValidatesLate(_RestartsBeforeValidating, MulticlassCalibrationMonitor):
+    pass
 
 
 BROKEN = [

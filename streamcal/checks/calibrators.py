@@ -20,14 +20,19 @@ Two optional hooks let a calibrator whose input or cold start differs from the u
 from __future__ import annotations
 
 import copy
-import inspect
-import json
 import math
 import pickle
 
 import numpy as np
 
 from streamcal.base import BinaryCalibrator
+from streamcal.checks import _common
+from streamcal.checks._common import (
+    BAD_LABELS,
+    BAD_SCORES,
+    BAD_WEIGHTS,
+    check_docstring_has_example,
+)
 
 __all__ = [
     "check_bad_input_leaves_state_unchanged",
@@ -48,7 +53,9 @@ __all__ = [
 QUERY = np.concatenate([[0.0, 1e-12, 0.5, 1.0 - 1e-12, 1.0], np.linspace(0, 1, 41)])
 
 
-def yield_stream(n: int = 300, seed: int = 0, weights: bool = True, distinct: bool = False):
+def yield_stream(
+    n: int = 300, seed: int = 0, weights: bool = True, distinct: bool = False
+):
     """A miscalibrated stream ``(scores, labels, weights)`` as numpy arrays.
 
     Scores are rounded to two decimals (heavy ties) unless ``distinct``; about 3% are
@@ -63,11 +70,7 @@ def yield_stream(n: int = 300, seed: int = 0, weights: bool = True, distinct: bo
 
     """
     rng = np.random.default_rng(seed)
-    s = rng.beta(2.0, 2.0, n)
-    if not distinct:
-        s = np.round(s, 2)
-        edge = rng.random(n) < 0.03
-        s[edge] = rng.integers(0, 2, edge.sum())
+    s = _common.tied_scores(rng, n, distinct)
     y = (rng.random(n) < s**2).astype(int)
     if weights:
         w = rng.choice([1.0, 1.0, 1.0, 0.5, 2.25, 0.0], n)
@@ -109,16 +112,6 @@ def _trained(cal, n=300, seed=0, **kw):
     return c
 
 
-def _snapshot(cal):
-    return json.dumps(cal.to_dict(), sort_keys=True, allow_nan=False)
-
-
-def _fingerprint(cal):
-    """Bytes of the whole internal state, attribute order aside: catches hidden state
-    that a snapshot forgets even when predictions do not show it yet."""
-    return pickle.dumps(sorted(vars(cal).items()), protocol=4)
-
-
 def _predictions(cal):
     return [cal.predict_one(q) for q in _inputs(cal, QUERY.tolist())]
 
@@ -127,7 +120,9 @@ def check_learn_one_returns_none(cal: BinaryCalibrator) -> None:
     """``learn_one`` returns None, as in river."""
     c = cal.clone()
     assert c.learn_one(_input(c, 0.3), 1) is None, "learn_one must return None"
-    assert c.learn_many(_inputs(c, [0.1, 0.9]), [0, 1]) is None, "learn_many must return None"
+    assert c.learn_many(_inputs(c, [0.1, 0.9]), [0, 1]) is None, (
+        "learn_many must return None"
+    )
 
 
 def check_cold_start(cal: BinaryCalibrator) -> None:
@@ -138,7 +133,9 @@ def check_cold_start(cal: BinaryCalibrator) -> None:
     expected = [_cold_start(c, x) for x in _inputs(c, QUERY.tolist())]
     for x, e in zip(_inputs(c, QUERY.tolist()), expected):
         assert c.predict_one(x) == e, f"predict_one({x}) before learning must be {e}"
-    assert np.array_equal(c.predict_many(inputs), expected), "predict_many before learning"
+    assert np.array_equal(c.predict_many(inputs), expected), (
+        "predict_many before learning"
+    )
     c.learn_one(_input(c, 0.4), 1, 0.0)  # a zero weight teaches nothing
     for x in _inputs(c, QUERY.tolist()):
         assert math.isfinite(c.predict_one(x))
@@ -155,7 +152,11 @@ def check_outputs_finite_in_unit_interval(cal: BinaryCalibrator) -> None:
             p = c.predict_one(q)
             assert isinstance(p, float) and 0.0 <= p <= 1.0, f"predict_one({q}) = {p!r}"
     out = c.predict_many(_inputs(c, QUERY))
-    assert out.dtype == np.float64 and np.all(np.isfinite(out)) and np.all((out >= 0) & (out <= 1))
+    assert (
+        out.dtype == np.float64
+        and np.all(np.isfinite(out))
+        and np.all((out >= 0) & (out <= 1))
+    )
 
 
 def check_monotone(cal: BinaryCalibrator) -> None:
@@ -177,17 +178,23 @@ def check_clone_is_independent(cal: BinaryCalibrator) -> None:
     """``clone()`` gives a fresh copy with the same parameters; learning in one does not
     affect the other."""
     trained = _trained(cal)
-    before = _snapshot(trained)
+    before = _common.snapshot(trained)
     fresh = trained.clone()
     assert fresh._get_params() == trained._get_params(), "clone changed the parameters"
     assert type(fresh) is type(trained)
     for x in _inputs(fresh, QUERY.tolist()):
-        assert fresh.predict_one(x) == _cold_start(fresh, x), "a clone must not carry learnt state"
+        assert fresh.predict_one(x) == _cold_start(fresh, x), (
+            "a clone must not carry learnt state"
+        )
     _learn(fresh, *yield_stream(50, seed=3))
-    assert _snapshot(trained) == before, "learning in the clone changed the original"
+    assert _common.snapshot(trained) == before, (
+        "learning in the clone changed the original"
+    )
     other = copy.deepcopy(trained)
     _learn(other, *yield_stream(50, seed=4))
-    assert _snapshot(trained) == before, "learning in a deep copy changed the original"
+    assert _common.snapshot(trained) == before, (
+        "learning in a deep copy changed the original"
+    )
 
 
 def _continue_identically(a, b, label):
@@ -196,7 +203,9 @@ def _continue_identically(a, b, label):
         a.learn_one(x, t, v)
         b.learn_one(x, t, v)
         assert a.predict_one(x) == b.predict_one(x), f"{label}: predictions diverged"
-    assert _snapshot(a) == _snapshot(b), f"{label}: states diverged after more learning"
+    assert _common.snapshot(a) == _common.snapshot(b), (
+        f"{label}: states diverged after more learning"
+    )
 
 
 def check_pickle_roundtrip(cal: BinaryCalibrator) -> None:
@@ -204,23 +213,22 @@ def check_pickle_roundtrip(cal: BinaryCalibrator) -> None:
     trained = _trained(cal)
     restored = pickle.loads(pickle.dumps(trained))
     assert _predictions(restored) == _predictions(trained), "pickle changed predictions"
-    assert _snapshot(restored) == _snapshot(trained), "pickle changed the state"
-    assert _fingerprint(restored) == _fingerprint(trained), "pickle did not restore the whole state"
+    assert _common.snapshot(restored) == _common.snapshot(trained), (
+        "pickle changed the state"
+    )
+    assert _common.fingerprint(restored) == _common.fingerprint(trained), (
+        "pickle did not restore the whole state"
+    )
     _continue_identically(trained, restored, "pickle")
 
 
 def check_dict_roundtrip(cal: BinaryCalibrator) -> None:
     """``to_dict()`` is JSON-safe and ``from_dict`` restores the exact state."""
     for c in (cal.clone(), _trained(cal)):
-        text = json.dumps(c.to_dict(), allow_nan=False)
-        restored = type(c).from_dict(json.loads(text))
-        assert type(restored) is type(c)
-        assert restored._get_params() == c._get_params()
-        assert _predictions(restored) == _predictions(c), "from_dict changed predictions"
-        assert json.dumps(restored.to_dict(), allow_nan=False) == text, "to_dict not stable"
-        assert _fingerprint(restored) == _fingerprint(c), "from_dict did not restore the whole state"
-        via_base = BinaryCalibrator.from_dict(json.loads(text))
-        assert type(via_base) is type(c), "BinaryCalibrator.from_dict picked the wrong class"
+        restored = _common.restore_from_dict(c, BinaryCalibrator)
+        assert _predictions(restored) == _predictions(c), (
+            "from_dict changed predictions"
+        )
         _continue_identically(c, restored, "from_dict")
 
 
@@ -234,17 +242,25 @@ def check_learn_many_matches_learn_one(cal: BinaryCalibrator) -> None:
         batch = cal.clone()
         start = 0
         for n in cuts:
-            batch.learn_many(_inputs(batch, s[start : start + n]), y[start : start + n].tolist(), w[start : start + n])
+            batch.learn_many(
+                _inputs(batch, s[start : start + n]),
+                y[start : start + n].tolist(),
+                w[start : start + n],
+            )
             start += n
         a = np.array(_predictions(loop))
         b = np.array(_predictions(batch))
-        assert np.allclose(a, b, rtol=1e-12, atol=1e-12), f"learn_many {cuts} differs from the loop by {np.abs(a - b).max()}"
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-12), (
+            f"learn_many {cuts} differs from the loop by {np.abs(a - b).max()}"
+        )
         assert batch.predict_many(_inputs(batch, QUERY)).tolist() == b.tolist()
     unweighted = cal.clone()
     unweighted.learn_many(_inputs(unweighted, s[:500]), y[:500])
     ref = cal.clone()
     _learn(ref, s[:500], y[:500], np.ones(500))
-    assert np.allclose(_predictions(unweighted), _predictions(ref), rtol=1e-12, atol=1e-12), "w=None is not unit weights"
+    assert np.allclose(
+        _predictions(unweighted), _predictions(ref), rtol=1e-12, atol=1e-12
+    ), "w=None is not unit weights"
 
 
 def check_predict_many_matches_predict_one(cal: BinaryCalibrator) -> None:
@@ -253,56 +269,52 @@ def check_predict_many_matches_predict_one(cal: BinaryCalibrator) -> None:
     s, y, w = yield_stream(500, seed=7)
     queries = np.concatenate([QUERY, s[:100], np.random.default_rng(0).random(100)])
     for start in range(0, 500, 125):
-        _learn(c, s[start : start + 125], y[start : start + 125], w[start : start + 125])
+        _learn(
+            c, s[start : start + 125], y[start : start + 125], w[start : start + 125]
+        )
         one = np.array([c.predict_one(q) for q in _inputs(c, queries.tolist())])
         many = c.predict_many(_inputs(c, queries))
-        assert np.allclose(one, many, rtol=1e-12, atol=1e-15), f"max diff {np.abs(one - many).max()}"
+        assert np.allclose(one, many, rtol=1e-12, atol=1e-15), (
+            f"max diff {np.abs(one - many).max()}"
+        )
     assert c.predict_many(_inputs(c, [])).shape == (0,)
-
-
-BAD_SCORES = [float("nan"), float("inf"), -0.1, 1.5, "0.5", None, True, 1 + 0j]
-BAD_LABELS = [2, -1, 0.5, float("nan"), "1", None]
-BAD_WEIGHTS = [-1.0, float("nan"), float("inf"), "1", None]
-
-
-def _expect_error(fn, argument, value):
-    try:
-        fn()
-    except (ValueError, TypeError) as exc:
-        msg = str(exc)
-        assert f"'{argument}'" in msg, f"error for {value!r} does not name '{argument}': {msg}"
-        assert "Got" in msg and "must be" in msg, f"error does not state domain and value: {msg}"
-        return
-    raise AssertionError(f"no ValueError/TypeError for {argument}={value!r}")
 
 
 def check_bad_input_leaves_state_unchanged(cal: BinaryCalibrator) -> None:
     """Bad scores, labels and weights raise a clear ValueError/TypeError and leave the
     state exactly as it was, for single events and for batches (validated whole)."""
     for c in (cal.clone(), _trained(cal)):
-        before = _snapshot(c)
+        before = _common.snapshot(c)
         preds = _predictions(c)
         half = _input(c, 0.5)
         for bad in BAD_SCORES:
-            _expect_error(lambda: c.learn_one(_input(c, bad), 1), "score", bad)
-            _expect_error(lambda: c.predict_one(_input(c, bad)), "score", bad)
+            _common.expect_error(c.learn_one, (_input(c, bad), 1), "score", bad)
+            _common.expect_error(c.predict_one, (_input(c, bad),), "score", bad)
         for bad in BAD_LABELS:
-            _expect_error(lambda: c.learn_one(half, bad), "label", bad)
+            _common.expect_error(c.learn_one, (half, bad), "label", bad)
         for bad in BAD_WEIGHTS:
-            _expect_error(lambda: c.learn_one(half, 1, bad), "w", bad)
+            _common.expect_error(c.learn_one, (half, 1, bad), "w", bad)
         good_s, good_y, good_w = _inputs(c, [0.1, 0.5, 0.9]), [0, 1, 1], [1.0, 1.0, 1.0]
         for bad in BAD_SCORES:
             if bad is None or isinstance(bad, (str, complex, bool)):
                 continue  # numpy coerces these with the column; learn_one covers them
-            _expect_error(lambda: c.learn_many(_inputs(c, [0.1, bad, 0.9]), good_y), "scores", bad)
+            _common.expect_error(
+                c.learn_many, (_inputs(c, [0.1, bad, 0.9]), good_y), "scores", bad
+            )
         for bad in (2, 0.5, -1):
-            _expect_error(lambda: c.learn_many(good_s, [0, bad, 1]), "labels", bad)
+            _common.expect_error(c.learn_many, (good_s, [0, bad, 1]), "labels", bad)
         for bad in (-1.0, float("nan"), float("inf")):
-            _expect_error(lambda: c.learn_many(good_s, good_y, [1.0, bad, 1.0]), "w", bad)
-        _expect_error(lambda: c.learn_many(good_s, [0, 1]), "labels", "a short batch")
-        _expect_error(lambda: c.learn_many(good_s, good_y, [1.0]), "w", "a short batch")
-        _expect_error(lambda: c.predict_many(_inputs(c, [0.2, float("nan")])), "scores", "nan")
-        assert _snapshot(c) == before, "bad input changed the state"
+            _common.expect_error(
+                c.learn_many, (good_s, good_y, [1.0, bad, 1.0]), "w", bad
+            )
+        _common.expect_error(c.learn_many, (good_s, [0, 1]), "labels", "a short batch")
+        _common.expect_error(
+            c.learn_many, (good_s, good_y, [1.0]), "w", "a short batch"
+        )
+        _common.expect_error(
+            c.predict_many, (_inputs(c, [0.2, float("nan")]),), "scores", "nan"
+        )
+        assert _common.snapshot(c) == before, "bad input changed the state"
         assert _predictions(c) == preds, "bad input changed the predictions"
         c.learn_many(good_s, good_y, good_w)  # and the calibrator still works
 
@@ -317,10 +329,4 @@ def check_bounded_memory(cal: BinaryCalibrator) -> None:
         s, y, w = yield_stream(1500, seed=10 + chunk, distinct=True)
         c.learn_many(_inputs(c, s), y, w)
         sizes.append(len(pickle.dumps(c)))
-    assert sizes[3] <= 1.25 * sizes[1] + 200, f"state keeps growing: pickled sizes {sizes}"
-
-
-def check_docstring_has_example(cal: BinaryCalibrator) -> None:
-    """The class documents itself with a doctest example."""
-    doc = inspect.getdoc(type(cal)) or ""
-    assert "Examples" in doc and ">>>" in doc, f"{type(cal).__name__} lacks a doctest example"
+    _common.assert_stops_growing(sizes, 200)

@@ -57,6 +57,14 @@ import typing
 
 import numpy as np
 
+from streamcal.checks import _common
+from streamcal.checks._common import (
+    BAD_LABELS,  # bad ``y_true`` for binary metrics
+    BAD_SCORES,
+    BAD_WEIGHTS,  # bad ``w`` for every metric
+    check_docstring_has_example,
+)
+
 __all__ = [
     "BAD_LABELS",
     "BAD_PROBABILITIES",
@@ -119,11 +127,7 @@ def yield_binary_events(
 
     """
     rng = np.random.default_rng(seed)
-    p = rng.beta(2.0, 2.0, n)
-    if not distinct:
-        p = np.round(p, 2)
-        edge = rng.random(n) < 0.03
-        p[edge] = rng.integers(0, 2, edge.sum())
+    p = _common.tied_scores(rng, n, distinct)
     y = (rng.random(n) < p**2).astype(int)
     w = rng.choice(_WEIGHTS, n) if weights else np.ones(n)
     return list(zip(y.tolist(), p.tolist(), w.tolist()))
@@ -224,23 +228,6 @@ def _fed(metric, events):
     return m
 
 
-def _snapshot(metric) -> str:
-    return json.dumps(metric.to_dict(), sort_keys=True, allow_nan=False)
-
-
-def _fingerprint(metric) -> bytes:
-    """Bytes of the whole internal state, attribute order aside: catches hidden state
-    that a snapshot forgets, or that a failed update touched, even when ``get()`` does
-    not show it. A class that pickles a reduced state (``__getstate__``) is fingerprinted
-    by that state."""
-    getstate = getattr(type(metric), "__getstate__", None)
-    custom = getstate is not None and getstate is not getattr(
-        object, "__getstate__", None
-    )
-    state = metric.__getstate__() if custom else vars(metric)
-    return pickle.dumps(sorted(state.items()), protocol=4)
-
-
 def _close(a: float, b: float, tol: float = TOL) -> bool:
     return abs(a - b) <= tol * (1.0 + abs(b))
 
@@ -270,20 +257,12 @@ def _same_behaviour(a, b, label: str, seed: int = 5) -> None:
             assert a.get() == b.get(), (
                 f"{label}: get() diverged after a revert ({a.get()} != {b.get()})"
             )
-    assert _snapshot(a) == _snapshot(b), (
+    assert _common.snapshot(a) == _common.snapshot(b), (
         f"{label}: states diverged after further events"
     )
 
 
 # ---------------------------------------------------------------------------- checks
-
-
-def check_docstring_has_example(metric) -> None:
-    """The class documents itself with a doctest example."""
-    doc = inspect.getdoc(type(metric)) or ""
-    assert "Examples" in doc and ">>>" in doc, (
-        f"{type(metric).__name__} lacks a doctest example"
-    )
 
 
 def check_protocol(metric) -> None:
@@ -326,7 +305,7 @@ def check_zero_weight_changes_nothing(metric) -> None:
     """An event of weight 0 changes nothing: the whole state is byte-for-byte the same
     after ``update(..., w=0)`` (and ``revert(..., w=0)`` when revertible)."""
     for m in (metric.clone(), _fed(metric, yield_events(metric, 150, seed=2))):
-        before = _fingerprint(m)
+        before = _common.fingerprint(m)
         value = m.get()
         for y, p, _ in yield_events(m, 40, seed=13):
             m.update(y, p, 0.0)
@@ -334,29 +313,33 @@ def check_zero_weight_changes_nothing(metric) -> None:
             if m._revertible:
                 m.revert(y, p, 0.0)
         assert m.get() == value, "a zero-weight event changed get()"
-        assert _fingerprint(m) == before, "a zero-weight event changed the state"
+        assert _common.fingerprint(m) == before, "a zero-weight event changed the state"
 
 
 def check_clone_is_independent(metric) -> None:
     """``clone()`` gives a fresh metric with the same parameters; updating a clone or a
     deep copy does not affect the original."""
     trained = _fed(metric, yield_events(metric, 150, seed=3))
-    before = _fingerprint(trained)
+    before = _common.fingerprint(trained)
     fresh = trained.clone()
     assert type(fresh) is type(trained), "clone changed the class"
     assert fresh._get_params() == trained._get_params(), "clone changed the parameters"
     assert fresh.get() == 0.0, "a clone must not carry the original's events"
-    assert _fingerprint(fresh) == _fingerprint(metric.clone()), (
+    assert _common.fingerprint(fresh) == _common.fingerprint(metric.clone()), (
         "a clone is not in the fresh state"
     )
     _feed(fresh, yield_events(fresh, 50, seed=4))
-    assert _fingerprint(trained) == before, "updating the clone changed the original"
+    assert _common.fingerprint(trained) == before, (
+        "updating the clone changed the original"
+    )
     other = copy.deepcopy(trained)
     more = yield_events(other, 50, seed=4)
     _feed(other, more)
     if other._revertible:
         other.revert(*more[0])
-    assert _fingerprint(trained) == before, "updating a deep copy changed the original"
+    assert _common.fingerprint(trained) == before, (
+        "updating a deep copy changed the original"
+    )
 
 
 def check_pickle_roundtrip(metric) -> None:
@@ -365,7 +348,7 @@ def check_pickle_roundtrip(metric) -> None:
         restored = pickle.loads(pickle.dumps(m))
         assert type(restored) is type(m)
         assert restored.get() == m.get(), "pickle changed get()"
-        assert _fingerprint(restored) == _fingerprint(m), (
+        assert _common.fingerprint(restored) == _common.fingerprint(m), (
             "pickle did not restore the whole state"
         )
         _same_behaviour(m, restored, "pickle")
@@ -388,96 +371,50 @@ def check_dict_roundtrip(metric) -> None:
             metric.clone(),
             _fed(metric, yield_events(metric, 150, seed=7, **kw)),
         ):
-            text = json.dumps(m.to_dict(), allow_nan=False)
-            restored = type(m).from_dict(json.loads(text))
-            assert type(restored) is type(m)
-            assert restored._get_params() == m._get_params(), (
-                "from_dict changed the parameters"
-            )
+            restored = _common.restore_from_dict(m, StreamingMetric)
             assert restored.get() == m.get(), "from_dict changed get()"
-            assert json.dumps(restored.to_dict(), allow_nan=False) == text, (
-                "to_dict is not stable across a round trip"
-            )
-            assert _fingerprint(restored) == _fingerprint(m), (
-                "from_dict did not restore the whole state"
-            )
-            via_base = StreamingMetric.from_dict(json.loads(text))
-            assert type(via_base) is type(m), (
-                "StreamingMetric.from_dict picked the wrong class"
-            )
             _same_behaviour(m, restored, "from_dict")
-
-
-def _expect_raises(fn, args: tuple, exc_types, what: str) -> None:
-    try:
-        fn(*args)
-    except exc_types:
-        return
-    raise AssertionError(f"no {' / '.join(e.__name__ for e in exc_types)} for {what}")
 
 
 def check_malformed_snapshot_rejected(metric) -> None:
     """``from_dict`` rejects malformed snapshots with a ValueError or TypeError (a state
     with a missing entry may also raise KeyError) and leaves the metric it was read from
     unchanged."""
-    from streamcal.metrics.base import _REGISTRY, StreamingMetric
+    from streamcal.metrics.base import StreamingMetric
 
     m = _fed(metric, yield_events(metric, 60, seed=8))
-    before = _fingerprint(m)
+    before = _common.fingerprint(m)
     good = json.loads(json.dumps(m.to_dict()))
     other = next(
         name
-        for name, k in _REGISTRY.items()
+        for name, k in StreamingMetric._registry.items()
         if not issubclass(k, type(m)) and not inspect.isabstract(k)
     )
-    bad = [
-        None,
-        [],
-        {},
-        {"class": type(m).__name__},
-        {**good, "class": "NoSuchMetric"},
-        {**good, "format": -1},
-    ]
-    for d in bad:
+    for d in _common.malformed_snapshots(good, "Metric"):
         for reader in (type(m).from_dict, StreamingMetric.from_dict):
-            _expect_raises(
+            _common.expect_raises(
                 reader, (d,), (ValueError, TypeError), f"from_dict({str(d)[:60]})"
             )
-    _expect_raises(
+    _common.expect_raises(
         type(m).from_dict,
         ({**good, "class": other},),
         (ValueError,),
         "a snapshot of another class",
     )
-    _expect_raises(
+    _common.expect_raises(
         type(m).from_dict,
         ({**good, "state": {}},),
         (ValueError, TypeError, KeyError),
         "an empty state",
     )
-    assert _fingerprint(m) == before, (
+    assert _common.fingerprint(m) == before, (
         "reading a snapshot changed the metric it came from"
     )
 
 
 #: Bad ``y_pred`` for binary metrics: NaN, infinities, out of [0, 1], wrong types, a
 #: dict without the positive class, a dict holding NaN.
-BAD_PROBABILITIES = [
-    float("nan"),
-    float("inf"),
-    -0.1,
-    1.5,
-    "0.5",
-    None,
-    True,
-    1 + 0j,
-    {False: 0.5},
-    {True: float("nan")},
-]
-#: Bad ``y_true`` for binary metrics.
-BAD_LABELS = [2, -1, 0.5, float("nan"), "1", None]
-#: Bad ``w`` for every metric.
-BAD_WEIGHTS = [-1.0, float("nan"), float("inf"), "1", None]
+BAD_PROBABILITIES = [*BAD_SCORES, {False: 0.5}, {True: float("nan")}]
 
 #: Bad ``y_pred`` for multiclass metrics: NaN, negative or > 1 values, a sum far from 1,
 #: not a dict, an empty dict.
@@ -496,28 +433,13 @@ BAD_MULTICLASS_PREDICTIONS = [
 BAD_MULTICLASS_LABELS = [[1], {0: 1}]
 
 
-def _expect_error(fn, args: tuple, argument: str, value) -> None:
-    try:
-        fn(*args)
-    except (ValueError, TypeError) as exc:
-        msg = str(exc)
-        assert f"'{argument}'" in msg, (
-            f"the error for {value!r} does not name '{argument}': {msg}"
-        )
-        assert "must be" in msg and "Got" in msg, (
-            f"the error does not state the domain and the value: {msg}"
-        )
-        return
-    raise AssertionError(f"no ValueError/TypeError for {argument}={value!r}")
-
-
 def check_bad_input_leaves_state_unchanged(metric) -> None:
     """Bad ``y_true``, ``y_pred`` and ``w`` raise a ValueError/TypeError naming the
     argument, for ``update`` and (revertible metrics) ``revert``, and leave the state
     byte-for-byte unchanged; the metric still works afterwards."""
     multi = _is_multiclass(metric)
     for m in (metric.clone(), _fed(metric, yield_events(metric, 150, seed=9))):
-        before = _fingerprint(m)
+        before = _common.fingerprint(m)
         value = m.get()
         if multi:
             good_y, good_p = 0, {0: 0.25, 1: 0.75}
@@ -528,13 +450,13 @@ def check_bad_input_leaves_state_unchanged(metric) -> None:
         methods = [m.update, m.revert] if m._revertible else [m.update]
         for method in methods:
             for bad in bad_p:
-                _expect_error(method, (good_y, bad), "y_pred", bad)
-                _expect_error(method, (good_y, bad, 0.0), "y_pred", bad)
+                _common.expect_error(method, (good_y, bad), "y_pred", bad)
+                _common.expect_error(method, (good_y, bad, 0.0), "y_pred", bad)
             for bad in bad_y:
-                _expect_error(method, (bad, good_p), "y_true", bad)
+                _common.expect_error(method, (bad, good_p), "y_true", bad)
             for bad in BAD_WEIGHTS:
-                _expect_error(method, (good_y, good_p, bad), "w", bad)
-            assert _fingerprint(m) == before, (
+                _common.expect_error(method, (good_y, good_p, bad), "w", bad)
+            assert _common.fingerprint(m) == before, (
                 f"bad input to {method.__name__} changed the state"
             )
         assert m.get() == value, "bad input changed get()"
@@ -546,15 +468,15 @@ def check_revert_not_implemented(metric) -> None:
     """A non-revertible metric raises NotImplementedError from ``revert`` (pointing to
     its window parameters) and keeps its state."""
     m = _fed(metric, yield_events(metric, 50, seed=10))
-    before = _fingerprint(m)
+    before = _common.fingerprint(m)
     y, p, w = yield_events(m, 50, seed=10)[-1]
-    _expect_raises(
+    _common.expect_raises(
         m.revert,
         (y, p, w),
         (NotImplementedError,),
         "revert on a non-revertible metric",
     )
-    assert _fingerprint(m) == before, "a refused revert changed the state"
+    assert _common.fingerprint(m) == before, "a refused revert changed the state"
 
 
 def check_revert_any_order(metric) -> None:
@@ -642,9 +564,7 @@ def check_rolling_memory_bounded(metric) -> None:
         for y, p, w in yield_events(metric, 400, seed=30 + chunk, distinct=True):
             rolling.update(y, p, w)
         sizes.append(_pickled_size(rolling.obj))
-    assert sizes[3] <= 1.25 * sizes[1] + 200, (
-        f"the state keeps growing under Rolling: pickled sizes {sizes}"
-    )
+    _common.assert_stops_growing(sizes, 200, "the state under Rolling")
 
 
 def check_window_matches_tail(metric) -> None:
@@ -679,9 +599,7 @@ def check_bounded_memory(metric) -> None:
     for chunk in range(4):
         _feed(m, yield_events(m, 1500, seed=40 + chunk, distinct=True))
         sizes.append(_pickled_size(m))
-    assert sizes[3] <= 1.25 * sizes[1] + 200, (
-        f"the state keeps growing: pickled sizes {sizes}"
-    )
+    _common.assert_stops_growing(sizes, 200)
 
 
 def check_degenerate_streams(metric) -> None:
@@ -730,7 +648,7 @@ def check_dict_prediction_matches_float(metric) -> None:
     b = metric.clone()
     for i, (y, p, w) in enumerate(events):
         b.update(bool(y), {False: 1.0 - p, True: p} if i % 2 else {0: 1.0 - p, 1: p}, w)
-    assert _fingerprint(a) == _fingerprint(b), (
+    assert _common.fingerprint(a) == _common.fingerprint(b), (
         "a dict y_pred is not scored like the float it holds"
     )
 

@@ -56,6 +56,13 @@ import typing
 
 import numpy as np
 
+from streamcal.checks import _common
+from streamcal.checks._common import (
+    BAD_LABELS,  # bad labels for binary monitors
+    BAD_SCORES,  # bad scores for binary monitors
+    check_docstring_has_example,
+)
+
 __all__ = [
     "BAD_LABELS",
     "BAD_MULTICLASS_LABELS",
@@ -75,10 +82,6 @@ __all__ = [
     "yield_monitor_events",
 ]
 
-#: Bad scores for binary monitors.
-BAD_SCORES = [float("nan"), float("inf"), -0.1, 1.5, "0.5", None, True, 1 + 0j]
-#: Bad labels for binary monitors.
-BAD_LABELS = [2, -1, 0.5, float("nan"), "1", None]
 #: Bad forecasts for multiclass monitors (over the classes 0, 1, 2).
 BAD_MULTICLASS_PROBAS = [
     {0: float("nan"), 1: 0.5, 2: 0.5},
@@ -125,9 +128,7 @@ def yield_monitor_events(
         if calibrated:
             s = rng.random(n)
             return list(zip(s.tolist(), (rng.random(n) < s).astype(int).tolist()))
-        s = np.round(rng.beta(2.0, 2.0, n), 2)
-        edge = rng.random(n) < 0.03
-        s[edge] = rng.integers(0, 2, edge.sum())
+        s = _common.tied_scores(rng, n)
         bad = (np.arange(n) // _BLOCK) % 2 == 1
         truth = np.where(bad, s**4, s)  # over-confident in every other block
         y = (rng.random(n) < truth).astype(int)
@@ -162,10 +163,6 @@ def _feed(monitor, events) -> list:
         monitor.update(forecast, label)
         flags.append(monitor.drift_detected)
     return flags
-
-
-def _snapshot(monitor) -> str:
-    return json.dumps(monitor.to_dict(), sort_keys=True, allow_nan=False)
 
 
 def _canonical(x, depth: int = 0):
@@ -258,16 +255,8 @@ def _same_behaviour(a, b, label: str, seed: int = 5) -> None:
     assert _trace(a, events) == _trace(b, events), (
         f"{label}: the monitors diverged on further events"
     )
-    assert _snapshot(a) == _snapshot(b), (
+    assert _common.snapshot(a) == _common.snapshot(b), (
         f"{label}: the states diverged after more events"
-    )
-
-
-def check_docstring_has_example(monitor) -> None:
-    """The class documents itself with a doctest example."""
-    doc = inspect.getdoc(type(monitor)) or ""
-    assert "Examples" in doc and ">>>" in doc, (
-        f"{type(monitor).__name__} lacks a doctest example"
     )
 
 
@@ -336,20 +325,24 @@ def check_clone_is_independent(monitor) -> None:
     events = yield_monitor_events(monitor, 200, seed=3)
     trained = monitor.clone()
     _feed(trained, events)
-    before = _snapshot(trained)
+    before = _common.snapshot(trained)
     fresh = trained.clone()
     assert (
         type(fresh) is type(trained) and fresh._get_params() == trained._get_params()
     ), "clone changed the parameters"
     assert fresh.n_events == 0 and fresh.n_alarms == 0, "a clone must not carry state"
-    assert _snapshot(fresh) == _snapshot(monitor.clone()), (
+    assert _common.snapshot(fresh) == _common.snapshot(monitor.clone()), (
         "a clone differs from a fresh monitor"
     )
     _feed(fresh, events[:50])
-    assert _snapshot(trained) == before, "updating the clone changed the original"
+    assert _common.snapshot(trained) == before, (
+        "updating the clone changed the original"
+    )
     other = copy.deepcopy(trained)
     _feed(other, events[:50])
-    assert _snapshot(trained) == before, "updating a deep copy changed the original"
+    assert _common.snapshot(trained) == before, (
+        "updating a deep copy changed the original"
+    )
 
 
 def _states(monitor):
@@ -380,36 +373,10 @@ def check_dict_roundtrip(monitor) -> None:
     from streamcal.monitor.base import BaseMonitor
 
     for where, m in _states(monitor):
-        text = json.dumps(m.to_dict(), allow_nan=False)
-        restored = type(m).from_dict(json.loads(text))
-        assert (
-            type(restored) is type(m) and restored._get_params() == m._get_params()
-        ), f"from_dict {where}: parameters"
-        assert json.dumps(restored.to_dict(), allow_nan=False) == text, (
-            f"from_dict {where}: to_dict not stable"
-        )
-        assert _fingerprint(restored) == _fingerprint(m), (
-            f"from_dict {where}: the state differs"
-        )
-        assert type(BaseMonitor.from_dict(json.loads(text))) is type(m), (
-            "BaseMonitor.from_dict picked the wrong class"
+        restored = _common.restore_from_dict(
+            m, BaseMonitor, f" {where}", fp=_fingerprint
         )
         _same_behaviour(m, restored, f"from_dict {where}")
-
-
-def _expect_error(fn, args: tuple, argument: str, value) -> None:
-    try:
-        fn(*args)
-    except (ValueError, TypeError) as exc:
-        msg = str(exc)
-        assert f"'{argument}'" in msg, (
-            f"error for {value!r} does not name '{argument}': {msg}"
-        )
-        assert "Got" in msg and "must be" in msg, (
-            f"error does not state domain and value: {msg}"
-        )
-        return
-    raise AssertionError(f"no ValueError/TypeError for {argument}={value!r}")
 
 
 def check_bad_input_leaves_state_unchanged(monitor) -> None:
@@ -422,22 +389,22 @@ def check_bad_input_leaves_state_unchanged(monitor) -> None:
             classes = _classes(m)
             good = {c: 1.0 / len(classes) for c in classes}
             for bad in BAD_MULTICLASS_PROBAS:
-                _expect_error(m.update, (bad, classes[0]), "proba", bad)
+                _common.expect_error(m.update, (bad, classes[0]), "proba", bad)
             for bad in BAD_MULTICLASS_LABELS:
-                _expect_error(m.update, (good, bad), "label", bad)
+                _common.expect_error(m.update, (good, bad), "label", bad)
             if getattr(m, "classes", None) is not None:
-                _expect_error(
+                _common.expect_error(
                     m.update, (good, "no such class"), "label", "no such class"
                 )
                 unknown = {**good, "no such class": 0.0}
-                _expect_error(
+                _common.expect_error(
                     m.update, (unknown, classes[0]), "proba", "an unknown class"
                 )
         else:
             for bad in BAD_SCORES:
-                _expect_error(m.update, (bad, 1), "score", bad)
+                _common.expect_error(m.update, (bad, 1), "score", bad)
             for bad in BAD_LABELS:
-                _expect_error(m.update, (0.5, bad), "label", bad)
+                _common.expect_error(m.update, (0.5, bad), "label", bad)
         assert m.drift_detected == flag, f"bad input {where} changed drift_detected"
         assert _fingerprint(m) == before, f"bad input {where} changed the state"
 
@@ -453,15 +420,9 @@ def check_malformed_snapshot_rejected(monitor) -> None:
     good = json.loads(json.dumps(m.to_dict()))
     state = good["state"]
     bad = [
-        None,
-        [],
-        {},
-        {"class": type(m).__name__},
-        {**good, "class": "NoSuchMonitor"},
+        *_common.malformed_snapshots(good, "Monitor"),
         {**good, "class": "BaseMonitor"},
-        {**good, "format": -1},
         {**good, "state": {}},
-        {**good, "state": []},
         {**good, "state": {**state, "n_alarms": -1}},
         {**good, "state": {**state, "n_events": 1.5}},
         {**good, "state": {**state, "drift_detected": "yes"}},
@@ -470,15 +431,10 @@ def check_malformed_snapshot_rejected(monitor) -> None:
         if key not in ("drift_detected", "n_alarms", "n_events"):
             bad.append({**good, "state": {**state, key: None}})
             bad.append({**good, "state": {**state, key: [None]}})
+    errors = (ValueError, TypeError, KeyError, AttributeError)
     for d in bad:
         for reader in (type(m).from_dict, BaseMonitor.from_dict):
-            try:
-                reader(d)
-            except (ValueError, TypeError, KeyError, AttributeError):
-                continue
-            raise AssertionError(
-                f"from_dict accepted a malformed snapshot: {str(d)[:120]}"
-            )
+            _common.expect_raises(reader, (d,), errors, f"from_dict({str(d)[:120]})")
     assert _fingerprint(m) == before, (
         "reading a snapshot changed the monitor it came from"
     )
@@ -506,9 +462,7 @@ def check_bounded_memory(monitor) -> None:
         # calibrated (few resets), distinct scores: an unbounded store would grow
         _feed(m, yield_monitor_events(m, 1500, seed=20 + chunk, calibrated=True))
         sizes.append(len(pickle.dumps(m)))
-    assert sizes[3] <= 1.25 * sizes[1] + 500, (
-        f"state keeps growing: pickled sizes {sizes}"
-    )
+    _common.assert_stops_growing(sizes, 500)
 
 
 def yield_monitor_checks(monitor) -> typing.Iterator[typing.Callable]:

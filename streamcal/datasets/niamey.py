@@ -17,10 +17,9 @@ Brier score (see :class:`streamcal.metrics.CORP`) it reproduces.
 
 from __future__ import annotations
 
-import csv
-import importlib.resources
-
 import numpy as np
+
+from streamcal.datasets._csv import read_columns
 
 __all__ = ["NIAMEY_FORECASTS", "niamey_precipitation"]
 
@@ -60,18 +59,4 @@ def niamey_precipitation() -> dict[str, np.ndarray]:
     (92, 53, '2016-07-01')
 
     """
-    path = importlib.resources.files("streamcal.datasets").joinpath("data", _FILE)
-    with path.open("r", newline="", encoding="utf-8") as f:
-        reader = csv.reader(f)
-        header = next(reader)
-        rows = list(reader)
-    columns = {}
-    for j, name in enumerate(header):
-        values = [row[j] for row in rows]
-        if name == "date":
-            columns[name] = np.array(values, dtype="datetime64[D]")
-        elif name == "obs":
-            columns[name] = np.array([int(v) for v in values], dtype=np.int64)
-        else:
-            columns[name] = np.array([float(v) for v in values], dtype=np.float64)
-    return columns
+    return read_columns(_FILE, int_columns=("obs",), time_column="date")

@@ -14,13 +14,10 @@ Empty fields are read as NaN.
 
 from __future__ import annotations
 
-import csv
-import gzip
-import importlib.resources
-
 import numpy as np
 
 from streamcal import _validation as V
+from streamcal.datasets._csv import read_columns
 
 __all__ = [
     "NYC_ORIGINS",
@@ -34,32 +31,6 @@ NYC_ORIGINS = ("EWR", "JFK", "LGA")
 
 _NYC_FILE = "nyc_hourly_weather_2013.csv.gz"
 _SEATTLE_FILE = "seattle_daily_weather_2012_2015.csv.gz"
-
-
-def _read_columns(
-    filename: str, text_columns: tuple[str, ...], time_column: str, time_unit: str
-) -> dict:
-    with (
-        importlib.resources.files("streamcal.datasets")
-        .joinpath("data", filename)
-        .open("rb") as raw
-    ):
-        with gzip.open(raw, "rt", newline="") as f:
-            reader = csv.reader(f)
-            header = next(reader)
-            rows = list(reader)
-    columns = {}
-    for j, name in enumerate(header):
-        values = [row[j] for row in rows]
-        if name in text_columns:
-            columns[name] = np.array(values)
-        elif name == time_column:
-            columns[name] = np.array(
-                [v.rstrip("Z") for v in values], dtype=f"datetime64[{time_unit}]"
-            )
-        else:
-            columns[name] = np.array([float(v) if v != "" else np.nan for v in values])
-    return columns
 
 
 def nyc_hourly_weather(origin: str | None = None) -> dict[str, np.ndarray]:
@@ -95,7 +66,9 @@ def nyc_hourly_weather(origin: str | None = None) -> dict[str, np.ndarray]:
             False,
             "one of 'EWR', 'JFK', 'LGA' or None",
         )
-    columns = _read_columns(_NYC_FILE, ("origin",), "time_hour", "h")
+    columns = read_columns(
+        _NYC_FILE, text_columns=("origin",), time_column="time_hour", time_unit="h"
+    )
     if origin is None:
         return columns
     keep = columns["origin"] == origin
@@ -147,4 +120,4 @@ def seattle_daily_weather() -> dict[str, np.ndarray]:
     (1461, 0.426)
 
     """
-    return _read_columns(_SEATTLE_FILE, ("weather",), "date", "D")
+    return read_columns(_SEATTLE_FILE, text_columns=("weather",), time_column="date")

@@ -18,6 +18,7 @@ import typing
 import numpy as np
 
 from streamcal import _validation as V
+from streamcal.core.binning import uniform_edges
 from streamcal.metrics.base import BinaryCalibrationMetric
 
 __all__ = ["ECE", "MurphyDecomposition", "ReliabilityBin", "Sharpness"]
@@ -55,16 +56,12 @@ class ReliabilityBin(typing.NamedTuple):
     mean_outcome: float
 
 
-def _uniform_edges(n_bins: int) -> list:
-    """``[0, 1/n, ..., 1]``, bit for bit the edges ``np.arange(n + 1) / n`` of the batch
-    function."""
-    return [i / n_bins for i in range(n_bins + 1)]
-
-
-def _uniform_bin(p: float, n_bins: int, edges: list) -> int:
-    """Index of the equal-width bin holding ``p`` under the rule ``edges[i] <= p <
-    edges[i + 1]`` (last bin closed). ``int(p * n)`` can be one off near an edge, since
-    ``p * n`` rounds; the two comparisons correct it."""
+def uniform_bin(p: float, n_bins: int, edges) -> int:
+    """Index of the equal-width bin holding ``p`` in [0, 1] under the rule ``edges[i] <=
+    p < edges[i + 1]`` (last bin closed), ``edges`` being ``uniform_edges(n_bins)`` of
+    :mod:`streamcal.core.binning` (bit for bit the edges ``np.arange(n + 1) / n`` of the
+    batch functions). ``int(p * n)`` can be one off near an edge, since ``p * n``
+    rounds; the two comparisons correct it. O(1)."""
     b = int(p * n_bins)
     if b >= n_bins:
         return n_bins - 1
@@ -239,7 +236,7 @@ class ECE(BinaryCalibrationMetric):
         self._plain = (
             self._uniform and self.window_size is None and self.half_life is None
         )
-        self._edges = _uniform_edges(n)
+        self._edges = uniform_edges(n)
         self._n = 0  # positive-weight events held
         self._weight = 0.0  # their total (stored) weight
         if self._uniform:
@@ -384,7 +381,7 @@ class ECE(BinaryCalibrationMetric):
         self._n += 1
         self._weight += w
         if self._uniform:
-            b = _uniform_bin(p, self.n_bins, self._edges)
+            b = uniform_bin(p, self.n_bins, self._edges)
             self._bin_w[b] += w
             self._bin_y[b] += w * y
             self._bin_p[b] += w * p
@@ -416,7 +413,7 @@ class ECE(BinaryCalibrationMetric):
             return
         self._weight -= w
         if self._uniform:
-            b = _uniform_bin(p, self.n_bins, self._edges)
+            b = uniform_bin(p, self.n_bins, self._edges)
             self._bin_n[b] -= 1
             if self._bin_n[b] == 0:
                 self._bin_w[b] = self._bin_y[b] = self._bin_p[b] = 0.0
@@ -435,13 +432,7 @@ class ECE(BinaryCalibrationMetric):
 
     def update(self, y_true, y_pred, w=1.0) -> None:
         """Add one event; O(1) (plus the eviction of one event with window_size).
-
-        The checks of :mod:`streamcal._validation` are inlined for the common exact
-        types (an int or bool label, a float forecast and weight); anything else goes
-        through them in full, so the values accepted and the errors raised are those of
-        :meth:`BinaryCalibrationMetric.update`. A method of this class's own also keeps
-        the interpreter's caches monomorphic when several metrics are updated together.
-        """
+        Validation inlined as in :meth:`streamcal.metrics.Brier.update`."""
         t = type(y_true)
         if (t is int or t is bool) and (y_true == 1 or y_true == 0):
             y = 1.0 if y_true else 0.0
@@ -488,10 +479,7 @@ class ECE(BinaryCalibrationMetric):
     def _revert(self, y: float, p: float, w: float) -> None:
         if w > 0.0:
             if self._n == 0 or (not self._uniform and p not in self._values):
-                raise ValueError(
-                    f"The event (y_true={y!r}, y_pred={p!r}) passed to ECE.revert must be one "
-                    "previously added. Got an event the metric does not hold instead."
-                )
+                raise self._not_held(y, p)
             self._remove(y, p, w)
 
     # ------------------------------------------------------------------ values
@@ -572,17 +560,36 @@ class ECE(BinaryCalibrationMetric):
             if counts[b]
         )
 
-    @property
-    def n_events(self) -> int:
-        """Number of positive-weight events held."""
-        return self._n
 
-    @property
-    def bigger_is_better(self) -> bool:
-        return False
+class _EqualWidthSums(BinaryCalibrationMetric):
+    """Base of :class:`Sharpness` and :class:`MurphyDecomposition`: weighted sums per
+    equal-width bin of the forecast (the lists ``_lists()`` returns, bin weights
+    ``_bin_w`` and label sums ``_bin_y`` first), each bin with the number of events
+    behind it (``_bin_n``), so that a bin whose events are all reverted is exactly
+    zero. Subclasses build their sums in ``_reset_sums(n_bins)``."""
+
+    def _reset(self) -> None:
+        n = int(self.n_bins)
+        self._edges = uniform_edges(n)
+        self._n = 0
+        self._weight = 0.0
+        self._reset_sums(n)
+
+    def _check(self) -> None:
+        """Assert every invariant of the bins (tests call it after each mutation)."""
+        assert sum(self._bin_n) == self._n
+        for k, w, y, *rest in zip(self._bin_n, *self._lists()):
+            assert k >= 0
+            if k == 0:
+                assert w == y == 0.0 and not any(rest), "an empty bin keeps a residue"
+            else:
+                assert w > 0.0 and -1e-9 * w <= y <= w * (1 + 1e-12)
+        assert abs(math.fsum(self._bin_w) - self._weight) <= 1e-9 * max(
+            1.0, self._weight
+        )
 
 
-class Sharpness(BinaryCalibrationMetric):
+class Sharpness(_EqualWidthSums):
     """Binned sharpness: ``sum_b (W_b / W) * ybar_b ** 2`` over equal-width bins.
 
     ``W_b`` is the weight of the events whose forecast falls in bin ``b`` (the bins of
@@ -626,37 +633,17 @@ class Sharpness(BinaryCalibrationMetric):
         yield {}
         yield {"n_bins": 3}
 
-    def _reset(self) -> None:
-        n = int(self.n_bins)
-        self._edges = _uniform_edges(n)
-        self._n = 0
-        self._weight = 0.0
+    def _reset_sums(self, n: int) -> None:
         self._bin_w = [0.0] * n
         self._bin_y = [0.0] * n
         self._bin_n = [0] * n
 
-    def _check(self) -> None:
-        """Assert every invariant of the state."""
-        assert sum(self._bin_n) == self._n
-        for w, y, k in zip(self._bin_w, self._bin_y, self._bin_n):
-            assert k >= 0
-            if k == 0:
-                assert w == y == 0.0, "an empty bin keeps a residue"
-            else:
-                assert w > 0.0 and -1e-9 * w <= y <= w * (1 + 1e-12)
-        assert abs(math.fsum(self._bin_w) - self._weight) <= 1e-9 * max(
-            1.0, self._weight
-        )
+    def _lists(self):
+        return self._bin_w, self._bin_y
 
     def update(self, y_true, y_pred, w=1.0) -> None:
-        """Add one event; O(1).
-
-        The checks of :mod:`streamcal._validation` are inlined for the common exact
-        types (an int or bool label, a float forecast and weight); anything else goes
-        through them in full, so the values accepted and the errors raised are those of
-        :meth:`BinaryCalibrationMetric.update`. A method of this class's own also keeps
-        the interpreter's caches monomorphic when several metrics are updated together.
-        """
+        """Add one event; O(1). Validation inlined as in
+        :meth:`streamcal.metrics.Brier.update`."""
         t = type(y_true)
         if (t is int or t is bool) and (y_true == 1 or y_true == 0):
             y = 1.0 if y_true else 0.0
@@ -668,7 +655,7 @@ class Sharpness(BinaryCalibrationMetric):
             w = V.check_weight(w, "Sharpness", "update")
         if w > 0.0:
             n = self.n_bins
-            b = int(y_pred * n)  # _uniform_bin, inlined
+            b = int(y_pred * n)  # uniform_bin, inlined
             if b >= n:
                 b = n - 1
             else:
@@ -693,7 +680,7 @@ class Sharpness(BinaryCalibrationMetric):
                 self._reset()
                 return
             self._weight -= w
-            b = _uniform_bin(p, self.n_bins, self._edges)
+            b = uniform_bin(p, self.n_bins, self._edges)
             self._bin_n[b] -= 1
             if self._bin_n[b] == 0:
                 self._bin_w[b] = self._bin_y[b] = 0.0
@@ -710,11 +697,6 @@ class Sharpness(BinaryCalibrationMetric):
             if k:
                 total += y * y / w
         return total / self._weight
-
-    @property
-    def n_events(self) -> int:
-        """Number of positive-weight events held."""
-        return self._n
 
     @property
     def bigger_is_better(self) -> bool:
@@ -740,7 +722,7 @@ class Sharpness(BinaryCalibrationMetric):
         self._bin_n = [int(v) for v in k]
 
 
-class MurphyDecomposition(BinaryCalibrationMetric):
+class MurphyDecomposition(_EqualWidthSums):
     """The Brier score and its Murphy decomposition on equal-width bins of the forecast.
 
     With ``W_b``, ``pbar_b`` and ``ybar_b`` the weight, mean forecast and outcome
@@ -811,11 +793,7 @@ class MurphyDecomposition(BinaryCalibrationMetric):
         yield {}
         yield {"n_bins": 4}
 
-    def _reset(self) -> None:
-        n = int(self.n_bins)
-        self._edges = _uniform_edges(n)
-        self._n = 0
-        self._weight = 0.0
+    def _reset_sums(self, n: int) -> None:
         self._score = 0.0  # sum w (p - y) ** 2
         # per bin: weight, sum w y, sum w p, sum w p**2, sum w p y, count
         self._bin_w = [0.0] * n
@@ -830,31 +808,17 @@ class MurphyDecomposition(BinaryCalibrationMetric):
 
     def _check(self) -> None:
         """Assert every invariant of the state."""
-        assert sum(self._bin_n) == self._n
-        for w, y, p, pp, py, k in zip(*self._lists(), self._bin_n):
-            assert k >= 0
-            if k == 0:
-                assert w == y == p == pp == py == 0.0, "an empty bin keeps a residue"
-            else:
-                assert w > 0.0 and -1e-9 * w <= y <= w * (1 + 1e-12)
-                assert p * p <= pp * w * (1 + 1e-9) + 1e-12, (
-                    "Cauchy-Schwarz fails within a bin"
-                )
-        assert abs(math.fsum(self._bin_w) - self._weight) <= 1e-9 * max(
-            1.0, self._weight
-        )
+        super()._check()
+        for w, _, p, pp, _ in zip(*self._lists()):
+            assert p * p <= pp * w * (1 + 1e-9) + 1e-12, (
+                "Cauchy-Schwarz fails within a bin"
+            )
         if self._n == 0:
             assert self._weight == self._score == 0.0
 
     def update(self, y_true, y_pred, w=1.0) -> None:
-        """Add one event; O(1).
-
-        The checks of :mod:`streamcal._validation` are inlined for the common exact
-        types (an int or bool label, a float forecast and weight); anything else goes
-        through them in full, so the values accepted and the errors raised are those of
-        :meth:`BinaryCalibrationMetric.update`. A method of this class's own also keeps
-        the interpreter's caches monomorphic when several metrics are updated together.
-        """
+        """Add one event; O(1). Validation inlined as in
+        :meth:`streamcal.metrics.Brier.update`."""
         t = type(y_true)
         if (t is int or t is bool) and (y_true == 1 or y_true == 0):
             y = 1.0 if y_true else 0.0
@@ -868,7 +832,7 @@ class MurphyDecomposition(BinaryCalibrationMetric):
 
     def _update(self, y: float, p: float, w: float) -> None:
         if w > 0.0:
-            b = _uniform_bin(p, self.n_bins, self._edges)
+            b = uniform_bin(p, self.n_bins, self._edges)
             wp = w * p
             wy = w * y
             d = p - y
@@ -888,7 +852,7 @@ class MurphyDecomposition(BinaryCalibrationMetric):
             if self._n <= 0:
                 self._reset()
                 return
-            b = _uniform_bin(p, self.n_bins, self._edges)
+            b = uniform_bin(p, self.n_bins, self._edges)
             d = p - y
             self._weight -= w
             self._score -= w * d * d
@@ -958,15 +922,6 @@ class MurphyDecomposition(BinaryCalibrationMetric):
             * sum(py - p * y / w for w, y, p, _, py in self._filled())
             / self._weight
         )
-
-    @property
-    def n_events(self) -> int:
-        """Number of positive-weight events held."""
-        return self._n
-
-    @property
-    def bigger_is_better(self) -> bool:
-        return False
 
     def _get_state(self) -> dict:
         return {

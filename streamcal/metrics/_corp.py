@@ -315,15 +315,6 @@ class CORP(BinaryCalibrationMetric):
         forecasts)."""
         return self._store.blocks()
 
-    @property
-    def n_events(self) -> int:
-        """Number of positive-weight events held."""
-        return self._n
-
-    @property
-    def bigger_is_better(self) -> bool:
-        return False
-
     def __repr__(self):
         return (
             f"CORP: {self.get():{self._fmt}} (MCB {self.mcb:{self._fmt}}, "

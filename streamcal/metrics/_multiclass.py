@@ -37,7 +37,9 @@ import typing
 from river import base as river_base
 
 from streamcal import _validation as V
+from streamcal.core.binning import uniform_edges
 from streamcal.metrics._binned import ReliabilityBin
+from streamcal.metrics._binned import uniform_bin as _bin_of
 from streamcal.metrics.base import StreamingMetric
 
 __all__ = [
@@ -64,22 +66,9 @@ def _check_bins(owner: str, n_bins, strategy) -> None:
 
 
 def _uniform_edges(n_bins: int) -> tuple:
-    """``(0, 1/B, ..., 1)`` by float division, as numpy's ``arange(B + 1) / B``."""
-    return tuple(i / n_bins for i in range(n_bins + 1))
-
-
-def _bin_of(p: float, n_bins: int, edges: tuple) -> int:
-    """The equal-width bin of ``p`` in [0, 1]: ``k`` with ``edges[k] <= p <
-    edges[k + 1]``, the last bin closed. O(1): ``int(p * n_bins)`` is at most one bin
-    off, since the product and the edges are each rounded once."""
-    k = int(p * n_bins)
-    if k >= n_bins:
-        k = n_bins - 1
-    if p < edges[k]:
-        return k - 1
-    if k + 1 < n_bins and p >= edges[k + 1]:
-        return k + 1
-    return k
+    """``(0, 1/B, ..., 1)``, the edges of :func:`streamcal.core.binning.uniform_edges`
+    as a tuple; :func:`_bin_of` finds the bin of a probability among them."""
+    return tuple(uniform_edges(n_bins))
 
 
 def _top(p: dict):
@@ -110,6 +99,18 @@ def _decode_label(data, memo: dict):
         else data
     )
     return memo.setdefault(label, label)
+
+
+def _encode_classes(by_class: dict, encode) -> list:
+    """A dict keyed by class label as JSON data, ``[[label, encode(value)], ...]`` in the
+    dict's order (a JSON object would turn int labels into strings)."""
+    return [[_encode_label(c), encode(v)] for c, v in by_class.items()]
+
+
+def _decode_classes(pairs, decode, memo: dict) -> dict:
+    """The dict ``_encode_classes`` wrote, its values through ``decode``; labels are
+    shared through ``memo`` (see :func:`_decode_label`)."""
+    return {_decode_label(c, memo): decode(v) for c, v in pairs}
 
 
 class _BinSums:
@@ -245,11 +246,8 @@ class MulticlassCalibrationMetric(StreamingMetric):
     def revert(self, y_true, y_pred, w=1.0) -> None:
         """Remove one event previously added with the same arguments; an event the
         metric cannot hold raises ValueError and changes nothing."""
+        self._check_revertible()
         name = type(self).__name__
-        if not self._revertible:
-            raise NotImplementedError(
-                f"{name} cannot revert an event; use its window_size or half_life parameter instead."
-            )
         y = V.check_class_label(y_true, name, "revert", "y_true")
         p = V.check_probability_vector(y_pred, name, "revert", "y_pred")
         w = V.check_weight(w, name, "revert")
@@ -274,15 +272,6 @@ class MulticlassCalibrationMetric(StreamingMetric):
         return isinstance(model, river_base.Classifier) or callable(
             getattr(model, "predict_proba_one", None)
         )
-
-    @property
-    def bigger_is_better(self) -> bool:
-        return False
-
-    @property
-    def n_events(self) -> int:
-        """Number of positive-weight events held."""
-        return self._n
 
 
 class _EqualWidthMetric(MulticlassCalibrationMetric):
@@ -529,18 +518,13 @@ class TopLabelECE(_EqualWidthMetric):
         return {
             "weight": self._weight,
             "n": self._n,
-            "classes": [
-                [_encode_label(c), s.state()] for c, s in self._by_class.items()
-            ],
+            "classes": _encode_classes(self._by_class, _BinSums.state),
         }
 
     def _set_state(self, state: dict) -> None:
         self._weight = float(state["weight"])
         self._n = int(state["n"])
-        memo: dict = {}
-        self._by_class = {
-            _decode_label(c, memo): _BinSums.from_state(s) for c, s in state["classes"]
-        }
+        self._by_class = _decode_classes(state["classes"], _BinSums.from_state, {})
 
     def _check(self) -> None:
         """Assert every invariant of the state."""
@@ -748,20 +732,16 @@ class ClasswiseECE(_ClassRegistry, _EqualWidthMetric):
         return {
             "weight": self._weight,
             "n": self._n,
-            "refs": [[_encode_label(c), k] for c, k in self._refs.items()],
-            "classes": [
-                [_encode_label(c), s.state()] for c, s in self._by_class.items()
-            ],
+            "refs": _encode_classes(self._refs, int),
+            "classes": _encode_classes(self._by_class, _BinSums.state),
         }
 
     def _set_state(self, state: dict) -> None:
         self._weight = float(state["weight"])
         self._n = int(state["n"])
         memo: dict = {}
-        self._refs = {_decode_label(c, memo): int(k) for c, k in state["refs"]}
-        self._by_class = {
-            _decode_label(c, memo): _BinSums.from_state(s) for c, s in state["classes"]
-        }
+        self._refs = _decode_classes(state["refs"], int, memo)
+        self._by_class = _decode_classes(state["classes"], _BinSums.from_state, memo)
 
     def _check(self) -> None:
         """Assert every invariant of the state."""
@@ -996,21 +976,15 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
     def _get_state(self) -> dict:
         return {
             "n": self._n,
-            "refs": [[_encode_label(c), k] for c, k in self._refs.items()],
-            "events": [
-                [_encode_label(c), [list(e) for e in s]]
-                for c, s in self._events.items()
-            ],
+            "refs": _encode_classes(self._refs, int),
+            "events": _encode_classes(self._events, _encode_events),
         }
 
     def _set_state(self, state: dict) -> None:
         self._n = int(state["n"])
         memo: dict = {}
-        self._refs = {_decode_label(c, memo): int(k) for c, k in state["refs"]}
-        self._events = {
-            _decode_label(c, memo): [(float(p), float(y), float(w)) for p, y, w in s]
-            for c, s in state["events"]
-        }
+        self._refs = _decode_classes(state["refs"], int, memo)
+        self._events = _decode_classes(state["events"], _decode_events, memo)
 
     def _check(self) -> None:
         """Assert every invariant of the state."""
@@ -1025,3 +999,11 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
             assert len(store) <= self._n
             for p, y, w in store:
                 assert self._floor < p <= 1.0 and y in (0.0, 1.0) and w > 0.0, (p, y, w)
+
+
+def _encode_events(store: list) -> list:
+    return [list(e) for e in store]
+
+
+def _decode_events(data: list) -> list:
+    return [(float(p), float(y), float(w)) for p, y, w in data]

@@ -90,10 +90,10 @@ class ROCAUC(BinaryCalibrationMetric):
         self._n_pos = 0
         self._n_neg = 0
 
-    def _check(self) -> None:
-        """Assert every invariant of the state (tests call it after each mutation)."""
-        nb = len(self._keys)
-        lists = (
+    def _per_block(self) -> tuple:
+        """The lists holding one entry per block, in step."""
+        return (
+            self._keys,
             self._neg_w,
             self._pos_w,
             self._neg_n,
@@ -102,7 +102,13 @@ class ROCAUC(BinaryCalibrationMetric):
             self._block_pos,
             self._maxes,
         )
-        assert all(len(x) == nb for x in lists), "per-block lists out of step"
+
+    def _check(self) -> None:
+        """Assert every invariant of the state (tests call it after each mutation)."""
+        nb = len(self._keys)
+        assert all(len(x) == nb for x in self._per_block()), (
+            "per-block lists out of step"
+        )
         flat = [k for block in self._keys for k in block]
         assert all(a < b for a, b in itertools.pairwise(flat)), (
             "scores not strictly increasing"
@@ -205,16 +211,7 @@ class ROCAUC(BinaryCalibrationMetric):
         """Delete the score at position ``i`` of block ``b`` (it holds no event)."""
         keys = self._keys[b]
         if len(keys) == 1:
-            for x in (
-                self._keys,
-                self._neg_w,
-                self._pos_w,
-                self._neg_n,
-                self._pos_n,
-                self._block_neg,
-                self._block_pos,
-                self._maxes,
-            ):
+            for x in self._per_block():
                 del x[b]
             return
         for x in (self._keys, self._neg_w, self._pos_w, self._neg_n, self._pos_n):
@@ -288,10 +285,7 @@ class ROCAUC(BinaryCalibrationMetric):
             b, i, found = self._locate(p)
             positive = y == 1.0
             if not found or not (self._pos_n if positive else self._neg_n)[b][i]:
-                raise ValueError(
-                    f"The event (y_true={y!r}, y_pred={p!r}) passed to ROCAUC.revert must be one "
-                    "previously added. Got an event the metric does not hold instead."
-                )
+                raise self._not_held(y, p)
             if self._n_pos + self._n_neg == 1:  # back to exactly empty
                 self._reset()
                 return

@@ -132,14 +132,8 @@ class CalibrationRefinement(BinaryCalibrationMetric):
             assert self._weight == self._score == self._cal == self._ref == 0.0
 
     def update(self, y_true, y_pred, w=1.0) -> None:
-        """Add one event; O(1).
-
-        The checks of :mod:`streamcal._validation` are inlined for the common exact
-        types (an int or bool label, a float forecast and weight); anything else goes
-        through them in full, so the values accepted and the errors raised are those of
-        :meth:`BinaryCalibrationMetric.update`. A method of this class's own also keeps
-        the interpreter's caches monomorphic when several metrics are updated together.
-        """
+        """Add one event; O(1). Validation inlined as in
+        :meth:`streamcal.metrics.Brier.update`."""
         t = type(y_true)
         if (t is int or t is bool) and (y_true == 1 or y_true == 0):
             y = 1.0 if y_true else 0.0
@@ -195,10 +189,7 @@ class CalibrationRefinement(BinaryCalibrationMetric):
                 p = min(1.0, key * self.resolution)
             g = self._groups.get(key)
             if g is None:
-                raise ValueError(
-                    f"The event (y_true={y!r}, y_pred={p!r}) passed to CalibrationRefinement.revert "
-                    "must be one previously added. Got an event the metric does not hold instead."
-                )
+                raise self._not_held(y, p)
             self._n -= 1
             if self._n <= 0:  # back to exactly empty
                 self._reset()
@@ -237,15 +228,6 @@ class CalibrationRefinement(BinaryCalibrationMetric):
     def refinement(self) -> float:
         """``sum_p W_p ybar_p (1 - ybar_p) / W``; O(1)."""
         return self._ref / self._weight if self._n else 0.0
-
-    @property
-    def n_events(self) -> int:
-        """Number of positive-weight events held."""
-        return self._n
-
-    @property
-    def bigger_is_better(self) -> bool:
-        return False
 
     def _get_state(self) -> dict:
         return {

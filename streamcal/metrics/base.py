@@ -20,27 +20,27 @@ False``).
 from __future__ import annotations
 
 import abc
-import inspect
 import typing
 
 from river import base as river_base
 from river.metrics import base as river_metrics
 
+from streamcal import _snapshot
 from streamcal import _validation as V
-from streamcal.base import SNAPSHOT_FORMAT, BinaryCalibrator
+from streamcal.base import BinaryCalibrator
 
 __all__ = ["BinaryCalibrationMetric", "MetricSnapshot", "StreamingMetric"]
-
-_REGISTRY: dict[str, type] = {}
 
 MetricSnapshot = dict
 
 
-class StreamingMetric(river_metrics.Metric):
+class StreamingMetric(_snapshot.Snapshot, river_metrics.Metric):
     """Base class of every streamcal metric.
 
     Subclasses implement ``_reset``, ``update``, ``revert`` (or set ``_revertible =
-    False`` and raise), ``get``, ``bigger_is_better``, ``_get_state`` and ``_set_state``.
+    False`` and raise), ``get``, ``_get_state`` and ``_set_state``, and keep the number
+    of positive-weight events held in ``_n`` (or override :attr:`n_events`); those whose
+    bigger values are better (sharpness, AUC) override :attr:`bigger_is_better`.
 
     Examples
     --------
@@ -62,10 +62,7 @@ class StreamingMetric(river_metrics.Metric):
     _fmt = ".6f"
     #: whether ``revert`` is the exact inverse of ``update`` (river.utils.Rolling works)
     _revertible: typing.ClassVar[bool] = True
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        _REGISTRY[cls.__name__] = cls
+    _registry: typing.ClassVar[dict[str, type]] = {}
 
     def __init__(self):
         self._reset()
@@ -74,60 +71,30 @@ class StreamingMetric(river_metrics.Metric):
     def _reset(self) -> None:
         """Build the empty state (called by the constructor)."""
 
-    @abc.abstractmethod
-    def _get_state(self) -> dict:
-        """Return the state as JSON-safe data."""
-
-    @abc.abstractmethod
-    def _set_state(self, state: dict) -> None:
-        """Restore the state written by ``_get_state``."""
-
-    # ------------------------------------------------------------------ snapshots
-
-    def to_dict(self) -> dict:
-        """A JSON-serialisable snapshot of parameters and state; ``from_dict`` restores a
-        metric that reports and continues exactly like this one."""
-        params = {
-            name: V.json_safe_scalar(getattr(self, name))
-            for name in inspect.signature(type(self).__init__).parameters
-            if name != "self"
-        }
-        return {
-            "class": type(self).__name__,
-            "format": SNAPSHOT_FORMAT,
-            "params": params,
-            "state": self._get_state(),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict) -> StreamingMetric:
-        """Rebuild a metric from a snapshot written by :meth:`to_dict`.
-
-        Called on :class:`StreamingMetric` itself, the class is looked up by the name in
-        the snapshot; called on a subclass, the snapshot must be of that class.
-        """
-        if not isinstance(d, dict) or not {"class", "params", "state"} <= d.keys():
-            raise ValueError(
-                "The 'd' argument of from_dict must be a snapshot dict with keys "
-                f"'class', 'params' and 'state'. Got {V.format_value(d)} instead."
-            )
-        if d.get("format", SNAPSHOT_FORMAT) != SNAPSHOT_FORMAT:
-            raise ValueError(f"The snapshot format must be {SNAPSHOT_FORMAT}. Got {d.get('format')!r} instead.")
-        klass = _REGISTRY.get(d["class"])
-        if klass is None or not issubclass(klass, cls):
-            raise ValueError(
-                f"The 'class' entry of the snapshot must name a subclass of {cls.__name__}. "
-                f"Got {d['class']!r} instead."
-            )
-        obj = klass(**d["params"])
-        obj._set_state(d["state"])
-        return obj
-
     # ------------------------------------------------------------------ river glue
+
+    @property
+    def bigger_is_better(self) -> bool:
+        """Whether bigger values are better (river's flag): False, as for scores and
+        calibration errors, unless the metric says otherwise."""
+        return False
+
+    @property
+    def n_events(self) -> int:
+        """Number of positive-weight events held."""
+        return self._n
 
     def works_with(self, model) -> bool:
         """Calibrators and river classifiers produce probabilities this metric can score."""
         return isinstance(model, (BinaryCalibrator, river_base.Classifier))
+
+    def _check_revertible(self) -> None:
+        """Raise NotImplementedError from ``revert`` unless the metric is revertible."""
+        if not self._revertible:
+            raise NotImplementedError(
+                f"{type(self).__name__} cannot revert an event; use its window_size or "
+                "half_life parameter instead."
+            )
 
     @property
     def requires_labels(self) -> bool:
@@ -171,11 +138,8 @@ class BinaryCalibrationMetric(StreamingMetric):
 
     def revert(self, y_true, y_pred, w=1.0) -> None:
         """Remove one event previously added with the same arguments."""
+        self._check_revertible()
         name = type(self).__name__
-        if not self._revertible:
-            raise NotImplementedError(
-                f"{name} cannot revert an event; use its window_size or half_life parameter instead."
-            )
         y = V.check_label(y_true, name, "revert", "y_true")
         p = V.check_probability(y_pred, name, "revert")
         w = V.check_weight(w, name, "revert")
@@ -188,3 +152,10 @@ class BinaryCalibrationMetric(StreamingMetric):
     def _revert(self, y: float, p: float, w: float) -> None:
         """Remove a validated event (revertible metrics override this)."""
         raise NotImplementedError
+
+    def _not_held(self, y: float, p: float) -> ValueError:
+        """The error for a revert of an event ``(y, p)`` the metric cannot hold."""
+        return ValueError(
+            f"The event (y_true={y!r}, y_pred={p!r}) passed to {type(self).__name__}.revert "
+            "must be one previously added. Got an event the metric does not hold instead."
+        )

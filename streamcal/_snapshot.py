@@ -1,0 +1,164 @@
+"""The snapshot machinery shared by calibrators, metrics and monitors (private).
+
+The base class of each family (:class:`streamcal.base.BinaryCalibrator`,
+:class:`streamcal.metrics.base.StreamingMetric`, :class:`streamcal.monitor.base.BaseMonitor`)
+derives from :class:`Snapshot` and gives it a class registry of its own, which every
+subclass joins when it is defined, so that ``Base.from_dict`` finds a subclass by the
+name stored in the snapshot. A snapshot is::
+
+    {"class": <class name>, "format": SNAPSHOT_FORMAT,
+     "params": {<constructor argument>: <encoded value>}, "state": <_get_state()>}
+
+Parameter values are encoded by :func:`encode_param`: numpy scalars become their Python
+twins, tuples lists, dicts are encoded value by value, and an object of a family that
+nests (a calibrator as a calibeater's ``base``, a monitor as a multiclass monitor's
+template) becomes ``{<family key>: <its own full snapshot>}``, so that it comes back
+with its learnt state. :func:`decode_param` undoes each step.
+"""
+
+from __future__ import annotations
+
+import abc
+import inspect
+import typing
+
+from streamcal import _validation as V
+
+__all__ = [
+    "SNAPSHOT_FORMAT",
+    "Snapshot",
+    "decode_param",
+    "encode_param",
+    "from_dict",
+    "nest",
+    "to_dict",
+]
+
+#: Version tag written into every snapshot.
+SNAPSHOT_FORMAT = 1
+
+# family key -> the family's base class, for parameters that are themselves snapshots
+_NESTED: dict[str, type] = {}
+
+
+def nest(key: str, base: type) -> None:
+    """Let a parameter that is an instance of ``base`` travel as its own snapshot,
+    under ``key``."""
+    _NESTED[key] = base
+
+
+def encode_param(value):
+    """A constructor argument as JSON-safe data (see the module docstring)."""
+    for key, base in _NESTED.items():
+        if isinstance(value, base):
+            return {key: value.to_dict()}
+    if isinstance(value, tuple):
+        return [encode_param(v) for v in value]
+    if isinstance(value, dict):
+        return {k: encode_param(v) for k, v in value.items()}
+    return V.json_safe_scalar(value)
+
+
+def decode_param(value):
+    """The constructor argument :func:`encode_param` wrote."""
+    if isinstance(value, dict):
+        if len(value) == 1:
+            (key,) = value
+            base = _NESTED.get(key)
+            if base is not None:
+                return base.from_dict(value[key])
+        return {k: decode_param(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return tuple(decode_param(v) for v in value)
+    return value
+
+
+def to_dict(obj) -> dict:
+    """The snapshot of ``obj``: its constructor arguments, as stored under their own
+    names, and its ``_get_state()``."""
+    return {
+        "class": type(obj).__name__,
+        "format": SNAPSHOT_FORMAT,
+        "params": {
+            name: encode_param(getattr(obj, name))
+            for name in inspect.signature(type(obj).__init__).parameters
+            if name != "self"
+        },
+        "state": obj._get_state(),
+    }
+
+
+def from_dict(cls: type, d, registry: dict):
+    """Rebuild an object from a snapshot written by :func:`to_dict`.
+
+    The class is looked up by name in ``registry`` and must be a concrete subclass of
+    ``cls`` (the class ``from_dict`` was called on); the ``params`` and ``state``
+    entries must be dicts. Anything else raises before any object is built.
+    """
+    if not isinstance(d, dict) or not {"class", "params", "state"} <= d.keys():
+        raise ValueError(
+            "The 'd' argument of from_dict must be a snapshot dict with keys "
+            f"'class', 'params' and 'state'. Got {V.format_value(d)} instead."
+        )
+    if d.get("format", SNAPSHOT_FORMAT) != SNAPSHOT_FORMAT:
+        raise ValueError(
+            f"The snapshot format must be {SNAPSHOT_FORMAT}. Got {d.get('format')!r} instead."
+        )
+    klass = registry.get(d["class"])
+    if klass is None or not issubclass(klass, cls) or inspect.isabstract(klass):
+        raise ValueError(
+            f"The 'class' entry of the snapshot must name a subclass of {cls.__name__}. "
+            f"Got {d['class']!r} instead."
+        )
+    if not isinstance(d["params"], dict) or not isinstance(d["state"], dict):
+        raise TypeError(
+            "The 'params' and 'state' entries of the snapshot must be dicts. "
+            f"Got {V.format_value(d['params'])} and {V.format_value(d['state'])} instead."
+        )
+    obj = klass(**{name: decode_param(v) for name, v in d["params"].items()})
+    obj._set_state(d["state"])
+    return obj
+
+
+class Snapshot(abc.ABC):
+    """Mixin of the families' base classes: ``to_dict`` / ``from_dict`` and the class
+    registry.
+
+    A family's base class sets ``_registry`` (a dict of its own) in its body; every
+    class derived from it is registered under its name when it is defined. Subclasses
+    implement ``_get_state`` and ``_set_state``.
+    """
+
+    _registry: typing.ClassVar[dict[str, type]]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_registry" not in cls.__dict__:  # not a family's base class itself
+            cls._registry[cls.__name__] = cls
+
+    @abc.abstractmethod
+    def _get_state(self) -> dict:
+        """Return the whole (learnt) state as JSON-safe data."""
+
+    @abc.abstractmethod
+    def _set_state(self, state: dict) -> None:
+        """Restore the state written by ``_get_state``."""
+
+    def to_dict(self) -> dict:
+        """Return a JSON-serialisable snapshot of the parameters and the whole state.
+
+        ``type(self).from_dict(self.to_dict())`` (or ``from_dict`` on the family's base
+        class) restores an object that continues exactly like this one: a calibrator
+        predicts and learns, a metric reports and updates, a monitor watches as this one
+        would.
+        """
+        return to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        """Rebuild an object from a snapshot written by :meth:`to_dict`.
+
+        Called on the family's base class, the class is looked up by the name stored
+        in the snapshot; called on a subclass, the snapshot must be of that class.
+        """
+        return from_dict(cls, d, cls._registry)
