@@ -27,6 +27,7 @@ from streamcal.calibrators import (
     OnlinePlatt,
     TrackingCalibeater,
 )
+from streamcal.replay import ReplayError, ReplayResult, replay
 
 __version__ = "0.1.0"
 
@@ -39,6 +40,9 @@ __all__ = [
     "OnlineBeta",
     "OnlineIsotonic",
     "OnlinePlatt",
+    "ReplayError",
+    "ReplayResult",
     "TrackingCalibeater",
     "__version__",
+    "replay",
 ]

@@ -2,20 +2,37 @@
 
 Subcommands:
 
+- ``streamcal replay [LOG] [--score COL] [--label COL] [--time COL]
+  [--label-time COL | --id COL --labels FILE] [--calibrator SPEC ...] [--metric SPEC ...]
+  [--window N] [--every N] [--checkpoint FILE [--resume]] [--on-error skip|raise]
+  [--out DIR]``: replay a log of scores and labels through several calibrators
+  prequentially (:func:`streamcal.replay`), print a table of their metrics and, with
+  ``--out``, write a report (JSON summary, plots, HTML page: :mod:`streamcal.report`).
+  Without LOG it replays the bundled rain-forecast log. Calibrators and metrics are named
+  by short specs such as ``isotonic:window_size=5000`` (:mod:`streamcal.registry`).
+- ``streamcal simulate NAME [ARGS ...]`` (``--list``): run one of the simulation scripts
+  of the repository's ``simulations/`` folder.
 - ``streamcal demo [--n N] [--seed S] [--window W]``: recalibrate a stream of
   miscalibrated rain forecasts with :class:`streamcal.OnlineIsotonic`, prequentially
   (each event is predicted with the current state, then learnt), and print the Brier
   score and ECE before and after, the final number of PAV blocks and the throughput.
 
+Exit status: 0 on success, 1 when a replay stopped on a malformed row
+(``--on-error raise``), 2 on a usage error (the message names the bad argument).
 ``python -m streamcal ...`` runs the same command.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import gzip
+import math
 import os
+import runpy
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -27,13 +44,64 @@ def _int_at_least(minimum: int):
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an int >= {minimum}. Got {text!r} instead.") from None
+            raise argparse.ArgumentTypeError(
+                f"must be an int >= {minimum}. Got {text!r} instead."
+            ) from None
         if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be an int >= {minimum}. Got {value} instead.")
+            raise argparse.ArgumentTypeError(
+                f"must be an int >= {minimum}. Got {value} instead."
+            )
         return value
 
     parse.__name__ = f"int >= {minimum}"
     return parse
+
+
+class UsageError(Exception):
+    """A bad command-line argument found after parsing; reported as argparse reports its
+    own errors (usage line, then ``streamcal <command>: error: argument X: ...``), exit
+    status 2."""
+
+    def __init__(self, argument: str | None, message: str):
+        super().__init__(message)
+        self.argument = argument
+        self.message = message
+
+
+_REPLAY_DESCRIPTION = """\
+Replay a log of scores and labels through several calibrators, prequentially: for
+each event every calibrator predicts from the score (knowing only the labels that had
+arrived), the prediction is scored, then the calibrator learns the label. Prints one
+row per calibrator (and "raw", the log's own scores) and one column per metric, the
+best value of each column marked; with --out, also writes summary.json, metric-over-time
+plots, reliability diagrams and index.html into that directory.
+
+Without LOG, replays the bundled rain-forecast log: every hour of 2013 at Newark
+airport, the probability of rain in the next hour forecast by an online logistic
+regression on the weather of the hour, the outcome known an hour later (--time time
+--label-time label_time)."""
+
+
+def _replay_epilog() -> str:
+    from streamcal import registry
+
+    cal = registry._calibrators()
+    lines = [
+        "calibrator specs: NAME[:PARAM=VALUE[,PARAM=VALUE ...]], e.g. isotonic:window_size=5000",
+        "  or histogram:n_bins=20,strategy=quantile (values: int, float, None, True, False, str)",
+    ]
+    for name in registry.CALIBRATOR_NAMES:
+        params = ", ".join(registry.calibrator_parameters(name))
+        lines.append(f"  {name:<10} {registry._describe(cal, name)}: {params}")
+    lines.append(f"  default: {' '.join(registry.DEFAULT_CALIBRATORS)}")
+    lines.append("metric specs, the same way, e.g. ece:n_bins=15:")
+    lines.append(f"  {', '.join(registry.METRIC_NAMES)}")
+    lines.append(f"  default: {' '.join(registry.DEFAULT_METRICS)}")
+    lines.append("")
+    lines.append(
+        "exit status: 0 done, 1 stopped on a malformed row (--on-error raise), 2 usage error"
+    )
+    return "\n".join(lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     >>> args = build_parser().parse_args(["demo", "--n", "500"])
     >>> args.command, args.n, args.seed, args.window
     ('demo', 500, 0, None)
+    >>> args = build_parser().parse_args(
+    ...     ["replay", "log.csv", "--calibrator", "isotonic:window_size=5000", "platt"])
+    >>> args.log, args.calibrators, args.out
+    ('log.csv', ['isotonic:window_size=5000', 'platt'], None)
 
     """
     parser = argparse.ArgumentParser(
@@ -52,7 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Streaming calibration of classifier and forecaster scores.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_replay(sub)
+    _add_simulate(sub)
+    _add_demo(sub)
+    return parser
 
+
+def _add_demo(sub) -> None:
     demo = sub.add_parser(
         "demo",
         help="recalibrate miscalibrated rain forecasts online and report the gain",
@@ -62,21 +140,195 @@ def build_parser() -> argparse.ArgumentParser:
             "and print Brier score and ECE of the raw and calibrated forecasts."
         ),
     )
-    demo.add_argument("--n", type=_int_at_least(2), default=20_000,
-                      help="number of days (events) to stream (default: 20000)")
-    demo.add_argument("--seed", type=_int_at_least(0), default=0,
-                      help="seed of the generated data (default: 0)")
-    demo.add_argument("--window", type=_int_at_least(1), default=None,
-                      help="calibrate on the last W events only (default: all events)")
-    demo.set_defaults(handler=_demo)
-    return parser
+    demo.add_argument(
+        "--n",
+        type=_int_at_least(2),
+        default=20_000,
+        help="number of days (events) to stream (default: 20000)",
+    )
+    demo.add_argument(
+        "--seed",
+        type=_int_at_least(0),
+        default=0,
+        help="seed of the generated data (default: 0)",
+    )
+    demo.add_argument(
+        "--window",
+        type=_int_at_least(1),
+        default=None,
+        help="calibrate on the last W events only (default: all events)",
+    )
+    demo.set_defaults(handler=_demo, subparser=demo)
+
+
+def _add_replay(sub) -> None:
+    replay = sub.add_parser(
+        "replay",
+        help="replay a log through several calibrators and compare them",
+        description=_REPLAY_DESCRIPTION,
+        epilog=_replay_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    replay.add_argument(
+        "log",
+        nargs="?",
+        metavar="LOG",
+        help="the log: .csv, .csv.gz, .jsonl, .jsonl.gz or .parquet (needs pyarrow); "
+        "one row per event (default: the bundled rain-forecast log)",
+    )
+    cols = replay.add_argument_group("columns of the log")
+    cols.add_argument(
+        "--score",
+        metavar="COL",
+        help="the model's score, a probability in [0, 1] (default: score); for a "
+        "multiclass log, one column per class separated by commas",
+    )
+    cols.add_argument(
+        "--label", metavar="COL", help="the outcome, 0 or 1 (default: label)"
+    )
+    cols.add_argument(
+        "--time",
+        metavar="COL",
+        help="the event time, kept in the time series (default: none; time for the bundled log)",
+    )
+    delayed = cols.add_mutually_exclusive_group()
+    delayed.add_argument(
+        "--label-time",
+        metavar="COL",
+        help="delayed labels: the time at which each event's label becomes known "
+        "(compared with --time); predictions use only the labels known by then",
+    )
+    delayed.add_argument(
+        "--id",
+        metavar="COL",
+        help="delayed labels: the event id column, joined with the records of --labels",
+    )
+    cols.add_argument(
+        "--labels",
+        metavar="FILE",
+        help="delayed labels: a file of label records in time order, with the --id, "
+        "--label and --time columns (the time is when the label became known)",
+    )
+    what = replay.add_argument_group("what to compare")
+    what.add_argument(
+        "--calibrator",
+        dest="calibrators",
+        metavar="SPEC",
+        nargs="+",
+        action="extend",
+        help="calibrators to compare, e.g. isotonic platt:half_life=1000 (default: "
+        "isotonic histogram platt beta tops; see below)",
+    )
+    what.add_argument(
+        "--metric",
+        dest="metrics",
+        metavar="SPEC",
+        nargs="+",
+        action="extend",
+        help="metrics to report (default: brier log_loss ece)",
+    )
+    what.add_argument(
+        "--window",
+        type=_int_at_least(1),
+        metavar="N",
+        help="also follow each metric over the last N events (in the time series)",
+    )
+    what.add_argument(
+        "--every",
+        type=_int_at_least(1),
+        metavar="N",
+        help="sample the metrics every N events for the time series (default: about "
+        "200 samples over the log, or every 1000 events when its length is unknown)",
+    )
+    run = replay.add_argument_group("running")
+    run.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        help="save the whole replay state to FILE every --checkpoint-every events",
+    )
+    run.add_argument(
+        "--checkpoint-every",
+        type=_int_at_least(1),
+        default=10_000,
+        metavar="N",
+        help="events between checkpoints (default: 10000)",
+    )
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the replay saved in --checkpoint (same log, same options): the "
+        "results are those of an uninterrupted replay; starts from the beginning "
+        "while FILE does not exist, so the same command can be rerun after a crash",
+    )
+    run.add_argument(
+        "--on-error",
+        choices=("skip", "raise"),
+        default="skip",
+        help="on a malformed row: report its line number and skip it (default), or "
+        "stop (exit status 1; everything learnt before is kept)",
+    )
+    bar = run.add_mutually_exclusive_group()
+    bar.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_const",
+        const=True,
+        default=None,
+        help="show a progress bar on stderr (default: only when stderr is a terminal)",
+    )
+    bar.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_const",
+        const=False,
+        help="no progress bar",
+    )
+    run.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write the report into DIR: summary.json, PNG plots (with matplotlib) "
+        "and index.html (default: print the table only)",
+    )
+    replay.set_defaults(handler=_replay, subparser=replay)
+
+
+def _add_simulate(sub) -> None:
+    simulate = sub.add_parser(
+        "simulate",
+        help="run one of the simulation scripts of the repository's simulations/ folder",
+        description=(
+            "Run a simulation script of the repository's simulations/ folder as "
+            "`python simulations/NAME.py ARGS`, forwarding ARGS. The scripts are part of "
+            "the source repository, not of the installed package: run from a clone of "
+            "the repository, or point --dir at its simulations folder."
+        ),
+    )
+    simulate.add_argument(
+        "--list", action="store_true", help="list the available simulations and exit"
+    )
+    simulate.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="the simulations folder (default: ./simulations, else the one of the "
+        "source checkout streamcal is imported from)",
+    )
+    simulate.add_argument(
+        "name", nargs="?", metavar="NAME", help="the simulation to run"
+    )
+    simulate.add_argument(
+        "args",
+        nargs=argparse.REMAINDER,
+        metavar="ARGS",
+        help="arguments for the script",
+    )
+    simulate.set_defaults(handler=_simulate, subparser=simulate)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``streamcal`` command with ``argv`` (default: ``sys.argv[1:]``).
 
-    Returns the exit status: 0 on success, 2 on a usage error (including no
-    subcommand, after printing the help to stderr).
+    Returns the exit status: 0 on success, 1 when a replay stopped on a malformed row,
+    2 on a usage error (including no subcommand, after printing the help to stderr).
 
     Examples
     --------
@@ -86,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
 
     """
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2), already printed
@@ -93,8 +346,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    args.argv = argv
     try:
         return args.handler(args)
+    except UsageError as exc:
+        sub = args.subparser
+        sub.print_usage(sys.stderr)
+        where = f"argument {exc.argument}: " if exc.argument else ""
+        print(f"{sub.prog}: error: {where}{exc.message}", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # output piped into e.g. `head`, which exited early
         # Point stdout at devnull so that the interpreter's final flush does not fail.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -129,8 +389,14 @@ def _demo(args) -> int:
     scores, labels = miscalibrated_rain_forecasts(n=n, seed=seed)
     calibrated, cal, elapsed = _prequential(scores, labels, window)
 
-    name = "OnlineIsotonic()" if window is None else f"OnlineIsotonic(window_size={window})"
-    print(f"streamcal demo: {name} calibrating prequentially (predict_one, then learn_one)")
+    name = (
+        "OnlineIsotonic()"
+        if window is None
+        else f"OnlineIsotonic(window_size={window})"
+    )
+    print(
+        f"streamcal demo: {name} calibrating prequentially (predict_one, then learn_one)"
+    )
     print(
         f"data: miscalibrated_rain_forecasts(n={n}, seed={seed}): {n:,} days of simulated "
         f"seasonal rain ({labels.mean():.1%} wet), forecasts over-confident "
@@ -152,5 +418,553 @@ def _demo(args) -> int:
     print()
     print(f"PAV blocks at the end: {len(cal.blocks)}")
     rate = n / elapsed if elapsed > 0 else float("inf")
-    print(f"throughput: {rate:,.0f} events/s (predict_one + learn_one, {elapsed:.2f} s)")
+    print(
+        f"throughput: {rate:,.0f} events/s (predict_one + learn_one, {elapsed:.2f} s)"
+    )
+    return 0
+
+
+# ---------------------------------------------------------------------- replay
+
+_BUNDLED = "the bundled rain-forecast log"
+# With no --every, the metric time series get about this many samples.
+_SAMPLES = 200
+
+
+def _nice_ceiling(x: float) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, ... that is >= x."""
+    step = 1
+    while True:
+        for m in (1, 2, 5):
+            if step * m >= x:
+                return step * m
+        step *= 10
+
+
+def _open_text(path: str):
+    if path.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
+
+
+def _count_rows(path: str) -> int | None:
+    """The number of events in a log file (data lines of a CSV, lines of a JSON Lines
+    file, rows of a Parquet file), or None when it cannot be told cheaply. Cost: one
+    pass over the bytes (no parsing)."""
+    lower = path.lower()
+    try:
+        if lower.endswith(".parquet"):
+            import pyarrow.parquet as pq
+
+            return int(pq.ParquetFile(path).metadata.num_rows)
+        is_csv = lower.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz"))
+        if not (
+            is_csv or lower.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz"))
+        ):
+            return None
+        opener = gzip.open if lower.endswith(".gz") else open
+        lines, last = 0, b"\n"
+        with opener(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                lines += chunk.count(b"\n")
+                last = chunk[-1:]
+        if last != b"\n":
+            lines += 1
+        return max(lines - 1, 0) if is_csv else lines
+    except (OSError, ImportError, ValueError, EOFError):
+        return None
+
+
+def _csv_header(path: str) -> list[str] | None:
+    """The column names of a CSV (or TSV) log, else None."""
+    lower = path.lower().removesuffix(".gz")
+    if not lower.endswith((".csv", ".tsv")):
+        return None
+    import csv
+
+    try:
+        with _open_text(path) as f:
+            return next(
+                csv.reader(f, delimiter="\t" if lower.endswith(".tsv") else ","), None
+            )
+    except (OSError, UnicodeDecodeError, EOFError, csv.Error):
+        return None
+
+
+class _Progress:
+    """A plain-text progress line on ``stream``, redrawn in place with a carriage
+    return at most 10 times per second: a bar when the number of events is known,
+    a count otherwise, and the rate."""
+
+    def __init__(self, label: str, total: int | None, stream):
+        self.label, self.total, self.stream = label, total, stream
+        self.start = time.perf_counter()
+        self.last = -math.inf  # draw at the first call
+        self.width = 0
+        self.n = 0
+
+    def __call__(self, n: int) -> None:
+        self.n = n
+        now = time.perf_counter()
+        if now - self.last >= 0.1:
+            self.last = now
+            self._draw(now)
+
+    def _draw(self, now: float) -> None:
+        elapsed = now - self.start
+        rate = f"{self.n / elapsed:,.0f} events/s" if elapsed > 0 else ""
+        if self.total:
+            frac = min(self.n / self.total, 1.0)
+            bar = "#" * int(30 * frac)
+            text = (
+                f"{self.label} [{bar:<30}] {100 * frac:3.0f}%  "
+                f"{self.n:,}/{self.total:,} events  {rate}"
+            )
+        else:
+            text = f"{self.label}: {self.n:,} events  {rate}"
+        pad = " " * max(self.width - len(text), 0)
+        self.width = len(text)
+        self.stream.write("\r" + text + pad)
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.width:  # wipe the line: the summary follows
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+            self.width = 0
+
+
+def _specs(specs, kind, make, argument):
+    """Canonical spec -> fresh object, or a UsageError naming ``argument``."""
+    from streamcal import registry
+
+    out = {}
+    for spec in specs:
+        try:
+            name = registry.canonical_spec(spec, kind)
+            obj = make(spec)
+        except (ValueError, TypeError) as exc:
+            message = str(exc)
+            if os.path.isfile(spec):
+                message += (
+                    f" ({spec!r} is a file: to replay it, put LOG before {argument}.)"
+                )
+            raise UsageError(argument, message) from None
+        if name in out:
+            raise UsageError(argument, f"{spec!r} is given twice (as {name!r}).")
+        out[name] = obj
+    return out
+
+
+# The metric names of a multiclass log (streamcal.replay resolves them).
+_MULTICLASS_METRICS = (
+    "brier",
+    "log_loss",
+    "ece",
+    "confidence_ece",
+    "top_label_ece",
+    "classwise_ece",
+    "tece",
+)
+
+
+def _replay_inputs(args) -> dict:
+    """Check the arguments that argparse cannot check; return the arguments of
+    :func:`streamcal.replay` and what the report says about them."""
+    from streamcal import registry
+
+    score = args.score or "score"
+    score_cols = [c.strip() for c in score.split(",")]
+    multiclass = len(score_cols) > 1
+    if any(not c for c in score_cols):
+        raise UsageError("--score", f"empty column name in {score!r}.")
+    if multiclass:
+        if args.calibrators:
+            raise UsageError(
+                "--calibrator",
+                "the calibrators are binary; a multiclass log (several --score "
+                "columns) is replayed with its raw forecasts scored only. Drop --calibrator.",
+            )
+        calibrators = {}
+        metrics = {}
+        for spec in args.metrics or registry.DEFAULT_METRICS:
+            name = spec.strip().lower()
+            if name not in _MULTICLASS_METRICS:
+                raise UsageError(
+                    "--metric",
+                    f"{spec!r} is not a multiclass metric. Multiclass metrics: "
+                    f"{', '.join(_MULTICLASS_METRICS)} (no parameters).",
+                )
+            metrics[name] = name
+    else:
+        calibrators = _specs(
+            args.calibrators or registry.DEFAULT_CALIBRATORS,
+            "calibrator",
+            registry.make_calibrator,
+            "--calibrator",
+        )
+        metrics = _specs(
+            args.metrics or registry.DEFAULT_METRICS,
+            "metric",
+            registry.make_metric,
+            "--metric",
+        )
+    bundled = args.log is None
+    if bundled:
+        from streamcal.datasets import rain_forecast_log_path
+
+        log = str(rain_forecast_log_path())
+    else:
+        log = args.log
+        if not os.path.exists(log):
+            raise UsageError("LOG", f"no such file: {log!r}.")
+        if os.path.isdir(log):
+            raise UsageError("LOG", f"{log!r} is a directory, not a log file.")
+    header = _csv_header(log)
+    label = args.label or "label"
+    time_col = args.time
+    label_time = args.label_time
+    if bundled and header:  # the bundled log's own columns, unless told otherwise
+        if time_col is None and "time" in header:
+            time_col = "time"
+        if label_time is None and args.id is None and "label_time" in header:
+            label_time = "label_time"
+    if args.labels is not None and args.id is None:
+        raise UsageError(
+            "--labels",
+            "needs --id COL, the event id column to join the label records on.",
+        )
+    if args.id is not None and args.labels is None:
+        raise UsageError(
+            "--id", "needs --labels FILE, the file of label records to join on it."
+        )
+    if args.labels is not None and not os.path.isfile(args.labels):
+        raise UsageError("--labels", f"no such file: {args.labels!r}.")
+    for option, value in (("--label-time", label_time), ("--id", args.id)):
+        if value is not None and time_col is None:
+            raise UsageError(
+                option,
+                "delayed labels need --time COL, the events' time, to know which "
+                "labels have arrived when each event is predicted.",
+            )
+    if args.resume and args.checkpoint is None:
+        raise UsageError(
+            "--resume", "needs --checkpoint FILE, the checkpoint to resume from."
+        )
+    if (
+        args.out is not None
+        and os.path.exists(args.out)
+        and not os.path.isdir(args.out)
+    ):
+        raise UsageError("--out", f"{args.out!r} exists and is not a directory.")
+    if header is not None:  # catch a misspelt column before replaying anything
+        options = [("--score", c) for c in score_cols]
+        if args.id is None:  # with label records, the events' labels are not read
+            options.append(("--label", label))
+        options += [
+            ("--time", time_col),
+            ("--label-time", label_time),
+            ("--id", args.id),
+        ]
+        for option, column in options:
+            if column is not None and column not in header:
+                raise UsageError(
+                    option,
+                    f"no column {column!r} in {log!r}. Its columns: {', '.join(header)}.",
+                )
+    label_header = None if args.labels is None else _csv_header(args.labels)
+    if label_header is not None:
+        for option, column in (
+            ("--id", args.id),
+            ("--label", label),
+            ("--time", time_col),
+        ):
+            if column not in label_header:
+                raise UsageError(
+                    "--labels",
+                    f"no column {column!r} (the {option} column) in {args.labels!r}. "
+                    f"Its columns: {', '.join(label_header)}.",
+                )
+
+    total = None
+    every = args.every
+    show = args.progress if args.progress is not None else sys.stderr.isatty()
+    if every is None or show:
+        total = _count_rows(log)
+    if every is None:
+        every = _nice_ceiling(total / _SAMPLES) if total else 1000
+    kwargs = {
+        "score": score_cols if multiclass else score_cols[0],
+        "label": label,
+        "time": time_col,
+        "label_time": label_time,
+        "id": args.id,
+        "labels": args.labels,
+        "every": every,
+        "window": args.window,
+        "checkpoint": args.checkpoint,
+        "checkpoint_every": args.checkpoint_every,
+        "resume": args.resume,
+        "on_error": args.on_error,
+    }
+    return {
+        "log": log,
+        "bundled": bundled,
+        "calibrators": calibrators,
+        "metrics": metrics,
+        "kwargs": kwargs,
+        "total": total,
+        "progress": show,
+    }
+
+
+def _print_table(summary: dict, window: int | None = None, file=None) -> None:
+    """One table per column group (all events; the window), best values starred."""
+    from streamcal import registry
+    from streamcal.report import column_groups, summary_table
+
+    file = file or sys.stdout
+    rows, columns, best = summary_table(summary)
+    groups = column_groups(columns)
+    for i, (suffix, group) in enumerate(groups):
+        if len(groups) > 1:
+            if i:
+                print(file=file)
+            if not suffix:
+                print("over all events:", file=file)
+            elif suffix == "@window" and window:
+                print(f"over the last {window:,} events:", file=file)
+            else:
+                print(f"columns {suffix}:", file=file)
+        _print_group(summary, rows, group, best, file)
+    names = list(dict.fromkeys(c.partition("@")[0] for c in columns))
+    lower = [c for c in names if registry.bigger_is_better(c) is False]
+    higher = [c for c in names if registry.bigger_is_better(c) is True]
+    legend = "* best in its column"
+    if lower:
+        legend += f"; lower is better: {', '.join(lower)}"
+    if higher:
+        legend += f"; higher is better: {', '.join(higher)}"
+    print(legend, file=file)
+
+
+def _print_group(summary, rows, columns, best, file) -> None:
+    from streamcal.report import format_number
+
+    cells = {
+        (r, c): format_number(summary[r].get(c))
+        + ("*" if r in best.get(c, ()) else " ")
+        for r in rows
+        for c in columns
+    }
+    first = max([len("calibrator")] + [len(r) for r in rows])
+    widths = {
+        c: max([len(c.partition("@")[0]) + 1] + [len(cells[r, c]) for r in rows])
+        for c in columns
+    }
+    print(
+        f"{'calibrator':<{first}}"
+        + "".join(f"  {c.partition('@')[0] + ' ':>{widths[c]}}" for c in columns),
+        file=file,
+    )
+    for r in rows:
+        print(
+            f"{r:<{first}}" + "".join(f"  {cells[r, c]:>{widths[c]}}" for c in columns),
+            file=file,
+        )
+
+
+def _replay(args) -> int:
+    import shlex
+
+    import streamcal
+    from streamcal.report import write_report
+
+    inputs = _replay_inputs(args)
+    log, kwargs = inputs["log"], inputs["kwargs"]
+    shown = f"{_BUNDLED} ({log})" if inputs["bundled"] else log
+    progress = None
+    if inputs["progress"]:
+        progress = _Progress(
+            f"replaying {os.path.basename(log)}", inputs["total"], sys.stderr
+        )
+    start = time.perf_counter()
+    try:
+        result = streamcal.replay(
+            log,
+            inputs["calibrators"],
+            inputs["metrics"],  # a dict key -> metric: the keys name the columns
+            progress=progress,
+            **kwargs,
+        )
+    except streamcal.ReplayError as exc:
+        if progress:
+            progress.close()
+        print(f"streamcal replay: stopped: {exc}", file=sys.stderr)
+        if exc.checkpoint is not None:
+            print(
+                "fix the row, then run the same command with --resume to go on; or use "
+                "--on-error skip to report malformed rows and go on",
+                file=sys.stderr,
+            )
+        else:
+            print(
+                "use --on-error skip to report malformed rows and go on",
+                file=sys.stderr,
+            )
+        return 1
+    except (ValueError, TypeError, ImportError) as exc:  # about the log or the options
+        if progress:
+            progress.close()
+        args.subparser.print_usage(sys.stderr)
+        print(f"{args.subparser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if progress:
+            progress.close()
+    elapsed = time.perf_counter() - start
+
+    print(f"streamcal replay: {shown}")
+    rate = f", {result.n_events / elapsed:,.0f} events/s" if elapsed > 0 else ""
+    unlabelled = (
+        f", {result.n_unlabelled:,} never labelled" if result.n_unlabelled else ""
+    )
+    print(
+        f"{result.n_events:,} events, {result.n_learnt:,} learnt{unlabelled}, "
+        f"{result.n_skipped:,} malformed rows skipped ({elapsed:.1f} s{rate})"
+    )
+    for line, message in result.errors[:5]:
+        print(f"  skipped line {line}: {message}", file=sys.stderr)
+    if len(result.errors) > 5:
+        print(
+            f"  ... and {len(result.errors) - 5:,} more malformed rows", file=sys.stderr
+        )
+    print()
+    _print_table(result.summary, window=args.window)
+
+    if args.out is not None:
+        source = {"log": log, "bundled": inputs["bundled"]}
+        options = {
+            "command": "streamcal " + shlex.join(args.argv),
+            "calibrators": list(inputs["calibrators"]),
+            "metrics": list(inputs["metrics"]),
+            **{
+                k: v
+                for k, v in kwargs.items()
+                if v is not None
+                and k != "resume"
+                and (k != "checkpoint_every" or kwargs["checkpoint"])
+            },
+        }
+        if isinstance(options.get("score"), list):
+            options["score"] = ",".join(options["score"])
+        name = (
+            "the bundled rain-forecast log"
+            if inputs["bundled"]
+            else os.path.basename(log)
+        )
+        doc = write_report(
+            result,
+            args.out,
+            title=f"streamcal replay: {name}",
+            source=source,
+            options=options,
+        )
+        for note in doc["notes"]:
+            print(f"note: {note}", file=sys.stderr)
+        print(f"\nreport: {os.path.join(args.out, 'index.html')}")
+    return 0
+
+
+# ---------------------------------------------------------------------- simulate
+
+
+def _simulations_dir(given: str | None) -> Path:
+    if given is not None:
+        path = Path(given)
+        if not path.is_dir():
+            raise UsageError("--dir", f"no such folder: {given!r}.")
+        return path
+    here = Path.cwd() / "simulations"
+    if here.is_dir():
+        return here
+    import streamcal
+
+    checkout = Path(streamcal.__file__).resolve().parent.parent
+    if (checkout / "simulations").is_dir() and (checkout / "pyproject.toml").is_file():
+        return checkout / "simulations"
+    raise UsageError(
+        None,
+        "the simulations folder was not found (looked in ./simulations and "
+        f"{checkout / 'simulations'}). The simulation scripts are part of the source "
+        "repository, not of the installed package: run from a clone of the repository, "
+        "or pass --dir.",
+    )
+
+
+def _simulation_scripts(folder: Path) -> dict:
+    """name -> (path, first line of its docstring) for each runnable script (a .py
+    file not starting with ``_`` that has an ``if __name__ == "__main__"`` block)."""
+    out = {}
+    for path in sorted(folder.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        try:
+            source = path.read_text(encoding="utf-8")
+            tree = ast.parse(source)
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            continue
+        if "__main__" not in source:
+            continue
+        doc = ast.get_docstring(tree) or ""
+        out[path.stem] = (path, doc.strip().splitlines()[0] if doc.strip() else "")
+    return out
+
+
+def _print_simulations(folder: Path, scripts: dict, file) -> None:
+    print(f"simulations in {folder}:", file=file)
+    width = max((len(n) for n in scripts), default=0)
+    for name, (_, summary) in scripts.items():
+        print(f"  {name:<{width}}  {summary}", file=file)
+    if not scripts:
+        print("  (none)", file=file)
+
+
+def _simulate(args) -> int:
+    folder = _simulations_dir(args.dir)
+    scripts = _simulation_scripts(folder)
+    if args.list:
+        _print_simulations(folder, scripts, sys.stdout)
+        return 0
+    if args.name is None:
+        args.subparser.print_usage(sys.stderr)
+        print(
+            f"{args.subparser.prog}: error: give the NAME of a simulation to run",
+            file=sys.stderr,
+        )
+        _print_simulations(folder, scripts, sys.stderr)
+        return 2
+    name = args.name.removesuffix(".py")
+    if name not in scripts:
+        known = ", ".join(scripts) or "(none)"
+        raise UsageError(
+            "NAME",
+            f"no simulation {args.name!r} in {str(folder)!r}. Available: {known}.",
+        )
+    path = scripts[name][0]
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [str(path), *args.args]
+    sys.path.insert(0, str(path.parent))  # as `python simulations/NAME.py` does
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        print(code, file=sys.stderr)
+        return 1
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
     return 0

@@ -368,3 +368,203 @@ def test_seattle_daily_weather():
     assert len(sea["date"]) == 1461
     assert str(sea["date"][0]) == "2012-01-01" and str(sea["date"][-1]) == "2015-12-31"
     assert set(sea["weather"].tolist()) == {"drizzle", "fog", "rain", "snow", "sun"}
+
+
+# ------------------------------------------------------------- regime drift (regimes)
+
+
+def test_regimes_switch_rate_and_persistence():
+    n, regimes = 3000, [(1000, 0.5, 0.7), (2000, 0.2, 0.0)]
+    seq = rain_sequence(n, seed=5, regimes=regimes)
+    t = np.arange(n)
+    rate = np.where(t < 1000, 0.3, np.where(t < 2000, 0.5, 0.2))
+    rho = np.where(t < 1000, 0.35, np.where(t < 2000, 0.7, 0.0))
+    np.testing.assert_allclose(
+        seq.climate, rate + 0.15 * np.sin(2 * np.pi * t / 365.25), atol=1e-15
+    )
+    c = seq.climate
+    assert seq.p_true[0] == c[0]
+    expected = c[1:] + rho[1:] * (seq.rain[:-1] - c[1:])
+    np.testing.assert_allclose(seq.p_true[1:], expected, rtol=0, atol=1e-15)
+    assert seq.base_rate == 0.3
+    # the uniform draws are shared: before the first regime, the plain sequence
+    plain = rain_sequence(n, seed=5)
+    assert np.array_equal(seq.rain[:1000], plain.rain[:1000])
+    assert np.array_equal(seq.p_true[:1000], plain.p_true[:1000])
+
+
+def test_no_regimes_and_late_regimes_change_nothing():
+    plain = rain_sequence(800, seed=2, drift=0.01)
+    for regimes in (None, [], (), [(800, 0.6, 0.1)], [(10_000, 0.9, 0.9)]):
+        seq = rain_sequence(800, seed=2, drift=0.01, regimes=regimes)
+        assert np.array_equal(seq.rain, plain.rain)
+        assert np.array_equal(seq.p_true, plain.p_true)
+        assert np.array_equal(seq.climate, plain.climate)
+
+
+def test_regimes_show_in_the_rain():
+    seq = rain_sequence(
+        40_000, seed=3, seasonal_amplitude=0.0, regimes=[(20_000, 0.6, 0.7)]
+    )
+    first, second = seq.rain[:20_000].astype(float), seq.rain[20_000:].astype(float)
+    # sd of the mean of a two-state chain (see test_wet_fraction_is_near_the_base_rate)
+    sd1 = math.sqrt(0.3 * 0.7 / 20_000 * 1.35 / 0.65)
+    sd2 = math.sqrt(0.6 * 0.4 / 20_000 * 1.7 / 0.3)
+    assert abs(first.mean() - 0.3) < 5 * sd1 and abs(second.mean() - 0.6) < 5 * sd2
+    lag1 = np.corrcoef(second[:-1], second[1:])[0, 1]
+    assert lag1 == pytest.approx(0.7, abs=5 / math.sqrt(20_000 * 0.3))
+
+
+@pytest.mark.parametrize(
+    "regimes, exc",
+    [
+        (5, TypeError),
+        ([(10, 0.3)], TypeError),
+        ([(10.0, 0.3, 0.2)], TypeError),
+        ([(10, "wet", 0.2)], TypeError),
+        ([(0, 0.3, 0.2)], ValueError),
+        ([(10, 0.3, 0.2), (10, 0.4, 0.2)], ValueError),
+        ([(20, 0.3, 0.2), (10, 0.4, 0.2)], ValueError),
+        ([(10, 1.0, 0.2)], ValueError),
+        ([(10, 0.3, 1.0)], ValueError),
+        ([(10, 0.3, -0.1)], ValueError),
+    ],
+)
+def test_bad_regimes(regimes, exc):
+    with pytest.raises(exc) as info:
+        rain_sequence(100, seed=0, regimes=regimes)
+    message = str(info.value)
+    assert "'regimes' argument of rain_sequence" in message
+    assert "(start_day, base_rate, persistence)" in message
+
+
+def test_regimes_must_keep_the_climate_inside_the_unit_interval():
+    with pytest.raises(ValueError, match="and the regimes, which give"):
+        rain_sequence(400, seed=0, regimes=[(200, 0.05, 0.2)])
+
+
+# ----------------------------------------------- adversarial nature (AdversarialNature)
+
+
+def play(nature, forecasts):
+    """Outcomes and chain probabilities of ``nature`` facing the given forecasts."""
+    p, rain = [], []
+    for q in forecasts:
+        p.append(nature.p_rain)
+        rain.append(nature.respond(q))
+    return np.array(p), np.array(rain)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"persistence": 0.0}, {"base_rate": 0.6, "persistence": 0.8, "period": 7.0}],
+)
+def test_a_nature_that_never_reacts_is_the_rain_sequence(seed, params):
+    from streamcal.datasets import AdversarialNature
+
+    nature = AdversarialNature(strength=0.0, seed=seed, **params)
+    rng = np.random.default_rng(seed + 100)
+    p, rain = play(nature, rng.random(3000))
+    seq = rain_sequence(3000, seed=seed, **params)
+    assert np.array_equal(rain, seq.rain)
+    np.testing.assert_allclose(p, seq.p_true, rtol=0, atol=1e-15)
+    assert nature.n_days == 3000
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.3, 0.5, 1.0])
+def test_a_nature_that_always_reacts_is_contrary(threshold):
+    from streamcal.datasets import AdversarialNature
+
+    nature = AdversarialNature(strength=1.0, threshold=threshold, seed=4)
+    q = np.random.default_rng(1).random(2000)
+    q[:10] = threshold  # exactly at the threshold: dry
+    p, rain = play(nature, q)
+    assert np.array_equal(rain, (q < threshold).astype(int))
+    # the chain still runs on the forced weather
+    c = 0.3 + 0.15 * np.sin(2 * np.pi * np.arange(2000) / 365.25)
+    np.testing.assert_allclose(p[1:], c[1:] + 0.35 * (rain[:-1] - c[1:]), atol=1e-15)
+
+
+@pytest.mark.parametrize("strength", [0.25, 0.5, 0.75])
+def test_nature_reacts_with_the_given_probability(strength):
+    from streamcal.datasets import AdversarialNature
+
+    n = 20_000
+    nature_low = AdversarialNature(strength=strength, persistence=0.0, seed=9)
+    nature_high = AdversarialNature(strength=strength, persistence=0.0, seed=9)
+    _, low = play(nature_low, np.zeros(n))  # always below the threshold
+    _, high = play(nature_high, np.ones(n))  # never below it
+    # with persistence 0 the chain rains with probability c_t (mean 0.3 over the
+    # seasons, up to 0.15 * 365.25 / (pi n) for the unfinished season)
+    sd = math.sqrt(0.25 / n)
+    assert abs(low.mean() - ((1 - strength) * 0.3 + strength)) < 5 * sd + 0.001
+    assert abs(high.mean() - (1 - strength) * 0.3) < 5 * sd + 0.001
+    # common random numbers: the same days are contrary for both forecasters
+    contrary = low != high
+    assert abs(contrary.mean() - strength) < 5 * sd
+
+
+def test_no_deterministic_constant_forecast_is_calibrated():
+    from streamcal.datasets import AdversarialNature
+
+    # (1 - s) * 0.3 < 1/2 <= (1 - s) * 0.3 + s for s = 0.5: every constant forecast
+    # misses its outcome frequency by more than 0.1
+    for q in np.linspace(0, 1, 21):
+        nature = AdversarialNature(strength=0.5, persistence=0.0, seed=0)
+        _, rain = play(nature, np.full(5000, q))
+        assert abs(rain.mean() - q) > 0.1
+
+
+def test_nature_seeds():
+    from streamcal.datasets import AdversarialNature
+
+    q = np.random.default_rng(0).random(1000)
+    a = play(AdversarialNature(seed=3), q)[1]
+    assert np.array_equal(a, play(AdversarialNature(seed=3), q)[1])
+    assert not np.array_equal(a, play(AdversarialNature(seed=4), q)[1])
+    assert not np.array_equal(
+        play(AdversarialNature(), q)[1], play(AdversarialNature(), q)[1]
+    )
+    assert "AdversarialNature(strength=0.5" in repr(AdversarialNature(seed=0))
+
+
+@pytest.mark.parametrize(
+    "kwargs, pieces",
+    [
+        ({"strength": 1.5}, ["'strength'", "[0, 1]", "1.5"]),
+        ({"strength": "x"}, ["'strength'"]),
+        ({"threshold": -0.1}, ["'threshold'", "[0, 1]"]),
+        ({"base_rate": 1.0}, ["'base_rate'", "(0, 1)"]),
+        ({"persistence": 1.0}, ["'persistence'", "[0, 1)"]),
+        ({"seasonal_amplitude": 0.3}, ["'seasonal_amplitude'", "min(base_rate"]),
+        ({"period": 0.0}, ["'period'", "> 0"]),
+        ({"seed": -1}, ["'seed'", "int >= 0 or None"]),
+        ({"seed": 1.0}, ["'seed'"]),
+    ],
+)
+def test_bad_nature_parameters(kwargs, pieces):
+    from streamcal.datasets import AdversarialNature
+
+    with pytest.raises(ValueError) as info:
+        AdversarialNature(**kwargs)
+    for piece in ["parameter of AdversarialNature", *pieces]:
+        assert piece in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), -0.1, 1.5, "0.5", None])
+def test_a_bad_forecast_leaves_nature_unchanged(bad):
+    from streamcal.datasets import AdversarialNature
+
+    nature, twin = AdversarialNature(seed=1), AdversarialNature(seed=1)
+    for _ in range(10):
+        nature.respond(0.2), twin.respond(0.2)
+    with pytest.raises(
+        (ValueError, TypeError),
+        match="'forecast' argument of AdversarialNature.respond",
+    ):
+        nature.respond(bad)
+    assert nature.n_days == 10 and nature.p_rain == twin.p_rain
+    assert [nature.respond(0.6) for _ in range(50)] == [
+        twin.respond(0.6) for _ in range(50)
+    ]

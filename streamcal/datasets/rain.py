@@ -12,7 +12,13 @@ chain's stationary wet-day rate is exactly ``c_t``, so over whole seasonal cycle
 fraction of wet days is close to ``base_rate``. The conditional probability (``p_true``)
 is known exactly, which is what makes the sequence useful for testing calibration: a
 forecaster that issues ``p_true`` is calibrated by construction, and miscalibrated
-forecasters are distortions of it (see :func:`forecast`).
+forecasters are distortions of it (see :func:`forecast`). ``regimes`` switch the
+chain's base rate and persistence abruptly on given days (regime drift).
+
+:class:`AdversarialNature` is the same chain played interactively: it sees each
+forecast before deciding whether it rains, and with probability ``strength`` does the
+opposite of what the forecast says, so that no deterministic forecaster can be
+calibrated against it (the setting of Foster's randomised forecaster).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from streamcal import _validation as V
 
 __all__ = [
     "FORECAST_KINDS",
+    "AdversarialNature",
     "RainSequence",
     "forecast",
     "miscalibrated_rain_forecasts",
@@ -103,6 +110,38 @@ class RainSequence:
         )
 
 
+_REGIMES_DOMAIN = (
+    "None or a sequence of (start_day, base_rate, persistence) triples with strictly "
+    "increasing start days (ints >= 1), base_rate in (0, 1) and persistence in [0, 1)"
+)
+
+
+def _check_regimes(owner, regimes) -> list[tuple[int, float, float]]:
+    """The validated regimes as a list of ``(start_day, base_rate, persistence)``."""
+    if regimes is None:
+        return []
+    try:
+        items = [tuple(r) for r in regimes]
+    except TypeError:
+        raise _argument_error(
+            owner, "regimes", regimes, _REGIMES_DOMAIN, TypeError
+        ) from None
+    out, previous = [], 0
+    for item in items:
+        if len(item) != 3:
+            raise _argument_error(owner, "regimes", regimes, _REGIMES_DOMAIN, TypeError)
+        start, rate, pers = item
+        if not (V.is_integer(start) and V.is_real(rate) and V.is_real(pers)):
+            raise _argument_error(owner, "regimes", regimes, _REGIMES_DOMAIN, TypeError)
+        if not (
+            start > previous and 0.0 < float(rate) < 1.0 and 0.0 <= float(pers) < 1.0
+        ):
+            raise _argument_error(owner, "regimes", regimes, _REGIMES_DOMAIN)
+        out.append((int(start), float(rate), float(pers)))
+        previous = start
+    return out
+
+
 def rain_sequence(
     n_days: int,
     seed: int | None = None,
@@ -111,6 +150,7 @@ def rain_sequence(
     seasonal_amplitude: float = 0.15,
     period: float = 365.25,
     drift: float = 0.0,
+    regimes=None,
 ) -> RainSequence:
     """Generate ``n_days`` of wet/dry weather from a seasonal two-state Markov chain.
 
@@ -118,7 +158,9 @@ def rain_sequence(
     ``c_t = base_rate + seasonal_amplitude * sin(2 pi t / period) + drift * t / period``
     and rains with probability ``p_t = c_t + persistence * (rain[t-1] - c_t)``
     (``p_0 = c_0``): after a wet day the chance of rain is raised towards 1, after a dry
-    day lowered towards 0. Cost O(n_days), one uniform draw per day.
+    day lowered towards 0. With ``regimes``, ``base_rate`` and ``persistence`` change
+    on the given days. Cost O(n_days + len(regimes)), one uniform draw per day (the
+    draws do not depend on the parameters, so sequences with the same seed share them).
 
     Parameters
     ----------
@@ -142,6 +184,14 @@ def rain_sequence(
         Linear trend of ``c_t``: change of the climatological rate per ``period``
         (a slow regime shift, e.g. ``0.02`` makes each year 2 points wetter). ``c_t``
         must stay inside (0, 1) over the whole sequence.
+    regimes
+        Abrupt regime drift: None (default), or a sequence of ``(start_day, base_rate,
+        persistence)`` triples with strictly increasing ``start_day`` (ints >= 1),
+        ``base_rate`` in (0, 1) and ``persistence`` in [0, 1). From ``start_day`` on
+        (until the next regime) the chain uses that base rate and persistence instead
+        of the arguments of the same names, which hold before the first regime; the
+        seasonal cycle and ``drift`` still apply on top. Regimes starting at or after
+        ``n_days`` have no effect. ``RainSequence.base_rate`` stays the initial one.
 
     Returns
     -------
@@ -163,6 +213,14 @@ def rain_sequence(
 
     >>> wet_before = seq.rain[:-1] == 1
     >>> bool(seq.p_true[1:][wet_before].mean() > seq.p_true[1:][~wet_before].mean())
+    True
+
+    A wetter regime from day 365 on, with longer spells:
+
+    >>> seq = rain_sequence(730, seed=0, regimes=[(365, 0.5, 0.6)])
+    >>> round(float(seq.climate[364]), 3), round(float(seq.climate[365]), 3)
+    (0.297, 0.499)
+    >>> bool(seq.rain[:365].mean() < seq.rain[365:].mean())
     True
 
     """
@@ -198,10 +256,16 @@ def rain_sequence(
         "a finite real number > 0",
     )
     drift = V.check_real(drift, owner, "drift", math.isfinite, "a finite real number")
+    regimes = _check_regimes(owner, regimes)
 
     t = np.arange(n_days, dtype=np.float64)
+    rates = np.full(n_days, base_rate)
+    rho = np.full(n_days, persistence)
+    for start, rate, pers in regimes:
+        rates[start:] = rate
+        rho[start:] = pers
     climate = (
-        base_rate
+        rates
         + seasonal_amplitude * np.sin(2.0 * np.pi * t / period)
         + drift * t / period
     )
@@ -209,20 +273,20 @@ def rain_sequence(
         day = (
             int(np.argmin(climate)) if climate.min() <= 0.0 else int(np.argmax(climate))
         )
+        with_regimes = " and the regimes" if regimes else ""
         raise ValueError(
             "The arguments 'base_rate', 'seasonal_amplitude' and 'drift' of rain_sequence "
             "must keep the climatological wet-day probability inside (0, 1). Got "
             f"base_rate={base_rate!r}, seasonal_amplitude={seasonal_amplitude!r}, "
-            f"drift={drift!r}, which give {climate[day]:.4g} on day {day} instead."
+            f"drift={drift!r}{with_regimes}, which give {climate[day]:.4g} on day {day} "
+            "instead."
         )
 
     # Conditional rain probability after a dry day and after a wet day.
     # Clipped to the open interval: with c_t within an ulp of 0 or 1 rounding could
     # otherwise give exactly 0 or 1.
-    p_dry = np.maximum((1.0 - persistence) * climate, np.finfo(np.float64).tiny)
-    p_wet = np.minimum(
-        (1.0 - persistence) * climate + persistence, np.nextafter(1.0, 0.0)
-    )
+    p_dry = np.maximum((1.0 - rho) * climate, np.finfo(np.float64).tiny)
+    p_wet = np.minimum((1.0 - rho) * climate + rho, np.nextafter(1.0, 0.0))
     u = np.random.default_rng(seed).random(n_days)
 
     rain = np.zeros(n_days, dtype=np.int64)
@@ -437,3 +501,205 @@ def miscalibrated_rain_forecasts(
         seq, "overconfident", scale=2.0, shift=0.5, noise=0.25, seed=noise_seed
     )
     return scores, seq.rain.copy()
+
+
+class AdversarialNature:
+    """Rain that sees the forecast before it falls: the seasonal Markov chain of
+    :func:`rain_sequence`, played one day at a time, which with probability
+    ``strength`` does the opposite of what the forecast says.
+
+    Each day ``t`` (from 0) the chain has the chance of rain :attr:`p_rain`, ``p_t =
+    c_t + persistence * (rain[t-1] - c_t)`` with ``c_t = base_rate + seasonal_amplitude
+    * sin(2 pi t / period)`` and ``p_0 = c_0``, as in :func:`rain_sequence`. The
+    forecaster announces its forecast ``q_t``; then :meth:`respond` decides the
+    weather with two uniform draws ``u_t`` and ``v_t``:
+
+    - if ``v_t < strength``, nature is contrary: it rains if ``q_t < threshold`` and
+      stays dry otherwise;
+    - otherwise the chain rains if ``u_t < p_t``.
+
+    So the chance of rain given the past and the forecast is ``(1 - strength) * p_t +
+    strength * [q_t < threshold]``. When ``(1 - strength) * p_t < threshold <= (1 -
+    strength) * p_t + strength`` no forecast is right (a forecast below the threshold
+    brings the higher chance, one at or above it the lower one), and a deterministic
+    forecaster cannot be calibrated; a randomised one can, if nature sees only its mixed
+    strategy and not the draw (Foster 1999, :class:`streamcal.EpsilonCalibratedForecaster`):
+    pass the mean of the mixed forecast to :meth:`respond` (as nature sees the strategy,
+    the forecaster's own draw must not reach it). ``strength=0`` is the plain chain:
+    with the same seed and parameters its days and rain are exactly those of
+    :func:`rain_sequence`.
+
+    Parameters
+    ----------
+    strength
+        Probability in [0, 1] that nature reacts to the forecast on a given day.
+    threshold
+        Nature, when contrary, rains exactly when the forecast is below this, a real
+        number in [0, 1] (default 1/2, Dawid's and Oakes's contrary sequence).
+    base_rate, persistence, seasonal_amplitude, period
+        The chain, as in :func:`rain_sequence` (``base_rate +- seasonal_amplitude`` must
+        lie inside (0, 1)).
+    seed
+        Seed (an int >= 0) of the draws, or None for fresh entropy. The ``u`` draws are
+        those of :func:`rain_sequence` with the same seed; the ``v`` draws come from a
+        second generator. Both are made every day, whatever the forecast, so
+        forecasters played against natures with the same seed face the same draws.
+
+    Attributes
+    ----------
+    p_rain
+        Today's chance of rain of the chain, before nature sees the forecast.
+    n_days
+        Number of days played so far.
+
+    Notes
+    -----
+    :meth:`respond` costs O(1): two uniform draws and a sine.
+
+    Examples
+    --------
+    A forecaster that always says 0.3 gets rain every time nature reacts:
+
+    >>> from streamcal.datasets import AdversarialNature
+    >>> nature = AdversarialNature(strength=1.0, seed=0)
+    >>> [nature.respond(0.3) for _ in range(5)], nature.n_days
+    ([1, 1, 1, 1, 1], 5)
+    >>> round(nature.p_rain, 4)     # the chain remembers the (forced) wet days
+    0.5534
+
+    With ``strength=0`` it is :func:`rain_sequence` played day by day:
+
+    >>> plain, seq = AdversarialNature(strength=0.0, seed=3), rain_sequence(50, seed=3)
+    >>> [plain.respond(0.5) for _ in range(50)] == seq.rain.tolist()
+    True
+
+    """
+
+    def __init__(
+        self,
+        strength: float = 0.5,
+        threshold: float = 0.5,
+        base_rate: float = 0.3,
+        persistence: float = 0.35,
+        seasonal_amplitude: float = 0.15,
+        period: float = 365.25,
+        seed: int | None = None,
+    ):
+        owner = type(self).__name__
+        V.check_param(
+            owner,
+            "strength",
+            strength,
+            V.is_real(strength) and 0.0 <= strength <= 1.0,
+            "a real number in [0, 1]",
+        )
+        V.check_param(
+            owner,
+            "threshold",
+            threshold,
+            V.is_real(threshold) and 0.0 <= threshold <= 1.0,
+            "a real number in [0, 1]",
+        )
+        V.check_param(
+            owner,
+            "base_rate",
+            base_rate,
+            V.is_real(base_rate) and 0.0 < base_rate < 1.0,
+            "a real number in (0, 1)",
+        )
+        V.check_param(
+            owner,
+            "persistence",
+            persistence,
+            V.is_real(persistence) and 0.0 <= persistence < 1.0,
+            "a real number in [0, 1)",
+        )
+        V.check_param(
+            owner,
+            "seasonal_amplitude",
+            seasonal_amplitude,
+            V.is_real(seasonal_amplitude)
+            and 0.0 <= seasonal_amplitude < min(base_rate, 1.0 - base_rate),
+            "a real number >= 0 below min(base_rate, 1 - base_rate)",
+        )
+        V.check_param(
+            owner,
+            "period",
+            period,
+            V.is_real(period) and 0.0 < period < math.inf,
+            "a finite real number > 0",
+        )
+        V.check_param(
+            owner,
+            "seed",
+            seed,
+            seed is None or (V.is_integer(seed) and seed >= 0),
+            "an int >= 0 or None",
+        )
+        self.strength = strength
+        self.threshold = threshold
+        self.base_rate = base_rate
+        self.persistence = persistence
+        self.seasonal_amplitude = seasonal_amplitude
+        self.period = period
+        self.seed = seed
+        self._reset()
+
+    def _reset(self) -> None:
+        seed = self.seed
+        if seed is None:
+            seed = np.random.SeedSequence().entropy
+        self._rng_u = np.random.default_rng(seed)
+        self._rng_v = np.random.default_rng([seed, 1])
+        self._t = 0
+        self._p = self._climate(0)
+
+    def _climate(self, t: int) -> float:
+        return float(self.base_rate) + float(self.seasonal_amplitude) * math.sin(
+            2.0 * math.pi * t / float(self.period)
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(strength={self.strength!r}, "
+            f"threshold={self.threshold!r}, n_days={self._t})"
+        )
+
+    @property
+    def p_rain(self) -> float:
+        return self._p
+
+    @property
+    def n_days(self) -> int:
+        return self._t
+
+    def respond(self, forecast: float) -> int:
+        """Today's weather (1 wet, 0 dry) given the forecast; then move to the next day.
+
+        Parameters
+        ----------
+        forecast
+            The forecast announced for today, in [0, 1] (for a randomised forecaster,
+            the mean of its mixed strategy).
+
+        Returns
+        -------
+        int
+            1 if it rains, 0 otherwise. Cost O(1).
+
+        """
+        q = V.check_score(forecast, type(self).__name__, "respond", name="forecast")
+        u = float(self._rng_u.random())
+        v = float(self._rng_v.random())
+        if v < self.strength:
+            wet = q < self.threshold
+        else:
+            wet = u < self._p
+        self._t += 1
+        c = self._climate(self._t)
+        rho = float(self.persistence)
+        if wet:
+            self._p = min((1.0 - rho) * c + rho, math.nextafter(1.0, 0.0))
+        else:
+            self._p = max((1.0 - rho) * c, 2.2250738585072014e-308)
+        return int(wet)

@@ -1,0 +1,410 @@
+"""Short names for calibrators and metrics, with their parameters: ``"isotonic:window_size=5000"``.
+
+The ``streamcal`` command (and anyone who configures calibrators from text: a config
+file, a job argument) names a calibrator or a metric by a *spec*::
+
+    name[:param=value[,param=value ...]]
+
+for instance ``"isotonic"``, ``"isotonic:window_size=5000"``,
+``"histogram:n_bins=20,strategy=quantile"`` or ``"ece:n_bins=15"``. The name is one of
+:data:`CALIBRATOR_NAMES` (or :data:`METRIC_NAMES`), the parameters are those of the
+class's constructor, and each value is read as an int (``5000``), a float (``1e-4``,
+``0.5``), ``None``, ``True``, ``False``, or else a string (``quantile``; quotes
+around a string are optional, and make ``'1'`` the string ``"1"``). The ``base`` of a
+calibeater is given by its short name: ``"tracking:base=isotonic"``.
+
+=================  ====================================================
+calibrator name    object built
+=================  ====================================================
+``isotonic``       ``OnlineIsotonic()``
+``histogram``      ``HistogramBinning()``
+``platt``          ``OnlinePlatt()``
+``beta``           ``OnlineBeta()``
+``tracking``       ``TrackingCalibeater()``
+``hedging``        ``HedgingCalibeater()``
+``foster``         ``EpsilonCalibratedForecaster()``
+``tops``           ``TrackingCalibeater(base=OnlinePlatt())`` (TOPS)
+``hops``           ``HedgingCalibeater(base=OnlinePlatt(), seed=0)`` (HOPS)
+=================  ====================================================
+
+Metric names: ``brier``, ``log_loss``, ``ece``, ``sharpness``, ``roc_auc``,
+``calibration_refinement``, ``murphy`` and ``corp`` (see :mod:`streamcal.metrics`).
+
+A bad spec raises a ValueError (a TypeError for a parameter value of the wrong type)
+that quotes the spec and names what is wrong: the unknown name and the known ones, the
+unknown parameter and the parameters of that name, or the constructor's own message
+about a bad value.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+__all__ = [
+    "CALIBRATOR_NAMES",
+    "DEFAULT_CALIBRATORS",
+    "DEFAULT_METRICS",
+    "METRIC_NAMES",
+    "bigger_is_better",
+    "calibrator_parameters",
+    "canonical_spec",
+    "make_calibrator",
+    "make_metric",
+    "metric_parameters",
+    "parse_spec",
+]
+
+
+def _calibrators():
+    from streamcal import calibrators as C
+
+    # name -> (class, fixed defaults applied before the spec's own parameters)
+    return {
+        "isotonic": (C.OnlineIsotonic, {}),
+        "histogram": (C.HistogramBinning, {}),
+        "platt": (C.OnlinePlatt, {}),
+        "beta": (C.OnlineBeta, {}),
+        "tracking": (C.TrackingCalibeater, {}),
+        "hedging": (C.HedgingCalibeater, {}),
+        "foster": (C.EpsilonCalibratedForecaster, {}),
+        "tops": (C.TrackingCalibeater, {"base": "platt"}),
+        "hops": (C.HedgingCalibeater, {"base": "platt", "seed": 0}),
+    }
+
+
+def _metrics():
+    from streamcal import metrics as M
+
+    return {
+        "brier": (M.Brier, {}),
+        "log_loss": (M.LogLoss, {}),
+        "ece": (M.ECE, {}),
+        "sharpness": (M.Sharpness, {}),
+        "roc_auc": (M.ROCAUC, {}),
+        "calibration_refinement": (M.CalibrationRefinement, {}),
+        "murphy": (M.MurphyDecomposition, {}),
+        "corp": (M.CORP, {}),
+    }
+
+
+#: The calibrator short names, in the order of the table above.
+CALIBRATOR_NAMES = (
+    "isotonic",
+    "histogram",
+    "platt",
+    "beta",
+    "tracking",
+    "hedging",
+    "foster",
+    "tops",
+    "hops",
+)
+
+#: The calibrators that ``streamcal replay`` compares side by side by default.
+DEFAULT_CALIBRATORS = ("isotonic", "histogram", "platt", "beta", "tops")
+
+#: The metric short names.
+METRIC_NAMES = (
+    "brier",
+    "log_loss",
+    "ece",
+    "sharpness",
+    "roc_auc",
+    "calibration_refinement",
+    "murphy",
+    "corp",
+)
+
+#: The metrics that ``streamcal replay`` reports by default.
+DEFAULT_METRICS = ("brier", "log_loss", "ece")
+
+# Whether a larger value is better, for the components of the decompositions that a
+# replay summary reports as "<metric>.<component>" (None: says nothing about quality,
+# e.g. the uncertainty term, which depends on the labels only).
+_COMPONENT_DIRECTION = {
+    "calibration": False,
+    "refinement": False,
+    "reliability": False,
+    "resolution": True,
+    "uncertainty": None,
+    "within_bin_variance": None,
+    "within_bin_covariance": None,
+    "mcb": False,
+    "dsc": True,
+    "unc": None,
+}
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+_INT = re.compile(r"[+-]?\d+(_\d+)*\Z")
+
+
+def _parse_value(text: str):
+    """Read a parameter value: int, float, None, True, False, else str."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    if text in ("None", "none", "null"):
+        return None
+    if text in ("True", "true"):
+        return True
+    if text in ("False", "false"):
+        return False
+    if _INT.match(text):
+        return int(text)
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse_spec(spec: str, kind: str = "calibrator") -> tuple[str, dict]:
+    """Split a spec ``"name:param=value,..."`` into its name and parameter dict.
+
+    Only the syntax is checked (not whether the name or the parameters exist); values
+    are read as described in the module docstring. ``kind`` only words the errors.
+    Cost O(len(spec)).
+
+    Examples
+    --------
+    >>> parse_spec("histogram:n_bins=20,strategy=quantile")
+    ('histogram', {'n_bins': 20, 'strategy': 'quantile'})
+    >>> parse_spec("isotonic: resolution = 1e-4, window_size=None")
+    ('isotonic', {'resolution': 0.0001, 'window_size': None})
+    >>> parse_spec("isotonic:window_size")
+    Traceback (most recent call last):
+    ...
+    ValueError: Invalid calibrator spec 'isotonic:window_size': 'window_size' is not of the form param=value.
+
+    """
+    if not isinstance(spec, str):
+        raise TypeError(
+            f"A {kind} spec must be a str such as 'isotonic:window_size=5000'. Got {spec!r} instead."
+        )
+    head, sep, tail = spec.partition(":")
+    name = head.strip().lower()
+    if not _NAME.match(name):
+        raise ValueError(
+            f"Invalid {kind} spec {spec!r}: it must start with a {kind} name "
+            f"(lower-case letters, digits, '_'), then optionally ':param=value,...'."
+        )
+    params: dict = {}
+    if sep and not tail.strip():
+        raise ValueError(
+            f"Invalid {kind} spec {spec!r}: nothing after ':' (give param=value,... or drop the ':')."
+        )
+    for item in tail.split(",") if sep else ():
+        key, eq, text = item.partition("=")
+        key, text = key.strip(), text.strip()
+        if not eq or not key:
+            raise ValueError(
+                f"Invalid {kind} spec {spec!r}: {item.strip()!r} is not of the form param=value."
+            )
+        if not key.isidentifier():
+            raise ValueError(
+                f"Invalid {kind} spec {spec!r}: {key!r} is not a parameter name."
+            )
+        if key in params:
+            raise ValueError(
+                f"Invalid {kind} spec {spec!r}: parameter {key!r} is given twice."
+            )
+        params[key] = _parse_value(text)
+    return name, params
+
+
+def canonical_spec(spec: str, kind: str = "calibrator") -> str:
+    """The spec written the one standard way: lower-case name, no spaces, values as
+    Python writes them (two specs that build the same object with the same parameters
+    in the same order have the same canonical form). Cost O(len(spec)).
+
+    Examples
+    --------
+    >>> canonical_spec("Isotonic: window_size = 5_000, resolution=1e-4")
+    'isotonic:window_size=5000,resolution=0.0001'
+
+    """
+    name, params = parse_spec(spec, kind)
+    if not params:
+        return name
+    return name + ":" + ",".join(f"{k}={_spec_value(v)}" for k, v in params.items())
+
+
+def _spec_value(value) -> str:
+    if isinstance(value, str):
+        # keep the quotes when the bare text would read as something else
+        return (
+            value if _parse_value(value) == value and "," not in value else repr(value)
+        )
+    return repr(value)
+
+
+def _parameters(cls) -> tuple[str, ...]:
+    return tuple(p for p in inspect.signature(cls).parameters if p != "self")
+
+
+def _describe(table, name) -> str:
+    cls, fixed = table[name]
+    args = ", ".join(f"{k}={_format_value(v)}" for k, v in fixed.items())
+    return f"{cls.__name__}({args})"
+
+
+def _format_value(value) -> str:
+    if isinstance(value, str) and value in CALIBRATOR_NAMES:
+        return _describe(_calibrators(), value)
+    return repr(value)
+
+
+def calibrator_parameters(name: str) -> tuple[str, ...]:
+    """The parameters that a spec of calibrator ``name`` may set.
+
+    Examples
+    --------
+    >>> calibrator_parameters("histogram")
+    ('n_bins', 'strategy', 'window_size', 'prior_strength')
+
+    """
+    table = _calibrators()
+    _check_name(name, name, table, "calibrator", CALIBRATOR_NAMES)
+    return _parameters(table[name][0])
+
+
+def metric_parameters(name: str) -> tuple[str, ...]:
+    """The parameters that a spec of metric ``name`` may set.
+
+    Examples
+    --------
+    >>> metric_parameters("ece")
+    ('n_bins', 'strategy', 'window_size', 'half_life')
+
+    """
+    table = _metrics()
+    _check_name(name, name, table, "metric", METRIC_NAMES)
+    return _parameters(table[name][0])
+
+
+def _check_name(name, spec, table, kind, known):
+    if name not in table:
+        raise ValueError(
+            f"Unknown {kind} {name!r} in spec {spec!r}. Known {kind}s: {', '.join(known)}."
+        )
+
+
+def _build(spec, kind, table, known, resolve_base: bool):
+    name, given = parse_spec(spec, kind)
+    _check_name(name, spec, table, kind, known)
+    cls, fixed = table[name]
+    allowed = _parameters(cls)
+    for key in given:
+        if key not in allowed:
+            listed = ", ".join(allowed) if allowed else "(none)"
+            raise ValueError(
+                f"Invalid {kind} spec {spec!r}: {name} ({_describe(table, name)}) has no "
+                f"parameter {key!r}. Its parameters: {listed}."
+            )
+    params = {**fixed, **given}
+    if resolve_base and isinstance(params.get("base"), str):
+        base = params["base"]
+        if base not in table:
+            raise ValueError(
+                f"Invalid {kind} spec {spec!r}: the 'base' parameter must be a calibrator "
+                f"name among {', '.join(known)}, or None. Got {base!r} instead."
+            )
+        params["base"] = _build(base, kind, table, known, resolve_base)
+    try:
+        return cls(**params)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"Invalid {kind} spec {spec!r}: {exc}") from None
+
+
+def make_calibrator(spec: str):
+    """Build a fresh calibrator from its spec, e.g. ``"isotonic:window_size=5000"``.
+
+    See the module docstring for the names and the syntax. Cost: parsing the spec and
+    constructing the calibrator.
+
+    Parameters
+    ----------
+    spec
+        ``name[:param=value[,param=value ...]]`` with ``name`` in
+        :data:`CALIBRATOR_NAMES`.
+
+    Returns
+    -------
+    streamcal.base.BinaryCalibrator
+
+    Raises
+    ------
+    ValueError, TypeError
+        Quoting the spec: an unknown name (the known ones are listed), an unknown
+        parameter (the name's parameters are listed), or the constructor's message
+        about a bad value.
+
+    Examples
+    --------
+    >>> make_calibrator("isotonic:window_size=5000")
+    OnlineIsotonic (
+      interpolation="step"
+      window_size=5000
+      half_life=None
+      resolution=None
+    )
+    >>> make_calibrator("tops").base.__class__.__name__
+    'OnlinePlatt'
+    >>> make_calibrator("isotonic:windowsize=5000")
+    Traceback (most recent call last):
+    ...
+    ValueError: Invalid calibrator spec 'isotonic:windowsize=5000': isotonic (OnlineIsotonic()) has no parameter 'windowsize'. Its parameters: interpolation, window_size, half_life, resolution.
+    >>> make_calibrator("isotonc")
+    Traceback (most recent call last):
+    ...
+    ValueError: Unknown calibrator 'isotonc' in spec 'isotonc'. Known calibrators: isotonic, histogram, platt, beta, tracking, hedging, foster, tops, hops.
+
+    """
+    return _build(
+        spec, "calibrator", _calibrators(), CALIBRATOR_NAMES, resolve_base=True
+    )
+
+
+def make_metric(spec: str):
+    """Build a fresh streaming metric from its spec, e.g. ``"ece:n_bins=15"``.
+
+    As :func:`make_calibrator`, with ``name`` in :data:`METRIC_NAMES`.
+
+    Examples
+    --------
+    >>> m = make_metric("ece:n_bins=15,strategy=quantile")
+    >>> m.n_bins, m.strategy
+    (15, 'quantile')
+    >>> make_metric("ece:bins=15")
+    Traceback (most recent call last):
+    ...
+    ValueError: Invalid metric spec 'ece:bins=15': ece (ECE()) has no parameter 'bins'. Its parameters: n_bins, strategy, window_size, half_life.
+
+    """
+    return _build(spec, "metric", _metrics(), METRIC_NAMES, resolve_base=False)
+
+
+def bigger_is_better(column: str) -> bool | None:
+    """Whether a larger value of a summary column is better (None: neither).
+
+    ``column`` is a metric spec's name (``"roc_auc"``, ``"ece:n_bins=15"``) or a
+    decomposition component ``"<metric>.<component>"`` (``"corp.dsc"``), possibly
+    with a suffix such as ``"@window"`` (the value over a window of a replay); None for
+    columns that do not rank forecasters (the uncertainty terms, unknown names).
+
+    Examples
+    --------
+    >>> bigger_is_better("brier"), bigger_is_better("roc_auc"), bigger_is_better("corp.unc")
+    (False, True, None)
+    >>> bigger_is_better("corp.dsc@window")
+    True
+
+    """
+    column = column.partition("@")[0]
+    component = column.rpartition(".")[2]
+    if "." in column and component in _COMPONENT_DIRECTION:
+        return _COMPONENT_DIRECTION[component]
+    name = re.split(r"[:.]", column, maxsplit=1)[0].strip().lower()
+    table = _metrics()
+    if name not in table:
+        return None
+    return bool(table[name][0]().bigger_is_better)

@@ -1,0 +1,1624 @@
+"""Prequential replay of prediction logs through calibrators.
+
+:func:`replay` reads a log of events (a score, or one probability per class, and a
+label), and for each event lets every calibrator predict from the score, scores the
+prediction with streaming metrics, then lets the calibrator learn the label: the
+*prequential* (test-then-train) protocol, in which each prediction uses only the labels
+known when it is made. Labels may arrive late (a label-time column, or label records
+joined on an event id); the whole state can be checkpointed and a replay resumed with
+exactly the outputs of an uninterrupted one; malformed rows are reported with their line
+number and skipped, or stop the replay.
+"""
+
+from __future__ import annotations
+
+import collections
+import heapq
+import inspect
+import json
+import math
+import os
+
+from streamcal import _logs
+from streamcal import _validation as V
+from streamcal._logs import BINARY_LABELS, RowError
+from streamcal.base import BinaryCalibrator
+from streamcal.metrics import (
+    CORP,
+    ECE,
+    ROCAUC,
+    TECE,
+    Brier,
+    CalibrationRefinement,
+    ClasswiseECE,
+    ConfidenceECE,
+    LogLoss,
+    MurphyDecomposition,
+    Sharpness,
+    TopLabelECE,
+)
+from streamcal.metrics._multiclass import MulticlassCalibrationMetric
+from streamcal.metrics.base import StreamingMetric
+
+__all__ = ["ReplayError", "ReplayResult", "replay"]
+
+#: Version tag of the checkpoint files written by :func:`replay`.
+CHECKPOINT_FORMAT = "streamcal.replay/1"
+
+#: Suffix of the keys of windowed metrics in ``ReplayResult.series`` / ``summary``.
+WINDOW_SUFFIX = "@window"
+
+# A multiclass row's probabilities are divided by their sum when it differs from 1 by
+# more than _SUM_EXACT, and the row is malformed when it differs by more than _SUM_TOL.
+_SUM_EXACT = 1e-9
+_SUM_TOL = 0.01
+
+
+# ---------------------------------------------------------------------- errors
+
+
+class ReplayError(ValueError):
+    """A malformed row stopped a replay run with ``on_error="raise"``.
+
+    Attributes
+    ----------
+    line
+        Line number of the row (see :func:`replay` for how rows are numbered).
+    reason
+        What is wrong with it.
+    source
+        ``"events"``, or ``"labels"`` for a row of the label records.
+    n_events
+        Events replayed before the row (all of them learnt or waiting for their label).
+    checkpoint
+        Path of the checkpoint holding the state just before the row, or None.
+
+    Examples
+    --------
+    >>> from streamcal import OnlineIsotonic, ReplayError, replay
+    >>> rows = [{"score": 0.2, "label": 0}, {"score": "high", "label": 1}]
+    >>> try:
+    ...     replay(rows, {"isotonic": OnlineIsotonic()}, on_error="raise")
+    ... except ReplayError as exc:
+    ...     print(exc.line, "|", exc.reason)
+    1 | non-numeric score 'high' (column 'score')
+
+    """
+
+    def __init__(
+        self,
+        line,
+        reason,
+        source="events",
+        name="",
+        n_events=0,
+        checkpoint=None,
+        unit="line",
+    ):
+        self.line = line
+        self.reason = reason
+        self.source = source
+        self.n_events = n_events
+        self.checkpoint = checkpoint
+        where = unit
+        of = f" of {name}" if name else ""
+        labels = "label record, " if source == "labels" else ""
+        text = f"malformed {labels}{where} {line}{of}: {reason}"
+        if checkpoint is not None:
+            text += f" (the state before this row is saved in {checkpoint!r})"
+        super().__init__(text)
+
+
+# ---------------------------------------------------------------------- multiclass scores
+
+
+class _MulticlassScore(MulticlassCalibrationMetric):
+    """Weighted mean of a per-event multiclass score, revertible (as
+    :class:`streamcal.metrics.Brier` is for binary forecasts)."""
+
+    def _reset(self) -> None:
+        self._weight = 0.0
+        self._total = 0.0
+        self._n = 0
+
+    def _update(self, y, p, w) -> None:
+        self._weight += w
+        self._total += w * self._loss(y, p)
+        self._n += 1
+
+    def _revert(self, y, p, w) -> None:
+        self._n -= 1
+        if self._n <= 0:
+            self._reset()
+            return
+        self._weight -= w
+        self._total -= w * self._loss(y, p)
+
+    def get(self) -> float:
+        """The weighted mean score (0.0 before any event); O(1)."""
+        return self._total / self._weight if self._weight > 0.0 else 0.0
+
+    def _get_state(self) -> dict:
+        return {"weight": self._weight, "total": self._total, "n": self._n}
+
+    def _set_state(self, state) -> None:
+        self._weight = float(state["weight"])
+        self._total = float(state["total"])
+        self._n = int(state["n"])
+
+
+class _MulticlassBrier(_MulticlassScore):
+    """Multiclass Brier score: the weighted mean of ``sum_c (p_c - [y = c]) ** 2`` over
+    the classes of the forecast and the outcome (a class absent from the forecast has
+    probability 0); between 0 and 2. Cost O(classes) per event.
+
+    Examples
+    --------
+    >>> m = _MulticlassBrier()
+    >>> m.update("b", {"a": 0.5, "b": 0.5})
+    >>> m.get()
+    0.5
+
+    """
+
+    def __init__(self):
+        super().__init__()
+
+    def _loss(self, y, p) -> float:
+        total = 0.0 if y in p else 1.0
+        for c, pc in p.items():
+            d = pc - 1.0 if c == y else pc
+            total += d * d
+        return total
+
+
+class _MulticlassLogLoss(_MulticlassScore):
+    """Multiclass log loss (cross-entropy): the weighted mean of ``-log p_y``, ``p_y``
+    clipped to ``[eps, 1 - eps]`` as in :class:`streamcal.metrics.LogLoss` (a class
+    absent from the forecast has probability 0, so costs ``-log(eps)``). O(1) per event.
+
+    Examples
+    --------
+    >>> m = _MulticlassLogLoss()
+    >>> m.update("b", {"a": 0.5, "b": 0.5})
+    >>> round(m.get(), 6)
+    0.693147
+
+    """
+
+    def __init__(self, eps: float = 1e-15):
+        V.check_real(
+            eps, "log_loss", "eps", lambda x: 0.0 < x < 0.5, "a real number in (0, 0.5)"
+        )
+        self.eps = eps
+        super().__init__()
+
+    def _loss(self, y, p) -> float:
+        eps = self.eps
+        q = p.get(y, 0.0)
+        return -math.log(max(eps, min(q, 1.0 - eps)))
+
+
+# ---------------------------------------------------------------------- metric names
+
+_BINARY_METRICS = {
+    "brier": Brier,
+    "log_loss": LogLoss,
+    "ece": ECE,
+    "sharpness": Sharpness,
+    "roc_auc": ROCAUC,
+    "calibration_refinement": CalibrationRefinement,
+    "murphy": MurphyDecomposition,
+    "corp": CORP,
+}
+
+_MULTICLASS_METRICS = {
+    "brier": _MulticlassBrier,
+    "log_loss": _MulticlassLogLoss,
+    "ece": ConfidenceECE,
+    "confidence_ece": ConfidenceECE,
+    "top_label_ece": TopLabelECE,
+    "classwise_ece": ClasswiseECE,
+    "tece": TECE,
+}
+
+_SHORT_NAMES = {cls: name for name, cls in _BINARY_METRICS.items()}
+_SHORT_NAMES.update({cls: name for name, cls in reversed(_MULTICLASS_METRICS.items())})
+
+# Components of the decompositions, reported as "<metric>.<component>".
+_COMPONENTS = {
+    CORP: ("mcb", "dsc", "unc"),
+    CalibrationRefinement: ("calibration", "refinement"),
+    MurphyDecomposition: (
+        "reliability",
+        "resolution",
+        "uncertainty",
+        "within_bin_variance",
+        "within_bin_covariance",
+    ),
+}
+
+
+def _spec_value(value) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+def _metric_key(metric) -> str:
+    """``"ece"`` for ``ECE()``, ``"ece:n_bins=15"`` for ``ECE(n_bins=15)``: the short
+    name of the class and the parameters that differ from their defaults."""
+    cls = type(metric)
+    base = _SHORT_NAMES.get(cls, cls.__name__)
+    changed = []
+    for name, param in inspect.signature(cls.__init__).parameters.items():
+        if name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        value = getattr(metric, name, param.default)
+        if param.default is inspect.Parameter.empty or value != param.default:
+            changed.append(f"{name}={_spec_value(value)}")
+    return base + (":" + ",".join(changed) if changed else "")
+
+
+def _resolve_metrics(metrics, multiclass: bool) -> dict:
+    """key -> a fresh template metric (cloned again per calibrator)."""
+    table = _MULTICLASS_METRICS if multiclass else _BINARY_METRICS
+    kind = "multiclass" if multiclass else "binary"
+    if isinstance(metrics, (str, StreamingMetric)):
+        metrics = (metrics,)
+    items = (
+        list(metrics.items())
+        if isinstance(metrics, dict)
+        else [(None, m) for m in metrics]
+    )
+    out = {}
+    for key, spec in items:
+        if isinstance(spec, str):
+            if spec not in table:
+                raise ValueError(
+                    f"The 'metrics' argument of replay must name {kind} metrics among "
+                    f"{{{', '.join(repr(n) for n in table)}}} or be metric objects. "
+                    f"Got {spec!r} instead."
+                )
+            metric = table[spec]()
+            key = spec if key is None else key
+        elif isinstance(spec, StreamingMetric):
+            is_mc = isinstance(spec, MulticlassCalibrationMetric)
+            if is_mc != multiclass:
+                raise ValueError(
+                    f"The 'metrics' argument of replay must hold {kind} metrics for a "
+                    f"{kind} log. Got {type(spec).__name__} instead."
+                )
+            metric = spec.clone()
+            key = _metric_key(metric) if key is None else key
+        else:
+            raise TypeError(
+                "The 'metrics' argument of replay must hold metric short names or "
+                f"StreamingMetric objects. Got {V.format_value(spec)} instead."
+            )
+        if not isinstance(key, str) or not key:
+            raise TypeError(
+                f"Metric names must be non-empty strings. Got {key!r} instead."
+            )
+        if key in out:
+            raise ValueError(
+                f"Two metrics are named {key!r}; pass a dict name -> metric to name them apart."
+            )
+        out[key] = metric
+    return out
+
+
+def _windowed(template: StreamingMetric, window: int):
+    """A metric for the last ``window`` events: a clone updated and reverted by the
+    replay (revertible metrics), or a clone with ``window_size=window``."""
+    if template._revertible:
+        return template.clone(), True
+    params = inspect.signature(type(template).__init__).parameters
+    if "window_size" in params:
+        new = {"window_size": window}
+        if "half_life" in params:
+            new["half_life"] = None
+        return template.clone(new), False
+    raise ValueError(
+        f"The metric {type(template).__name__} can neither revert an event nor take a "
+        "window_size, so it cannot be followed over a window; drop 'window' or this metric."
+    )
+
+
+def _values(metric, key: str, out: dict, suffix: str = "") -> None:
+    """Put the value of ``metric`` (and of its components) into ``out``, under ``key``
+    (and ``key.component``) followed by ``suffix``."""
+    out[key + suffix] = metric.get()
+    for part in _COMPONENTS.get(type(metric), ()):
+        out[f"{key}.{part}{suffix}"] = getattr(metric, part)
+
+
+def _finite(x):
+    return (
+        x
+        if isinstance(x, float) and math.isfinite(x)
+        else (x if isinstance(x, int) else None)
+    )
+
+
+# ---------------------------------------------------------------------- the result
+
+
+class ReplayResult:
+    """What a :func:`replay` run measured.
+
+    Attributes
+    ----------
+    summary
+        Dict calibrator name (``"raw"`` first when the raw scores are scored) -> dict
+        metric key -> final value; decompositions also give their components as
+        ``"<metric>.<component>"`` (``"corp.mcb"``, ``"corp.dsc"``, ``"corp.unc"``,
+        ``"calibration_refinement.calibration"``, ``"murphy.reliability"``, ...), and
+        with ``window`` every key also appears as ``"<key>@window"``, the value over the
+        last ``window`` scored events.
+    series
+        ``"t"``: the event counts at which the metrics were sampled (every ``every``
+        events, and once at the end); ``"time"`` (when a time column was given): the
+        time of the event at each sample, as found in the log (text, number, or ISO
+        8601 for datetimes); and for each calibrator a dict metric key (as in
+        ``summary``) -> list of ``(t, value)`` pairs (with ``window``, the windowed
+        values under ``"<key>@window"``, e.g. ``"brier@window"``, ``"corp.mcb@window"``).
+    n_events
+        Events replayed (valid rows; each was predicted by every calibrator).
+    n_learnt
+        Events whose label was scored and learnt.
+    n_skipped
+        Malformed rows skipped (event rows and label records).
+    n_unlabelled
+        Events whose label never arrived (label records joined by id only).
+    errors
+        List of ``(line_number, message)`` of the malformed rows, the first
+        ``max_errors`` of them (messages about label records start with ``"labels: "``).
+    calibrators
+        Dict name -> the calibrator objects (those given, which learnt in place).
+    metrics
+        Dict calibrator name -> dict metric key -> the metric objects (with ``window``,
+        the windowed ones under ``"<key>@window"``), e.g. ``result.metrics["isotonic"]
+        ["ece"].bins`` for a reliability diagram.
+    forecasts
+        With ``keep_forecasts=True``, a dict of equal-length lists, one entry per scored
+        event in the order the labels were scored: ``"index"`` (the event's 0-based
+        number), ``"label"``, and one list of predictions per calibrator (``"raw"``
+        included); else None.
+
+    Examples
+    --------
+    >>> from streamcal import OnlineIsotonic, replay
+    >>> rows = [{"score": s, "label": y} for s, y in [(0.2, 0), (0.7, 1), (0.6, 0), (0.9, 1)]]
+    >>> result = replay(rows, {"isotonic": OnlineIsotonic()}, metrics=["brier"], every=2)
+    >>> result.series["t"]
+    [2, 4]
+    >>> [(t, round(v, 4)) for t, v in result.series["raw"]["brier"]]
+    [(2, 0.065), (4, 0.125)]
+    >>> sorted(result.to_dict())
+    ['errors', 'n_events', 'n_learnt', 'n_skipped', 'n_unlabelled', 'series', 'summary']
+
+    """
+
+    def __init__(
+        self,
+        summary,
+        series,
+        n_events,
+        n_learnt,
+        n_skipped,
+        n_unlabelled,
+        errors,
+        calibrators,
+        metrics,
+        forecasts=None,
+    ):
+        self.summary = summary
+        self.series = series
+        self.n_events = n_events
+        self.n_learnt = n_learnt
+        self.n_skipped = n_skipped
+        self.n_unlabelled = n_unlabelled
+        self.errors = errors
+        self.calibrators = calibrators
+        self.metrics = metrics
+        self.forecasts = forecasts
+
+    def to_dict(self) -> dict:
+        """JSON-safe copy of the counts, ``summary``, ``series`` and ``errors`` (and the
+        ``forecasts`` when kept; multiclass predictions as dicts with text keys).
+        Pairs become lists, and NaN or infinite values None. O(size of the series)."""
+        summary = {
+            name: {k: _finite(v) for k, v in values.items()}
+            for name, values in self.summary.items()
+        }
+        series = {}
+        for name, value in self.series.items():
+            if isinstance(value, dict):
+                series[name] = {
+                    k: [[t, _finite(v)] for t, v in pairs] for k, pairs in value.items()
+                }
+            else:
+                series[name] = list(value)
+        out = {
+            "n_events": self.n_events,
+            "n_learnt": self.n_learnt,
+            "n_skipped": self.n_skipped,
+            "n_unlabelled": self.n_unlabelled,
+            "summary": summary,
+            "series": series,
+            "errors": [[line, message] for line, message in self.errors],
+        }
+        if self.forecasts is not None:
+            out["forecasts"] = {
+                k: [
+                    (
+                        {str(c): p for c, p in x.items()}
+                        if isinstance(x, dict)
+                        else (
+                            x
+                            if isinstance(x, (int, float, str)) or x is None
+                            else str(x)
+                        )
+                    )
+                    for x in v
+                ]
+                for k, v in self.forecasts.items()
+            }
+        return out
+
+    def to_json(self, path) -> None:
+        """Write :meth:`to_dict` to ``path`` as JSON (strict: no NaN)."""
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.to_dict(), f, allow_nan=False)
+
+    def __repr__(self):
+        return (
+            f"ReplayResult(n_events={self.n_events}, n_learnt={self.n_learnt}, "
+            f"n_skipped={self.n_skipped}, calibrators={list(self.summary)})"
+        )
+
+
+# ---------------------------------------------------------------------- replay
+
+
+def replay(
+    events,
+    calibrators,
+    metrics=("brier", "log_loss", "ece"),
+    *,
+    score="score",
+    label="label",
+    time=None,
+    label_time=None,
+    id=None,
+    labels=None,
+    include_raw=True,
+    every=1000,
+    window=None,
+    checkpoint=None,
+    checkpoint_every=10000,
+    resume=False,
+    on_error="skip",
+    progress=None,
+    keep_forecasts=False,
+    max_errors=1000,
+) -> ReplayResult:
+    """Replay a log of scores and labels through calibrators, prequentially.
+
+    For each event, in the order of the log, every calibrator predicts from the score
+    (using only the labels known at that moment), the prediction is scored by each
+    metric once the label is known, and then the calibrator learns the label. The raw
+    scores are scored too, as the calibrator ``"raw"``.
+
+    Parameters
+    ----------
+    events
+        The log: an iterable of dict records, a pandas DataFrame, or the path of a
+        ``.csv`` / ``.tsv`` / ``.jsonl`` / ``.ndjson`` file (each may be gzipped,
+        ``.gz``) or of a ``.parquet`` file (needs pyarrow). pandas and pyarrow are
+        imported only for those inputs.
+    calibrators
+        Dict name -> calibrator. Each is used as given and learns in place. For a
+        binary log, :class:`streamcal.base.BinaryCalibrator` objects (or anything with
+        ``predict_one(score) -> float`` and ``learn_one(score, label)``); for a
+        multiclass log, objects with ``predict_one(dict) -> dict`` and
+        ``learn_one(dict, label)`` (streamcal has no multiclass calibrator yet: give an
+        empty dict to score the raw forecasts alone). To checkpoint, each needs
+        ``to_dict()`` and a class method ``from_dict``.
+    metrics
+        Metric short names, :class:`streamcal.metrics.base.StreamingMetric` objects
+        (cloned, unfitted, per calibrator; keyed by their short name plus the parameters
+        that differ from the defaults, e.g. ``"ece:n_bins=15"``), or a dict key ->
+        short name or metric. Binary short names: ``"brier"``, ``"log_loss"``,
+        ``"ece"``, ``"sharpness"``, ``"roc_auc"``, ``"calibration_refinement"``,
+        ``"murphy"``, ``"corp"``. Multiclass short names: ``"brier"`` (the multiclass
+        Brier score ``sum_c (p_c - [y = c])**2``, in [0, 2]), ``"log_loss"`` (``-log
+        p_y``, clipped at 1e-15), ``"ece"`` (= ``"confidence_ece"``,
+        :class:`streamcal.metrics.ConfidenceECE`), ``"top_label_ece"``,
+        ``"classwise_ece"`` and ``"tece"``.
+    score
+        Binary log: the score column, a probability in [0, 1]. Multiclass log: a list
+        (or tuple) of columns, one per class, each holding that class's probability;
+        the class is named by its column, or give a dict class -> column. A row's
+        probabilities must sum to 1 within 0.01 and are divided by their sum when it is
+        off by more than 1e-9 (logs round their numbers).
+    label
+        The label column. Binary: 0, 1, True, False, 0.0, 1.0 or their text forms
+        (``"0"``, ``"1"``, ``"0.0"``, ``"1.0"``, ``"true"``, ``"false"``, ...).
+        Multiclass: a class (its column name, or its text form).
+    time
+        Optional event-time column: numbers, or ISO 8601 text / datetimes (read as UTC
+        when they have no zone). Kept in ``series["time"]``; needed for delayed labels,
+        which also require the events to be in time order (an event earlier than the
+        previous one is malformed).
+    label_time
+        Delayed labels, way 1: the column giving when each event's label becomes known
+        (same form as ``time``).
+    id, labels
+        Delayed labels, way 2: ``labels`` is a second log (records, DataFrame or path)
+        of label records with columns ``id``, ``label`` and ``time`` (when the label
+        became known), in time order; ``id`` names the column joining them to the
+        events (whose ``label`` column is then not read). A label record whose id
+        matches no event waiting for its label is malformed. Checkpoints store the ids
+        of the waiting events as JSON: use text or integer ids.
+    include_raw
+        Also score the raw scores, as the calibrator ``"raw"``.
+    every
+        Sample every metric into ``series`` every ``every`` events (and once at the
+        end), and call ``progress``; None: only at the end.
+    window
+        If set, also follow every metric over the last ``window`` scored events (keys
+        ``"<metric>@window"``). Costs O(window) memory per calibrator.
+    checkpoint
+        Path of a JSON file where the whole replay state (calibrators, metrics, series,
+        errors, counts, pending delayed events, position in the log) is saved every
+        ``checkpoint_every`` events, at the end of the log (before the labels still
+        pending are revealed), and before raising a :class:`ReplayError`. Written
+        atomically (a temporary file, synced, then ``os.replace``); each write costs
+        O(state): the calibrators, metrics, series and pending events.
+    checkpoint_every
+        Events between checkpoints.
+    resume
+        Continue from ``checkpoint``: the rows already replayed are skipped and the
+        results are exactly those of an uninterrupted replay. The log, columns,
+        calibrators (their classes and parameters) and metrics must be those of the
+        interrupted run (ValueError otherwise); the calibrators given are restored in
+        place. A missing checkpoint file starts the replay from the beginning.
+    on_error
+        ``"skip"``: a malformed row (missing or non-numeric score, score outside [0, 1]
+        or NaN, unknown label, bad time, duplicate id, ...) is recorded in ``errors``
+        with its line number, counted in ``n_skipped``, and changes nothing.
+        ``"raise"``: stop with :class:`ReplayError` naming the line and the reason;
+        what was learnt stays in the calibrators (and, with ``checkpoint``, in the
+        checkpoint, so that the run can resume once the row is fixed).
+    progress
+        Optional callable, called with the number of events replayed every ``every``
+        events, and at the end with the final count (unless it was just called with
+        it).
+    keep_forecasts
+        Keep every scored prediction in ``ReplayResult.forecasts`` (O(events) memory).
+    max_errors
+        How many malformed rows to keep in ``errors`` (all are counted).
+
+    Returns
+    -------
+    ReplayResult
+
+    Notes
+    -----
+    **Prequential order.** With labels known at once (no ``label_time`` / ``id``), each
+    event is predicted, scored, then learnt before the next is read. With delayed
+    labels, an event is predicted when it is read and kept (with its predictions: the
+    memory holds the pending events only) until its label arrives; then it is scored
+    and learnt. A label known at time ``L`` is revealed before any event whose time is
+    ``>= L`` is predicted (a label arriving at the same moment as an event counts as
+    known to it, as in river's ``stream.simulate_qa``); labels revealed at once are
+    taken in order of ``L``, then of the events (way 1), or in the order of the label
+    records (way 2). An event's own label is never known to its own prediction: when
+    ``L`` is not later than the event's time, the label is scored and learnt right
+    after the prediction, before the next event (so ``label_time`` equal to ``time``
+    replays exactly as labels known at once). Way 2: a label record whose id is not
+    waiting yet is kept while events of its time may still come (so a label stamped
+    with its event's own time works); otherwise it is malformed. At the end of the
+    log, the labels still pending are revealed in that order (way 1) or the remaining
+    label records are read (way 2); events left without a label are counted in
+    ``n_unlabelled``.
+
+    **Windows** count scored events; a revertible metric is updated and reverted by
+    the replay, one that cannot revert (``ECE(strategy="quantile")``) is built with
+    ``window_size=window``.
+
+    **Line numbers** in ``errors`` and :class:`ReplayError`: for CSV and JSON Lines
+    files, the line in the file (the CSV header is line 1); for records, DataFrames and
+    Parquet files, the 0-based index of the row. Blank CSV lines are skipped.
+
+    **Cost.** Per event: parsing (one ``float`` and one dict lookup for a binary CSV
+    row), plus one ``predict_one``, one ``learn_one`` and the metric updates per
+    calibrator. Memory: the calibrators and metrics, the series (one value per metric
+    every ``every`` events), the pending events, and the window; nothing per event
+    unless ``keep_forecasts``. Measured by ``benchmarks/bench_replay.py``.
+
+    Examples
+    --------
+    >>> from streamcal import OnlineIsotonic, replay
+    >>> rows = [{"score": 0.9, "label": i % 2} for i in range(100)]  # over-confident
+    >>> result = replay(rows, {"isotonic": OnlineIsotonic()}, metrics=["brier", "ece"])
+    >>> {name: round(v["brier"], 4) for name, v in result.summary.items()}
+    {'raw': 0.41, 'isotonic': 0.2734}
+    >>> result.n_events, result.n_learnt, result.n_skipped
+    (100, 100, 0)
+
+    Labels that arrive late: the first two events' labels are known only at time 2,
+    so the third event is predicted with both of them, the second with neither:
+
+    >>> rows = [{"t": t, "lt": lt, "score": s, "label": y} for t, lt, s, y in
+    ...         [(0, 2, 0.3, 1), (1, 2, 0.3, 1), (2, 3, 0.3, 0)]]
+    >>> result = replay(rows, {"isotonic": OnlineIsotonic()}, ["brier"], time="t",
+    ...                 label_time="lt", keep_forecasts=True)
+    >>> result.forecasts["isotonic"]
+    [0.3, 0.3, 1.0]
+
+    """
+    return _Replay(
+        calibrators,
+        metrics,
+        score=score,
+        label=label,
+        time=time,
+        label_time=label_time,
+        id=id,
+        labels=labels,
+        include_raw=include_raw,
+        every=every,
+        window=window,
+        checkpoint=checkpoint,
+        checkpoint_every=checkpoint_every,
+        resume=resume,
+        on_error=on_error,
+        progress=progress,
+        keep_forecasts=keep_forecasts,
+        max_errors=max_errors,
+    ).run(events)
+
+
+def _check_column(value, name: str, allow_none: bool = True):
+    if value is None:
+        ok = allow_none
+    elif isinstance(value, str):
+        ok = value != ""
+    else:  # DataFrame columns may be named by any hashable (an int, say)
+        try:
+            hash(value)
+            ok = not isinstance(value, (bytes, bool, float))
+        except TypeError:
+            ok = False
+    V.check_param(
+        "replay", name, value, ok, "a column name" + (" or None" if allow_none else "")
+    )
+
+
+def _strip_state(snapshot):
+    """A snapshot without learnt state (nested calibrators' too): what identifies the
+    configuration of a calibrator."""
+    if isinstance(snapshot, dict):
+        return {k: _strip_state(v) for k, v in snapshot.items() if k != "state"}
+    if isinstance(snapshot, list):
+        return [_strip_state(v) for v in snapshot]
+    return snapshot
+
+
+def _restore_in_place(obj, snapshot) -> object:
+    """Give ``obj`` the state of ``type(obj).from_dict(snapshot)``, keeping its
+    identity (as unpickling does, by replacing its ``__dict__``); returns the object
+    that now holds the state (a new one if ``obj`` has no ``__dict__``)."""
+    restored = type(obj).from_dict(snapshot)
+    if type(restored) is type(obj) and hasattr(obj, "__dict__"):
+        obj.__dict__.clear()
+        obj.__dict__.update(restored.__dict__)
+        return obj
+    return restored  # pragma: no cover - objects with __slots__
+
+
+class _Replay:
+    """One replay run: configuration, state, and the loops (see :func:`replay`)."""
+
+    def __init__(
+        self,
+        calibrators,
+        metrics,
+        *,
+        score,
+        label,
+        time,
+        label_time,
+        id,
+        labels,
+        include_raw,
+        every,
+        window,
+        checkpoint,
+        checkpoint_every,
+        resume,
+        on_error,
+        progress,
+        keep_forecasts,
+        max_errors,
+    ):
+        # ---- arguments
+        if not isinstance(calibrators, dict):
+            raise TypeError(
+                "The 'calibrators' argument of replay must be a dict name -> calibrator. "
+                f"Got {V.format_value(calibrators)} instead."
+            )
+        multiclass = isinstance(score, (list, tuple, dict))
+        if multiclass:
+            pairs = (
+                list(score.items())
+                if isinstance(score, dict)
+                else [(c, c) for c in score]
+            )
+            V.check_param(
+                "replay",
+                "score",
+                score,
+                len(pairs) >= 2,
+                "a column name, or a list of at least two columns (one per class)",
+            )
+            for _, col in pairs:
+                _check_column(col, "score", allow_none=False)
+            classes = [c for c, _ in pairs]
+            if len(set(classes)) != len(classes) or len(
+                {col for _, col in pairs}
+            ) != len(pairs):
+                V.check_param(
+                    "replay", "score", score, False, "columns naming distinct classes"
+                )
+            self.classes = classes
+            self.score_columns = [col for _, col in pairs]
+            self._class_index = {c: i for i, c in enumerate(classes)}
+            self._class_lookup = {}
+            for c in classes:  # a label read as text finds its class by str(class)
+                self._class_lookup.setdefault(str(c), c)
+            for c in classes:
+                self._class_lookup[c] = c
+        else:
+            _check_column(score, "score", allow_none=False)
+            self.classes = None
+            self.score_columns = [score]
+        self.multiclass = multiclass
+        self.score = score
+        _check_column(label, "label", allow_none=False)
+        for name, value in (("time", time), ("label_time", label_time), ("id", id)):
+            _check_column(value, name)
+        if label_time is not None and id is not None:
+            raise ValueError(
+                "Delayed labels come either from a 'label_time' column or from label "
+                "records joined by 'id', not both."
+            )
+        if (id is None) != (labels is None):
+            raise ValueError(
+                "The 'id' and 'labels' arguments of replay go together: label records "
+                "(labels) joined to the events by an id column (id)."
+            )
+        if (label_time is not None or id is not None) and time is None:
+            raise ValueError(
+                "Delayed labels need the events' 'time' column, to know which labels "
+                "have arrived when each event is predicted."
+            )
+        self.label, self.time, self.label_time, self.id = label, time, label_time, id
+        self.labels_source = labels
+        self.delay = (
+            "time" if label_time is not None else ("id" if id is not None else None)
+        )
+        V.check_param(
+            "replay",
+            "include_raw",
+            include_raw,
+            isinstance(include_raw, bool),
+            "a bool",
+        )
+        self.every = V.check_int(every, "replay", "every", minimum=1, allow_none=True)
+        self.window = V.check_int(
+            window, "replay", "window", minimum=1, allow_none=True
+        )
+        self.checkpoint_every = V.check_int(
+            checkpoint_every, "replay", "checkpoint_every", minimum=1
+        )
+        self.max_errors = V.check_int(max_errors, "replay", "max_errors", minimum=0)
+        V.check_param(
+            "replay",
+            "on_error",
+            on_error,
+            on_error in ("skip", "raise"),
+            "a str among {'skip', 'raise'}",
+        )
+        V.check_param(
+            "replay",
+            "checkpoint",
+            checkpoint,
+            checkpoint is None or isinstance(checkpoint, (str, os.PathLike)),
+            "a path or None",
+        )
+        V.check_param(
+            "replay",
+            "resume",
+            resume,
+            isinstance(resume, bool) and (not resume or checkpoint is not None),
+            "a bool, True only with a checkpoint",
+        )
+        V.check_param(
+            "replay",
+            "progress",
+            progress,
+            progress is None or callable(progress),
+            "a callable or None",
+        )
+        V.check_param(
+            "replay",
+            "keep_forecasts",
+            keep_forecasts,
+            isinstance(keep_forecasts, bool),
+            "a bool",
+        )
+        self.on_error = on_error
+        self.checkpoint = None if checkpoint is None else os.fspath(checkpoint)
+        self.resume = resume
+        self.progress = progress
+        self.keep_forecasts = keep_forecasts
+
+        # ---- calibrators
+        self.cals = {}
+        for name, cal in calibrators.items():
+            if not isinstance(name, str) or not name:
+                raise TypeError(
+                    f"Calibrator names must be non-empty strings. Got {name!r} instead."
+                )
+            if include_raw and name == "raw":
+                raise ValueError(
+                    "'raw' names the raw scores (include_raw=True); give the calibrator another name."
+                )
+            if not (
+                callable(getattr(cal, "predict_one", None))
+                and callable(getattr(cal, "learn_one", None))
+            ):
+                raise TypeError(
+                    f"The calibrator {name!r} must have predict_one and learn_one methods. "
+                    f"Got {V.format_value(cal)} instead."
+                )
+            if multiclass and isinstance(cal, BinaryCalibrator):
+                raise TypeError(
+                    f"The calibrator {name!r} is a binary calibrator ({type(cal).__name__}); "
+                    "a multiclass log (several score columns) needs calibrators whose "
+                    "predict_one takes and returns a dict of class probabilities."
+                )
+            if self.checkpoint is not None and not (
+                callable(getattr(cal, "to_dict", None))
+                and callable(getattr(type(cal), "from_dict", None))
+            ):
+                raise TypeError(
+                    f"The calibrator {name!r} has no to_dict/from_dict, so it cannot be "
+                    "checkpointed; drop 'checkpoint' or use a calibrator that has them."
+                )
+            self.cals[name] = cal
+        self.names = (["raw"] if include_raw else []) + list(self.cals)
+        if not self.names:
+            raise ValueError("Nothing to replay: no calibrators and include_raw=False.")
+        self.include_raw = include_raw
+
+        # ---- metrics
+        self.templates = _resolve_metrics(metrics, multiclass)
+        self.metrics = {
+            n: {k: m.clone() for k, m in self.templates.items()} for n in self.names
+        }
+        self.wmetrics = None
+        self.wbuf = None
+        if self.window is not None:
+            self.wmetrics = {}
+            self.wrevert = {}
+            for n in self.names:
+                self.wmetrics[n] = {}
+                for k, m in self.templates.items():
+                    wm, rev = _windowed(m, self.window)
+                    self.wmetrics[n][k] = wm
+                    self.wrevert[k] = rev
+            self.wbuf = collections.deque()
+
+        # ---- state
+        self.n_events = 0
+        self.n_learnt = 0
+        self.n_skipped = 0
+        self.n_unlabelled = 0
+        self.errors = []
+        self.events_read = 0
+        self.labels_read = 0
+        self.last_time = -math.inf
+        self.last_label_time = -math.inf
+        self.heap = []  # way 1: (label_time, index, score, label, predictions)
+        self.pending = {}  # way 2: id -> (index, score, predictions)
+        self.next_label = None  # way 2: the next label record, read ahead
+        self.early = {}  # way 2: id -> (time, label, line): labels at the time of the last event
+        self.series = {"t": []}
+        if time is not None:
+            self.series["time"] = []
+        for n in self.names:
+            self.series[n] = {}
+        self.forecasts = None
+        if keep_forecasts:
+            self.forecasts = {"index": [], "label": []}
+            for n in self.names:
+                self.forecasts[n] = []
+        self.last_time_raw = None
+        self.log = None
+        self.label_log = None
+
+    # ------------------------------------------------------------------ configuration
+
+    def _config(self) -> dict:
+        cals = {}
+        for name, cal in self.cals.items():
+            if callable(getattr(cal, "to_dict", None)):
+                cals[name] = _strip_state(cal.to_dict())
+            else:
+                cals[name] = {"class": type(cal).__name__}
+        return {
+            "score": self.score
+            if not isinstance(self.score, dict)
+            else [[c, col] for c, col in self.score.items()],
+            "label": self.label,
+            "time": self.time,
+            "label_time": self.label_time,
+            "id": self.id,
+            "include_raw": self.include_raw,
+            "every": self.every,
+            "window": self.window,
+            "keep_forecasts": self.keep_forecasts,
+            "calibrators": cals,
+            "metrics": {
+                k: _strip_state(m.to_dict()) for k, m in self.templates.items()
+            },
+        }
+
+    # ------------------------------------------------------------------ run
+
+    def run(self, events) -> ReplayResult:
+        config = self._config() if self.checkpoint is not None else None
+        self.config = json.loads(json.dumps(config))  # as it reads back from the file
+        saved = None
+        if self.resume and os.path.exists(self.checkpoint):
+            saved = self._read_checkpoint()
+        self.log = log = _logs.open_log(events, "events")
+        try:
+            keys = self._resolve_keys(log)
+            if self.delay == "id":
+                self.label_log = _logs.open_log(self.labels_source, "labels")
+                self._resolve_label_keys(self.label_log)
+            if saved is not None:  # nothing changes before the log is known to fit
+                self._skip_read(saved["events_read"], saved["labels_read"])
+                self._restore(saved)
+            if self.delay == "id":
+                self._read_next_label()
+            self.next_mark = self._next_mark()
+            lean = not (
+                self.multiclass or self.delay or self.window or self.keep_forecasts
+            )
+            if lean:
+                self._run_lean(log, keys)
+            else:
+                self._run_general(log, keys)
+            if self.checkpoint is not None:
+                self._save_checkpoint()
+            self._finish()
+        finally:
+            log.close()
+            if self.label_log is not None:
+                self.label_log.close()
+        return self._result()
+
+    def _resolve_keys(self, log):
+        self.score_keys = [log.key(c, "score") for c in self.score_columns]
+        keys = {"score": self.score_keys[0]}
+        if self.delay != "id":
+            keys["label"] = log.key(self.label, "label")
+        for role in ("time", "label_time", "id"):
+            column = getattr(self, role)
+            keys[role] = None if column is None else log.key(column, role)
+        self.keys = keys
+        return keys
+
+    def _resolve_label_keys(self, log):
+        self.lkeys = {
+            "label": log.key(self.label, "label"),
+            "time": log.key(self.time, "time"),
+            "id": log.key(self.id, "id"),
+        }
+
+    def _skip_read(self, events_read: int, labels_read: int) -> None:
+        """Skip the rows a checkpoint has replayed (ValueError if there are fewer)."""
+        got = self.log.skip(events_read)
+        if got < events_read:
+            raise ValueError(
+                f"The log {self.log.name} has {got} rows, but the checkpoint "
+                f"{self.checkpoint!r} was written after {events_read}: it belongs "
+                "to another log."
+            )
+        if self.label_log is not None:
+            got = self.label_log.skip(labels_read)
+            if got < labels_read:
+                raise ValueError(
+                    f"The label records {self.label_log.name} have {got} rows, but the "
+                    f"checkpoint {self.checkpoint!r} was written after {labels_read}."
+                )
+
+    def _next_mark(self) -> int:
+        n = self.n_events
+        marks = (
+            [(n // self.checkpoint_every + 1) * self.checkpoint_every]
+            if self.checkpoint
+            else []
+        )
+        if self.every is not None:
+            marks.append((n // self.every + 1) * self.every)
+        return min(marks) if marks else -1
+
+    def _mark(self, row) -> int:
+        """Sample, report progress, checkpoint, as due after ``n_events`` events."""
+        n = self.n_events
+        self.last_time_raw = self._time_raw(row)
+        if self.every is not None and n % self.every == 0:
+            self._sample()
+            if self.progress is not None:
+                self.progress(n)
+        if self.checkpoint is not None and n % self.checkpoint_every == 0:
+            self._save_checkpoint()
+        return self._next_mark()
+
+    def _time_raw(self, row):
+        key = self.keys["time"]
+        if key is None:
+            return None
+        try:
+            return _logs.json_safe_time(row[key])
+        except (LookupError, TypeError):
+            return None
+
+    def _sample(self) -> None:
+        series = self.series
+        n = self.n_events
+        if series["t"] and series["t"][-1] == n:  # the end, right after a sample
+            series["t"].pop()
+            if "time" in series:
+                series["time"].pop()
+            for name in self.names:
+                for pairs in series[name].values():
+                    pairs.pop()
+        series["t"].append(n)
+        if "time" in series:
+            series["time"].append(self.last_time_raw)
+        values = {}
+        for name in self.names:
+            values.clear()
+            for k, m in self.metrics[name].items():
+                _values(m, k, values)
+            if self.wmetrics is not None:
+                for k, m in self.wmetrics[name].items():
+                    _values(m, k, values, WINDOW_SUFFIX)
+            out = series[name]
+            for k, v in values.items():
+                pairs = out.get(k)
+                if pairs is None:
+                    out[k] = pairs = []
+                pairs.append((n, v))
+
+    # ------------------------------------------------------------------ errors
+
+    def _bad(self, line, reason, source="events") -> None:
+        """A malformed row: record it, or save the state and raise."""
+        if self.on_error == "raise":
+            path = None
+            if self.checkpoint is not None:
+                self._save_checkpoint()
+                path = self.checkpoint
+            log = self.label_log if source == "labels" else self.log
+            unit = "line" if log.kind in ("csv", "jsonl") else "row"
+            raise ReplayError(line, reason, source, log.name, self.n_events, path, unit)
+        self.n_skipped += 1
+        if len(self.errors) < self.max_errors:
+            self.errors.append(
+                (line, ("labels: " + reason) if source == "labels" else reason)
+            )
+
+    # ------------------------------------------------------------------ parsing
+
+    def _parse_event(self, row):
+        """(score, label, time, label_time, id) of an event row, or raise RowError."""
+        field = _logs.field
+        keys = self.keys
+        if self.multiclass:
+            s = self._parse_probabilities(row)
+        else:
+            s = _logs.parse_score(
+                field(row, keys["score"], self.score_columns[0], "score"),
+                self.score_columns[0],
+            )
+        y = None
+        if self.delay != "id":
+            y = self._parse_label(field(row, keys["label"], self.label, "label"))
+        t = lt = eid = None
+        if self.delay is not None:
+            t = _logs.parse_time(field(row, keys["time"], self.time, "time"), self.time)
+            if t < self.last_time:
+                raise RowError(
+                    f"time {_logs._short(row[keys['time']])} is earlier than the previous "
+                    f"event's (column {self.time!r}): delayed labels need the log in time order"
+                )
+            if self.delay == "time":
+                lt = _logs.parse_time(
+                    field(row, keys["label_time"], self.label_time, "label_time"),
+                    self.label_time,
+                    "label_time",
+                )
+            else:
+                eid = self._parse_id(field(row, keys["id"], self.id, "id"))
+        return s, y, t, lt, eid
+
+    def _parse_id(self, value):
+        try:
+            hash(value)
+        except TypeError:
+            raise RowError(
+                f"id {_logs._short(value)} is not hashable (column {self.id!r})"
+            ) from None
+        return value
+
+    def _parse_label(self, value):
+        if not self.multiclass:
+            return _logs.parse_binary_label(value, self.label)
+        lookup = self._class_lookup
+        try:
+            return lookup[value]
+        except (KeyError, TypeError):
+            pass
+        try:
+            return lookup[str(value)]
+        except KeyError:
+            shown = ", ".join(repr(c) for c in self.classes[:10])
+            raise RowError(
+                f"unknown label {_logs._short(value)} (column {self.label!r}): expected "
+                f"one of {shown}"
+            ) from None
+
+    def _parse_probabilities(self, row) -> dict:
+        field, parse = _logs.field, _logs.parse_score
+        values = [
+            parse(field(row, key, col, "probability"), col, "probability")
+            for key, col in zip(self.score_keys, self.score_columns)
+        ]
+        total = math.fsum(values)
+        if not -_SUM_TOL <= total - 1.0 <= _SUM_TOL:
+            raise RowError(
+                f"the class probabilities sum to {total!r}, not 1 (within {_SUM_TOL})"
+            )
+        if not -_SUM_EXACT <= total - 1.0 <= _SUM_EXACT:
+            values = [v / total for v in values]
+        return dict(zip(self.classes, values))
+
+    def _parse_label_record(self, row):
+        """(time, id, label) of a label record, or raise RowError."""
+        field, keys = _logs.field, self.lkeys
+        y = self._parse_label(field(row, keys["label"], self.label, "label"))
+        t = _logs.parse_time(field(row, keys["time"], self.time, "time"), self.time)
+        if t < self.last_label_time:
+            raise RowError(
+                f"time {_logs._short(row[keys['time']])} is earlier than the previous "
+                f"label record's (column {self.time!r}): label records must be in time order"
+            )
+        eid = self._parse_id(field(row, keys["id"], self.id, "id"))
+        return t, eid, y
+
+    # ------------------------------------------------------------------ the loops
+
+    def _run_lean(self, log, keys) -> None:
+        """Binary log, labels known at once, no window, no kept forecasts: the fast
+        loop. Same results as :meth:`_run_general` (tested)."""
+        si, li = keys["score"], keys["label"]
+        labmap = BINARY_LABELS
+        raw_ups = (
+            tuple(m.update for m in self.metrics["raw"].values())
+            if self.include_raw
+            else ()
+        )
+        units = tuple(
+            (
+                cal.predict_one,
+                tuple(m.update for m in self.metrics[name].values()),
+                cal.learn_one,
+            )
+            for name, cal in self.cals.items()
+        )
+        n = self.n_events
+        mark = self.next_mark
+        last = None
+        read = start = self.events_read
+        for read, row in enumerate(log.rows, start + 1):
+            try:
+                v = row[si]
+                s = float(v)
+                y = labmap[row[li]]
+            except (LookupError, TypeError, ValueError):
+                s = -1.0
+            if not 0.0 <= s <= 1.0 or v is True or v is False:
+                self.n_events = self.n_learnt = n
+                self.events_read = read - 1
+                self._bad_row(log, read, row)
+                continue
+            for up in raw_ups:
+                up(y, s)
+            for predict, ups, learn in units:
+                p = predict(s)
+                for up in ups:
+                    up(y, p)
+                learn(s, y)
+            n += 1
+            last = row
+            if n == mark:
+                self.n_events = self.n_learnt = n
+                self.events_read = read
+                mark = self._mark(row)
+        self.n_events = self.n_learnt = n
+        self.events_read = read
+        if last is not None:
+            self.last_time_raw = self._time_raw(last)
+
+    def _bad_row(self, log, read, row) -> None:
+        """Report a row the lean loop rejected, with the reason the careful parser
+        gives (both accept exactly the same rows)."""
+        try:
+            self._parse_event(row)
+        except RowError as exc:
+            self._bad(log.line(read), str(exc))
+            self.events_read = read
+            return
+        message = f"row {row!r} rejected by the fast path only"  # pragma: no cover
+        raise AssertionError(message)  # pragma: no cover
+
+    def _run_general(self, log, keys) -> None:
+        parse = self._parse_event
+        delay = self.delay
+        predicts = [
+            None if n == "raw" else self.cals[n].predict_one for n in self.names
+        ]
+        score_learn = self._score_learn
+        heap = self.heap
+        pending = self.pending
+        early = self.early
+        push = heapq.heappush
+        mark = self.next_mark
+        last = None
+        read = start = self.events_read
+        for read, row in enumerate(log.rows, start + 1):
+            try:
+                s, y, t, lt, eid = parse(row)
+            except RowError as exc:
+                self.events_read = read - 1
+                self._bad(log.line(read), str(exc))
+                self.events_read = read
+                continue
+            if delay is not None:
+                # Labels known at t are revealed even if the row then proves malformed
+                # (a duplicate id): the next event, at a time >= t, would reveal them
+                # first anyway, in the same order.
+                self.events_read = read - 1  # in case a label record stops the run
+                self._release(t)
+                if delay == "id" and eid in pending:
+                    self._bad(
+                        log.line(read),
+                        f"duplicate id {_logs._short(eid)} (column {self.id!r}): an event "
+                        "with this id is still waiting for its label",
+                    )
+                    self.events_read = read
+                    continue
+                self.last_time = t
+            preds = [s if f is None else f(s) for f in predicts]
+            index = self.n_events
+            self.n_events = index + 1
+            if delay is None:
+                score_learn(index, s, y, preds)
+            elif delay == "time":
+                push(heap, (lt, index, s, y, preds))
+                if lt <= t:  # known already: learnt now, before the next event
+                    self._release(t)
+            elif eid in early:  # its label came at its own time, before it was read
+                score_learn(index, s, early.pop(eid)[1], preds)
+            else:
+                pending[eid] = (index, s, preds)
+            self.events_read = read
+            last = row
+            if index + 1 == mark:
+                mark = self._mark(row)
+        self.events_read = read
+        if last is not None:
+            self.last_time_raw = self._time_raw(last)
+
+    def _score_learn(self, index, s, y, preds) -> None:
+        """Score the stored predictions of event ``index`` against its label ``y``,
+        then let each calibrator learn ``(s, y)``."""
+        for name, p in zip(self.names, preds):
+            for m in self.metrics[name].values():
+                m.update(y, p)
+        if self.wmetrics is not None:
+            buf = self.wbuf
+            buf.append((y, preds))
+            old = buf.popleft() if len(buf) > self.window else None
+            revert = self.wrevert
+            for i, (name, p) in enumerate(zip(self.names, preds)):
+                for k, m in self.wmetrics[name].items():
+                    m.update(y, p)
+                    if old is not None and revert[k]:
+                        m.revert(old[0], old[1][i])
+        for name, cal in self.cals.items():
+            cal.learn_one(s, y)
+        if self.forecasts is not None:
+            f = self.forecasts
+            f["index"].append(index)
+            f["label"].append(y)
+            for name, p in zip(self.names, preds):
+                f[name].append(p)
+        self.n_learnt += 1
+
+    def _release(self, t) -> None:
+        """Reveal, score and learn every label known at time ``t``."""
+        if self.delay == "time":
+            heap = self.heap
+            pop = heapq.heappop
+            while heap and heap[0][0] <= t:
+                _, index, s, y, preds = pop(heap)
+                self._score_learn(index, s, y, preds)
+            return
+        pending, early = self.pending, self.early
+        if early:  # labels kept for an event of their time that did not come
+            for eid in [e for e, (lt, _, _) in early.items() if lt < t]:
+                _, _, line = early.pop(eid)
+                self._bad(line, self._no_match(eid), "labels")
+        while self.next_label is not None and self.next_label[0] <= t:
+            lt, eid, y, line = self.next_label
+            entry = pending.pop(eid, None)
+            if entry is not None:
+                index, s, preds = entry
+                self._score_learn(index, s, y, preds)
+            elif lt == t and eid not in early:
+                # an event of this id may still come at time t (the events of one time
+                # are read one by one): keep the label until the time moves on
+                early[eid] = (lt, y, line)
+            else:
+                self._bad(line, self._no_match(eid), "labels")
+            self.last_label_time = lt
+            self.labels_read += 1
+            self._read_next_label()
+
+    def _no_match(self, eid) -> str:
+        return (
+            f"the id {_logs._short(eid)} (column {self.id!r}) matches no event waiting "
+            "for its label (an unknown id, a second label, or a label earlier than its "
+            "event)"
+        )
+
+    def _read_next_label(self) -> None:
+        """Read ahead the next valid label record (recording the malformed ones)."""
+        log = self.label_log
+        parse = self._parse_label_record
+        self.next_label = None
+        for row in log.rows:
+            try:
+                lt, eid, y = parse(row)
+            except RowError as exc:
+                self._bad(log.line(self.labels_read + 1), str(exc), "labels")
+                self.labels_read += 1
+                continue
+            self.next_label = (lt, eid, y, log.line(self.labels_read + 1))
+            return
+
+    def _finish(self) -> None:
+        """The end of the log: reveal the pending labels, take the last sample."""
+        if self.delay == "time":
+            self._release(math.inf)
+        elif self.delay == "id":
+            self._release(math.inf)
+            self.n_unlabelled = len(self.pending)
+            self.pending = {}
+        self._sample()
+        n = self.n_events
+        if self.progress is not None and not (self.every and n and n % self.every == 0):
+            self.progress(n)
+
+    def _result(self) -> ReplayResult:
+        summary = {}
+        metrics = {}
+        for name in self.names:
+            values = {}
+            for k, m in self.metrics[name].items():
+                _values(m, k, values)
+            metrics[name] = dict(self.metrics[name])
+            if self.wmetrics is not None:
+                for k, m in self.wmetrics[name].items():
+                    _values(m, k, values, WINDOW_SUFFIX)
+                for k, m in self.wmetrics[name].items():
+                    metrics[name][k + WINDOW_SUFFIX] = m
+            summary[name] = values
+        return ReplayResult(
+            summary=summary,
+            series=self.series,
+            n_events=self.n_events,
+            n_learnt=self.n_learnt,
+            n_skipped=self.n_skipped,
+            n_unlabelled=self.n_unlabelled,
+            errors=self.errors,
+            calibrators=dict(self.cals),
+            metrics=metrics,
+            forecasts=self.forecasts,
+        )
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def _encode(self, x):
+        """A score, label or prediction as JSON data (multiclass: a class is its index
+        in ``classes``; a dict of probabilities the list of its ``[class index, p]``
+        pairs in its own order, which decides ties)."""
+        if not self.multiclass:
+            return x
+        index = self._class_index
+        if isinstance(x, dict):
+            try:
+                return [[index[c], p] for c, p in x.items()]
+            except KeyError as exc:
+                raise ValueError(
+                    f"Cannot checkpoint a forecast of the class {exc.args[0]!r}, which is "
+                    "not among the log's classes."
+                ) from None
+        return index[x]
+
+    def _decode(self, x):
+        if not self.multiclass:
+            return x
+        if isinstance(x, list):
+            return {self.classes[i]: p for i, p in x}
+        return self.classes[x]
+
+    def _state(self) -> dict:
+        enc = self._encode
+        forecasts = None
+        if self.forecasts is not None:
+            forecasts = {
+                k: (v if k == "index" else [enc(x) for x in v])
+                for k, v in self.forecasts.items()
+            }
+        return {
+            "format": CHECKPOINT_FORMAT,
+            "config": self.config,
+            "n_events": self.n_events,
+            "n_learnt": self.n_learnt,
+            "n_skipped": self.n_skipped,
+            "errors": [list(e) for e in self.errors],
+            "events_read": self.events_read,
+            "labels_read": self.labels_read,
+            "last_time": self.last_time if self.last_time > -math.inf else None,
+            "last_label_time": self.last_label_time
+            if self.last_label_time > -math.inf
+            else None,
+            "last_time_raw": self.last_time_raw,
+            "calibrators": {n: cal.to_dict() for n, cal in self.cals.items()},
+            "metrics": {
+                n: {k: m.to_dict() for k, m in ms.items()}
+                for n, ms in self.metrics.items()
+            },
+            "window": None
+            if self.wmetrics is None
+            else {
+                "metrics": {
+                    n: {k: m.to_dict() for k, m in ms.items()}
+                    for n, ms in self.wmetrics.items()
+                },
+                "events": [[enc(y), [enc(p) for p in preds]] for y, preds in self.wbuf],
+            },
+            "heap": [
+                [lt, i, enc(s), enc(y), [enc(p) for p in preds]]
+                for lt, i, s, y, preds in self.heap
+            ],
+            "pending": [
+                [eid, i, enc(s), [enc(p) for p in preds]]
+                for eid, (i, s, preds) in self.pending.items()
+            ],
+            "early": [
+                [eid, lt, enc(y), line] for eid, (lt, y, line) in self.early.items()
+            ],
+            "series": {
+                k: (
+                    v
+                    if not isinstance(v, dict)
+                    else {m: [list(tv) for tv in pairs] for m, pairs in v.items()}
+                )
+                for k, v in self.series.items()
+            },
+            "forecasts": forecasts,
+        }
+
+    def _save_checkpoint(self) -> None:
+        path = self.checkpoint
+        tmp = f"{path}.tmp{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(self._state(), f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    def _read_checkpoint(self) -> dict:
+        """The saved state, if it was written by a replay with these settings."""
+        with open(self.checkpoint, encoding="utf-8") as f:
+            state = json.load(f)
+        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(
+                f"{self.checkpoint!r} is not a replay checkpoint ({CHECKPOINT_FORMAT})."
+            )
+        saved = state["config"]
+        differ = [
+            k
+            for k in sorted(set(saved) | set(self.config))
+            if saved.get(k) != self.config.get(k)
+        ]
+        if differ:
+            raise ValueError(
+                f"The checkpoint {self.checkpoint!r} was written by a replay with other "
+                f"settings ({', '.join(differ)} differ); resume with the same log, "
+                "columns, calibrators and metrics."
+            )
+        return state
+
+    def _restore(self, state: dict) -> None:
+        """Take the state of a checkpoint (calibrators restored in place)."""
+        dec = self._decode
+        for name, cal in list(self.cals.items()):
+            self.cals[name] = _restore_in_place(cal, state["calibrators"][name])
+        self.metrics = {
+            n: {k: StreamingMetric.from_dict(d) for k, d in ms.items()}
+            for n, ms in state["metrics"].items()
+        }
+        if self.wmetrics is not None:
+            w = state["window"]
+            self.wmetrics = {
+                n: {k: StreamingMetric.from_dict(d) for k, d in ms.items()}
+                for n, ms in w["metrics"].items()
+            }
+            self.wbuf = collections.deque(
+                (dec(y), [dec(p) for p in preds]) for y, preds in w["events"]
+            )
+        self.heap = [
+            (lt, i, dec(s), dec(y), [dec(p) for p in preds])
+            for lt, i, s, y, preds in state["heap"]
+        ]
+        self.pending = {
+            eid: (i, dec(s), [dec(p) for p in preds])
+            for eid, i, s, preds in state["pending"]
+        }
+        self.early = {eid: (lt, dec(y), line) for eid, lt, y, line in state["early"]}
+        self.n_events = state["n_events"]
+        self.n_learnt = state["n_learnt"]
+        self.n_skipped = state["n_skipped"]
+        self.errors = [tuple(e) for e in state["errors"]]
+        self.events_read = state["events_read"]
+        self.labels_read = state["labels_read"]
+        lt = state["last_time"]
+        self.last_time = -math.inf if lt is None else lt
+        lt = state["last_label_time"]
+        self.last_label_time = -math.inf if lt is None else lt
+        self.last_time_raw = state["last_time_raw"]
+        self.series = {
+            k: (
+                v
+                if not isinstance(v, dict)
+                else {m: [tuple(tv) for tv in pairs] for m, pairs in v.items()}
+            )
+            for k, v in state["series"].items()
+        }
+        if state["forecasts"] is not None:
+            self.forecasts = {
+                k: (v if k == "index" else [dec(x) for x in v])
+                for k, v in state["forecasts"].items()
+            }

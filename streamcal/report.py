@@ -1,0 +1,654 @@
+"""The report of a replay: a JSON summary, PNG plots and an HTML page, in one directory.
+
+:func:`write_report` turns the result of :func:`streamcal.replay` into
+
+- ``summary.json``: the final value of every metric for every calibrator, the metric
+  time series, the malformed rows, and what was replayed (see :func:`write_report` for
+  the schema);
+- ``over_time_<metric>.png``: each metric over the replay, one line per calibrator;
+- ``reliability_binned.png`` and ``reliability_corp.png``: the calibrators' reliability
+  diagrams side by side (:func:`streamcal.plot.reliability_diagrams`), drawn from the
+  final state of the replay's ``ece`` and ``corp`` metrics, when it has them;
+- ``index.html``: a page showing the summary table (best value per column marked) and
+  the images; plain HTML and CSS, no script, self-contained apart from the PNG files
+  next to it.
+
+matplotlib is optional: without it, no PNG is drawn, and the JSON summary and the HTML
+page (with a note saying why there are no plots) are written all the same.
+
+:func:`summary_table` is the table that both the page and ``streamcal replay`` show.
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+import json
+import math
+import os
+import re
+
+from streamcal import registry
+
+__all__ = ["FORMAT", "column_groups", "format_number", "summary_table", "write_report"]
+
+#: The value of the ``"format"`` key of ``summary.json``.
+FORMAT = "streamcal-replay-report/1"
+
+# At most this many malformed rows are listed in summary.json (all are counted).
+_MAX_ERRORS_JSON = 1000
+# ... and on the page.
+_MAX_ERRORS_HTML = 50
+
+_DESCRIPTIONS = {
+    "brier": "Brier score: mean squared difference between probability and outcome.",
+    "log_loss": "Log loss: mean negative log-likelihood of the outcomes.",
+    "ece": "Expected calibration error: weighted mean gap between forecast and outcome rate per bin.",
+    "sharpness": "Sharpness: how far the forecasts spread from the base rate (larger is sharper).",
+    "roc_auc": "ROC AUC: probability that a random event is scored above a random non-event.",
+    "calibration_refinement": "Foster-Hart decomposition, Brier = calibration + refinement.",
+    "murphy": "Murphy decomposition of the binned Brier score: reliability - resolution + uncertainty.",
+    "corp": "CORP decomposition (isotonic recalibration): score = MCB - DSC + UNC.",
+}
+
+
+def format_number(value) -> str:
+    """A metric value as the table prints it: 4 decimals, or 3 significant digits when
+    small, ``"-"`` when missing or not finite.
+
+    Examples
+    --------
+    >>> format_number(0.123456), format_number(2.5e-05), format_number(None), format_number(0.0)
+    ('0.1235', '2.50e-05', '-', '0.0000')
+
+    """
+    if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "-"
+    if value != 0 and abs(value) < 5e-4:
+        return f"{value:.2e}"
+    return f"{value:.4f}"
+
+
+def _finite(value) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+    )
+
+
+def summary_table(summary: dict) -> tuple[list[str], list[str], dict]:
+    """Rows, columns and best rows of a replay summary.
+
+    Parameters
+    ----------
+    summary
+        ``ReplayResult.summary``: calibrator name -> metric column -> final value.
+
+    Returns
+    -------
+    rows : list of str
+        The calibrator names, in the summary's order.
+    columns : list of str
+        The metric columns, in order of first appearance.
+    best : dict
+        column -> list of the rows holding its best value (lowest, or highest for the
+        metrics where larger is better, see :func:`streamcal.registry.bigger_is_better`;
+        ties all marked); columns that rank nothing (e.g. ``"corp.unc"``) are absent.
+
+    Examples
+    --------
+    >>> summary = {"raw": {"brier": 0.2, "roc_auc": 0.7}, "isotonic": {"brier": 0.18, "roc_auc": 0.7}}
+    >>> summary_table(summary)
+    (['raw', 'isotonic'], ['brier', 'roc_auc'], {'brier': ['isotonic'], 'roc_auc': ['raw', 'isotonic']})
+
+    """
+    rows = list(summary)
+    columns: list[str] = []
+    for values in summary.values():
+        for column in values:
+            if column not in columns:
+                columns.append(column)
+    best = {}
+    for column in columns:
+        bigger = registry.bigger_is_better(column)
+        if bigger is None:
+            continue
+        values = {r: summary[r].get(column) for r in rows}
+        values = {r: v for r, v in values.items() if _finite(v)}
+        if len(values) < 2:
+            continue
+        target = max(values.values()) if bigger else min(values.values())
+        best[column] = [r for r, v in values.items() if v == target]
+    return rows, columns, best
+
+
+def column_groups(columns) -> list[tuple[str, list[str]]]:
+    """Split summary columns by suffix: those over all events (suffix ``""``) first,
+    then e.g. those over the replay's window (suffix ``"@window"``), each group in the
+    given order.
+
+    Examples
+    --------
+    >>> column_groups(["brier", "ece", "brier@window", "ece@window"])
+    [('', ['brier', 'ece']), ('@window', ['brier@window', 'ece@window'])]
+
+    """
+    groups: dict = {}
+    for column in columns:
+        _, at, suffix = column.partition("@")
+        groups.setdefault(at + suffix, []).append(column)
+    return sorted(groups.items(), key=lambda item: item[0] != "")
+
+
+def _json_safe(value):
+    """Non-finite floats become None (strict JSON), tuples become lists."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if hasattr(value, "item"):  # numpy scalar
+        return _json_safe(value.item())
+    return str(value)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "metric"
+
+
+def _have_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------- plots
+
+
+def _metric_series(series: dict, rows: list[str]) -> dict:
+    """metric key -> {calibrator: [(t, value), ...]} for the calibrators in ``rows``."""
+    out: dict = {}
+    for name in rows:
+        per_metric = series.get(name)
+        if not isinstance(per_metric, dict):
+            continue
+        for key, points in per_metric.items():
+            out.setdefault(key, {})[name] = points
+    return out
+
+
+def _colors(rows):
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+               "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"]  # fmt: skip
+    colors, i = {}, 0
+    for name in rows:
+        if name == "raw":
+            colors[name] = "#444444"
+        else:
+            colors[name] = palette[i % len(palette)]
+            i += 1
+    return colors
+
+
+def _plot_over_time(key, lines, colors, path, window, dpi):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.2, 3.4), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    drawn = 0
+    for name, points in lines.items():
+        pts = [(t, v) for t, v in points if _finite(v)]
+        if not pts:
+            continue
+        t, v = zip(*pts)
+        style = (
+            {"linestyle": "--", "linewidth": 1.6}
+            if name == "raw"
+            else {"linewidth": 1.4}
+        )
+        ax.plot(t, v, color=colors[name], label=name, **style)
+        drawn += 1
+    if not drawn:
+        return None
+    _fit_ylim(ax, lines)
+    metric = key.split("@")[0]
+    bigger = registry.bigger_is_better(metric)
+    hint = (
+        ""
+        if bigger is None
+        else (" (higher is better)" if bigger else " (lower is better)")
+    )
+    ax.set_title(f"{key}{hint}", fontsize=11, loc="left")
+    ax.set_xlabel("events replayed")
+    over = (
+        f"over the last {window:,} events"
+        if window and key.endswith("window")
+        else "over all events so far"
+    )
+    ax.set_ylabel(f"{metric}, {over}", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.ticklabel_format(axis="x", style="plain", useOffset=False)
+    ax.xaxis.set_major_formatter(_thousands())
+    ax.legend(fontsize=9, frameon=False, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.savefig(path, format="png", dpi=dpi)
+    return path
+
+
+def _fit_ylim(ax, lines) -> None:
+    """Fit the vertical range to the last 90% of the replay when the first values
+    (metrics of a handful of events, noisy) would squash the rest of the curves."""
+    points = [(t, v) for pts in lines.values() for t, v in pts if _finite(v)]
+    t_max = max(t for t, _ in points)
+    late = [v for t, v in points if t >= 0.1 * t_max]
+    if len(late) < 3:
+        return
+    lo, hi = min(late), max(late)
+    all_lo, all_hi = min(v for _, v in points), max(v for _, v in points)
+    pad = 0.08 * (hi - lo) if hi > lo else 0.05 * (abs(hi) or 1.0)
+    if all_lo < lo - pad or all_hi > hi + pad:
+        ax.set_ylim(lo - pad, hi + pad)
+
+
+def _thousands():
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda x, _: f"{x:,.0f}")
+
+
+def _reliability_sources(metrics: dict, rows, attribute: str) -> dict:
+    """calibrator -> its first metric (not a windowed one) that has ``attribute``
+    (``bins``: ECE; ``recalibration``: CORP) and has seen an event."""
+    sources = {}
+    for name in rows:
+        for key, m in (metrics.get(name) or {}).items():
+            if key.endswith("@window") or not hasattr(m, attribute):
+                continue
+            if getattr(m, "n_events", 1):
+                sources[name] = m
+            break
+    return sources
+
+
+def _plot_reliability(sources: dict, kind, title, path, dpi):
+    from streamcal.plot import reliability_diagrams
+
+    k = len(sources)
+    ncols = 3 if k in (5, 6, 9) else min(k, 4)
+    reliability_diagrams(
+        sources, kind=kind, ncols=ncols, suptitle=title, path=path, dpi=dpi
+    )
+    return path
+
+
+# ---------------------------------------------------------------------- HTML
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
+       color: #1a1a1a; background: #fff; max-width: 1100px; margin: 2em auto; padding: 0 1.5em;
+       line-height: 1.5; font-size: 16px; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
+.meta { color: #555; margin-top: 0; }
+table.summary { border-collapse: collapse; margin: 1em 0 1.5em; font-variant-numeric: tabular-nums; }
+table.summary caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
+table.summary th, table.summary td { padding: 0.4em 0.9em; border-bottom: 1px solid #e3e3e3; }
+table.summary th { background: #f3f5f8; text-align: right; font-weight: 600; }
+table.summary th:first-child, table.summary td:first-child { text-align: left; }
+table.summary td { text-align: right; font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; }
+table.summary td:first-child { font-family: inherit; }
+table.summary tr.raw td { color: #555; font-style: italic; }
+table.summary td.best { background: #e6f4ea; font-weight: 700; color: #0b5b25; }
+.dir { color: #666; font-weight: normal; }
+.note { color: #444; font-size: 0.93em; }
+.warning { background: #fff6e0; border-left: 4px solid #e0a000; padding: 0.6em 1em; }
+figure { margin: 1.2em 0; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 0 1.5em; }
+.grid figure { margin: 0.6em 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { color: #444; font-size: 0.93em; }
+dl.settings { display: grid; grid-template-columns: max-content 1fr; gap: 0.2em 1.2em; }
+dl.settings dt { font-weight: 600; }
+dl.settings dd { margin: 0; font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace;
+                 overflow-wrap: anywhere; }
+.scroll { overflow-x: auto; }
+ul.errors { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: 0.9em; }
+"""
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _html_table(summary: dict, columns: list[str], caption: str | None) -> str:
+    rows, _, best = summary_table(summary)
+    head = ["<th>calibrator</th>"]
+    for column in columns:
+        bigger = registry.bigger_is_better(column)
+        arrow = "" if bigger is None else (" &uarr;" if bigger else " &darr;")
+        name = column.partition("@")[0]
+        head.append(f'<th scope="col">{_e(name)}<span class="dir">{arrow}</span></th>')
+    body = []
+    for row in rows:
+        cells = [
+            f'<th scope="row" style="text-align:left;background:none;font-weight:600">{_e(row)}</th>'
+        ]
+        for column in columns:
+            text = _e(format_number(summary[row].get(column)))
+            if row in best.get(column, ()):
+                cells.append(
+                    f'<td class="best" title="best in this column">{text} &#9733;</td>'
+                )
+            else:
+                cells.append(f"<td>{text}</td>")
+        cls = ' class="raw"' if row == "raw" else ""
+        body.append(f"<tr{cls}>" + "".join(cells) + "</tr>")
+    caption = f"<caption>{_e(caption)}</caption>" if caption else ""
+    return (
+        f'<table class="summary">{caption}\n<thead><tr>' + "".join(head) + "</tr></thead>\n<tbody>\n"
+        + "\n".join(body) + "\n</tbody>\n</table>"
+    )  # fmt: skip
+
+
+def _image(file: str, alt: str) -> str:
+    """An image that opens at full size when clicked."""
+    return f'<a href="{_e(file)}"><img src="{_e(file)}" alt="{_e(alt)}"></a>'
+
+
+def _html_page(doc: dict, summary: dict, images: dict, notes: list[str]) -> str:
+    title = doc["title"]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(title)}</title>",
+        f"<style>{_CSS}</style>",
+        "</head>",
+        "<body>",
+        f"<h1>{_e(title)}</h1>",
+    ]
+    n, learnt, skipped = doc["n_events"], doc["n_learnt"], doc["n_skipped"]
+    meta = f"{n:,} events replayed, {learnt:,} learnt"
+    if skipped:
+        meta += f", {skipped:,} malformed rows skipped"
+    source = doc.get("source") or {}
+    series = doc.get("series") or {}
+    times, ts = series.get("time") or [], series.get("t") or []
+    if times and len(times) == len(ts):
+        meta += (
+            f". Event times: {times[0]} (event {ts[0]:,}) to {times[-1]} "
+            f"(event {ts[-1]:,})"
+        )
+    parts.append(
+        f'<p class="meta">{_e(meta)}.<br>Written {_e(doc["created"])} by streamcal {_e(doc["streamcal_version"])}.</p>'
+    )
+    for note in notes:
+        parts.append(f'<p class="warning">{_e(note)}</p>')
+
+    parts.append("<h2>Summary</h2>")
+    parts.append(
+        '<p class="note">Each event is first predicted by every calibrator from the labels '
+        "known at that moment, the prediction is scored, and only then is the event "
+        "learnt (prequential evaluation). <em>raw</em> is the log's own score, "
+        "uncalibrated.</p>"
+    )
+    groups = column_groups(summary_table(summary)[1])
+    window = (doc.get("options") or {}).get("window")
+    for suffix, columns in groups:
+        caption = None
+        if len(groups) > 1:
+            if not suffix:
+                caption = "Over all events"
+            elif suffix == "@window" and window:
+                caption = f"Over the last {window:,} events"
+            else:
+                caption = f"Columns {suffix}"
+        parts.append(
+            '<div class="scroll">' + _html_table(summary, columns, caption) + "</div>"
+        )
+    parts.append(
+        '<p class="note">&darr; lower is better, &uarr; higher is better; '
+        '<span style="background:#e6f4ea;font-weight:700;color:#0b5b25;padding:0 0.3em">'
+        "bold &#9733;</span> marks the best value in each column.</p>"
+    )
+    _, columns, _ = summary_table(summary)
+    described = []
+    for column in columns:
+        key = column.split(":")[0].split(".")[0]
+        if key in _DESCRIPTIONS and key not in described:
+            described.append(key)
+    if described:
+        parts.append('<ul class="note">')
+        parts += [
+            f"<li><strong>{_e(k)}</strong>: {_e(_DESCRIPTIONS[k])}</li>"
+            for k in described
+        ]
+        parts.append("</ul>")
+
+    over_time = images.get("over_time", [])
+    if over_time:
+        parts.append("<h2>Metrics over time</h2>")
+        parts.append(
+            '<p class="note">The value of each metric on the events replayed so far '
+            "(dashed: the raw scores). The first values, on a handful of events, are noisy: "
+            "the vertical axis is fitted to the last 90% of the replay.</p>"
+        )
+        parts.append('<div class="grid">')
+        for item in over_time:
+            alt = f"{item['metric']} over time, one line per calibrator"
+            parts.append(f"<figure>{_image(item['file'], alt)}</figure>")
+        parts.append("</div>")
+    reliability = images.get("reliability", [])
+    if reliability:
+        parts.append("<h2>Reliability diagrams</h2>")
+        parts.append(
+            '<p class="note">At the end of the replay: how often the event happened (vertical) '
+            "among the events given each forecast probability (horizontal). A calibrated "
+            "forecaster follows the diagonal; the small panel below each diagram shows "
+            "how the forecasts are spread.</p>"
+        )
+        for item in reliability:
+            alt = f"{item['kind']} reliability diagrams, one panel per calibrator"
+            parts.append(
+                f"<figure>{_image(item['file'], alt)}"
+                f"<figcaption>{_e(item['caption'])}</figcaption></figure>"
+            )
+
+    errors = doc.get("errors") or []
+    if skipped or errors:
+        parts.append("<h2>Malformed rows</h2>")
+        shown = errors[:_MAX_ERRORS_HTML]
+        more = max(skipped, len(errors)) - len(shown)
+        parts.append(
+            f'<p class="note">{skipped:,} rows were skipped (line number: reason).</p>'
+        )
+        parts.append('<ul class="errors">')
+        parts += [f"<li>line {_e(line)}: {_e(msg)}</li>" for line, msg in shown]
+        if more > 0:
+            parts.append(f"<li>... and {more:,} more (see summary.json)</li>")
+        parts.append("</ul>")
+
+    settings = {
+        **({"log": source.get("log")} if source.get("log") else {}),
+        **(doc.get("options") or {}),
+    }
+    if settings:
+        parts.append("<h2>Settings</h2>")
+        parts.append('<dl class="settings">')
+        for key, value in settings.items():
+            shown = (
+                ", ".join(map(str, value))
+                if isinstance(value, (list, tuple))
+                else value
+            )
+            parts.append(f"<dt>{_e(key)}</dt><dd>{_e(shown)}</dd>")
+        parts.append("</dl>")
+    parts.append(
+        '<p class="note">Full numbers and time series: <a href="summary.json">summary.json</a>.</p>'
+    )
+    parts += ["</body>", "</html>", ""]
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------- entry point
+
+
+def write_report(
+    result,
+    out,
+    *,
+    title: str | None = None,
+    source: dict | None = None,
+    options: dict | None = None,
+    plots: bool = True,
+    dpi: float = 110,
+) -> dict:
+    """Write the report of a replay into the directory ``out`` (created if needed).
+
+    Cost: O(size of the series) for the JSON and HTML, plus one matplotlib render per
+    plot.
+
+    Parameters
+    ----------
+    result
+        What :func:`streamcal.replay` returned (a ``ReplayResult``: ``summary``,
+        ``series``, ``n_events``, ``n_learnt``, ``n_skipped``, ``errors``, ``metrics``).
+    out
+        The directory to write into; existing files of the same names are replaced.
+    title
+        The page's title (default: ``"streamcal replay"``).
+    source
+        What was replayed, stored under ``"source"``: e.g. ``{"log": path}``.
+    options
+        The settings of the replay, shown on the page and stored under ``"options"``.
+    plots
+        Draw the PNG files (needs matplotlib; without it they are skipped with a note).
+    dpi
+        Resolution of the PNG files.
+
+    Returns
+    -------
+    dict
+        The content of ``summary.json``, whose keys are: ``format`` (:data:`FORMAT`),
+        ``title``, ``created`` (ISO 8601), ``streamcal_version``, ``source``,
+        ``options``, ``n_events``, ``n_learnt``, ``n_skipped``, ``n_errors``,
+        ``errors`` (the first 1000 ``[line, message]`` pairs), ``columns`` (the
+        metric columns), ``bigger_is_better`` (column -> true, false or null),
+        ``best`` (column -> best calibrators), ``summary`` (calibrator -> column ->
+        value), ``series`` (as ``ReplayResult.series``, pairs as lists), ``images``
+        (``{"over_time": [{"metric", "file"}], "reliability": [{"kind", "file",
+        "caption"}]}``, file names relative to ``out``) and ``notes``. Non-finite
+        numbers are written as null.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> from types import SimpleNamespace
+    >>> result = SimpleNamespace(
+    ...     summary={"raw": {"brier": 0.25}, "isotonic": {"brier": 0.2}},
+    ...     series={"raw": {"brier": [(1, 0.3), (2, 0.25)]},
+    ...             "isotonic": {"brier": [(1, 0.3), (2, 0.2)]}, "t": [1, 2]},
+    ...     n_events=2, n_learnt=2, n_skipped=0, errors=[], metrics={})
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     doc = write_report(result, out, plots=False)
+    ...     sorted(os.listdir(out))
+    ['index.html', 'summary.json']
+    >>> doc["best"]
+    {'brier': ['isotonic']}
+
+    """
+    import streamcal
+
+    os.makedirs(out, exist_ok=True)
+    summary = {str(k): dict(v) for k, v in result.summary.items()}
+    rows, columns, best = summary_table(summary)
+    series = dict(getattr(result, "series", {}) or {})
+    errors = list(getattr(result, "errors", []) or [])
+    notes: list[str] = []
+    images: dict = {"over_time": [], "reliability": []}
+    window = (options or {}).get("window")
+
+    if plots and not _have_matplotlib():
+        notes.append(
+            'No plots: matplotlib is not installed. Install it (pip install "streamcal[plot]") '
+            "and run the replay again to get the metric-over-time plots and reliability diagrams."
+        )
+        plots = False
+    if plots:
+        colors = _colors(rows)
+        by_key = _metric_series(series, rows)
+        # each metric followed by its windowed version ("<key>@window")
+        keys = list(by_key)
+        position = {k: i for i, k in enumerate(keys) if "@" not in k}
+        order = sorted(
+            keys, key=lambda k: (position.get(k.split("@")[0], len(keys)), "@" in k)
+        )
+        for key in order:
+            if "." in key and registry.bigger_is_better(key) is None:
+                continue  # a term that ranks nothing (corp.unc: the same for all)
+            lines = by_key[key]
+            file = f"over_time_{_slug(key)}.png"
+            if _plot_over_time(
+                key, lines, colors, os.path.join(out, file), window, dpi
+            ):
+                images["over_time"].append({"metric": key, "file": file})
+        metrics = getattr(result, "metrics", None) or {}
+        for attribute, kind, heading, caption in [
+            ("bins", "binned", "Binned reliability diagrams (final state of the ece metric)",
+             "Binned reliability diagrams (from the ece metric's bins), with 90% binomial consistency bands."),
+            ("recalibration", "corp", "CORP reliability diagrams (final state of the corp metric)",
+             "CORP reliability diagrams: the isotonic recalibration of each calibrator's forecasts."),
+        ]:  # fmt: skip
+            sources = _reliability_sources(metrics, rows, attribute)
+            if sources:
+                file = f"reliability_{kind}.png"
+                _plot_reliability(
+                    sources, kind, heading, os.path.join(out, file), dpi * 1.1
+                )
+                images["reliability"].append(
+                    {"kind": kind, "file": file, "caption": caption}
+                )
+        if not images["reliability"]:
+            notes.append(
+                "No reliability diagrams: add the metric ece or corp to the replay to draw them."
+            )
+
+    doc = {
+        "format": FORMAT,
+        "title": title or "streamcal replay",
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="seconds"
+        ),
+        "streamcal_version": streamcal.__version__,
+        "source": source or {},
+        "options": options or {},
+        "n_events": int(result.n_events),
+        "n_learnt": int(result.n_learnt),
+        "n_skipped": int(result.n_skipped),
+        "n_errors": len(errors),
+        "errors": [[line, str(msg)] for line, msg in errors[:_MAX_ERRORS_JSON]],
+        "columns": columns,
+        "bigger_is_better": {c: registry.bigger_is_better(c) for c in columns},
+        "best": best,
+        "summary": summary,
+        "series": series,
+        "images": images,
+        "notes": notes,
+    }
+    doc = _json_safe(doc)
+    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1, allow_nan=False)
+        f.write("\n")
+    page = _html_page(doc, summary, images, notes)
+    with open(os.path.join(out, "index.html"), "w", encoding="utf-8") as f:
+        f.write(page)
+    return doc

@@ -1,0 +1,644 @@
+"""``streamcal replay`` and ``streamcal simulate`` (streamcal.cli)."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import streamcal
+from streamcal import OnlineIsotonic, OnlinePlatt
+from streamcal.cli import _count_rows, _nice_ceiling, build_parser, main
+from streamcal.datasets import miscalibrated_rain_forecasts
+from streamcal.metrics import brier_score, expected_calibration_error, log_loss
+
+REPO = Path(__file__).resolve().parent.parent
+SIMULATIONS = REPO / "simulations"
+
+
+def write_log(path, n=300, seed=0, bad=None, label_time=None, gz=False):
+    """A small binary log (time, score, label[, label_time]); ``bad``: {row index: score
+    text} to corrupt. Returns the scores and labels of the rows."""
+    scores, labels = miscalibrated_rain_forecasts(n=n, seed=seed)
+    scores, labels = scores.tolist(), [int(y) for y in labels.tolist()]
+    opener = gzip.open if gz else open
+    with opener(path, "wt", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["time", "score", "label"] + (["label_time"] if label_time else []))
+        for i, (s, y) in enumerate(zip(scores, labels)):
+            text = (bad or {}).get(i, repr(s))
+            w.writerow([i, text, y] + ([label_time(i)] if label_time else []))
+    return scores, labels
+
+
+def prequential(cal, scores, labels):
+    out = []
+    for s, y in zip(scores, labels):
+        out.append(cal.predict_one(s))
+        cal.learn_one(s, y)
+    return out
+
+
+def table(out: str) -> dict:
+    """The summary tables printed by ``streamcal replay``: row -> column -> (value,
+    best); the columns of the table over the window get their "@window" suffix back."""
+    rows: dict = {}
+    suffix, columns = "", None
+    for line in out.splitlines():
+        if line.startswith("over the last "):
+            suffix = "@window"
+        elif line.startswith("calibrator "):
+            columns = [c + suffix for c in line.split()[1:]]
+        elif columns is not None and line.strip() and not line.startswith("* best"):
+            name, *cells = line.split()
+            assert len(cells) == len(columns), line
+            for c, v in zip(columns, cells):
+                rows.setdefault(name, {})[c] = (float(v.rstrip("*")), v.endswith("*"))
+        else:
+            columns = None
+    assert rows, out
+    return rows
+
+
+@pytest.fixture
+def log(tmp_path):
+    path = tmp_path / "log.csv"
+    scores, labels = write_log(path)
+    return path, scores, labels
+
+
+# ---------------------------------------------------------------------- parsing
+
+
+def test_parser_defaults():
+    args = build_parser().parse_args(["replay"])
+    assert args.log is None and args.out is None
+    assert (
+        args.score,
+        args.label,
+        args.time,
+        args.label_time,
+        args.id,
+        args.labels,
+    ) == (None,) * 6
+    assert args.calibrators is None and args.metrics is None
+    assert (args.window, args.every, args.checkpoint, args.resume) == (
+        None,
+        None,
+        None,
+        False,
+    )
+    assert (args.on_error, args.progress, args.checkpoint_every) == (
+        "skip",
+        None,
+        10_000,
+    )
+
+
+def test_parser_lists_and_flags():
+    args = build_parser().parse_args(
+        ["replay", "x.csv", "--calibrator", "isotonic", "platt:half_life=100", "--calibrator", "beta",
+         "--metric", "brier", "--metric", "ece:n_bins=15", "--window", "500", "--every", "10",
+         "--on-error", "raise", "--no-progress", "--label-time", "lt", "--out", "rep"]
+    )  # fmt: skip
+    assert args.calibrators == ["isotonic", "platt:half_life=100", "beta"]
+    assert args.metrics == ["brier", "ece:n_bins=15"]
+    assert (args.window, args.every, args.on_error, args.progress) == (
+        500,
+        10,
+        "raise",
+        False,
+    )
+    assert (args.label_time, args.out) == ("lt", "rep")
+    assert build_parser().parse_args(["replay", "--progress"]).progress is True
+
+
+def test_nice_ceiling_and_row_count(tmp_path):
+    assert [_nice_ceiling(x) for x in (0.3, 1, 1.5, 3, 7, 11, 131, 5000)] == [
+        1,
+        1,
+        2,
+        5,
+        10,
+        20,
+        200,
+        5000,
+    ]
+    write_log(tmp_path / "a.csv", n=123)
+    write_log(tmp_path / "a.csv.gz", n=45, gz=True)
+    (tmp_path / "a.jsonl").write_text(
+        '{"score": 0.1, "label": 0}\n\n{"score": 0.2, "label": 1}'
+    )
+    assert _count_rows(str(tmp_path / "a.csv")) == 123
+    assert _count_rows(str(tmp_path / "a.csv.gz")) == 45
+    assert (
+        _count_rows(str(tmp_path / "a.jsonl")) == 3
+    )  # an estimate: the blank line counts
+    assert _count_rows(str(tmp_path / "a.txt")) is None
+    assert _count_rows(str(tmp_path / "missing.csv")) is None
+
+
+@pytest.mark.parametrize(
+    "argv, pieces",
+    [
+        (
+            ["--calibrator", "isotonc"],
+            [
+                "argument --calibrator",
+                "Unknown calibrator 'isotonc'",
+                "isotonic, histogram",
+            ],
+        ),
+        (
+            ["--calibrator", "isotonic:windowsize=5"],
+            ["argument --calibrator", "no parameter 'windowsize'", "window_size"],
+        ),
+        (
+            ["--calibrator", "isotonic:window_size=0"],
+            ["argument --calibrator", "'window_size' parameter of OnlineIsotonic"],
+        ),
+        (
+            ["--calibrator", "isotonic", "isotonic"],
+            ["argument --calibrator", "'isotonic' is given twice"],
+        ),
+        (["--metric", "ecee"], ["argument --metric", "Unknown metric 'ecee'"]),
+        (["--score", "p"], ["argument --score", "no column 'p'", "time, score, label"]),
+        (["--label", "y"], ["argument --label", "no column 'y'"]),
+        (["--time", "when"], ["argument --time", "no column 'when'"]),
+        (
+            ["--time", "time", "--label-time", "lt"],
+            ["argument --label-time", "no column 'lt'"],
+        ),
+        (
+            ["--label-time", "time"],
+            ["argument --label-time", "delayed labels need --time COL"],
+        ),
+        (["--labels", "x.csv"], ["argument --labels", "needs --id"]),
+        (["--resume"], ["argument --resume", "needs --checkpoint"]),
+        (["--window", "0"], ["argument --window", "must be an int >= 1"]),
+        (["--every", "x"], ["argument --every", "must be an int >= 1. Got 'x'"]),
+        (["--on-error", "ignore"], ["argument --on-error", "invalid choice: 'ignore'"]),
+        (["--label-time", "t", "--id", "i"], ["not allowed with argument"]),
+    ],
+)
+def test_usage_errors_exit_2_naming_the_argument(log, capsys, argv, pieces):
+    path = log[0]
+    assert main(["replay", str(path), *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "usage: streamcal replay" in captured.err
+    for piece in pieces:
+        assert piece in captured.err
+
+
+def test_usage_errors_about_files(tmp_path, capsys):
+    assert main(["replay", str(tmp_path / "missing.csv")]) == 2
+    assert "argument LOG: no such file" in capsys.readouterr().err
+    assert main(["replay", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    write_log(tmp_path / "log.csv", n=10)
+    (tmp_path / "file").write_text("")
+    assert (
+        main(["replay", str(tmp_path / "log.csv"), "--out", str(tmp_path / "file")])
+        == 2
+    )
+    assert "argument --out" in capsys.readouterr().err
+    assert main(["replay", str(tmp_path / "log.csv"), "--id", "time"]) == 2
+    assert "argument --id: needs --labels" in capsys.readouterr().err
+
+
+def test_a_log_given_after_calibrator_gets_a_hint(log, capsys):
+    # `--calibrator isotonic LOG` makes LOG a calibrator spec: say how to fix it
+    assert main(["replay", "--calibrator", "isotonic", str(log[0])]) == 2
+    err = capsys.readouterr().err
+    assert "is a file: to replay it, put LOG before --calibrator" in err
+
+
+# ---------------------------------------------------------------------- replaying
+
+
+def test_replay_prints_the_table_with_the_right_numbers(log, capsys):
+    path, scores, labels = log
+    argv = ["replay", str(path), "--calibrator", "isotonic", "platt", "--no-progress"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "\r" not in captured.err
+    out = captured.out
+    assert "300 events, 300 learnt, 0 malformed rows skipped" in out
+    rows = table(out)
+    assert list(rows) == ["raw", "isotonic", "platt"]
+    assert list(rows["raw"]) == ["brier", "log_loss", "ece"]
+    predictions = {
+        "raw": scores,
+        "isotonic": prequential(OnlineIsotonic(), scores, labels),
+        "platt": prequential(OnlinePlatt(), scores, labels),
+    }
+    for name, p in predictions.items():
+        assert rows[name]["brier"][0] == pytest.approx(
+            brier_score(labels, p), abs=5.1e-5
+        )
+        assert rows[name]["log_loss"][0] == pytest.approx(
+            log_loss(labels, p), abs=5.1e-5
+        )
+        assert rows[name]["ece"][0] == pytest.approx(
+            expected_calibration_error(labels, p, n_bins=10), abs=5.1e-5
+        )
+    for column in ["brier", "log_loss", "ece"]:  # the best value (lowest) is starred
+        best = min(r[column][0] for r in rows.values())
+        for r in rows.values():
+            assert r[column][1] == (r[column][0] == best)
+    assert "* best in its column; lower is better: brier, log_loss, ece" in out
+
+
+def test_default_calibrators_and_spec_names(log, capsys):
+    assert (
+        main(["replay", str(log[0]), "--metric", "brier", "roc_auc", "--no-progress"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    rows = table(out)
+    assert list(rows) == ["raw", "isotonic", "histogram", "platt", "beta", "tops"]
+    assert "higher is better: roc_auc" in out
+    argv = [
+        "replay",
+        str(log[0]),
+        "--calibrator",
+        "Isotonic: window_size = 100",
+        "--metric",
+        "ece:n_bins=5",
+    ]
+    assert main([*argv, "--no-progress"]) == 0
+    rows = table(capsys.readouterr().out)
+    assert list(rows) == ["raw", "isotonic:window_size=100"]
+    assert list(rows["raw"]) == ["ece:n_bins=5"]
+
+
+def test_report_directory(log, tmp_path, capsys):
+    path, scores, labels = log
+    out_dir = tmp_path / "report"
+    argv = [
+        "replay",
+        str(path),
+        "--calibrator",
+        "isotonic",
+        "--metric",
+        "brier",
+        "ece",
+        "corp",
+    ]
+    assert main([*argv, "--every", "50", "--out", str(out_dir), "--no-progress"]) == 0
+    assert f"report: {out_dir / 'index.html'}" in capsys.readouterr().out
+    data = json.loads((out_dir / "summary.json").read_text())
+    assert data["n_events"] == 300
+    assert list(data["summary"]) == ["raw", "isotonic"]
+    iso = prequential(OnlineIsotonic(), scores, labels)
+    assert data["summary"]["isotonic"]["brier"] == pytest.approx(
+        brier_score(labels, iso), abs=1e-12
+    )
+    assert data["options"]["calibrators"] == ["isotonic"]
+    assert data["options"]["every"] == 50
+    assert data["options"]["command"].startswith("streamcal replay ")
+    assert data["source"]["log"] == str(path)
+    assert [t for t, _ in data["series"]["isotonic"]["brier"]] == list(
+        range(50, 301, 50)
+    )
+    html = (out_dir / "index.html").read_text()
+    pngs = sorted(p.name for p in out_dir.glob("*.png"))
+    assert set(pngs) == {
+        "reliability_binned.png",
+        "reliability_corp.png",
+        "over_time_brier.png",
+        "over_time_ece.png",
+        "over_time_corp.png",
+        "over_time_corp.mcb.png",
+        "over_time_corp.dsc.png",  # not corp.unc: the same for every calibrator
+    }
+    for name in pngs:
+        assert f'src="{name}"' in html
+
+
+def test_report_without_matplotlib(log, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails
+    out_dir = tmp_path / "report"
+    argv = ["replay", str(log[0]), "--calibrator", "isotonic", "--out", str(out_dir)]
+    assert main([*argv, "--no-progress"]) == 0
+    assert "note: No plots: matplotlib is not installed" in capsys.readouterr().err
+    assert sorted(p.name for p in out_dir.iterdir()) == ["index.html", "summary.json"]
+
+
+def test_malformed_rows_skip_or_stop(tmp_path, capsys):
+    path = tmp_path / "log.csv"
+    write_log(path, n=100, bad={3: "abc", 50: "1.5"})  # rows 3 and 50: lines 5 and 52
+    assert main(["replay", str(path), "--calibrator", "isotonic", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "98 events, 98 learnt, 2 malformed rows skipped" in captured.out
+    assert "line 5" in captured.err and "line 52" in captured.err
+
+    assert (
+        main(
+            [
+                "replay",
+                str(path),
+                "--calibrator",
+                "isotonic",
+                "--on-error",
+                "raise",
+                "--no-progress",
+            ]
+        )
+        == 1
+    )
+    captured = capsys.readouterr()
+    assert "line 5" in captured.err
+    assert "--on-error skip" in captured.err
+    assert "calibrator" not in captured.out  # no table
+
+
+def test_delayed_labels_pass_through(tmp_path, capsys):
+    # every label arrives after the last event: no calibrator learns anything before
+    # predicting, so each predicts the raw score (cold start)
+    path = tmp_path / "late.csv"
+    write_log(path, n=120, label_time=lambda i: 10_000)
+    argv = [
+        "replay",
+        str(path),
+        "--time",
+        "time",
+        "--label-time",
+        "label_time",
+        "--calibrator",
+        "isotonic",
+    ]
+    assert main([*argv, "--no-progress"]) == 0
+    rows = table(capsys.readouterr().out)
+    assert rows["isotonic"]["brier"][0] == rows["raw"]["brier"][0]
+    # the same log without --label-time: immediate labels, isotonic differs from raw
+    assert main(["replay", str(path), "--calibrator", "isotonic", "--no-progress"]) == 0
+    rows = table(capsys.readouterr().out)
+    assert rows["isotonic"]["brier"][0] != rows["raw"]["brier"][0]
+
+
+def test_window_columns_and_plots(log, tmp_path, capsys):
+    out_dir = tmp_path / "report"
+    argv = [
+        "replay",
+        str(log[0]),
+        "--calibrator",
+        "isotonic",
+        "--metric",
+        "brier",
+        "ece",
+    ]
+    argv += ["--window", "100", "--every", "50", "--out", str(out_dir), "--no-progress"]
+    assert main(argv) == 0
+    rows = table(capsys.readouterr().out)
+    assert list(rows["raw"]) == ["brier", "ece", "brier@window", "ece@window"]
+    data = json.loads((out_dir / "summary.json").read_text())
+    assert [i["metric"] for i in data["images"]["over_time"]] == [
+        "brier",
+        "brier@window",
+        "ece",
+        "ece@window",
+    ]
+    # the reliability diagram is the one of all events, not of the window
+    assert [i["kind"] for i in data["images"]["reliability"]] == ["binned"]
+
+
+def test_jsonl_log_and_label_records_joined_by_id(tmp_path, capsys):
+    scores, labels = miscalibrated_rain_forecasts(n=200, seed=1)
+    events = tmp_path / "events.jsonl"
+    rows = [
+        json.dumps({"id": f"e{i}", "t": i, "p": s}) + "\n"
+        for i, s in enumerate(scores.tolist())
+    ]
+    events.write_text("".join(rows))
+    # no label column: a usage error, from the replay, which reads the first record
+    assert main(["replay", str(events), "--score", "p", "--label", "y"]) == 2
+    assert "The label column 'y' is not in events.jsonl" in capsys.readouterr().err
+
+    label_file = tmp_path / "labels.csv"
+    with open(label_file, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "y", "t"])
+        for i, y in enumerate(labels.tolist()):
+            w.writerow([f"e{i}", int(y), i + 5])  # each label known 5 steps later
+    argv = ["replay", str(events), "--score", "p", "--label", "y", "--time", "t"]
+    argv += ["--id", "id", "--labels", str(label_file), "--calibrator", "isotonic"]
+    assert main([*argv, "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "200 events, 200 learnt, 0 malformed rows skipped" in out
+    # event i is predicted knowing the labels of events 0 .. i - 5 only
+    cal, preds = OnlineIsotonic(), []
+    s, y = scores.tolist(), [int(v) for v in labels.tolist()]
+    for i in range(200):
+        if i >= 5:
+            cal.learn_one(s[i - 5], y[i - 5])
+        preds.append(cal.predict_one(s[i]))
+    rows = table(out)
+    assert rows["isotonic"]["brier"][0] == pytest.approx(
+        brier_score(y, preds), abs=5.1e-5
+    )
+    bad = [*argv[:-4], "--labels", str(events), "--calibrator", "isotonic"]
+    assert main(bad) == 2  # a label file without the columns: a usage error
+    # (events.jsonl is not a CSV: the check is left to the replay, which names it)
+    assert "The label column 'y' is not in events.jsonl" in capsys.readouterr().err
+    with open(label_file, "w") as f:
+        f.write("id,label,t\n")
+    assert main(argv) == 2
+    assert (
+        "argument --labels: no column 'y' (the --label column)"
+        in capsys.readouterr().err
+    )
+
+
+def test_multiclass_log_is_scored_raw(tmp_path, capsys):
+    path = tmp_path / "mc.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["a", "b", "c", "label"])
+        for i in range(60):
+            w.writerow([0.5, 0.3, 0.2, "abc"[i % 3]])
+    argv = ["replay", str(path), "--score", "a,b,c", "--no-progress"]
+    assert main(argv) == 0
+    rows = table(capsys.readouterr().out)
+    assert list(rows) == ["raw"] and list(rows["raw"]) == ["brier", "log_loss", "ece"]
+    assert main([*argv, "--metric", "tece", "top_label_ece"]) == 0
+    assert list(table(capsys.readouterr().out)["raw"]) == ["tece", "top_label_ece"]
+    assert main([*argv, "--calibrator", "isotonic"]) == 2
+    assert (
+        "argument --calibrator: the calibrators are binary" in capsys.readouterr().err
+    )
+    assert main([*argv, "--metric", "roc_auc"]) == 2
+    assert (
+        "argument --metric: 'roc_auc' is not a multiclass metric"
+        in capsys.readouterr().err
+    )
+    assert main(["replay", str(path), "--score", "a,,c"]) == 2
+    assert "argument --score: empty column name" in capsys.readouterr().err
+
+
+def test_stop_on_a_bad_row_fix_it_and_resume(tmp_path, capsys):
+    # the workflow the error message suggests: --on-error raise stops at a bad row with
+    # the state saved; fix the row, rerun the same command with --resume: the results
+    # are those of an uninterrupted replay of the fixed log
+    good, broken = tmp_path / "good.csv", tmp_path / "log.csv"
+    write_log(good, n=300)
+    write_log(broken, n=300, bad={200: "oops"})  # line 202
+    ckpt = tmp_path / "replay.ckpt"
+    options = ["--calibrator", "isotonic", "tops", "--every", "50", "--no-progress"]
+    assert main(["replay", str(good), *options, "--out", str(tmp_path / "a")]) == 0
+    uninterrupted = json.loads((tmp_path / "a" / "summary.json").read_text())
+
+    argv = ["replay", str(broken), *options, "--on-error", "raise"]
+    argv += ["--checkpoint", str(ckpt), "--checkpoint-every", "70", "--resume"]
+    assert (
+        not ckpt.exists()
+    )  # --resume without a checkpoint yet: starts from the beginning
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "line 202" in err and "--resume" in err
+    assert ckpt.is_file()
+    write_log(broken, n=300)  # the row fixed
+    assert main([*argv, "--out", str(tmp_path / "b")]) == 0
+    resumed = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert resumed["summary"] == uninterrupted["summary"]
+    assert resumed["series"] == uninterrupted["series"]
+    assert resumed["n_events"] == 300
+
+
+def test_progress_bar_on_stderr(log, capsys):
+    assert (
+        main(
+            [
+                "replay",
+                str(log[0]),
+                "--calibrator",
+                "isotonic",
+                "--every",
+                "10",
+                "--progress",
+            ]
+        )
+        == 0
+    )
+    err = capsys.readouterr().err
+    assert "\rreplaying log.csv [" in err
+    assert re.search(r"\d+%", err) and "/300 events" in err
+
+
+def test_stdin_not_a_tty_means_no_progress(log, capsys, monkeypatch):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    assert main(["replay", str(log[0]), "--calibrator", "isotonic"]) == 0
+    assert "\r" not in capsys.readouterr().err
+
+
+def test_bundled_log_is_the_default(tmp_path, capsys):
+    from streamcal.datasets import rain_forecast_log_path
+
+    out_dir = tmp_path / "report"
+    argv = [
+        "replay",
+        "--calibrator",
+        "isotonic",
+        "--metric",
+        "brier",
+        "ece",
+        "--out",
+        str(out_dir),
+    ]
+    assert main([*argv, "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "the bundled rain-forecast log" in out
+    assert str(rain_forecast_log_path()) in out
+    rows = table(out)
+    assert list(rows) == ["raw", "isotonic"]
+    data = json.loads((out_dir / "summary.json").read_text())
+    assert data["n_events"] > 1000
+    assert data["source"]["bundled"] is True
+    assert 150 <= len(data["series"]["isotonic"]["brier"]) <= 500  # about 200 samples
+
+
+# ---------------------------------------------------------------------- simulate
+
+
+def test_simulate_list_of_the_repository(capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    assert main(["simulate", "--list"]) == 0
+    out = capsys.readouterr().out
+    expected = sorted(
+        p.stem
+        for p in SIMULATIONS.glob("*.py")
+        if not p.stem.startswith("_") and "__main__" in p.read_text()
+    )
+    assert expected  # the repository has simulations
+    listed = [line.split()[0] for line in out.splitlines()[1:]]
+    assert listed == expected
+    # found from elsewhere too: next to the source checkout streamcal is imported from
+    monkeypatch.chdir(Path("/"))
+    assert main(["simulate", "--list"]) == 0
+    assert capsys.readouterr().out == out
+
+
+def test_simulate_runs_a_script_as_main_with_its_arguments(tmp_path, capsys):
+    (tmp_path / "echo.py").write_text(
+        '"""Echo the arguments."""\n'
+        "import sys\n"
+        'if __name__ == "__main__":\n'
+        "    print('args', sys.argv[1:])\n"
+        "    sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else None)\n"
+    )
+    (tmp_path / "helper.py").write_text(
+        "X = 1\n"
+    )  # no __main__ block: not a simulation
+    (tmp_path / "_private.py").write_text('if __name__ == "__main__":\n    pass\n')
+    argv_before = list(sys.argv)
+    assert main(["simulate", "--dir", str(tmp_path), "echo", "3", "--flag", "-x"]) == 3
+    assert capsys.readouterr().out == "args ['3', '--flag', '-x']\n"
+    assert sys.argv == argv_before
+    assert main(["simulate", "--dir", str(tmp_path), "echo.py"]) == 0
+    assert main(["simulate", "--dir", str(tmp_path), "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "echo  Echo the arguments." in out
+    assert "helper" not in out and "_private" not in out
+
+
+def test_simulate_errors(tmp_path, capsys, monkeypatch):
+    (tmp_path / "sims").mkdir()
+    (tmp_path / "sims" / "one.py").write_text('if __name__ == "__main__":\n    pass\n')
+    assert main(["simulate", "--dir", str(tmp_path / "sims"), "two"]) == 2
+    err = capsys.readouterr().err
+    assert "argument NAME: no simulation 'two'" in err and "Available: one." in err
+    assert main(["simulate", "--dir", str(tmp_path / "sims")]) == 2
+    assert "give the NAME" in capsys.readouterr().err
+    assert main(["simulate", "--dir", str(tmp_path / "nowhere"), "--list"]) == 2
+    assert "argument --dir: no such folder" in capsys.readouterr().err
+    # installed from a wheel: no ./simulations, no source checkout around the package
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(
+        streamcal, "__file__", str(tmp_path / "site" / "streamcal" / "__init__.py")
+    )
+    assert main(["simulate", "--list"]) == 2
+    err = capsys.readouterr().err
+    assert "the simulations folder was not found" in err
+    assert "not of the installed package" in err and "--dir" in err
+
+
+def test_help_mentions_the_subcommands(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "replay" in out and "simulate" in out and "demo" in out
+    assert main(["replay", "--help"]) == 0
+    out = capsys.readouterr().out
+    for piece in [
+        "--calibrator SPEC",
+        "isotonic:window_size=5000",
+        "tops",
+        "hops",
+        "exit status",
+    ]:
+        assert piece in out

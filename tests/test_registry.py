@@ -1,0 +1,287 @@
+"""Short names of calibrators and metrics (streamcal.registry)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from streamcal import (
+    EpsilonCalibratedForecaster,
+    HedgingCalibeater,
+    HistogramBinning,
+    OnlineBeta,
+    OnlineIsotonic,
+    OnlinePlatt,
+    TrackingCalibeater,
+    metrics,
+)
+from streamcal.registry import (
+    CALIBRATOR_NAMES,
+    DEFAULT_CALIBRATORS,
+    DEFAULT_METRICS,
+    METRIC_NAMES,
+    bigger_is_better,
+    calibrator_parameters,
+    canonical_spec,
+    make_calibrator,
+    make_metric,
+    metric_parameters,
+    parse_spec,
+)
+
+# the table of the issue: name -> class, and the parameters that differ from the defaults
+EXPECTED_CALIBRATORS = {
+    "isotonic": (OnlineIsotonic, {}),
+    "histogram": (HistogramBinning, {}),
+    "platt": (OnlinePlatt, {}),
+    "beta": (OnlineBeta, {}),
+    "tracking": (TrackingCalibeater, {}),
+    "hedging": (HedgingCalibeater, {}),
+    "foster": (EpsilonCalibratedForecaster, {}),
+    "tops": (TrackingCalibeater, {"base": OnlinePlatt}),
+    "hops": (HedgingCalibeater, {"base": OnlinePlatt, "seed": 0}),
+}
+
+EXPECTED_METRICS = {
+    "brier": metrics.Brier,
+    "log_loss": metrics.LogLoss,
+    "ece": metrics.ECE,
+    "sharpness": metrics.Sharpness,
+    "roc_auc": metrics.ROCAUC,
+    "calibration_refinement": metrics.CalibrationRefinement,
+    "murphy": metrics.MurphyDecomposition,
+    "corp": metrics.CORP,
+}
+
+
+def params_of(obj) -> dict:
+    return {p: getattr(obj, p) for p in inspect.signature(type(obj)).parameters}
+
+
+def test_names_are_the_documented_ones():
+    assert set(CALIBRATOR_NAMES) == set(EXPECTED_CALIBRATORS)
+    assert set(METRIC_NAMES) == set(EXPECTED_METRICS)
+    assert set(DEFAULT_CALIBRATORS) <= set(CALIBRATOR_NAMES)
+    assert set(DEFAULT_METRICS) <= set(METRIC_NAMES)
+    assert len(DEFAULT_CALIBRATORS) >= 3  # a side-by-side comparison
+
+
+@pytest.mark.parametrize("name", CALIBRATOR_NAMES)
+def test_each_calibrator_name_builds_its_class(name):
+    cls, special = EXPECTED_CALIBRATORS[name]
+    cal = make_calibrator(name)
+    assert type(cal) is cls
+    defaults = params_of(cls())
+    for param, value in params_of(cal).items():
+        if param not in special:
+            assert value == defaults[param] or (
+                value is None and defaults[param] is None
+            )
+        elif isinstance(special[param], type):
+            assert type(value) is special[param]
+        else:
+            assert value == special[param]
+    # fresh and independent every time
+    other = make_calibrator(name)
+    assert other is not cal
+    if "base" in special:
+        assert other.base is not cal.base
+    assert calibrator_parameters(name) == tuple(inspect.signature(cls).parameters)
+    # the calibrator works: cold start returns the score
+    assert cal.predict_one(0.3) == pytest.approx(0.3) or name in (
+        "foster",
+        "hops",
+        "hedging",
+    )
+
+
+@pytest.mark.parametrize("name", METRIC_NAMES)
+def test_each_metric_name_builds_its_class(name):
+    m = make_metric(name)
+    assert type(m) is EXPECTED_METRICS[name]
+    assert make_metric(name) is not m
+    assert metric_parameters(name) == tuple(inspect.signature(type(m)).parameters)
+
+
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        ("isotonic", ("isotonic", {})),
+        ("isotonic:window_size=5000", ("isotonic", {"window_size": 5000})),
+        ("isotonic:window_size=5_000", ("isotonic", {"window_size": 5000})),
+        ("isotonic:resolution=1e-4", ("isotonic", {"resolution": 1e-4})),
+        ("isotonic:half_life=2.5", ("isotonic", {"half_life": 2.5})),
+        ("isotonic:window_size=-3", ("isotonic", {"window_size": -3})),
+        ("isotonic:window_size=None", ("isotonic", {"window_size": None})),
+        ("isotonic:window_size=none", ("isotonic", {"window_size": None})),
+        ("platt:monotone=True", ("platt", {"monotone": True})),
+        ("platt:monotone=false", ("platt", {"monotone": False})),
+        (
+            "histogram:n_bins=20,strategy=quantile",
+            ("histogram", {"n_bins": 20, "strategy": "quantile"}),
+        ),
+        ("histogram:strategy='quantile'", ("histogram", {"strategy": "quantile"})),
+        ('histogram:strategy="1"', ("histogram", {"strategy": "1"})),
+        (
+            " Histogram : n_bins = 20 , strategy = uniform ",
+            ("histogram", {"n_bins": 20, "strategy": "uniform"}),
+        ),
+    ],
+)
+def test_parse_spec_values(spec, expected):
+    name, params = parse_spec(spec)
+    assert (name, params) == expected
+    for key, value in params.items():  # types, not just equality (True == 1)
+        assert type(value) is type(expected[1][key])
+
+
+def test_parameters_reach_the_object():
+    cal = make_calibrator("histogram:n_bins=20,strategy=quantile")
+    assert (cal.n_bins, cal.strategy) == (20, "quantile")
+    cal = make_calibrator("isotonic:window_size=5000,interpolation=linear")
+    assert (cal.window_size, cal.interpolation) == (5000, "linear")
+    assert make_calibrator("isotonic:resolution=1e-4").resolution == 1e-4
+    assert make_calibrator("platt:monotone=True").monotone is True
+    tops = make_calibrator("tops:n_bins=5")
+    assert tops.n_bins == 5 and type(tops.base) is OnlinePlatt
+    hops = make_calibrator("hops:seed=3")
+    assert hops.seed == 3 and type(hops.base) is OnlinePlatt
+    # base by short name, and None for the class default
+    assert type(make_calibrator("tracking:base=isotonic").base) is OnlineIsotonic
+    assert make_calibrator("tops:base=None").base is None
+    m = make_metric("ece:n_bins=15,strategy=quantile")
+    assert (m.n_bins, m.strategy) == (15, "quantile")
+
+
+@pytest.mark.parametrize(
+    "spec, pieces",
+    [
+        (
+            "isotonc",
+            [
+                "Unknown calibrator 'isotonc'",
+                "spec 'isotonc'",
+                "isotonic, histogram, platt, beta",
+            ],
+        ),
+        (
+            "isotonic:windowsize=5000",
+            [
+                "'isotonic:windowsize=5000'",
+                "no parameter 'windowsize'",
+                "window_size, half_life",
+            ],
+        ),
+        ("isotonic:window_size", ["'window_size' is not of the form param=value"]),
+        ("isotonic:", ["nothing after ':'"]),
+        ("isotonic:=3", ["'=3' is not of the form param=value"]),
+        ("isotonic:window_size=1,window_size=2", ["'window_size' is given twice"]),
+        ("isotonic:window-size=1", ["'window-size' is not a parameter name"]),
+        ("", ["must start with a calibrator name"]),
+        ("3d", ["must start with a calibrator name"]),
+        (
+            "isotonic:window_size=0",
+            [
+                "Invalid calibrator spec 'isotonic:window_size=0'",
+                "'window_size' parameter of OnlineIsotonic",
+            ],
+        ),
+        (
+            "histogram:strategy=wide",
+            [
+                "'histogram:strategy=wide'",
+                "'strategy' parameter of HistogramBinning",
+                "'wide'",
+            ],
+        ),
+        (
+            "tracking:base=bogus",
+            ["'base' parameter must be a calibrator name", "'bogus'"],
+        ),
+    ],
+)
+def test_calibrator_spec_errors_name_the_spec_and_the_problem(spec, pieces):
+    with pytest.raises((ValueError, TypeError)) as info:
+        make_calibrator(spec)
+    for piece in pieces:
+        assert piece in str(info.value)
+
+
+def test_wrong_value_type_quotes_the_spec_and_the_constructor_message():
+    with pytest.raises(
+        (TypeError, ValueError),
+        match=r"Invalid calibrator spec 'isotonic:window_size=2.5': The 'window_size' parameter",
+    ):
+        make_calibrator("isotonic:window_size=2.5")
+    with pytest.raises(TypeError, match="must be a str"):
+        make_calibrator(3)
+
+
+@pytest.mark.parametrize(
+    "spec, pieces",
+    [
+        ("ecee", ["Unknown metric 'ecee'", "brier, log_loss, ece"]),
+        (
+            "ece:bins=3",
+            [
+                "Invalid metric spec 'ece:bins=3'",
+                "no parameter 'bins'",
+                "n_bins, strategy",
+            ],
+        ),
+        ("brier:eps=1", ["no parameter 'eps'", "Its parameters: (none)"]),
+        ("ece:n_bins=0", ["Invalid metric spec 'ece:n_bins=0'", "'n_bins'"]),
+    ],
+)
+def test_metric_spec_errors(spec, pieces):
+    with pytest.raises((ValueError, TypeError)) as info:
+        make_metric(spec)
+    for piece in pieces:
+        assert piece in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "isotonic",
+        "Isotonic : window_size = 5_000",
+        "isotonic:resolution=1e-4,half_life=None",
+        "histogram:n_bins=20,strategy=quantile,prior_strength=0.5",
+        "platt:monotone=true",
+        "histogram:strategy='None'",
+    ],
+)
+def test_canonical_spec_is_stable_and_builds_the_same_object(spec):
+    canon = canonical_spec(spec)
+    assert canonical_spec(canon) == canon
+    assert " " not in canon and canon == canon.strip()
+    assert parse_spec(canon) == parse_spec(spec)
+
+
+def test_canonical_spec_examples():
+    assert canonical_spec("isotonic") == "isotonic"
+    assert canonical_spec("histogram: strategy = quantile, n_bins = 20") == (
+        "histogram:strategy=quantile,n_bins=20"
+    )
+    assert canonical_spec("histogram:strategy='None'") == "histogram:strategy='None'"
+
+
+def test_bigger_is_better():
+    for name in METRIC_NAMES:
+        assert bigger_is_better(name) == EXPECTED_METRICS[name]().bigger_is_better
+    assert bigger_is_better("roc_auc") is True
+    assert bigger_is_better("ece:n_bins=15") is False
+    assert bigger_is_better("log_loss:eps=0.001") is False
+    assert bigger_is_better("corp.mcb") is False
+    assert bigger_is_better("corp.dsc") is True
+    assert bigger_is_better("corp.unc") is None
+    assert bigger_is_better("murphy.resolution") is True
+    assert bigger_is_better("murphy.uncertainty") is None
+    assert bigger_is_better("calibration_refinement.calibration") is False
+    assert bigger_is_better("nonsense") is None
+    assert bigger_is_better("brier@window") is False
+    assert bigger_is_better("roc_auc@window") is True
+    assert bigger_is_better("corp.unc@window") is None
+    assert bigger_is_better("corp.dsc@window") is True
+    assert bigger_is_better("ece:n_bins=15@window") is False

@@ -1,0 +1,300 @@
+"""The replay report: summary.json, PNG plots, index.html (streamcal.report)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from html.parser import HTMLParser
+from types import SimpleNamespace
+
+import numpy as np
+
+from streamcal import OnlineIsotonic, OnlinePlatt
+from streamcal.metrics import CORP, ECE, Brier, LogLoss
+from streamcal.report import FORMAT, format_number, summary_table, write_report
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def fake_result(n=300, seed=0, metric_classes=(Brier, LogLoss, ECE, CORP), every=50):
+    """A ReplayResult-like object built by hand, per the replay contract: a prequential
+    loop over generated over-confident forecasts, raw scores included."""
+    rng = np.random.default_rng(seed)
+    truth = rng.uniform(0.05, 0.95, n)
+    scores = np.clip(truth + 0.3 * (truth - 0.5), 0.0, 1.0)
+    labels = rng.uniform(size=n) < truth
+    cals = {"isotonic": OnlineIsotonic(), "platt": OnlinePlatt()}
+    names = ["raw", *cals]
+    keys = {Brier: "brier", LogLoss: "log_loss", ECE: "ece", CORP: "corp"}
+    metrics = {c: {keys[m]: m() for m in metric_classes} for c in names}
+    series = {c: {k: [] for k in metrics[c]} for c in names}
+    series["t"], series["time"] = [], []
+    for t, (s, y) in enumerate(zip(scores.tolist(), labels.tolist()), start=1):
+        preds = {"raw": s, **{k: c.predict_one(s) for k, c in cals.items()}}
+        for c in names:
+            for m in metrics[c].values():
+                m.update(y, preds[c])
+        for cal in cals.values():
+            cal.learn_one(s, y)
+        if t % every == 0:
+            series["t"].append(t)
+            series["time"].append(f"2013-01-01T00:00:{t}")
+            for c in names:
+                for k, m in metrics[c].items():
+                    series[c][k].append((t, m.get()))
+    summary = {}
+    for c in names:
+        summary[c] = {k: m.get() for k, m in metrics[c].items()}
+        if "corp" in metrics[c]:
+            corp = metrics[c]["corp"]
+            summary[c].update(
+                {"corp.mcb": corp.mcb, "corp.dsc": corp.dsc, "corp.unc": corp.unc}
+            )
+    return SimpleNamespace(
+        summary=summary,
+        series=series,
+        n_events=n,
+        n_learnt=n,
+        n_skipped=0,
+        errors=[],
+        calibrators=cals,
+        metrics=metrics,
+    )
+
+
+class PageParser(HTMLParser):
+    """The images, links, table cells and text of a page."""
+
+    def __init__(self):
+        super().__init__()
+        self.images, self.links, self.rows, self.text = [], [], [], []
+        self.scripts = 0
+        self._row = None
+        self._cell = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "img":
+            self.images.append(attrs)
+        elif tag == "a":
+            self.links.append(attrs.get("href"))
+        elif tag == "script":
+            self.scripts += 1
+        elif tag == "tr":
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = {"text": "", "class": attrs.get("class", "")}
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self._cell["text"] = self._cell["text"].strip()
+            self._row.append(self._cell)
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self.rows.append(self._row)
+            self._row = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell["text"] += data
+
+
+def parse_page(path):
+    parser = PageParser()
+    with open(path, encoding="utf-8") as f:
+        parser.feed(f.read())
+    return parser
+
+
+def strict_json(path):
+    def no_constants(name):
+        raise AssertionError(f"non-standard JSON constant {name}")
+
+    with open(path, encoding="utf-8") as f:
+        return json.load(f, parse_constant=no_constants)
+
+
+def test_report_files_json_schema_and_page(tmp_path):
+    result = fake_result()
+    out = tmp_path / "report"
+    doc = write_report(
+        result,
+        out,
+        title="streamcal replay: test",
+        source={"log": "log.csv"},
+        options={"calibrators": ["isotonic", "platt"], "every": 50},
+    )
+    files = set(os.listdir(out))
+    expected_pngs = {
+        "over_time_brier.png",
+        "over_time_log_loss.png",
+        "over_time_ece.png",
+        "over_time_corp.png",
+        "reliability_binned.png",
+        "reliability_corp.png",
+    }
+    assert files == {"summary.json", "index.html"} | expected_pngs
+    for name in expected_pngs:
+        assert (out / name).read_bytes()[:8] == PNG
+
+    # the JSON: strict, as returned, with the documented keys
+    data = strict_json(out / "summary.json")
+    assert data == doc
+    assert set(data) == {
+        "format", "title", "created", "streamcal_version", "source", "options", "n_events",
+        "n_learnt", "n_skipped", "n_errors", "errors", "columns", "bigger_is_better", "best",
+        "summary", "series", "images", "notes",
+    }  # fmt: skip
+    assert data["format"] == FORMAT
+    assert (
+        data["n_events"],
+        data["n_learnt"],
+        data["n_skipped"],
+        data["n_errors"],
+    ) == (300, 300, 0, 0)
+    assert data["columns"] == [
+        "brier",
+        "log_loss",
+        "ece",
+        "corp",
+        "corp.mcb",
+        "corp.dsc",
+        "corp.unc",
+    ]
+    assert data["bigger_is_better"]["corp.dsc"] is True
+    assert data["bigger_is_better"]["corp.unc"] is None
+    assert data["summary"] == result.summary  # floats round-trip exactly
+    assert data["series"]["isotonic"]["brier"] == [
+        list(p) for p in result.series["isotonic"]["brier"]
+    ]
+    assert data["series"]["t"] == list(range(50, 301, 50))
+    assert data["source"]["log"] == "log.csv"
+    assert data["options"] == {"calibrators": ["isotonic", "platt"], "every": 50}
+    assert data["notes"] == []
+    for column, best in data["best"].items():
+        values = [result.summary[r][column] for r in result.summary]
+        target = max(values) if data["bigger_is_better"][column] else min(values)
+        assert best == [
+            r for r in result.summary if result.summary[r][column] == target
+        ]
+    assert "corp.unc" not in data["best"]
+    assert {i["file"] for i in data["images"]["over_time"]} | {
+        i["file"] for i in data["images"]["reliability"]
+    } == expected_pngs
+
+    # the page: the table, the best cells marked, every image linked and present
+    page = parse_page(out / "index.html")
+    assert page.scripts == 0
+    header, *body = page.rows
+    assert [c["text"].rstrip(" \u2193\u2191") for c in header[1:]] == data["columns"]
+    assert [row[0]["text"] for row in body] == ["raw", "isotonic", "platt"]
+    for row in body:
+        for column, cell in zip(data["columns"], row[1:]):
+            value = result.summary[row[0]["text"]][column]
+            assert cell["text"].startswith(format_number(value))
+            is_best = row[0]["text"] in data["best"].get(column, ())
+            assert ("best" in cell["class"]) == is_best
+            assert ("\u2605" in cell["text"]) == is_best
+    srcs = [img["src"] for img in page.images]
+    assert set(srcs) == expected_pngs
+    assert all(img.get("alt") for img in page.images)
+    assert set(srcs) <= set(page.links)  # each image opens at full size
+    assert "summary.json" in page.links
+    text = " ".join(page.text)
+    assert "300 events replayed" in text
+    assert (
+        "Event times: 2013-01-01T00:00:50 (event 50) to 2013-01-01T00:00:300 (event 300)"
+        in text
+    )
+    assert "lower is better" in text
+
+
+def test_nan_values_are_null_in_json_and_a_dash_on_the_page(tmp_path):
+    result = fake_result(n=100, metric_classes=(Brier,))
+    result.summary["platt"]["brier"] = float("nan")
+    result.summary["raw"]["roc_auc"] = float("inf")
+    doc = write_report(result, tmp_path, plots=False)
+    data = strict_json(tmp_path / "summary.json")
+    assert data["summary"]["platt"]["brier"] is None
+    assert data["summary"]["raw"]["roc_auc"] is None
+    assert doc["best"]["brier"] in (["raw"], ["isotonic"])
+    rows = parse_page(tmp_path / "index.html").rows
+    platt = next(r for r in rows if r[0]["text"] == "platt")
+    assert platt[1]["text"] == "-"
+
+
+def test_without_matplotlib_json_and_html_with_a_note(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails
+    doc = write_report(fake_result(n=100), tmp_path)
+    assert sorted(os.listdir(tmp_path)) == ["index.html", "summary.json"]
+    assert doc["images"] == {"over_time": [], "reliability": []}
+    assert any("matplotlib is not installed" in note for note in doc["notes"])
+    page = parse_page(tmp_path / "index.html")
+    assert page.images == []
+    assert "matplotlib is not installed" in " ".join(page.text)
+    assert len(page.rows) == 4  # the table is still there
+
+
+def test_no_reliability_metric_gives_a_note_not_a_failure(tmp_path):
+    doc = write_report(fake_result(n=100, metric_classes=(Brier, LogLoss)), tmp_path)
+    assert doc["images"]["reliability"] == []
+    assert [i["file"] for i in doc["images"]["over_time"]] == [
+        "over_time_brier.png",
+        "over_time_log_loss.png",
+    ]
+    assert any("ece or corp" in note for note in doc["notes"])
+
+
+def test_malformed_rows_are_listed_and_capped(tmp_path):
+    result = fake_result(n=100, metric_classes=(Brier,))
+    result.errors = [(i + 2, f"bad score {i!r}") for i in range(1500)]
+    result.n_skipped = 1500
+    doc = write_report(result, tmp_path, plots=False)
+    assert doc["n_errors"] == 1500 and len(doc["errors"]) == 1000
+    assert doc["errors"][0] == [2, "bad score 0"]
+    text = " ".join(parse_page(tmp_path / "index.html").text)
+    assert "1,500 malformed rows skipped" in text
+    assert "line 2: bad score 0" in text
+    assert "and 1,450 more" in text
+
+
+def test_names_are_escaped(tmp_path):
+    result = fake_result(n=50, metric_classes=(Brier,))
+    result.summary = {"<b>x</b>": {"brier": 0.1}, "raw": {"brier": 0.2}}
+    result.series = {}
+    write_report(result, tmp_path, title="a & b <script>", plots=False)
+    html = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
+    assert "<script>" not in html and "a &amp; b" in html
+
+
+def test_summary_table_directions_ties_and_missing_values():
+    summary = {
+        "raw": {"brier": 0.2, "roc_auc": 0.7, "corp.unc": 0.25, "corp.dsc": 0.1},
+        "a": {"brier": 0.1, "roc_auc": 0.7, "corp.unc": 0.25, "corp.dsc": 0.2},
+        "b": {
+            "brier": float("nan"),
+            "roc_auc": 0.6,
+            "corp.unc": 0.25,
+            "corp.dsc": 0.2,
+            "ece": 0.1,
+        },
+    }
+    rows, columns, best = summary_table(summary)
+    assert rows == ["raw", "a", "b"]
+    assert columns == ["brier", "roc_auc", "corp.unc", "corp.dsc", "ece"]
+    assert best == {"brier": ["a"], "roc_auc": ["raw", "a"], "corp.dsc": ["a", "b"]}
+    # a column with a single value ranks nothing
+    assert "ece" not in best
+
+
+def test_format_number():
+    assert format_number(0.123456) == "0.1235"
+    assert format_number(1e-5) == "1.00e-05"
+    assert format_number(float("nan")) == "-"
+    assert format_number(None) == "-"
+    assert format_number(3) == "3.0000"
+    assert not math.isnan(0.0) and format_number(0.0) == "0.0000"
