@@ -30,6 +30,7 @@ __all__ = [
     "check_probability",
     "check_probability_vector",
     "check_real",
+    "check_real_vector",
     "check_score",
     "check_scores_array",
     "check_weight",
@@ -468,4 +469,39 @@ def check_probability_vector(value, owner: str, method: str | None = None, name:
         raise argument_error(
             ValueError, name, owner, method, _probability_vector_domain(tol), value, suffix=f" (sum {total!r})"
         )
+    return out
+
+
+_REAL_VECTOR_DOMAIN = "a non-empty dict mapping class labels to finite real numbers"
+
+
+def check_real_vector(value, owner: str, method: str | None = None, name: str = "scores") -> dict:
+    """Return a dict class -> finite float (logits or log-probabilities), or raise.
+
+    Examples
+    --------
+    >>> check_real_vector({"a": 1, "b": -2.5}, "TemperatureScaling", "learn_one")
+    {'a': 1.0, 'b': -2.5}
+    >>> check_real_vector({"a": float("inf")}, "TemperatureScaling", "learn_one")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'scores' argument of TemperatureScaling.learn_one must be a non-empty dict mapping class labels to finite real numbers. Got {'a': inf} instead.
+
+    """
+    if not isinstance(value, dict):
+        raise argument_error(TypeError, name, owner, method, _REAL_VECTOR_DOMAIN, value)
+    if not value:
+        raise argument_error(ValueError, name, owner, method, _REAL_VECTOR_DOMAIN, value)
+    out = {}
+    for k, x in value.items():
+        if type(x) is bool or not is_real(x):
+            raise argument_error(TypeError, name, owner, method, _REAL_VECTOR_DOMAIN, value)
+        f = float(x)
+        if not math.isfinite(f):
+            raise argument_error(ValueError, name, owner, method, _REAL_VECTOR_DOMAIN, value)
+        try:
+            hash(k)
+        except TypeError:
+            raise argument_error(TypeError, name, owner, method, _REAL_VECTOR_DOMAIN, value) from None
+        out[k] = f
     return out

@@ -22,7 +22,7 @@ from river import base
 from streamcal import _snapshot
 from streamcal import _validation as V
 
-__all__ = ["SNAPSHOT_FORMAT", "BinaryCalibrator"]
+__all__ = ["BinaryCalibrator", "MulticlassCalibrator", "SNAPSHOT_FORMAT"]
 
 #: Version tag written into every snapshot made by :meth:`BinaryCalibrator.to_dict`.
 SNAPSHOT_FORMAT = _snapshot.SNAPSHOT_FORMAT
@@ -132,6 +132,135 @@ class BinaryCalibrator(_snapshot.Snapshot, base.Estimator):
         return tags
 
 
+class MulticlassCalibrator(_snapshot.Snapshot, base.Estimator):
+    """Base class of calibrators that map a multiclass classifier's probability vector
+    to a calibrated one.
+
+    ``learn_one(scores, label, w=1.0)`` learns from one event: ``scores`` a dict class ->
+    probability (river's ``predict_proba_one`` output), ``label`` the observed class
+    (any hashable value). ``predict_one(scores)`` returns a dict class -> probability
+    that sums to 1.
+
+    Rules every subclass follows (the shared checks verify them):
+
+    - **Validation.** ``scores`` must be a probability vector (values in [0, 1], sum
+      within 1e-6 of 1; a class absent from the dict has probability 0), checked by
+      :func:`streamcal._validation.check_probability_vector`, unless the class sets
+      ``_logits = True`` and documents that it takes logits or log-probabilities (then
+      any finite reals). ``label`` must be hashable and not NaN. Bad input raises with
+      the template message and leaves the state unchanged.
+    - **Classes** are discovered as they appear, as labels or as keys of ``scores``;
+      :attr:`classes` lists them in order of first appearance.
+    - **A class the fit has never seen** (new in ``scores`` at prediction time, or seen
+      only after the latest refit) never crashes a stream: its raw probability passes
+      through unchanged, and the calibrated probabilities of the known classes are
+      rescaled to fill the rest of the unit mass (:meth:`_merge_unknown`).
+    - **Cold start.** Before any fit, ``predict_one`` returns the scores themselves (a
+      new dict, with every key of ``scores``).
+
+    Examples
+    --------
+    >>> from streamcal.base import MulticlassCalibrator
+    >>> MulticlassCalibrator._merge_unknown({"a": 0.5, "b": 0.5}, {"a": 0.2, "b": 0.6, "z": 0.2})
+    {'a': 0.4, 'b': 0.4, 'z': 0.2}
+
+    """
+
+    #: the calibrator takes logits / log-probabilities rather than probabilities
+    _logits: typing.ClassVar[bool] = False
+    _bounded_memory_params: typing.ClassVar[tuple[str, ...]] = ()
+    _registry: typing.ClassVar[dict[str, type]] = {}
+
+    @abc.abstractmethod
+    def _reset(self) -> None:
+        """Build the learnt state from scratch (called by the constructor)."""
+
+    @abc.abstractmethod
+    def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
+        """Update the calibrator with one labelled probability vector."""
+
+    @abc.abstractmethod
+    def predict_one(self, scores: dict) -> dict:
+        """Return the calibrated probability vector for ``scores``."""
+
+    @property
+    @abc.abstractmethod
+    def classes(self) -> tuple:
+        """The classes seen so far, in order of first appearance."""
+
+    def _check_event(self, scores, label, w, method: str = "learn_one"):
+        """Validate one event; returns ``(scores, label, w)`` (no state change)."""
+        name = type(self).__name__
+        if self._logits:
+            scores = V.check_real_vector(scores, name, method, "scores")
+        else:
+            scores = V.check_probability_vector(scores, name, method, "scores")
+        label = V.check_class_label(label, name, method, "label")
+        w = V.check_weight(w, name, method)
+        return scores, label, w
+
+    def _check_scores(self, scores, method: str = "predict_one"):
+        name = type(self).__name__
+        if self._logits:
+            return V.check_real_vector(scores, name, method, "scores")
+        return V.check_probability_vector(scores, name, method, "scores")
+
+    @staticmethod
+    def _merge_unknown(calibrated: dict, scores: dict) -> dict:
+        """Combine a calibrated vector over the known classes with the raw probability
+        of the classes of ``scores`` it does not cover.
+
+        Classes of ``scores`` missing from ``calibrated`` keep their raw probability;
+        the calibrated ones are rescaled to sum to one minus that mass (if the known
+        classes' calibrated mass is 0, the rest is spread evenly over them). O(K).
+        """
+        unknown = {c: p for c, p in scores.items() if c not in calibrated}
+        if not unknown:
+            return dict(calibrated)
+        rest = 1.0 - sum(unknown.values())
+        total = sum(calibrated.values())
+        if total > 0.0:
+            out = {c: p * rest / total for c, p in calibrated.items()}
+        else:
+            out = {c: rest / len(calibrated) for c in calibrated} if calibrated else {}
+        out.update(unknown)
+        return out
+
+    def learn_many(self, scores, labels, w=None) -> None:
+        """Learn from a batch (a sequence of score dicts and of labels), exactly as a
+        loop of ``learn_one`` would; the whole batch is validated first."""
+        name = type(self).__name__
+        scores = list(scores)
+        labels = list(labels)
+        if len(labels) != len(scores):
+            raise ValueError(
+                f"The 'labels' argument of {name}.learn_many must have the length of 'scores' "
+                f"({len(scores)}). Got {len(labels)} instead."
+            )
+        ws = [1.0] * len(scores) if w is None else list(w)
+        if len(ws) != len(scores):
+            raise ValueError(
+                f"The 'w' argument of {name}.learn_many must have the length of 'scores' "
+                f"({len(scores)}). Got {len(ws)} instead."
+            )
+        events = [self._check_event(s, y, wi, "learn_many") for s, y, wi in zip(scores, labels, ws)]
+        for s, y, wi in events:
+            self.learn_one(s, y, wi)
+
+    def predict_many(self, scores) -> list[dict]:
+        """Calibrated probability vectors for a sequence of score dicts (no learning)."""
+        scores = [self._check_scores(s, "predict_many") for s in scores]
+        return [self.predict_one(s) for s in scores]
+
+    @property
+    def _supervised(self) -> bool:
+        return True
+
+    def _more_tags(self) -> set[str]:
+        return {"calibrator", "multiclass"}
+
+
 # A parameter that is itself a calibrator (the ``base`` of a calibeater, say) is stored as
 # its own full snapshot under this key, so it comes back with its learnt state.
 _snapshot.nest("__calibrator__", BinaryCalibrator)
+_snapshot.nest("__multiclass_calibrator__", MulticlassCalibrator)
