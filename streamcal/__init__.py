@@ -18,13 +18,22 @@ Subpackages
 
 from streamcal.base import BinaryCalibrator
 from streamcal.calibrators import (
+    ClassWise,
     EpsilonCalibratedForecaster,
+    FIR,
     HedgingCalibeater,
     HistogramBinning,
+    IRP,
     MultiCalibeater,
+    MulticlassIRP,
+    NAFIR,
+    OneVsRestIsotonic,
     OnlineBeta,
     OnlineIsotonic,
     OnlinePlatt,
+    SCIR,
+    TemperatureScaling,
+    TopLabel,
     TrackingCalibeater,
 )
 from streamcal.replay import ReplayError, ReplayResult, replay
@@ -33,15 +42,24 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BinaryCalibrator",
+    "ClassWise",
     "EpsilonCalibratedForecaster",
+    "FIR",
     "HedgingCalibeater",
     "HistogramBinning",
+    "IRP",
     "MultiCalibeater",
+    "MulticlassIRP",
+    "NAFIR",
+    "OneVsRestIsotonic",
     "OnlineBeta",
     "OnlineIsotonic",
     "OnlinePlatt",
     "ReplayError",
     "ReplayResult",
+    "SCIR",
+    "TemperatureScaling",
+    "TopLabel",
     "TrackingCalibeater",
     "__version__",
     "replay",

@@ -7,17 +7,30 @@ from streamcal.calibrators.calibeating import (
     MultiCalibeater,
     TrackingCalibeater,
 )
+from streamcal.calibrators.fir import FIR, NAFIR, OneVsRestIsotonic
 from streamcal.calibrators.histogram import HistogramBinning
+from streamcal.calibrators.irp import IRP, MulticlassIRP
 from streamcal.calibrators.isotonic import OnlineIsotonic
+from streamcal.calibrators.multiclass import ClassWise, TemperatureScaling, TopLabel
 from streamcal.calibrators.scaling import OnlineBeta, OnlinePlatt
+from streamcal.calibrators.scir import SCIR
 
 __all__ = [
+    "ClassWise",
     "EpsilonCalibratedForecaster",
+    "FIR",
     "HedgingCalibeater",
     "HistogramBinning",
+    "IRP",
     "MultiCalibeater",
+    "MulticlassIRP",
+    "NAFIR",
+    "OneVsRestIsotonic",
     "OnlineBeta",
     "OnlineIsotonic",
     "OnlinePlatt",
+    "SCIR",
+    "TemperatureScaling",
+    "TopLabel",
     "TrackingCalibeater",
 ]

@@ -6,7 +6,9 @@ a fresh calibrator); :func:`check_calibrator` runs them all. The test-suite para
 every calibrator, with each of its ``_unit_test_params()``, against every check.
 :func:`yield_metric_checks` and :func:`check_metric` do the same for the streaming
 metrics (see :mod:`streamcal.checks.metrics`), and :func:`yield_monitor_checks` and
-:func:`check_monitor` for the calibration monitors (see :mod:`streamcal.checks.monitors`).
+:func:`check_monitor` for the calibration monitors (see :mod:`streamcal.checks.monitors`),
+and :func:`yield_multiclass_checks` and :func:`check_multiclass_calibrator` for the
+multiclass calibrators (see :mod:`streamcal.checks.multiclass`).
 
 Examples
 --------
@@ -26,14 +28,20 @@ from streamcal.checks import calibrators as _cal
 from streamcal.checks.calibrators import yield_stream
 from streamcal.checks.metrics import check_metric, yield_metric_checks
 from streamcal.checks.monitors import check_monitor, yield_monitor_checks
+from streamcal.checks.multiclass import (
+    check_multiclass_calibrator,
+    yield_multiclass_checks,
+)
 
 __all__ = [
     "check_calibrator",
     "check_metric",
     "check_monitor",
+    "check_multiclass_calibrator",
     "yield_checks",
     "yield_metric_checks",
     "yield_monitor_checks",
+    "yield_multiclass_checks",
     "yield_stream",
 ]
 

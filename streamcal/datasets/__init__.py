@@ -13,8 +13,11 @@ their sources and licences). :func:`niamey_precipitation` loads the probability-
 forecasts at Niamey, 2016, of the CORP paper (see :mod:`streamcal.datasets.niamey`).
 :func:`rain_forecast_log_path` gives the bundled rain-forecast log that ``streamcal
 replay`` replays by default (see :mod:`streamcal.datasets.logs`).
+:func:`covtype_predictions` loads a logistic regression's predictions on 2, 3 and 4
+classes of UCI Covertype (Berta, Bach and Jordan, 2024; see :mod:`streamcal.datasets.covtype`).
 """
 
+from streamcal.datasets.covtype import COVTYPE_N_CLASSES, covtype_predictions
 from streamcal.datasets.logs import RAIN_FORECAST_LOG_COLUMNS, rain_forecast_log_path
 from streamcal.datasets.niamey import NIAMEY_FORECASTS, niamey_precipitation
 from streamcal.datasets.rain import (
@@ -33,12 +36,14 @@ from streamcal.datasets.weather import (
 )
 
 __all__ = [
+    "COVTYPE_N_CLASSES",
     "FORECAST_KINDS",
     "NIAMEY_FORECASTS",
     "NYC_ORIGINS",
     "RAIN_FORECAST_LOG_COLUMNS",
     "AdversarialNature",
     "RainSequence",
+    "covtype_predictions",
     "forecast",
     "miscalibrated_rain_forecasts",
     "niamey_precipitation",

@@ -1,0 +1,621 @@
+"""Multiclass calibration baselines: temperature scaling on a sliding window, and the
+top-label and class-wise wrappers that make any binary calibrator multiclass.
+
+All three are :class:`~streamcal.base.MulticlassCalibrator`: ``learn_one(scores,
+label, w)`` with ``scores`` a dict class -> probability (river's ``predict_proba_one``
+output) and ``predict_one(scores)`` a dict that sums to 1; classes are discovered as
+they appear, as labels or as keys of ``scores`` (whatever the event's weight).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from streamcal import _validation as V
+from streamcal.base import BinaryCalibrator, MulticlassCalibrator
+from streamcal.calibrators._refit import (
+    DEFAULT_REFIT_EVERY,
+    DEFAULT_WINDOW_SIZE,
+    RefitWindow,
+    check_refit_params,
+)
+from streamcal.core.temperature import T_MAX, T_MIN, fit_temperature
+from streamcal.metrics._multiclass import _decode_label, _encode_label, _top
+
+__all__ = ["ClassWise", "TemperatureScaling", "TopLabel"]
+
+_exp = math.exp
+
+
+def _softmax(z: dict) -> dict:
+    """``softmax`` of a dict of finite logits. O(K)."""
+    m = max(z.values())
+    e = {c: _exp(v - m) for c, v in z.items()}
+    total = sum(e.values())
+    return {c: v / total for c, v in e.items()}
+
+
+class _ClassRegistry:
+    """Classes in order of first appearance: ``_classes`` maps each to its index in
+    ``_class_list``. Every label the state holds is the object in ``_class_list`` (so
+    snapshots, which share equal labels, restore the state exactly)."""
+
+    def _reset_classes(self) -> None:
+        self._classes: dict = {}
+        self._class_list: list = []
+
+    def _discover(self, scores: dict, label) -> None:
+        """Register the classes of an event (O(K))."""
+        reg = self._classes
+        for k in scores:
+            if k not in reg:
+                reg[k] = len(self._class_list)
+                self._class_list.append(k)
+        if label not in reg:
+            reg[label] = len(self._class_list)
+            self._class_list.append(label)
+
+    @property
+    def classes(self) -> tuple:
+        """The classes seen so far, as labels or keys of ``scores``, in order of
+        first appearance."""
+        return tuple(self._class_list)
+
+    def _classes_state(self) -> list:
+        return [_encode_label(c) for c in self._class_list]
+
+    def _load_classes(self, data, memo: dict) -> None:
+        self._class_list = [_decode_label(c, memo) for c in data]
+        self._classes = {c: i for i, c in enumerate(self._class_list)}
+
+
+# ------------------------------------------------------------------ temperature
+
+
+class TemperatureScaling(_ClassRegistry, MulticlassCalibrator):
+    """Temperature scaling refitted on a sliding window: ``softmax(z / T)`` with ``T``
+    fitted by maximum likelihood on the last ``window_size`` events.
+
+    With ``input="probabilities"`` (default) the logits are ``z = log p``, so the
+    calibrated vector is ``p ** (1 / T)`` renormalised: a class of probability 0 keeps
+    probability 0, and a dict that leaves a class out means the same as one that gives
+    it 0. With ``input="logits"``, ``scores`` are logits (any finite reals, e.g. a
+    network's outputs or log-probabilities; only their differences matter) and the
+    output is ``softmax(scores / T)``.
+
+    ``T`` minimises the weighted negative log-likelihood of the window's events,
+    a convex function of ``1 / T``, by the safeguarded Newton method of
+    :func:`streamcal.core.temperature.fit_temperature`, within ``[0.01, 100]``. Events
+    whose label had probability 0 (or no logit) are left out of the fit: their loss is
+    infinite at every temperature.
+
+    Parameters
+    ----------
+    window_size
+        Number of most recent events the temperature is fitted on.
+    refit_every
+        The temperature is refitted after every ``refit_every``-th ``learn_one`` call
+        (zero-weight events included).
+    input
+        ``"probabilities"`` (``scores`` a probability vector) or ``"logits"``.
+
+    Attributes
+    ----------
+    temperature
+        The temperature of the latest fit; None before the first fit (or when no event
+        of the window informed it).
+    classes
+        The classes seen so far, in order of first appearance.
+
+    Notes
+    -----
+    Before the first fit, ``predict_one`` returns the scores themselves (with
+    ``input="logits"``: their softmax, the temperature 1). A class the latest fit has
+    not seen (it named no event of the window then) is not rescaled: its raw
+    probability (with logits: its softmax probability at temperature 1) passes
+    through, and the calibrated classes share the rest
+    (:meth:`~streamcal.base.MulticlassCalibrator._merge_unknown`).
+
+    Cost: ``learn_one`` O(K) for K classes in the event, plus the refit, O(window_size
+    K) per Newton iteration (about 5 to 10 iterations), every ``refit_every`` events;
+    ``predict_one`` O(K). Memory O(window_size K).
+
+    Examples
+    --------
+    An over-confident forecaster whose top class, announced at 0.9, is right 70% of
+    the time:
+
+    >>> from streamcal import TemperatureScaling
+    >>> cal = TemperatureScaling(window_size=100, refit_every=10)
+    >>> cal.predict_one({"a": 0.9, "b": 0.1})   # before any fit: the scores
+    {'a': 0.9, 'b': 0.1}
+    >>> for i in range(10):
+    ...     cal.learn_one({"a": 0.9, "b": 0.1}, "a" if i < 7 else "b")
+    >>> round(cal.temperature, 3)
+    2.593
+    >>> {c: round(p, 3) for c, p in cal.predict_one({"a": 0.9, "b": 0.1}).items()}
+    {'a': 0.7, 'b': 0.3}
+
+    On logits:
+
+    >>> cal = TemperatureScaling(window_size=100, refit_every=4, input="logits")
+    >>> for y in ["x", "x", "y", "x"]:
+    ...     cal.learn_one({"x": 4.0, "y": 0.0}, y)
+    >>> {c: round(p, 3) for c, p in cal.predict_one({"x": 4.0, "y": 0.0}).items()}
+    {'x': 0.75, 'y': 0.25}
+
+    """
+
+    _bounded_memory_params = ("window_size",)
+
+    def __init__(
+        self,
+        window_size: int = DEFAULT_WINDOW_SIZE,
+        refit_every: int = DEFAULT_REFIT_EVERY,
+        input: str = "probabilities",
+    ):
+        name = type(self).__name__
+        check_refit_params(name, window_size, refit_every)
+        V.check_param(
+            name,
+            "input",
+            input,
+            isinstance(input, str) and input in ("probabilities", "logits"),
+            "a str among {'probabilities', 'logits'}",
+        )
+        self.window_size = window_size
+        self.refit_every = refit_every
+        self.input = input
+        self._reset()
+
+    @property
+    def _logits(self) -> bool:  # read by the base class's validation
+        return self.input == "logits"
+
+    def _reset(self) -> None:
+        self._reset_classes()
+        # events as (class indices, values, label index, w): no label object twice
+        self._window = RefitWindow(self.window_size, self.refit_every)
+        self._beta = None  # 1 / temperature of the latest fit
+        self._fit_classes: dict = {}  # the classes the latest fit saw (an ordered set)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"window_size": 60, "refit_every": 20}
+        yield {"window_size": 50, "refit_every": 7, "input": "logits"}
+        yield {}
+
+    @property
+    def temperature(self) -> float | None:
+        """The fitted temperature (None before the first fit)."""
+        return None if self._beta is None else 1.0 / self._beta
+
+    # ------------------------------------------------------------------ learning
+
+    def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
+        """Add one event to the window; refit when due. O(K), plus the refit (see
+        the class Notes).
+
+        Parameters
+        ----------
+        scores
+            Dict class -> probability (or logit with ``input="logits"``).
+        label
+            The observed class (any hashable value but NaN).
+        w
+            Sample weight, a finite real number >= 0.
+        """
+        scores, label, w = self._check_event(scores, label, w)
+        self._discover(scores, label)
+        reg = self._classes
+        event = (tuple([reg[k] for k in scores]), tuple(scores.values()), reg[label], w)
+        if self._window.push(event):
+            self._refit()
+
+    def _refit(self) -> None:
+        """Fit on the window, read as flat lists of global class indices (the columns
+        in order of first appearance in the window, as :meth:`_fit_events` orders
+        them, so both give the same fit)."""
+        events = self._window.events()
+        order = dict.fromkeys(i for e in events for i in (*e[0], e[2]))
+        remap = np.zeros(len(self._class_list), dtype=np.intp)
+        remap[list(order)] = np.arange(len(order))
+        self._fit_flat(
+            [len(e[0]) for e in events],
+            remap[np.fromiter((i for e in events for i in e[0]), dtype=np.intp)],
+            [v for e in events for v in e[1]],
+            remap[np.fromiter((e[2] for e in events), dtype=np.intp)],
+            [e[3] for e in events],
+            [self._class_list[i] for i in order],
+        )
+
+    def _window_events(self) -> list:
+        """The window's events as ``(scores, label, w)``."""
+        labels = self._class_list
+        return [
+            (dict(zip([labels[i] for i in idx], vals)), labels[y], w)
+            for idx, vals, y, w in self._window.events()
+        ]
+
+    def _fit_events(self, events: list) -> None:
+        """Replace the fit by temperature scaling fitted on ``events``, a list of valid
+        ``(scores, label, w)`` (the refit hook of :mod:`streamcal.checks.multiclass`).
+        O(n K) plus the Newton iterations."""
+        col: dict = {}
+        cols, labels = [], []
+        for s, y, _ in events:
+            for k in s:
+                cols.append(col.setdefault(k, len(col)))
+            labels.append(col.setdefault(y, len(col)))
+        self._fit_flat(
+            [len(e[0]) for e in events],
+            cols,
+            [v for e in events for v in e[0].values()],
+            labels,
+            [e[2] for e in events],
+            list(col),
+        )
+
+    def _fit_flat(self, lengths, cols, vals, labels, ws, classes) -> None:
+        """Fit on events given as flat lists: the number of classes of each, their
+        columns and values (concatenated), the label columns, the weights, and the
+        class of each column."""
+        n = len(lengths)
+        Z = np.full((n, max(len(classes), 1)), -np.inf)
+        v = np.asarray(vals, dtype=np.float64)
+        if not self._logits:
+            with np.errstate(divide="ignore"):
+                v = np.log(v)  # probability 0 -> -inf: absent
+        Z[np.repeat(np.arange(n), lengths), np.asarray(cols, dtype=np.intp)] = v
+        t = fit_temperature(
+            Z,
+            np.asarray(labels, dtype=np.intp),
+            np.asarray(ws, dtype=np.float64),
+            T_MIN,
+            T_MAX,
+        )
+        self._beta = None if t is None else 1.0 / t
+        self._fit_classes = dict.fromkeys(classes)
+
+    # ------------------------------------------------------------------ prediction
+
+    def _cold_start_value(self, scores: dict) -> dict:
+        return _softmax(scores) if self._logits else dict(scores)
+
+    def predict_one(self, scores: dict) -> dict:
+        """The calibrated probability vector for ``scores``. O(K)."""
+        scores = self._check_scores(scores)
+        beta = self._beta
+        if self.input == "logits":
+            if beta is None:
+                return _softmax(scores)
+            known = self._fit_classes
+            zk = {c: z for c, z in scores.items() if c in known}
+            if not zk:
+                return _softmax(scores)
+            cal = _softmax({c: beta * z for c, z in zk.items()})
+            if len(cal) == len(scores):
+                return cal
+            return self._merge_unknown(cal, _softmax(scores))
+        if beta is None:
+            return dict(scores)
+        known = self._fit_classes
+        m = 0.0
+        for c, p in scores.items():
+            if p > m and c in known:
+                m = p
+        cal = {}
+        if m > 0.0:
+            total = 0.0
+            for c, p in scores.items():
+                if c in known:
+                    e = (p / m) ** beta if p > 0.0 else 0.0
+                    cal[c] = e
+                    total += e
+            for c in cal:
+                cal[c] /= total
+        else:  # every calibrated class has probability 0
+            cal = {c: 0.0 for c in scores if c in known}
+        if len(cal) == len(scores):
+            return cal
+        return self._merge_unknown(cal, scores)
+
+    # ------------------------------------------------------------------ state
+
+    def _get_state(self) -> dict:
+        n, events = self._window.to_list()
+        return {
+            "classes": self._classes_state(),
+            "n_pushed": n,
+            "window": [[list(i), list(v), y, w] for i, v, y, w in events],
+            "beta": self._beta,
+            "fit_classes": [_encode_label(c) for c in self._fit_classes],
+        }
+
+    def _set_state(self, state: dict) -> None:
+        memo: dict = {}
+        self._load_classes(state["classes"], memo)
+        self._window = RefitWindow(self.window_size, self.refit_every)
+        self._window.load(
+            [
+                state["n_pushed"],
+                [(tuple(i), tuple(v), y, w) for i, v, y, w in state["window"]],
+            ]
+        )
+        self._beta = state["beta"]
+        self._fit_classes = dict.fromkeys(
+            _decode_label(c, memo) for c in state["fit_classes"]
+        )
+
+
+# ------------------------------------------------------------------ wrappers
+
+
+def _check_calibrator(owner: str, calibrator) -> None:
+    V.check_param(
+        owner,
+        "calibrator",
+        calibrator,
+        isinstance(calibrator, BinaryCalibrator),
+        "a BinaryCalibrator instance",
+    )
+
+
+def _wrapper_test_params():
+    from streamcal.calibrators import HistogramBinning, OnlineIsotonic, OnlinePlatt
+
+    yield {"calibrator": OnlineIsotonic()}
+    yield {"calibrator": OnlinePlatt()}
+    yield {"calibrator": HistogramBinning(n_bins=5, window_size=40)}
+
+
+class _Wrapper(_ClassRegistry, MulticlassCalibrator):
+    """Shared shell of the multiclass-to-binary wrappers: a BinaryCalibrator template,
+    the class registry and one fitted clone per class index (None: none yet)."""
+
+    def __init__(self, calibrator: BinaryCalibrator):
+        _check_calibrator(type(self).__name__, calibrator)
+        self.calibrator = calibrator
+        self._reset()
+
+    def _reset(self) -> None:
+        self._reset_classes()
+        self._calibrators: list = []  # by class index
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield from _wrapper_test_params()
+
+    def _get_state(self) -> dict:
+        return {
+            "classes": self._classes_state(),
+            "calibrators": [
+                None if c is None else c.to_dict() for c in self._calibrators
+            ],
+        }
+
+    def _set_state(self, state: dict) -> None:
+        self._load_classes(state["classes"], {})
+        self._calibrators = [
+            None if c is None else BinaryCalibrator.from_dict(c)
+            for c in state["calibrators"]
+        ]
+
+
+class TopLabel(_Wrapper):
+    """Top-label calibration: any binary calibrator made multiclass by the top-label
+    reduction (Gupta and Ramdas, 2022; Gupta's thesis, chapter 4).
+
+    For each class ``c`` that has been the predicted (top) class, a clone of
+    ``calibrator`` learns ``(top probability, 1[label == c])`` from the events whose
+    top class is ``c``, so the top probability becomes calibrated conditionally on the
+    predicted class. The top class of a vector is its first key with the largest
+    probability (ties broken by the dict's order, as river does).
+
+    Prediction: the top class ``t`` gets ``h' = g_t(h)``, the calibrated top
+    probability; the other classes share ``1 - h'`` in proportion to their scores (the
+    ranking is kept whenever ``h' >= `` the second probability). If the other classes
+    have no mass at all, ``1 - h'`` is spread evenly over the other known classes
+    (or, when there is none, ``t`` keeps all the mass).
+
+    Parameters
+    ----------
+    calibrator
+        A :class:`~streamcal.base.BinaryCalibrator`; each class gets an unfitted clone.
+
+    Attributes
+    ----------
+    classes
+        The classes seen so far, in order of first appearance.
+    calibrators
+        Dict class -> the fitted binary calibrator of the events where that class was
+        on top.
+
+    Notes
+    -----
+    A vector whose top class has never been on top of a learnt event (in particular
+    before any learning) is returned unchanged. A class never seen keeps its raw
+    probability, the others share the rest
+    (:meth:`~streamcal.base.MulticlassCalibrator._merge_unknown`).
+
+    Cost: ``learn_one`` and ``predict_one`` are O(K) plus one call of the binary
+    calibrator's ``learn_one`` / ``predict_one``. Memory: one binary calibrator per
+    class that has been on top.
+
+    Examples
+    --------
+    >>> from streamcal import OnlineIsotonic, TopLabel
+    >>> cal = TopLabel(OnlineIsotonic())
+    >>> for s, y in [({"a": 0.8, "b": 0.2}, "a"), ({"a": 0.8, "b": 0.2}, "b"),
+    ...              ({"a": 0.3, "b": 0.7}, "b"), ({"a": 0.9, "b": 0.1}, "a")]:
+    ...     cal.learn_one(s, y)
+    >>> cal.predict_one({"a": 0.8, "c": 0.1, "b": 0.1})  # "c": never seen, kept
+    {'a': 0.45, 'b': 0.45, 'c': 0.1}
+    >>> sorted(cal.calibrators)
+    ['a', 'b']
+
+    """
+
+    @property
+    def calibrators(self) -> dict:
+        """Dict class -> its fitted binary calibrator (those that exist)."""
+        return {
+            self._class_list[i]: c
+            for i, c in enumerate(self._calibrators)
+            if c is not None
+        }
+
+    def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
+        """Update the calibrator of the top class of ``scores``. O(K) plus one binary
+        ``learn_one``.
+
+        Parameters
+        ----------
+        scores
+            Dict class -> probability, summing to 1.
+        label
+            The observed class (any hashable value but NaN).
+        w
+            Sample weight, a finite real number >= 0.
+        """
+        scores, label, w = self._check_event(scores, label, w)
+        self._discover(scores, label)
+        top, h = _top(scores)
+        i = self._classes[top]
+        cals = self._calibrators
+        if len(cals) <= i:
+            cals.extend([None] * (i + 1 - len(cals)))
+        cal = cals[i]
+        if cal is None:
+            cal = cals[i] = self.calibrator.clone()
+        cal.learn_one(h, label == top, w)
+
+    def predict_one(self, scores: dict) -> dict:
+        """The calibrated probability vector for ``scores``. O(K) plus one binary
+        ``predict_one``."""
+        scores = self._check_scores(scores)
+        top, h = _top(scores)
+        i = self._classes.get(top)
+        cals = self._calibrators
+        if i is None or i >= len(cals) or cals[i] is None:
+            return dict(scores)
+        hc = cals[i].predict_one(h)
+        known = self._classes
+        others = [(c, p) for c, p in scores.items() if c in known and c != top]
+        mass = sum(p for _, p in others)
+        cal = {top: hc}
+        if mass > 0.0:
+            f = (1.0 - hc) / mass
+            for c, p in others:
+                cal[c] = p * f
+        else:
+            rest = [c for c in self._class_list if c != top]
+            if rest:
+                v = (1.0 - hc) / len(rest)
+                for c in rest:
+                    cal[c] = v
+            else:
+                cal[top] = 1.0
+        if all(c in cal for c in scores):
+            return cal
+        return self._merge_unknown(cal, scores)
+
+
+class ClassWise(_Wrapper):
+    """Class-wise calibration: any binary calibrator made multiclass by the one-vs-rest
+    (class-wise) reduction (Zadrozny and Elkan, 2002; Gupta's thesis, chapter 4).
+
+    Each class ``c`` has its own clone of ``calibrator``, which learns ``(p_c, 1[label
+    == c])`` from every event from the class's discovery on (``p_c = 0`` when ``c`` is
+    missing from ``scores``). Prediction: ``g_c(p_c)`` for every known class,
+    normalised to sum to 1 (evenly spread if they are all 0).
+
+    Parameters
+    ----------
+    calibrator
+        A :class:`~streamcal.base.BinaryCalibrator`; each class gets an unfitted clone.
+
+    Attributes
+    ----------
+    classes
+        The classes seen so far, in order of first appearance.
+    calibrators
+        Dict class -> its fitted binary calibrator.
+
+    Notes
+    -----
+    Every known class appears in the output, including one missing from ``scores``
+    (raw probability 0, which its calibrator may map above 0). Before any learning,
+    ``predict_one`` returns the scores themselves; a class never seen keeps its raw
+    probability and the known classes share the rest
+    (:meth:`~streamcal.base.MulticlassCalibrator._merge_unknown`).
+
+    Cost: ``learn_one`` and ``predict_one`` are O(K) calls of the binary calibrator's
+    ``learn_one`` / ``predict_one``, K the number of known classes. Memory: K binary
+    calibrators.
+
+    Examples
+    --------
+    >>> from streamcal import ClassWise, OnlineIsotonic
+    >>> cal = ClassWise(OnlineIsotonic())
+    >>> for s, y in [({"a": 0.8, "b": 0.2}, "a"), ({"a": 0.6, "b": 0.4}, "b"),
+    ...              ({"a": 0.3, "b": 0.7}, "b"), ({"a": 0.9, "b": 0.1}, "a")]:
+    ...     cal.learn_one(s, y)
+    >>> cal.predict_one({"a": 0.8, "b": 0.2})
+    {'a': 1.0, 'b': 0.0}
+    >>> cal.predict_one({"a": 0.6, "b": 0.4})
+    {'a': 0.0, 'b': 1.0}
+
+    """
+
+    @property
+    def calibrators(self) -> dict:
+        """Dict class -> its fitted binary calibrator."""
+        return dict(zip(self._class_list, self._calibrators))
+
+    def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
+        """Update every known class's calibrator. O(K) binary ``learn_one`` calls.
+
+        Parameters
+        ----------
+        scores
+            Dict class -> probability, summing to 1.
+        label
+            The observed class (any hashable value but NaN).
+        w
+            Sample weight, a finite real number >= 0.
+        """
+        scores, label, w = self._check_event(scores, label, w)
+        self._discover(scores, label)
+        cals = self._calibrators
+        classes = self._class_list
+        while len(cals) < len(classes):
+            cals.append(self.calibrator.clone())
+        get = scores.get
+        for c, cal in zip(classes, cals):
+            cal.learn_one(get(c, 0.0), label == c, w)
+
+    def predict_one(self, scores: dict) -> dict:
+        """The calibrated probability vector for ``scores``. O(K) binary
+        ``predict_one`` calls."""
+        scores = self._check_scores(scores)
+        classes = self._class_list
+        if not classes:
+            return dict(scores)
+        get = scores.get
+        cal = {
+            c: g.predict_one(get(c, 0.0)) for c, g in zip(classes, self._calibrators)
+        }
+        total = sum(cal.values())
+        if total > 0.0:
+            for c in cal:
+                cal[c] /= total
+        else:
+            v = 1.0 / len(cal)
+            for c in cal:
+                cal[c] = v
+        if all(c in cal for c in scores):
+            return cal
+        return self._merge_unknown(cal, scores)
