@@ -70,6 +70,8 @@ CASES = [
         None,
     ),
     ("OnlineIsotonic(resolution=1e-3)", "OnlineIsotonic", {"resolution": 1e-3}, None),
+    ("IRP(window_size=2000, refit_every=100)", "IRP", {"window_size": 2000, "refit_every": 100}, None),
+    ("IRP(window_size=2000, refit_every=1000)", "IRP", {"window_size": 2000, "refit_every": 1000}, None),
 ]
 
 

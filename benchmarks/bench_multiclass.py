@@ -72,6 +72,8 @@ WINDOWED = [
         "OneVsRestIsotonic",
         lambda every: streamcal.OneVsRestIsotonic(window_size=2000, refit_every=every),
     ),
+    ("MulticlassIRP", lambda every: streamcal.MulticlassIRP(window_size=2000, refit_every=every)),
+    ("TemperatureScaling", lambda every: streamcal.TemperatureScaling(window_size=2000, refit_every=every)),
 ]
 
 #: fit-time targets in seconds: (name, n, K) -> target
