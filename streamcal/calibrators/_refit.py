@@ -13,8 +13,17 @@ from __future__ import annotations
 import collections
 
 from streamcal import _validation as V
+from streamcal.base import MulticlassCalibrator
+from streamcal.metrics._multiclass import _decode_label, _encode_label
 
-__all__ = ["DEFAULT_REFIT_EVERY", "DEFAULT_WINDOW_SIZE", "RefitWindow", "check_refit_params"]
+__all__ = [
+    "DEFAULT_REFIT_EVERY",
+    "DEFAULT_WINDOW_SIZE",
+    "RefitWindow",
+    "check_refit_params",
+    "load_window",
+    "window_state",
+]
 
 #: defaults shared by every refittable calibrator
 DEFAULT_WINDOW_SIZE = 2000
@@ -72,8 +81,110 @@ class RefitWindow:
     def load(self, data) -> None:
         """Restore a state written by :meth:`to_list`."""
         self.n_pushed = int(data[0])
-        self._events = collections.deque((tuple(e) for e in data[1]), maxlen=self.window_size)
+        self._events = collections.deque(
+            (tuple(e) for e in data[1]), maxlen=self.window_size
+        )
 
     def _check(self) -> None:
         assert len(self._events) <= self.window_size
         assert len(self._events) == min(self.n_pushed, self.window_size)
+
+
+# ------------------------------------------------------------------ multiclass
+
+
+def window_state(window: RefitWindow, class_list: list) -> dict:
+    """The JSON-safe state of a multiclass window of ``(class indices, values, label
+    index, w)`` events and of the classes they index (keys ``classes``, ``n_pushed``,
+    ``window``)."""
+    n, events = window.to_list()
+    return {
+        "classes": [_encode_label(c) for c in class_list],
+        "n_pushed": n,
+        "window": [[list(i), list(v), y, w] for i, v, y, w in events],
+    }
+
+
+def load_window(owner, state: dict) -> None:
+    """Restore ``owner._window`` from a state written by :func:`window_state` (the
+    classes are the caller's to restore)."""
+    owner._window = RefitWindow(owner.window_size, owner.refit_every)
+    owner._window.load(
+        [
+            state["n_pushed"],
+            [(tuple(i), tuple(v), y, w) for i, v, y, w in state["window"]],
+        ]
+    )
+
+
+class _ClassRegistry:
+    """Classes in order of first appearance: ``_classes`` maps each to its index in
+    ``_class_list``. Every label the state holds is the object in ``_class_list`` (so
+    snapshots, which share equal labels, restore the state exactly)."""
+
+    def _reset_classes(self) -> None:
+        self._classes: dict = {}
+        self._class_list: list = []
+
+    def _discover(self, scores: dict, label) -> None:
+        """Register the classes of an event (O(K))."""
+        reg = self._classes
+        for k in scores:
+            if k not in reg:
+                reg[k] = len(self._class_list)
+                self._class_list.append(k)
+        if label not in reg:
+            reg[label] = len(self._class_list)
+            self._class_list.append(label)
+
+    @property
+    def classes(self) -> tuple:
+        """The classes seen so far, as labels or keys of ``scores``, in order of
+        first appearance."""
+        return tuple(self._class_list)
+
+    def _classes_state(self) -> list:
+        return [_encode_label(c) for c in self._class_list]
+
+    def _load_classes(self, data, memo: dict) -> None:
+        self._class_list = [_decode_label(c, memo) for c in data]
+        self._classes = {c: i for i, c in enumerate(self._class_list)}
+
+
+class _RefitMulticlass(_ClassRegistry, MulticlassCalibrator):
+    """Shared shell of the multiclass calibrators refitted on a :class:`RefitWindow`
+    of events ``(class indices, values, label index, w)`` (indices into
+    ``_class_list``: no label object twice). Subclasses build the rest of their state
+    in ``_reset`` after :meth:`_reset_window`, call :meth:`_push` in ``learn_one`` and
+    refit when it returns True, and extend :meth:`_window_state` /
+    :meth:`_load_window_state` with their fit."""
+
+    _bounded_memory_params = ("window_size",)
+
+    def _reset_window(self) -> None:
+        self._reset_classes()
+        self._window = RefitWindow(self.window_size, self.refit_every)
+
+    def _push(self, scores: dict, label, w) -> bool:
+        """Validate an event, register its classes and push it to the window; True
+        when a refit is due. O(K)."""
+        scores, label, w = self._check_event(scores, label, w)
+        self._discover(scores, label)
+        reg = self._classes
+        event = (tuple([reg[k] for k in scores]), tuple(scores.values()), reg[label], w)
+        return self._window.push(event)
+
+    def _window_events(self) -> list:
+        """The window's events as ``(scores, label, w)``."""
+        labels = self._class_list
+        return [
+            (dict(zip([labels[i] for i in idx], vals)), labels[y], w)
+            for idx, vals, y, w in self._window.events()
+        ]
+
+    def _window_state(self) -> dict:
+        return window_state(self._window, self._class_list)
+
+    def _load_window_state(self, state: dict, memo: dict) -> None:
+        self._load_classes(state["classes"], memo)
+        load_window(self, state)

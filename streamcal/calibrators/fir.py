@@ -18,14 +18,12 @@ from itertools import chain
 import numpy as np
 
 from streamcal import _validation as V
-from streamcal.base import MulticlassCalibrator
 from streamcal.calibrators._refit import (
     DEFAULT_REFIT_EVERY,
     DEFAULT_WINDOW_SIZE,
-    RefitWindow,
+    _RefitMulticlass,
     check_refit_params,
 )
-from streamcal.calibrators.multiclass import _ClassRegistry
 from streamcal.core.fir import (
     DEFAULT_EPSILON,
     IsotonicMap,
@@ -39,14 +37,13 @@ from streamcal.metrics._multiclass import _decode_label, _encode_label
 __all__ = ["FIR", "NAFIR", "OneVsRestIsotonic"]
 
 
-class _WindowedIsotonic(_ClassRegistry, MulticlassCalibrator):
+class _WindowedIsotonic(_RefitMulticlass):
     """Shared shell: parameters, window, class registry, prediction and state.
 
     Subclasses set ``_shared`` (one map for every class, or one per class) and
     implement ``_fit(P, y, w)`` returning the maps (a list) or None.
     """
 
-    _bounded_memory_params = ("window_size",)
     _shared = True
 
     def __init__(
@@ -79,9 +76,7 @@ class _WindowedIsotonic(_ClassRegistry, MulticlassCalibrator):
         self._reset()
 
     def _reset(self) -> None:
-        self._reset_classes()
-        # events as (class indices, values, label index, w): no label object twice
-        self._window = RefitWindow(self.window_size, self.refit_every)
+        self._reset_window()
         self._maps: list | None = None  # the latest fit (None: no fit yet)
         self._fit_classes: dict = {}  # its classes (an ordered set)
 
@@ -107,20 +102,8 @@ class _WindowedIsotonic(_ClassRegistry, MulticlassCalibrator):
         w
             Sample weight, a finite real number >= 0.
         """
-        scores, label, w = self._check_event(scores, label, w)
-        self._discover(scores, label)
-        reg = self._classes
-        event = (tuple([reg[k] for k in scores]), tuple(scores.values()), reg[label], w)
-        if self._window.push(event):
+        if self._push(scores, label, w):
             self._refit(*self._window_arrays())
-
-    def _window_events(self) -> list:
-        """The window's events as ``(scores, label, w)``."""
-        labels = self._class_list
-        return [
-            (dict(zip([labels[i] for i in idx], vals)), labels[y], w)
-            for idx, vals, y, w in self._window.events()
-        ]
 
     def _window_arrays(self):
         """:func:`~streamcal.core.fir.events_to_arrays` of the window's events, read
@@ -218,25 +201,15 @@ class _WindowedIsotonic(_ClassRegistry, MulticlassCalibrator):
     # ------------------------------------------------------------------ state
 
     def _get_state(self) -> dict:
-        n, events = self._window.to_list()
         return {
-            "classes": self._classes_state(),
-            "n_pushed": n,
-            "window": [[list(i), list(v), y, w] for i, v, y, w in events],
+            **self._window_state(),
             "maps": None if self._maps is None else [g.to_lists() for g in self._maps],
             "fit_classes": [_encode_label(c) for c in self._fit_classes],
         }
 
     def _set_state(self, state: dict) -> None:
         memo: dict = {}
-        self._load_classes(state["classes"], memo)
-        self._window = RefitWindow(self.window_size, self.refit_every)
-        self._window.load(
-            [
-                state["n_pushed"],
-                [(tuple(i), tuple(v), y, w) for i, v, y, w in state["window"]],
-            ]
-        )
+        self._load_window_state(state, memo)
         maps = state["maps"]
         self._maps = None if maps is None else [IsotonicMap.from_lists(g) for g in maps]
         self._fit_classes = dict.fromkeys(

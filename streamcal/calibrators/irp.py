@@ -16,11 +16,12 @@ from bisect import bisect_right
 import numpy as np
 
 from streamcal import _validation as V
-from streamcal.base import BinaryCalibrator, MulticlassCalibrator
+from streamcal.base import BinaryCalibrator
 from streamcal.calibrators._refit import (
     DEFAULT_REFIT_EVERY,
     DEFAULT_WINDOW_SIZE,
     RefitWindow,
+    _RefitMulticlass,
     check_refit_params,
 )
 from streamcal.core.irp import capped_grid_size, irp_fit, multiclass_irp_fit
@@ -253,7 +254,7 @@ class IRP(BinaryCalibrator):
         self._values = [float(x) for x in state["values"]]
 
 
-class MulticlassIRP(MulticlassCalibrator):
+class MulticlassIRP(_RefitMulticlass):
     """Multiclass isotonic recursive partitioning (Berta, Bach and Jordan, 2024,
     Algorithm 2) of the last ``window_size`` events, refitted every ``refit_every``
     events.
@@ -338,8 +339,6 @@ class MulticlassIRP(MulticlassCalibrator):
 
     """
 
-    _bounded_memory_params = ("window_size",)
-
     def __init__(
         self,
         max_bins: int | None = None,
@@ -365,10 +364,7 @@ class MulticlassIRP(MulticlassCalibrator):
         self._reset()
 
     def _reset(self) -> None:
-        self._classes: dict = {}  # class -> index, in order of first appearance
-        self._class_list: list = []
-        # events as (class indices, probabilities, label index, w)
-        self._window = RefitWindow(self.window_size, self.refit_every)
+        self._reset_window()
         self._fit_classes: dict = {}  # class -> column of the latest fit
         self._gammas: list = []  # the fitted tree (empty: no fit)
         self._children: list = []
@@ -388,11 +384,6 @@ class MulticlassIRP(MulticlassCalibrator):
         }
 
     @property
-    def classes(self) -> tuple:
-        """The classes seen so far, in order of first appearance."""
-        return tuple(self._class_list)
-
-    @property
     def fit_classes(self) -> tuple:
         """The classes of the latest fit (empty before it)."""
         return tuple(self._fit_classes)
@@ -403,13 +394,6 @@ class MulticlassIRP(MulticlassCalibrator):
         return self._n_bins
 
     # ------------------------------------------------------------------ learning
-
-    def _index(self, c) -> int:
-        i = self._classes.get(c)
-        if i is None:
-            i = self._classes[c] = len(self._class_list)
-            self._class_list.append(c)
-        return i
 
     def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
         """Add one event to the window; refit when due. O(K) plus the refit.
@@ -423,16 +407,7 @@ class MulticlassIRP(MulticlassCalibrator):
         w
             Sample weight, a finite real number >= 0.
         """
-        scores, label, w = self._check_event(scores, label, w)
-        index = self._index
-        event = (
-            tuple([index(c) for c in scores]),
-            tuple(scores.values()),
-            index(label),
-            w,
-        )
-        due = self._window.push(event)
-        if due and (
+        if self._push(scores, label, w) and (
             self._batch_refit_at is None
             or self._window.n_pushed == self._batch_refit_at
         ):
@@ -450,13 +425,6 @@ class MulticlassIRP(MulticlassCalibrator):
             super().learn_many(scores, labels, w)
         finally:
             self._batch_refit_at = None
-
-    def _window_events(self) -> list:
-        names = self._class_list
-        return [
-            (dict(zip([names[i] for i in idx], probs)), names[y], w)
-            for idx, probs, y, w in self._window.events()
-        ]
 
     def _fit_events(self, events: list) -> None:
         """Replace the fit by :func:`~streamcal.core.irp.multiclass_irp_fit` on
@@ -537,11 +505,8 @@ class MulticlassIRP(MulticlassCalibrator):
     # ------------------------------------------------------------------ state
 
     def _get_state(self) -> dict:
-        n, events = self._window.to_list()
         return {
-            "classes": [_encode_label(c) for c in self._class_list],
-            "n_pushed": n,
-            "window": [[list(i), list(p), y, w] for i, p, y, w in events],
+            **self._window_state(),
             "fit_classes": [_encode_label(c) for c in self._fit_classes],
             "gammas": self._gammas,
             "children": self._children,
@@ -551,15 +516,7 @@ class MulticlassIRP(MulticlassCalibrator):
 
     def _set_state(self, state: dict) -> None:
         memo: dict = {}
-        self._class_list = [_decode_label(c, memo) for c in state["classes"]]
-        self._classes = {c: i for i, c in enumerate(self._class_list)}
-        self._window = RefitWindow(self.window_size, self.refit_every)
-        self._window.load(
-            [
-                state["n_pushed"],
-                [(tuple(i), tuple(p), y, w) for i, p, y, w in state["window"]],
-            ]
-        )
+        self._load_window_state(state, memo)
         self._fit_classes = {
             _decode_label(c, memo): i for i, c in enumerate(state["fit_classes"])
         }

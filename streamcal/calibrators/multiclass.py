@@ -18,7 +18,8 @@ from streamcal.base import BinaryCalibrator, MulticlassCalibrator
 from streamcal.calibrators._refit import (
     DEFAULT_REFIT_EVERY,
     DEFAULT_WINDOW_SIZE,
-    RefitWindow,
+    _ClassRegistry,
+    _RefitMulticlass,
     check_refit_params,
 )
 from streamcal.core.temperature import T_MAX, T_MIN, fit_temperature
@@ -37,44 +38,10 @@ def _softmax(z: dict) -> dict:
     return {c: v / total for c, v in e.items()}
 
 
-class _ClassRegistry:
-    """Classes in order of first appearance: ``_classes`` maps each to its index in
-    ``_class_list``. Every label the state holds is the object in ``_class_list`` (so
-    snapshots, which share equal labels, restore the state exactly)."""
-
-    def _reset_classes(self) -> None:
-        self._classes: dict = {}
-        self._class_list: list = []
-
-    def _discover(self, scores: dict, label) -> None:
-        """Register the classes of an event (O(K))."""
-        reg = self._classes
-        for k in scores:
-            if k not in reg:
-                reg[k] = len(self._class_list)
-                self._class_list.append(k)
-        if label not in reg:
-            reg[label] = len(self._class_list)
-            self._class_list.append(label)
-
-    @property
-    def classes(self) -> tuple:
-        """The classes seen so far, as labels or keys of ``scores``, in order of
-        first appearance."""
-        return tuple(self._class_list)
-
-    def _classes_state(self) -> list:
-        return [_encode_label(c) for c in self._class_list]
-
-    def _load_classes(self, data, memo: dict) -> None:
-        self._class_list = [_decode_label(c, memo) for c in data]
-        self._classes = {c: i for i, c in enumerate(self._class_list)}
-
-
 # ------------------------------------------------------------------ temperature
 
 
-class TemperatureScaling(_ClassRegistry, MulticlassCalibrator):
+class TemperatureScaling(_RefitMulticlass):
     """Temperature scaling refitted on a sliding window: ``softmax(z / T)`` with ``T``
     fitted by maximum likelihood on the last ``window_size`` events.
 
@@ -148,8 +115,6 @@ class TemperatureScaling(_ClassRegistry, MulticlassCalibrator):
 
     """
 
-    _bounded_memory_params = ("window_size",)
-
     def __init__(
         self,
         window_size: int = DEFAULT_WINDOW_SIZE,
@@ -175,9 +140,7 @@ class TemperatureScaling(_ClassRegistry, MulticlassCalibrator):
         return self.input == "logits"
 
     def _reset(self) -> None:
-        self._reset_classes()
-        # events as (class indices, values, label index, w): no label object twice
-        self._window = RefitWindow(self.window_size, self.refit_every)
+        self._reset_window()
         self._beta = None  # 1 / temperature of the latest fit
         self._fit_classes: dict = {}  # the classes the latest fit saw (an ordered set)
 
@@ -207,11 +170,7 @@ class TemperatureScaling(_ClassRegistry, MulticlassCalibrator):
         w
             Sample weight, a finite real number >= 0.
         """
-        scores, label, w = self._check_event(scores, label, w)
-        self._discover(scores, label)
-        reg = self._classes
-        event = (tuple([reg[k] for k in scores]), tuple(scores.values()), reg[label], w)
-        if self._window.push(event):
+        if self._push(scores, label, w):
             self._refit()
 
     def _refit(self) -> None:
@@ -230,14 +189,6 @@ class TemperatureScaling(_ClassRegistry, MulticlassCalibrator):
             [e[3] for e in events],
             [self._class_list[i] for i in order],
         )
-
-    def _window_events(self) -> list:
-        """The window's events as ``(scores, label, w)``."""
-        labels = self._class_list
-        return [
-            (dict(zip([labels[i] for i in idx], vals)), labels[y], w)
-            for idx, vals, y, w in self._window.events()
-        ]
 
     def _fit_events(self, events: list) -> None:
         """Replace the fit by temperature scaling fitted on ``events``, a list of valid
@@ -325,25 +276,15 @@ class TemperatureScaling(_ClassRegistry, MulticlassCalibrator):
     # ------------------------------------------------------------------ state
 
     def _get_state(self) -> dict:
-        n, events = self._window.to_list()
         return {
-            "classes": self._classes_state(),
-            "n_pushed": n,
-            "window": [[list(i), list(v), y, w] for i, v, y, w in events],
+            **self._window_state(),
             "beta": self._beta,
             "fit_classes": [_encode_label(c) for c in self._fit_classes],
         }
 
     def _set_state(self, state: dict) -> None:
         memo: dict = {}
-        self._load_classes(state["classes"], memo)
-        self._window = RefitWindow(self.window_size, self.refit_every)
-        self._window.load(
-            [
-                state["n_pushed"],
-                [(tuple(i), tuple(v), y, w) for i, v, y, w in state["window"]],
-            ]
-        )
+        self._load_window_state(state, memo)
         self._beta = state["beta"]
         self._fit_classes = dict.fromkeys(
             _decode_label(c, memo) for c in state["fit_classes"]

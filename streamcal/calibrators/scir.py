@@ -14,6 +14,8 @@ from streamcal.calibrators._refit import (
     DEFAULT_WINDOW_SIZE,
     RefitWindow,
     check_refit_params,
+    load_window,
+    window_state,
 )
 from streamcal.core.scir import SCIRMap, fit_scir
 from streamcal.metrics._multiclass import _decode_label, _encode_label
@@ -286,11 +288,8 @@ class SCIR(MulticlassCalibrator):
     # ------------------------------------------------------------------ state
 
     def _get_state(self) -> dict:
-        n, events = self._window.to_list()
         return {
-            "classes": [_encode_label(c) for c in self._class_list],
-            "n_pushed": n,
-            "window": [[list(i), list(v), y, w] for i, v, y, w in events],
+            **window_state(self._window, self._class_list),
             "map": None if self._map is None else self._map.to_list(),
             "fitted_classes": [_encode_label(c) for c in self._fit_classes],
         }
@@ -299,13 +298,7 @@ class SCIR(MulticlassCalibrator):
         memo: dict = {}
         self._class_list = [_decode_label(c, memo) for c in state["classes"]]
         self._class_index = {c: i for i, c in enumerate(self._class_list)}
-        self._window = RefitWindow(self.window_size, self.refit_every)
-        self._window.load(
-            [
-                state["n_pushed"],
-                [(tuple(i), tuple(v), y, w) for i, v, y, w in state["window"]],
-            ]
-        )
+        load_window(self, state)
         self._map = None if state["map"] is None else SCIRMap.from_list(state["map"])
         self._fit_classes = tuple(
             _decode_label(c, memo) for c in state["fitted_classes"]
