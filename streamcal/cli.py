@@ -217,7 +217,8 @@ def _add_replay(sub) -> None:
         nargs="+",
         action="extend",
         help="calibrators to compare, e.g. isotonic platt:half_life=1000 (default: "
-        "isotonic histogram platt beta tops; see below)",
+        "isotonic histogram platt beta tops; on a multiclass log: temperature fir "
+        "ovr_isotonic class_wise; see below)",
     )
     what.add_argument(
         "--metric",
@@ -579,13 +580,12 @@ def _replay_inputs(args) -> dict:
     if any(not c for c in score_cols):
         raise UsageError("--score", f"empty column name in {score!r}.")
     if multiclass:
-        if args.calibrators:
-            raise UsageError(
-                "--calibrator",
-                "the calibrators are binary; a multiclass log (several --score "
-                "columns) is replayed with its raw forecasts scored only. Drop --calibrator.",
-            )
-        calibrators = {}
+        calibrators = _specs(
+            args.calibrators or registry.DEFAULT_MULTICLASS_CALIBRATORS,
+            "calibrator",
+            registry.make_multiclass_calibrator,
+            "--calibrator",
+        )
         metrics = {}
         for spec in args.metrics or registry.DEFAULT_METRICS:
             name = spec.strip().lower()

@@ -27,6 +27,25 @@ calibrator name    object built
 ``hops``           ``HedgingCalibeater(base=OnlinePlatt(), seed=0)`` (HOPS)
 =================  ====================================================
 
+Multiclass calibrators (for logs with one score column per class) have their own names,
+:data:`MULTICLASS_CALIBRATOR_NAMES`, built by :func:`make_multiclass_calibrator`:
+
+====================  ====================================================
+multiclass name       object built
+====================  ====================================================
+``temperature``       ``TemperatureScaling()``
+``fir``               ``FIR()``
+``nafir``             ``NAFIR()``
+``ovr_isotonic``      ``OneVsRestIsotonic()``
+``scir``              ``SCIR()``
+``irp``               ``MulticlassIRP()`` (for binary logs, ``irp`` is ``IRP()``)
+``top_label``         ``TopLabel(calibrator=OnlineIsotonic())``
+``class_wise``        ``ClassWise(calibrator=OnlineIsotonic())``
+====================  ====================================================
+
+The binary calibrator of ``top_label`` and ``class_wise`` is given by its short name:
+``"class_wise:calibrator=platt"``.
+
 Metric names: ``brier``, ``log_loss``, ``ece``, ``sharpness``, ``roc_auc``,
 ``calibration_refinement``, ``murphy`` and ``corp`` (see :mod:`streamcal.metrics`).
 
@@ -45,12 +64,15 @@ __all__ = [
     "CALIBRATOR_NAMES",
     "DEFAULT_CALIBRATORS",
     "DEFAULT_METRICS",
+    "DEFAULT_MULTICLASS_CALIBRATORS",
     "METRIC_NAMES",
+    "MULTICLASS_CALIBRATOR_NAMES",
     "bigger_is_better",
     "calibrator_parameters",
     "canonical_spec",
     "make_calibrator",
     "make_metric",
+    "make_multiclass_calibrator",
     "metric_parameters",
     "parse_spec",
 ]
@@ -70,6 +92,22 @@ def _calibrators():
         "foster": (C.EpsilonCalibratedForecaster, {}),
         "tops": (C.TrackingCalibeater, {"base": "platt"}),
         "hops": (C.HedgingCalibeater, {"base": "platt", "seed": 0}),
+        "irp": (C.IRP, {}),
+    }
+
+
+def _multiclass_calibrators():
+    from streamcal import calibrators as C
+
+    return {
+        "temperature": (C.TemperatureScaling, {}),
+        "fir": (C.FIR, {}),
+        "nafir": (C.NAFIR, {}),
+        "ovr_isotonic": (C.OneVsRestIsotonic, {}),
+        "scir": (C.SCIR, {}),
+        "irp": (C.MulticlassIRP, {}),
+        "top_label": (C.TopLabel, {"calibrator": "isotonic"}),
+        "class_wise": (C.ClassWise, {"calibrator": "isotonic"}),
     }
 
 
@@ -99,7 +137,23 @@ CALIBRATOR_NAMES = (
     "foster",
     "tops",
     "hops",
+    "irp",
 )
+
+#: The multiclass calibrator short names, in the order of the table above.
+MULTICLASS_CALIBRATOR_NAMES = (
+    "temperature",
+    "fir",
+    "nafir",
+    "ovr_isotonic",
+    "scir",
+    "irp",
+    "top_label",
+    "class_wise",
+)
+
+#: The multiclass calibrators that ``streamcal replay`` compares by default.
+DEFAULT_MULTICLASS_CALIBRATORS = ("temperature", "fir", "ovr_isotonic", "class_wise")
 
 #: The calibrators that ``streamcal replay`` compares side by side by default.
 DEFAULT_CALIBRATORS = ("isotonic", "histogram", "platt", "beta", "tops")
@@ -309,6 +363,14 @@ def _build(spec, kind, table, known, resolve_base: bool):
                 f"name among {', '.join(known)}, or None. Got {base!r} instead."
             )
         params["base"] = _build(base, kind, table, known, resolve_base)
+    if isinstance(params.get("calibrator"), str):  # the binary calibrator of a wrapper
+        inner = params["calibrator"]
+        if parse_spec(inner, "calibrator")[0] not in CALIBRATOR_NAMES:
+            raise ValueError(
+                f"Invalid {kind} spec {spec!r}: the 'calibrator' parameter must be a binary "
+                f"calibrator name among {', '.join(CALIBRATOR_NAMES)}. Got {inner!r} instead."
+            )
+        params["calibrator"] = make_calibrator(inner)
     try:
         return cls(**params)
     except (ValueError, TypeError) as exc:
@@ -356,11 +418,38 @@ def make_calibrator(spec: str):
     >>> make_calibrator("isotonc")
     Traceback (most recent call last):
     ...
-    ValueError: Unknown calibrator 'isotonc' in spec 'isotonc'. Known calibrators: isotonic, histogram, platt, beta, tracking, hedging, foster, tops, hops.
+    ValueError: Unknown calibrator 'isotonc' in spec 'isotonc'. Known calibrators: isotonic, histogram, platt, beta, tracking, hedging, foster, tops, hops, irp.
 
     """
     return _build(
         spec, "calibrator", _calibrators(), CALIBRATOR_NAMES, resolve_base=True
+    )
+
+
+def make_multiclass_calibrator(spec: str):
+    """Build a fresh multiclass calibrator from its spec, e.g. ``"fir:window_size=5000"``
+    or ``"class_wise:calibrator=platt"`` (names: :data:`MULTICLASS_CALIBRATOR_NAMES`).
+
+    Errors are worded as for :func:`make_calibrator`.
+
+    Examples
+    --------
+    >>> make_multiclass_calibrator("fir:window_size=500").window_size
+    500
+    >>> type(make_multiclass_calibrator("class_wise:calibrator=platt").calibrator).__name__
+    'OnlinePlatt'
+    >>> make_multiclass_calibrator("isotonic")
+    Traceback (most recent call last):
+    ...
+    ValueError: Unknown calibrator 'isotonic' in spec 'isotonic'. Known calibrators: temperature, fir, nafir, ovr_isotonic, scir, irp, top_label, class_wise.
+
+    """
+    return _build(
+        spec,
+        "calibrator",
+        _multiclass_calibrators(),
+        MULTICLASS_CALIBRATOR_NAMES,
+        resolve_base=False,
     )
 
 

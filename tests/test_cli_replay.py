@@ -456,7 +456,7 @@ def test_jsonl_log_and_label_records_joined_by_id(tmp_path, capsys):
     )
 
 
-def test_multiclass_log_is_scored_raw(tmp_path, capsys):
+def test_multiclass_log(tmp_path, capsys):
     path = tmp_path / "mc.csv"
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
@@ -466,12 +466,29 @@ def test_multiclass_log_is_scored_raw(tmp_path, capsys):
     argv = ["replay", str(path), "--score", "a,b,c", "--no-progress"]
     assert main(argv) == 0
     rows = table(capsys.readouterr().out)
-    assert list(rows) == ["raw"] and list(rows["raw"]) == ["brier", "log_loss", "ece"]
-    assert main([*argv, "--metric", "tece", "top_label_ece"]) == 0
-    assert list(table(capsys.readouterr().out)["raw"]) == ["tece", "top_label_ece"]
+    assert list(rows) == ["raw", "temperature", "fir", "ovr_isotonic", "class_wise"]
+    assert list(rows["raw"]) == ["brier", "log_loss", "ece"]
+    assert (
+        main(
+            [
+                *argv,
+                "--calibrator",
+                "scir",
+                "class_wise:calibrator=platt",
+                "--metric",
+                "tece",
+                "top_label_ece",
+            ]
+        )
+        == 0
+    )
+    rows = table(capsys.readouterr().out)
+    assert list(rows) == ["raw", "scir", "class_wise:calibrator=platt"]
+    assert list(rows["raw"]) == ["tece", "top_label_ece"]
     assert main([*argv, "--calibrator", "isotonic"]) == 2
     assert (
-        "argument --calibrator: the calibrators are binary" in capsys.readouterr().err
+        "argument --calibrator: Unknown calibrator 'isotonic'"
+        in capsys.readouterr().err
     )
     assert main([*argv, "--metric", "roc_auc"]) == 2
     assert (

@@ -7,12 +7,21 @@ import inspect
 import pytest
 
 from streamcal import (
+    FIR,
+    IRP,
+    NAFIR,
+    SCIR,
+    ClassWise,
     EpsilonCalibratedForecaster,
     HedgingCalibeater,
     HistogramBinning,
+    MulticlassIRP,
+    OneVsRestIsotonic,
     OnlineBeta,
     OnlineIsotonic,
     OnlinePlatt,
+    TemperatureScaling,
+    TopLabel,
     TrackingCalibeater,
     metrics,
 )
@@ -20,12 +29,15 @@ from streamcal.registry import (
     CALIBRATOR_NAMES,
     DEFAULT_CALIBRATORS,
     DEFAULT_METRICS,
+    DEFAULT_MULTICLASS_CALIBRATORS,
     METRIC_NAMES,
+    MULTICLASS_CALIBRATOR_NAMES,
     bigger_is_better,
     calibrator_parameters,
     canonical_spec,
     make_calibrator,
     make_metric,
+    make_multiclass_calibrator,
     metric_parameters,
     parse_spec,
 )
@@ -41,6 +53,18 @@ EXPECTED_CALIBRATORS = {
     "foster": (EpsilonCalibratedForecaster, {}),
     "tops": (TrackingCalibeater, {"base": OnlinePlatt}),
     "hops": (HedgingCalibeater, {"base": OnlinePlatt, "seed": 0}),
+    "irp": (IRP, {}),
+}
+
+EXPECTED_MULTICLASS_CALIBRATORS = {
+    "temperature": TemperatureScaling,
+    "fir": FIR,
+    "nafir": NAFIR,
+    "ovr_isotonic": OneVsRestIsotonic,
+    "scir": SCIR,
+    "irp": MulticlassIRP,
+    "top_label": TopLabel,
+    "class_wise": ClassWise,
 }
 
 EXPECTED_METRICS = {
@@ -285,3 +309,31 @@ def test_bigger_is_better():
     assert bigger_is_better("corp.unc@window") is None
     assert bigger_is_better("corp.dsc@window") is True
     assert bigger_is_better("ece:n_bins=15@window") is False
+
+
+def test_multiclass_names_build_their_classes():
+    assert set(MULTICLASS_CALIBRATOR_NAMES) == set(EXPECTED_MULTICLASS_CALIBRATORS)
+    assert set(DEFAULT_MULTICLASS_CALIBRATORS) <= set(MULTICLASS_CALIBRATOR_NAMES)
+    for name, cls in EXPECTED_MULTICLASS_CALIBRATORS.items():
+        assert type(make_multiclass_calibrator(name)) is cls
+    wrapped = make_multiclass_calibrator("top_label:calibrator=histogram")
+    assert type(wrapped.calibrator) is HistogramBinning
+    assert type(make_multiclass_calibrator("class_wise").calibrator) is OnlineIsotonic
+    assert (
+        make_multiclass_calibrator("scir:window_size=300,refit_every=50").refit_every
+        == 50
+    )
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("isotonic", "Unknown calibrator 'isotonic'"),
+        ("fir:windowsize=3", "has no parameter 'windowsize'"),
+        ("top_label:calibrator=fir", "must be a binary calibrator name"),
+        ("fir:window_size=0", "'window_size'"),
+    ],
+)
+def test_multiclass_spec_errors(spec, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        make_multiclass_calibrator(spec)
