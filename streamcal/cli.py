@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from streamcal import _logs
+
 __all__ = ["build_parser", "main"]
 
 
@@ -442,12 +444,6 @@ def _nice_ceiling(x: float) -> int:
         step *= 10
 
 
-def _open_text(path: str):
-    if path.endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
-    return open(path, encoding="utf-8-sig", newline="")
-
-
 def _count_rows(path: str) -> int | None:
     """The number of events in a log file (data lines of a CSV, lines of a JSON Lines
     file, rows of a Parquet file), or None when it cannot be told cheaply. Cost: one
@@ -477,17 +473,16 @@ def _count_rows(path: str) -> int | None:
 
 
 def _csv_header(path: str) -> list[str] | None:
-    """The column names of a CSV (or TSV) log, else None."""
-    lower = path.lower().removesuffix(".gz")
-    if not lower.endswith((".csv", ".tsv")):
+    """The column names of a CSV (or TSV) log, else None; the file is opened as
+    :func:`streamcal.replay` opens it."""
+    ext, gz = _logs._suffixes(path)
+    if ext not in _logs._CSV_SUFFIXES:
         return None
     import csv
 
     try:
-        with _open_text(path) as f:
-            return next(
-                csv.reader(f, delimiter="\t" if lower.endswith(".tsv") else ","), None
-            )
+        with _logs._open_text(path, gz) as f:
+            return next(csv.reader(f, delimiter=_logs._CSV_SUFFIXES[ext]), None)
     except (OSError, UnicodeDecodeError, EOFError, csv.Error):
         return None
 
@@ -557,22 +552,11 @@ def _specs(specs, kind, make, argument):
     return out
 
 
-# The metric names of a multiclass log (streamcal.replay resolves them).
-_MULTICLASS_METRICS = (
-    "brier",
-    "log_loss",
-    "ece",
-    "confidence_ece",
-    "top_label_ece",
-    "classwise_ece",
-    "tece",
-)
-
-
 def _replay_inputs(args) -> dict:
     """Check the arguments that argparse cannot check; return the arguments of
     :func:`streamcal.replay` and what the report says about them."""
     from streamcal import registry
+    from streamcal.replay import _MULTICLASS_METRICS  # the names replay resolves
 
     score = args.score or "score"
     score_cols = [c.strip() for c in score.split(",")]

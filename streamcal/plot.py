@@ -82,6 +82,7 @@ from scipy.stats import binom
 from streamcal import _validation as V
 from streamcal.core.pav import BlockView
 from streamcal.metrics import ReliabilityBin
+from streamcal.metrics._binned import linear_quantile_edges
 
 __all__ = [
     "ConsistencyBand",
@@ -176,27 +177,10 @@ def _check_events(probs, labels, weights, owner):
 
 
 def _bin_edges(p: np.ndarray, w: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
-    levels = np.arange(n_bins + 1, dtype=np.float64) / n_bins
     if strategy == "uniform":
-        return levels
-    # numpy's "linear" quantile of the sample in which each forecast is repeated as
-    # many times as its weight (frequency weights; np.quantile itself for unit
-    # weights): the expanded sample's index k holds the first value whose cumulative
-    # weight exceeds k, and the quantile q sits at the virtual index (W - 1) q.
+        return np.arange(n_bins + 1, dtype=np.float64) / n_bins
     order = np.argsort(p, kind="stable")
-    x = p[order]
-    cum = np.cumsum(w[order])
-    virtual = (cum[-1] - 1.0) * levels
-    below = np.floor(virtual)
-    last = len(x) - 1
-    lo = np.minimum(np.searchsorted(cum, np.maximum(below, 0.0), side="right"), last)
-    hi = np.minimum(
-        np.searchsorted(cum, np.maximum(below + 1.0, 0.0), side="right"), last
-    )
-    a, b = x[lo], x[hi]
-    gamma = virtual - below
-    q = np.where(gamma >= 0.5, b - (b - a) * (1.0 - gamma), a + (b - a) * gamma)
-    return np.maximum.accumulate(q)
+    return linear_quantile_edges(p[order], np.cumsum(w[order]), n_bins)
 
 
 def _bin_index(p: np.ndarray, edges: np.ndarray) -> np.ndarray:

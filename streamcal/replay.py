@@ -32,7 +32,9 @@ from streamcal.metrics import (
     CalibrationRefinement,
     ClasswiseECE,
     ConfidenceECE,
+    CrossEntropy,
     LogLoss,
+    MulticlassBrier,
     MurphyDecomposition,
     Sharpness,
     TopLabelECE,
@@ -109,96 +111,6 @@ class ReplayError(ValueError):
         super().__init__(text)
 
 
-# ---------------------------------------------------------------------- multiclass scores
-
-
-class _MulticlassScore(MulticlassCalibrationMetric):
-    """Weighted mean of a per-event multiclass score, revertible (as
-    :class:`streamcal.metrics.Brier` is for binary forecasts)."""
-
-    def _reset(self) -> None:
-        self._weight = 0.0
-        self._total = 0.0
-        self._n = 0
-
-    def _update(self, y, p, w) -> None:
-        self._weight += w
-        self._total += w * self._loss(y, p)
-        self._n += 1
-
-    def _revert(self, y, p, w) -> None:
-        self._n -= 1
-        if self._n <= 0:
-            self._reset()
-            return
-        self._weight -= w
-        self._total -= w * self._loss(y, p)
-
-    def get(self) -> float:
-        """The weighted mean score (0.0 before any event); O(1)."""
-        return self._total / self._weight if self._weight > 0.0 else 0.0
-
-    def _get_state(self) -> dict:
-        return {"weight": self._weight, "total": self._total, "n": self._n}
-
-    def _set_state(self, state) -> None:
-        self._weight = float(state["weight"])
-        self._total = float(state["total"])
-        self._n = int(state["n"])
-
-
-class _MulticlassBrier(_MulticlassScore):
-    """Multiclass Brier score: the weighted mean of ``sum_c (p_c - [y = c]) ** 2`` over
-    the classes of the forecast and the outcome (a class absent from the forecast has
-    probability 0); between 0 and 2. Cost O(classes) per event.
-
-    Examples
-    --------
-    >>> m = _MulticlassBrier()
-    >>> m.update("b", {"a": 0.5, "b": 0.5})
-    >>> m.get()
-    0.5
-
-    """
-
-    def __init__(self):
-        super().__init__()
-
-    def _loss(self, y, p) -> float:
-        total = 0.0 if y in p else 1.0
-        for c, pc in p.items():
-            d = pc - 1.0 if c == y else pc
-            total += d * d
-        return total
-
-
-class _MulticlassLogLoss(_MulticlassScore):
-    """Multiclass log loss (cross-entropy): the weighted mean of ``-log p_y``, ``p_y``
-    clipped to ``[eps, 1 - eps]`` as in :class:`streamcal.metrics.LogLoss` (a class
-    absent from the forecast has probability 0, so costs ``-log(eps)``). O(1) per event.
-
-    Examples
-    --------
-    >>> m = _MulticlassLogLoss()
-    >>> m.update("b", {"a": 0.5, "b": 0.5})
-    >>> round(m.get(), 6)
-    0.693147
-
-    """
-
-    def __init__(self, eps: float = 1e-15):
-        V.check_real(
-            eps, "log_loss", "eps", lambda x: 0.0 < x < 0.5, "a real number in (0, 0.5)"
-        )
-        self.eps = eps
-        super().__init__()
-
-    def _loss(self, y, p) -> float:
-        eps = self.eps
-        q = p.get(y, 0.0)
-        return -math.log(max(eps, min(q, 1.0 - eps)))
-
-
 # ---------------------------------------------------------------------- metric names
 
 _BINARY_METRICS = {
@@ -213,8 +125,8 @@ _BINARY_METRICS = {
 }
 
 _MULTICLASS_METRICS = {
-    "brier": _MulticlassBrier,
-    "log_loss": _MulticlassLogLoss,
+    "brier": MulticlassBrier,
+    "log_loss": CrossEntropy,
     "ece": ConfidenceECE,
     "confidence_ece": ConfidenceECE,
     "top_label_ece": TopLabelECE,
@@ -530,9 +442,10 @@ def replay(
         that differ from the defaults, e.g. ``"ece:n_bins=15"``), or a dict key ->
         short name or metric. Binary short names: ``"brier"``, ``"log_loss"``,
         ``"ece"``, ``"sharpness"``, ``"roc_auc"``, ``"calibration_refinement"``,
-        ``"murphy"``, ``"corp"``. Multiclass short names: ``"brier"`` (the multiclass
-        Brier score ``sum_c (p_c - [y = c])**2``, in [0, 2]), ``"log_loss"`` (``-log
-        p_y``, clipped at 1e-15), ``"ece"`` (= ``"confidence_ece"``,
+        ``"murphy"``, ``"corp"``. Multiclass short names: ``"brier"``
+        (:class:`streamcal.metrics.MulticlassBrier`, ``sum_c (p_c - [y = c])**2``, in
+        [0, 2]), ``"log_loss"`` (:class:`streamcal.metrics.CrossEntropy`, ``-log p_y``,
+        clipped at 1e-15), ``"ece"`` (= ``"confidence_ece"``,
         :class:`streamcal.metrics.ConfidenceECE`), ``"top_label_ece"``,
         ``"classwise_ece"`` and ``"tece"``.
     score

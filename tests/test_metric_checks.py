@@ -348,13 +348,13 @@ def _check_multiclass(y_true, y_pred, w, owner, method):
     return V.check_weight(w, owner, method)
 
 
-class MulticlassBrier(_ScoreSums, StreamingMetric):
+class ToyMulticlassBrier(_ScoreSums, StreamingMetric):
     """Multiclass Brier score with a per-class count of labels (so that class discovery
     and int / str keys go through the snapshots): a correct metric for the checks.
 
     Examples
     --------
-    >>> m = MulticlassBrier()
+    >>> m = ToyMulticlassBrier()
     >>> m.update("a", {"a": 0.5, "b": 0.5})
     >>> m.get()
     0.5
@@ -371,13 +371,13 @@ class MulticlassBrier(_ScoreSums, StreamingMetric):
         return sum((v - (c == y)) ** 2 for c, v in p.items()) + (0.0 if y in p else 1.0)
 
     def update(self, y_true, y_pred, w=1.0):
-        w = _check_multiclass(y_true, y_pred, w, "MulticlassBrier", "update")
+        w = _check_multiclass(y_true, y_pred, w, "ToyMulticlassBrier", "update")
         if w > 0.0:
             self._add(w, self._score(y_true, y_pred))
             self._labels[y_true] = self._labels.get(y_true, 0) + 1
 
     def revert(self, y_true, y_pred, w=1.0):
-        w = _check_multiclass(y_true, y_pred, w, "MulticlassBrier", "revert")
+        w = _check_multiclass(y_true, y_pred, w, "ToyMulticlassBrier", "revert")
         if w > 0.0:
             self._remove(w, self._score(y_true, y_pred))
             if self._n:
@@ -396,7 +396,7 @@ class MulticlassBrier(_ScoreSums, StreamingMetric):
         self._labels = {c: int(k) for c, k in state["labels"]}
 
 
-class MulticlassKeysBecomeStrings(MulticlassBrier):
+class MulticlassKeysBecomeStrings(ToyMulticlassBrier):
     def _get_state(self):
         return {
             **super()._get_state(),
@@ -407,7 +407,7 @@ class MulticlassKeysBecomeStrings(MulticlassBrier):
         super()._set_state({**state, "labels": list(state["labels"].items())})
 
 
-class MulticlassRemembersClasses(MulticlassBrier):
+class MulticlassRemembersClasses(ToyMulticlassBrier):
     def get(self):  # a value that depends on every class ever seen, even once reverted
         return super().get() + 1e-3 * len(self._seen) if self._W > 0.0 else 0.0
 
@@ -422,7 +422,7 @@ class MulticlassRemembersClasses(MulticlassBrier):
 
 
 def test_correct_multiclass_metric_passes_every_check():
-    C.check_metric(MulticlassBrier())
+    C.check_metric(ToyMulticlassBrier())
 
 
 @pytest.mark.parametrize(

@@ -572,10 +572,10 @@ def test_parameters_are_validated():
     for klass in (ConfidenceECE, TopLabelECE, ClasswiseECE):
         with pytest.raises(
             ValueError,
-            match=f"The 'n_bins' argument of {klass.__name__} must be an int >= 1",
+            match=f"The 'n_bins' parameter of {klass.__name__} must be an int >= 1",
         ):
             klass(n_bins=0)
-        with pytest.raises(TypeError, match="n_bins"):
+        with pytest.raises(ValueError, match="n_bins"):
             klass(n_bins=2.5)
         with pytest.raises(
             ValueError,

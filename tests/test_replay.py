@@ -43,12 +43,13 @@ from streamcal.metrics import (
     CalibrationRefinement,
     ClasswiseECE,
     ConfidenceECE,
+    CrossEntropy,
     LogLoss,
+    MulticlassBrier,
     MurphyDecomposition,
     Sharpness,
     TopLabelECE,
 )
-from streamcal.replay import _MulticlassBrier, _MulticlassLogLoss
 from tests import references_replay as R
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -298,8 +299,8 @@ def test_multiclass_raw_and_calibrator_equal_hand_loop(tmp_path):
         every=100,
     )
     table = {
-        "brier": _MulticlassBrier,
-        "log_loss": _MulticlassLogLoss,
+        "brier": MulticlassBrier,
+        "log_loss": CrossEntropy,
         "ece": ConfidenceECE,
         "top_label_ece": TopLabelECE,
         "classwise_ece": ClasswiseECE,
@@ -388,9 +389,9 @@ def test_multiclass_needs_multiclass_metrics_and_calibrators():
 
 def test_multiclass_scores_check_suite():
     for metric in (
-        _MulticlassBrier(),
-        _MulticlassLogLoss(),
-        _MulticlassLogLoss(eps=0.01),
+        MulticlassBrier(),
+        CrossEntropy(),
+        CrossEntropy(eps=0.01),
     ):
         check_metric(metric)
 

@@ -11,6 +11,9 @@ the calibrator predicts the scores themselves (cold start).
 from __future__ import annotations
 
 import collections
+from itertools import chain
+
+import numpy as np
 
 from streamcal import _validation as V
 from streamcal.base import MulticlassCalibrator
@@ -21,8 +24,6 @@ __all__ = [
     "DEFAULT_WINDOW_SIZE",
     "RefitWindow",
     "check_refit_params",
-    "load_window",
-    "window_state",
 ]
 
 #: defaults shared by every refittable calibrator
@@ -93,30 +94,6 @@ class RefitWindow:
 # ------------------------------------------------------------------ multiclass
 
 
-def window_state(window: RefitWindow, class_list: list) -> dict:
-    """The JSON-safe state of a multiclass window of ``(class indices, values, label
-    index, w)`` events and of the classes they index (keys ``classes``, ``n_pushed``,
-    ``window``)."""
-    n, events = window.to_list()
-    return {
-        "classes": [_encode_label(c) for c in class_list],
-        "n_pushed": n,
-        "window": [[list(i), list(v), y, w] for i, v, y, w in events],
-    }
-
-
-def load_window(owner, state: dict) -> None:
-    """Restore ``owner._window`` from a state written by :func:`window_state` (the
-    classes are the caller's to restore)."""
-    owner._window = RefitWindow(owner.window_size, owner.refit_every)
-    owner._window.load(
-        [
-            state["n_pushed"],
-            [(tuple(i), tuple(v), y, w) for i, v, y, w in state["window"]],
-        ]
-    )
-
-
 class _ClassRegistry:
     """Classes in order of first appearance: ``_classes`` maps each to its index in
     ``_class_list``. Every label the state holds is the object in ``_class_list`` (so
@@ -182,9 +159,55 @@ class _RefitMulticlass(_ClassRegistry, MulticlassCalibrator):
             for idx, vals, y, w in self._window.events()
         ]
 
+    def _window_arrays(self):
+        """:func:`~streamcal.core.fir.events_to_arrays` of the window's events, read
+        from the stored class indices without building dicts (same arrays). O(nK)."""
+        kept = [e for e in self._window.events() if e[3] > 0.0]
+        n = len(kept)
+        if not n:
+            return [], np.zeros((0, 0)), np.zeros(0, dtype=np.intp), np.zeros(0)
+        lens = np.fromiter((len(e[0]) for e in kept), np.intp, n)
+        keys = np.fromiter(
+            chain.from_iterable(e[0] for e in kept), np.intp, int(lens.sum())
+        )
+        values = np.fromiter(
+            chain.from_iterable(e[1] for e in kept), np.float64, len(keys)
+        )
+        labels = np.fromiter((e[2] for e in kept), np.intp, n)
+        w = np.fromiter((e[3] for e in kept), np.float64, n)
+        # the classes in order of first appearance: each event's keys, then its label
+        at_label = np.cumsum(lens + 1) - 1
+        seq = np.empty(len(keys) + n, dtype=np.intp)
+        is_key = np.ones(len(seq), dtype=bool)
+        is_key[at_label] = False
+        seq[is_key] = keys
+        seq[at_label] = labels
+        uniq, first = np.unique(seq, return_index=True)
+        order = uniq[np.argsort(first)]
+        column = np.empty(int(uniq[-1]) + 1, dtype=np.intp)
+        column[order] = np.arange(len(order))
+        P = np.zeros((n, len(order)))
+        P[np.repeat(np.arange(n), lens), column[keys]] = values
+        names = self._class_list
+        return [names[i] for i in order.tolist()], P, column[labels], w
+
     def _window_state(self) -> dict:
-        return window_state(self._window, self._class_list)
+        """JSON-safe state of the classes and the window (keys ``classes``,
+        ``n_pushed``, ``window``)."""
+        n, events = self._window.to_list()
+        return {
+            "classes": self._classes_state(),
+            "n_pushed": n,
+            "window": [[list(i), list(v), y, w] for i, v, y, w in events],
+        }
 
     def _load_window_state(self, state: dict, memo: dict) -> None:
+        """Restore what :meth:`_window_state` wrote."""
         self._load_classes(state["classes"], memo)
-        load_window(self, state)
+        self._window = RefitWindow(self.window_size, self.refit_every)
+        self._window.load(
+            [
+                state["n_pushed"],
+                [(tuple(i), tuple(v), y, w) for i, v, y, w in state["window"]],
+            ]
+        )

@@ -626,6 +626,14 @@ class EpsilonCalibratedForecaster(_Calibeating):
             self._game.play(self._cell(), y, w)
         self._n_events += 1
 
+    def _learn_many_validated(self, scores, labels, w) -> None:
+        # learn_one's loop without its checks, already done for the whole batch
+        play = self._game.play
+        for y, wi in zip(labels.tolist(), w.tolist()):
+            if wi > 0.0:
+                play(self._cell(), y, wi)
+            self._n_events += 1
+
     def predict_one(self, score: float) -> float:
         """The forecast for the next event (``score`` is validated, then ignored); O(n_bins)."""
         V.check_score(score, "EpsilonCalibratedForecaster", "predict_one")

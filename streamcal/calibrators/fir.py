@@ -13,9 +13,6 @@ probability (shared by the classes, or one per class); a forecast is calibrated 
 from __future__ import annotations
 
 from bisect import bisect_right
-from itertools import chain
-
-import numpy as np
 
 from streamcal import _validation as V
 from streamcal.calibrators._refit import (
@@ -104,38 +101,6 @@ class _WindowedIsotonic(_RefitMulticlass):
         """
         if self._push(scores, label, w):
             self._refit(*self._window_arrays())
-
-    def _window_arrays(self):
-        """:func:`~streamcal.core.fir.events_to_arrays` of the window's events, read
-        from the stored class indices without building dicts (same arrays). O(nK)."""
-        kept = [e for e in self._window.events() if e[3] > 0.0]
-        n = len(kept)
-        if not n:
-            return [], np.zeros((0, 0)), np.zeros(0, dtype=np.intp), np.zeros(0)
-        lens = np.fromiter((len(e[0]) for e in kept), np.intp, n)
-        keys = np.fromiter(
-            chain.from_iterable(e[0] for e in kept), np.intp, int(lens.sum())
-        )
-        values = np.fromiter(
-            chain.from_iterable(e[1] for e in kept), np.float64, len(keys)
-        )
-        labels = np.fromiter((e[2] for e in kept), np.intp, n)
-        w = np.fromiter((e[3] for e in kept), np.float64, n)
-        # the classes in order of first appearance: each event's keys, then its label
-        at_label = np.cumsum(lens + 1) - 1
-        seq = np.empty(len(keys) + n, dtype=np.intp)
-        is_key = np.ones(len(seq), dtype=bool)
-        is_key[at_label] = False
-        seq[is_key] = keys
-        seq[at_label] = labels
-        uniq, first = np.unique(seq, return_index=True)
-        order = uniq[np.argsort(first)]
-        column = np.empty(int(uniq[-1]) + 1, dtype=np.intp)
-        column[order] = np.arange(len(order))
-        P = np.zeros((n, len(order)))
-        P[np.repeat(np.arange(n), lens), column[keys]] = values
-        names = self._class_list
-        return [names[i] for i in order.tolist()], P, column[labels], w
 
     def _fit_events(self, events: list) -> None:
         """Replace the fit by the batch fit on ``events``, a list of valid ``(scores,

@@ -24,6 +24,7 @@ from streamcal.calibrators._refit import (
     _RefitMulticlass,
     check_refit_params,
 )
+from streamcal.core.fir import events_to_arrays
 from streamcal.core.irp import capped_grid_size, irp_fit, multiclass_irp_fit
 from streamcal.metrics._multiclass import _decode_label, _encode_label
 
@@ -411,7 +412,7 @@ class MulticlassIRP(_RefitMulticlass):
             self._batch_refit_at is None
             or self._window.n_pushed == self._batch_refit_at
         ):
-            self._fit_events(self._window_events())
+            self._fit_arrays(*self._window_arrays())
 
     def learn_many(self, scores, labels, w=None) -> None:
         """Learn from a batch exactly as a loop of ``learn_one`` would (the whole batch
@@ -430,26 +431,17 @@ class MulticlassIRP(_RefitMulticlass):
         """Replace the fit by :func:`~streamcal.core.irp.multiclass_irp_fit` on
         ``events``, a list of valid ``(scores, label, w)`` (the refit hook of
         :mod:`streamcal.checks.multiclass`)."""
-        col: dict = {}
-        kept = []
-        for s, y, w in events:
-            if w > 0.0:
-                for c in s:
-                    col.setdefault(c, len(col))
-                col.setdefault(y, len(col))
-                kept.append((s, y, w))
-        if not kept:
+        self._fit_arrays(*events_to_arrays(events))
+
+    def _fit_arrays(self, classes, P, labels, weights) -> None:
+        """Replace the fit by the fit on the arrays of
+        :func:`~streamcal.core.fir.events_to_arrays`."""
+        if not classes:
             self._fit_classes = {}
             self._gammas, self._children, self._values = [], [], []
             self._n_bins = 0
             return
-        P = np.zeros((len(kept), len(col)))
-        for i, (s, _, _) in enumerate(kept):
-            for c, p in s.items():
-                P[i, col[c]] = p
-        labels = np.array([col[y] for _, y, _ in kept], dtype=np.int64)
-        weights = np.array([w for _, _, w in kept], dtype=np.float64)
-        m = capped_grid_size(len(col), self.grid_size)
+        m = capped_grid_size(len(classes), self.grid_size)
         fit = multiclass_irp_fit(
             P,
             labels,
@@ -458,7 +450,7 @@ class MulticlassIRP(_RefitMulticlass):
             smoothing=self.smoothing,
             grid_size=m,
         )
-        self._fit_classes = col
+        self._fit_classes = {c: i for i, c in enumerate(classes)}
         self._gammas, self._children, self._values = fit.to_lists()
         self._n_bins = fit.n_bins
 

@@ -8,14 +8,11 @@ import math
 import numpy as np
 
 from streamcal import _validation as V
-from streamcal.base import MulticlassCalibrator
 from streamcal.calibrators._refit import (
     DEFAULT_REFIT_EVERY,
     DEFAULT_WINDOW_SIZE,
-    RefitWindow,
+    _RefitMulticlass,
     check_refit_params,
-    load_window,
-    window_state,
 )
 from streamcal.core.scir import SCIRMap, fit_scir
 from streamcal.metrics._multiclass import _decode_label, _encode_label
@@ -23,7 +20,7 @@ from streamcal.metrics._multiclass import _decode_label, _encode_label
 __all__ = ["SCIR"]
 
 
-class SCIR(MulticlassCalibrator):
+class SCIR(_RefitMulticlass):
     """Sorted cumulative isotonic regression (Arad and Rosset, section 4.2), refitted
     on the last ``window_size`` events every ``refit_every`` events.
 
@@ -113,8 +110,6 @@ class SCIR(MulticlassCalibrator):
 
     """
 
-    _bounded_memory_params = ("window_size",)
-
     def __init__(
         self,
         window_size: int = DEFAULT_WINDOW_SIZE,
@@ -136,11 +131,9 @@ class SCIR(MulticlassCalibrator):
         self._reset()
 
     def _reset(self) -> None:
-        self._class_list: list = []
-        self._class_index: dict = {}
-        # events as (class indices, probabilities) of the positive probabilities,
-        # then the label's index and the weight: no label object twice
-        self._window = RefitWindow(self.window_size, self.refit_every)
+        # window events: (class indices, probabilities) of the positive probabilities
+        # only (not every key, as _push stores), the label's index and the weight
+        self._reset_window()
         self._map: SCIRMap | None = None
         self._fit_classes: tuple = ()
         self._fit_index: dict = {}
@@ -152,11 +145,6 @@ class SCIR(MulticlassCalibrator):
         yield {}
 
     # ------------------------------------------------------------------ properties
-
-    @property
-    def classes(self) -> tuple:
-        """The classes seen so far, in order of first appearance."""
-        return tuple(self._class_list)
 
     @property
     def fitted_classes(self) -> tuple:
@@ -185,7 +173,7 @@ class SCIR(MulticlassCalibrator):
             Sample weight, a finite real number >= 0.
         """
         scores, label, w = self._check_event(scores, label, w)
-        index = self._class_index
+        index = self._classes
         classes = self._class_list
         idx = []
         vals = []
@@ -289,16 +277,14 @@ class SCIR(MulticlassCalibrator):
 
     def _get_state(self) -> dict:
         return {
-            **window_state(self._window, self._class_list),
+            **self._window_state(),
             "map": None if self._map is None else self._map.to_list(),
             "fitted_classes": [_encode_label(c) for c in self._fit_classes],
         }
 
     def _set_state(self, state: dict) -> None:
         memo: dict = {}
-        self._class_list = [_decode_label(c, memo) for c in state["classes"]]
-        self._class_index = {c: i for i, c in enumerate(self._class_list)}
-        load_window(self, state)
+        self._load_window_state(state, memo)
         self._map = None if state["map"] is None else SCIRMap.from_list(state["map"])
         self._fit_classes = tuple(
             _decode_label(c, memo) for c in state["fitted_classes"]
@@ -308,7 +294,7 @@ class SCIR(MulticlassCalibrator):
     def _check(self) -> None:
         """Assert the invariants of the window and of the fitted map."""
         self._window._check()
-        assert self._class_index == {c: i for i, c in enumerate(self._class_list)}
+        assert self._classes == {c: i for i, c in enumerate(self._class_list)}
         for idx, vals, y, w in self._window.events():
             assert len(idx) == len(vals) and all(
                 0 <= i < len(self._class_list) for i in idx

@@ -6,7 +6,8 @@ Streaming metrics, river-compatible (``update`` / ``revert`` / ``get``; usable i
 :class:`ECE`, :class:`Sharpness`, :class:`ROCAUC`, :class:`CalibrationRefinement`
 (Foster-Hart), :class:`MurphyDecomposition` and :class:`CORP` (isotonic
 recalibration: MCB, DSC, UNC); for multiclass
-forecasts (dicts of class probabilities), :class:`ConfidenceECE`, :class:`TopLabelECE`,
+forecasts (dicts of class probabilities), :class:`MulticlassBrier`,
+:class:`CrossEntropy`, :class:`ConfidenceECE`, :class:`TopLabelECE`,
 :class:`ClasswiseECE` and :class:`TECE`.
 
 Batch functions on arrays of binary labels and predicted probabilities:
@@ -37,7 +38,12 @@ from streamcal.metrics._multiclass import (
 )
 from streamcal.metrics._ranking import ROCAUC
 from streamcal.metrics._refinement import CalibrationRefinement
-from streamcal.metrics._scoring import Brier, LogLoss
+from streamcal.metrics._scoring import (
+    Brier,
+    CrossEntropy,
+    LogLoss,
+    MulticlassBrier,
+)
 from streamcal.metrics.base import BinaryCalibrationMetric, StreamingMetric
 
 __all__ = [
@@ -51,7 +57,9 @@ __all__ = [
     "CalibrationRefinement",
     "ClasswiseECE",
     "ConfidenceECE",
+    "CrossEntropy",
     "LogLoss",
+    "MulticlassBrier",
     "MulticlassCalibrationMetric",
     "MurphyDecomposition",
     "ReliabilityBin",

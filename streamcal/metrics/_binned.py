@@ -72,6 +72,35 @@ def uniform_bin(p: float, n_bins: int, edges) -> int:
     return b
 
 
+def linear_quantile_edges(x: np.ndarray, cum: np.ndarray, n_bins: int) -> np.ndarray:
+    """Equal-mass edges: the ``i / n_bins`` quantiles (numpy's default "linear" rule) of
+    the forecasts ``x`` (increasing) repeated as often as their weights, ``cum`` being
+    the cumulative weights (frequency weights; ``np.quantile`` itself for unit weights).
+    Made non-decreasing; ``n_bins + 1`` edges. O(n_bins log len(x)).
+
+    Examples
+    --------
+    >>> linear_quantile_edges(np.array([0.1, 0.2, 0.9]), np.array([1.0, 2.0, 3.0]), 2).tolist()
+    [0.1, 0.2, 0.9]
+
+    """
+    # the expanded sample's index k holds the first value whose cumulative weight
+    # exceeds k, and the quantile q sits at the virtual index (W - 1) q
+    levels = np.arange(n_bins + 1, dtype=np.float64) / n_bins
+    virtual = (cum[-1] - 1.0) * levels
+    below = np.floor(virtual)
+    last = len(x) - 1
+    lo = np.minimum(np.searchsorted(cum, np.maximum(below, 0.0), side="right"), last)
+    hi = np.minimum(
+        np.searchsorted(cum, np.maximum(below + 1.0, 0.0), side="right"), last
+    )
+    a, b = x[lo], x[hi]
+    gamma = virtual - below
+    diff = b - a
+    q = np.where(gamma >= 0.5, b - diff * (1.0 - gamma), a + diff * gamma)
+    return np.maximum.accumulate(q)
+
+
 def _check_n_bins(owner: str, n_bins) -> None:
     V.check_param(
         owner, "n_bins", n_bins, V.is_integer(n_bins) and n_bins >= 1, "an int >= 1"
@@ -498,24 +527,9 @@ class ECE(BinaryCalibrationMetric):
         ys = np.fromiter((v[1] for _, v in items), dtype=np.float64, count=len(items))
         n_bins = self.n_bins
         unit = self._unit()
-        cum = np.cumsum(w * unit if unit != 1.0 else w)
-        # numpy's "linear" quantile on the expanded sample (index k holds the value whose
-        # cumulative weight first exceeds k): virtual index (W - 1) * q, then _lerp.
-        levels = np.arange(n_bins + 1, dtype=np.float64) / n_bins
-        virtual = (cum[-1] - 1.0) * levels
-        below = np.floor(virtual)
-        last = len(x) - 1
-        lo = np.minimum(
-            np.searchsorted(cum, np.maximum(below, 0.0), side="right"), last
+        edges = linear_quantile_edges(
+            x, np.cumsum(w * unit if unit != 1.0 else w), n_bins
         )
-        hi = np.minimum(
-            np.searchsorted(cum, np.maximum(below + 1.0, 0.0), side="right"), last
-        )
-        a, b = x[lo], x[hi]
-        gamma = virtual - below
-        diff = b - a
-        q = np.where(gamma >= 0.5, b - diff * (1.0 - gamma), a + diff * gamma)
-        edges = np.maximum.accumulate(q)
         idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, n_bins - 1)
         bw = np.bincount(idx, weights=w, minlength=n_bins)
         by = np.bincount(idx, weights=ys, minlength=n_bins)

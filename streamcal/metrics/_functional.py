@@ -10,7 +10,6 @@ from __future__ import annotations
 import typing
 
 import numpy as np
-from scipy.special import xlogy
 
 from streamcal import _validation as V
 
@@ -67,9 +66,11 @@ def brier_score(labels, probs) -> float:
 def log_loss(labels, probs, eps: float = 1e-15) -> float:
     """Logarithmic loss (negative mean log-likelihood, in nats) of binary outcomes.
 
-    ``-mean(labels * log(q) + (1 - labels) * log(1 - q))`` with ``q = clip(probs, eps,
-    1 - eps)``; lower is better. Clipping keeps the loss finite when a forecast of 0 or
-    1 turns out wrong; with ``eps=0`` such a forecast gives ``inf``. Cost O(n).
+    ``-mean(log(r))`` where ``r`` is the probability given to the observed outcome
+    (``probs`` if the label is 1, ``1 - probs`` if it is 0) clipped to ``[eps, 1 - eps]``,
+    exactly as the streaming :class:`streamcal.metrics.LogLoss` does; lower is better.
+    Clipping keeps the loss finite when a forecast of 0 or 1 turns out wrong (it costs
+    ``-log(eps)``); with ``eps=0`` such a forecast gives ``inf``. Cost O(n).
 
     Parameters
     ----------
@@ -78,7 +79,8 @@ def log_loss(labels, probs, eps: float = 1e-15) -> float:
     probs
         Predicted probabilities of the outcome 1, in [0, 1], same length.
     eps
-        Probabilities are clipped to ``[eps, 1 - eps]``, a real number in [0, 0.5).
+        The probability of the observed outcome is clipped to ``[eps, 1 - eps]``, a real
+        number in [0, 0.5).
 
     Examples
     --------
@@ -93,9 +95,9 @@ def log_loss(labels, probs, eps: float = 1e-15) -> float:
     owner = "log_loss"
     eps = V.check_real(eps, owner, "eps", lambda x: 0.0 <= x < 0.5, "a real number in [0, 0.5)")
     y, p = _check_pair(labels, probs, owner)
-    q = np.clip(p, eps, 1.0 - eps)
-    with np.errstate(divide="ignore"):  # log(0) = -inf when eps = 0; xlogy(0, 0) = 0
-        return float(-np.mean(xlogy(y, q) + xlogy(1.0 - y, 1.0 - q)))
+    r = np.clip(np.where(y == 1.0, p, 1.0 - p), eps, 1.0 - eps)
+    with np.errstate(divide="ignore"):  # log(0) = -inf when eps = 0
+        return float(-np.mean(np.log(r)))
 
 
 def _bin_indices(probs: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
@@ -180,7 +182,7 @@ and the bins equally filled.
             "a str among {'uniform', 'quantile'}", strategy,
         )
     y, p = _check_pair(labels, probs, owner)
-    counts, sum_y, sum_p = _binned(y, p, n_bins, strategy)
+    _, sum_y, sum_p = _binned(y, p, n_bins, strategy)
     # (n_b / n) * |sum_y / n_b - sum_p / n_b| = |sum_y - sum_p| / n; empty bins add 0.
     return float(np.sum(np.abs(sum_y - sum_p)) / len(y))
 

@@ -38,7 +38,7 @@ from river import base as river_base
 
 from streamcal import _validation as V
 from streamcal.core.binning import uniform_edges
-from streamcal.metrics._binned import ReliabilityBin
+from streamcal.metrics._binned import ReliabilityBin, _check_n_bins
 from streamcal.metrics._binned import uniform_bin as _bin_of
 from streamcal.metrics.base import StreamingMetric
 
@@ -55,7 +55,7 @@ __all__ = [
 
 
 def _check_bins(owner: str, n_bins, strategy) -> None:
-    V.check_int(n_bins, owner, "n_bins", minimum=1)
+    _check_n_bins(owner, n_bins)
     V.check_param(
         owner,
         "strategy",
@@ -835,7 +835,7 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
     """
 
     def __init__(self, n_bins: int = 10, threshold: float | None = None):
-        V.check_int(n_bins, "TECE", "n_bins", minimum=1)
+        _check_n_bins("TECE", n_bins)
         if threshold is not None:
             V.check_real(
                 threshold,

@@ -1,17 +1,20 @@
-"""Mean proper scores of binary probability forecasts: Brier score and log loss."""
+"""Mean proper scores of probability forecasts: the Brier score and log loss of binary
+forecasts, and their multiclass forms (:class:`MulticlassBrier`, :class:`CrossEntropy`)."""
 
 from __future__ import annotations
 
 import math
 
 from streamcal import _validation as V
+from streamcal.metrics._multiclass import MulticlassCalibrationMetric
 from streamcal.metrics.base import BinaryCalibrationMetric
 
-__all__ = ["Brier", "LogLoss"]
+__all__ = ["Brier", "CrossEntropy", "LogLoss", "MulticlassBrier"]
 
 
-class _MeanScore(BinaryCalibrationMetric):
-    """The weighted mean of a per-event score ``loss(y, p)``, revertible.
+class _MeanScore:
+    """The weighted mean of a per-event score ``loss(y, p)``, revertible: a mixin placed
+    before :class:`BinaryCalibrationMetric` or :class:`MulticlassCalibrationMetric`.
 
     State: the total weight, the weighted sum of losses, and the number of
     positive-weight events held, so that once every event has been reverted the sums
@@ -54,7 +57,7 @@ class _MeanScore(BinaryCalibrationMetric):
         self._n = int(state["n"])
 
 
-class Brier(_MeanScore):
+class Brier(_MeanScore, BinaryCalibrationMetric):
     """Brier score: the weighted mean of ``(p - y) ** 2``.
 
     Revertible, so ``river.utils.Rolling(Brier, window_size=n)`` gives the score of the
@@ -116,7 +119,7 @@ class Brier(_MeanScore):
             self._n += 1
 
 
-class LogLoss(_MeanScore):
+class LogLoss(_MeanScore, BinaryCalibrationMetric):
     """Log loss: the weighted mean of ``-log(p)`` if ``y = 1`` else ``-log(1 - p)``, with
     ``p`` clipped to ``[eps, 1 - eps]`` so that a confident miss costs ``-log(eps)``
     (34.5 for the default) rather than infinity.
@@ -172,3 +175,73 @@ class LogLoss(_MeanScore):
                 eps if q < eps else (1.0 - eps if q > 1.0 - eps else q)  # noqa: FURB136
             )
             self._n += 1
+
+
+class MulticlassBrier(_MeanScore, MulticlassCalibrationMetric):
+    """Multiclass Brier score: the weighted mean of ``sum_c (p_c - [y = c]) ** 2`` over
+    the classes of the forecast and the outcome (a class absent from the forecast has
+    probability 0); between 0 and 2. Revertible, like :class:`Brier`.
+
+    ``update`` and ``revert`` cost O(classes) per event.
+
+    Examples
+    --------
+    >>> from streamcal.metrics import MulticlassBrier
+    >>> m = MulticlassBrier()
+    >>> m.update("b", {"a": 0.5, "b": 0.5})
+    >>> m.get()                                # 0.5 ** 2 + 0.5 ** 2
+    0.5
+    >>> m.update("c", {"a": 0.5, "b": 0.5})    # c absent: 0.25 + 0.25 + 1
+    >>> m.get()
+    1.0
+
+    """
+
+    def __init__(self):
+        super().__init__()
+
+    def _loss(self, y, p: dict) -> float:
+        total = 0.0 if y in p else 1.0
+        for c, pc in p.items():
+            d = pc - 1.0 if c == y else pc
+            total += d * d
+        return total
+
+
+class CrossEntropy(_MeanScore, MulticlassCalibrationMetric):
+    """Multiclass log loss (cross-entropy): the weighted mean of ``-log p_y``, with
+    ``p_y`` clipped to ``[eps, 1 - eps]`` as in :class:`LogLoss` (a class absent from the
+    forecast has probability 0, so costs ``-log(eps)``). Revertible, like :class:`LogLoss`.
+
+    ``update`` and ``revert`` cost O(classes) per event (the validation of the dict).
+
+    Parameters
+    ----------
+    eps
+        Clipping level, a real number in (0, 0.5).
+
+    Examples
+    --------
+    >>> from streamcal.metrics import CrossEntropy
+    >>> m = CrossEntropy()
+    >>> m.update("b", {"a": 0.5, "b": 0.5})
+    >>> round(m.get(), 6)                      # log 2
+    0.693147
+
+    """
+
+    def __init__(self, eps: float = 1e-15):
+        V.check_real(
+            eps,
+            "CrossEntropy",
+            "eps",
+            lambda x: 0.0 < x < 0.5,
+            "a real number in (0, 0.5)",
+        )
+        self.eps = eps
+        super().__init__()
+
+    def _loss(self, y, p: dict) -> float:
+        eps = self.eps
+        q = p.get(y, 0.0)
+        return -math.log(eps if q < eps else (1.0 - eps if q > 1.0 - eps else q))  # noqa: FURB136

@@ -11,6 +11,7 @@ from river import drift, stats
 from streamcal import _validation as V
 from streamcal.calibrators.isotonic import OnlineIsotonic
 from streamcal.core.eprocess import MixtureEProcess, log_mean_exp
+from streamcal.metrics._multiclass import _top
 from streamcal.monitor.base import BaseMonitor
 
 __all__ = ["CalibrationMonitor", "MulticlassCalibrationMonitor"]
@@ -746,10 +747,7 @@ class MulticlassCalibrationMonitor(BaseMonitor):
         self._n_events += 1
         parts = self._parts
         if self.view == "top-label":
-            top, conf = None, -1.0
-            for k, p in proba.items():
-                if p > conf:
-                    top, conf = k, p
+            top, conf = _top(proba)
             alarm = parts[0]._advance(conf, 1.0 if label == top else 0.0)
             if self._eprocess:
                 self._log_e = parts[0]._process.log_e
