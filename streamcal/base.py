@@ -109,6 +109,59 @@ class BinaryCalibrator(_snapshot.Snapshot, base.Estimator):
         for s, y, wi in zip(scores.tolist(), labels.tolist(), w.tolist()):
             self.learn_one(s, y, wi)
 
+    def predict_learn_many(self, scores, labels, w=None) -> np.ndarray:
+        """Predict then learn each event in turn (prequential), in one pass.
+
+        Returns the predictions of the loop ``p[i] = predict_one(s[i]);
+        learn_one(s[i], y[i], w[i])``, exactly (the same floats), and leaves the
+        calibrator in the state that loop would. It is the primitive a replay, a keyed
+        runner or a distributed job is built on: compiled calibrators run it in one
+        pass without a Python call per event.
+
+        The whole batch is validated first: if an element is bad, the error names its
+        argument and index and nothing is learnt.
+
+        Parameters
+        ----------
+        scores
+            Sequence of scores in [0, 1].
+        labels
+            Sequence of binary labels, same length.
+        w
+            Optional sequence of non-negative sample weights (default: all 1).
+
+        Returns
+        -------
+        numpy.ndarray
+            The prequential predictions, float64, one per event.
+
+        Examples
+        --------
+        >>> from streamcal import OnlineIsotonic
+        >>> cal = OnlineIsotonic()
+        >>> cal.predict_learn_many([0.2, 0.8, 0.4, 0.6], [0, 1, 0, 1]).tolist()
+        [0.2, 0.0, 0.0, 0.0]
+        >>> cal.predict_one(0.7)
+        1.0
+
+        """
+        name = type(self).__name__
+        s = V.check_scores_array(scores, name, "predict_learn_many")
+        y = V.check_labels_array(labels, len(s), name, "predict_learn_many")
+        ws = V.check_weights_array(w, len(s), name, "predict_learn_many")
+        return self._predict_learn_many_validated(s, y, ws)
+
+    def _predict_learn_many_validated(
+        self, scores: np.ndarray, labels: np.ndarray, w: np.ndarray
+    ) -> np.ndarray:
+        out = np.empty(len(scores), dtype=np.float64)
+        predict = self.predict_one
+        learn = self.learn_one
+        for i, (s, y, wi) in enumerate(zip(scores.tolist(), labels.tolist(), w.tolist())):
+            out[i] = predict(s)
+            learn(s, y, wi)
+        return out
+
     def predict_many(self, scores) -> np.ndarray:
         """Return calibrated probabilities for a batch of scores (no learning)."""
         s = V.check_scores_array(scores, type(self).__name__, "predict_many")

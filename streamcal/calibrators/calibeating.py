@@ -925,6 +925,30 @@ class MultiCalibeater(_Calibeating):
         for row, yi, wi in zip(x.tolist(), y.tolist(), ws.tolist()):
             self._learn(tuple(row), yi, wi)
 
+    def predict_learn_many(self, scores, labels, w=None) -> np.ndarray:
+        """Predict then learn each event in turn (``scores`` a sequence of tuples),
+        exactly as the loop of ``predict_one`` / ``learn_one`` would; the whole batch is
+        validated first (see :meth:`streamcal.base.BinaryCalibrator.predict_learn_many`).
+
+        Examples
+        --------
+        >>> from streamcal import MultiCalibeater
+        >>> cal = MultiCalibeater(n_experts=2, n_bins=2)
+        >>> cal.predict_learn_many([(0.2, 0.4), (0.2, 0.4)], [1, 1]).tolist()
+        [0.3, 0.3]
+
+        """
+        name = "MultiCalibeater"
+        x = self._check_forecasts_array(scores, "predict_learn_many")
+        y = V.check_labels_array(labels, len(x), name, "predict_learn_many")
+        ws = V.check_weights_array(w, len(x), name, "predict_learn_many")
+        out = np.empty(len(x), dtype=np.float64)
+        for i, (row, yi, wi) in enumerate(zip(x.tolist(), y.tolist(), ws.tolist())):
+            row = tuple(row)
+            out[i] = self._predict(row)
+            self._learn(row, yi, wi)
+        return out
+
     def _predict(self, x: tuple[float, ...]) -> float:
         key, prior = self._key_and_prior(x)
         p = self._stats.mean(key, prior, self.prior_weight)

@@ -46,6 +46,7 @@ __all__ = [
     "check_monotone",
     "check_outputs_finite_in_unit_interval",
     "check_pickle_roundtrip",
+    "check_predict_learn_many_matches_loop",
     "check_predict_many_matches_predict_one",
     "yield_stream",
 ]
@@ -278,6 +279,55 @@ def check_predict_many_matches_predict_one(cal: BinaryCalibrator) -> None:
             f"max diff {np.abs(one - many).max()}"
         )
     assert c.predict_many(_inputs(c, [])).shape == (0,)
+
+
+def check_predict_learn_many_matches_loop(cal: BinaryCalibrator) -> None:
+    """``predict_learn_many`` returns exactly the floats of the prequential loop
+    ``predict_one`` then ``learn_one``, and leaves the same state, whatever the batch
+    sizes and the state it starts from; a bad element names its index and changes
+    nothing."""
+    s, y, w = yield_stream(2000, seed=8)
+    loop = cal.clone()
+    expected = []
+    for a, b, c in zip(_inputs(loop, s.tolist()), y.tolist(), w.tolist()):
+        expected.append(loop.predict_one(a))
+        loop.learn_one(a, b, c)
+    for cuts in ([2000], [1, 999, 1000], [3, 3, 1994], [1500, 500]):
+        batch = cal.clone()
+        got = []
+        start = 0
+        for n in cuts:
+            out = batch.predict_learn_many(
+                _inputs(batch, s[start : start + n]), y[start : start + n].tolist(), w[start : start + n]
+            )
+            assert isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == (n,)
+            got.extend(out.tolist())
+            start += n
+        assert got == expected, (
+            f"predict_learn_many {cuts} differs from the loop at event "
+            f"{next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)}"
+        )
+        assert _predictions(batch) == _predictions(loop), f"state after {cuts} differs from the loop's"
+    fresh = cal.clone()
+    assert fresh.predict_learn_many(_inputs(fresh, []), []).shape == (0,)
+    unweighted = cal.clone()
+    ref = cal.clone()
+    a = unweighted.predict_learn_many(_inputs(unweighted, s[:300]), y[:300])
+    b = ref.predict_learn_many(_inputs(ref, s[:300]), y[:300], np.ones(300))
+    assert a.tolist() == b.tolist(), "w=None is not unit weights"
+    before = _common.snapshot(loop)
+    good = _inputs(loop, [0.1, 0.5, 0.9])
+    for args, argument, index in (
+        ((good, [0, 2, 1]), "labels", 1),
+        ((good, [0, 1, 1], [1.0, 1.0, -1.0]), "w", 2),
+        ((_inputs(loop, [0.1, 0.5, float("nan")]), [0, 1, 1]), "scores", 2),
+    ):
+        _common.expect_error(loop.predict_learn_many, args, argument, f"a bad element at index {index}")
+        try:
+            loop.predict_learn_many(*args)
+        except (ValueError, TypeError) as exc:
+            assert f"index {index}" in str(exc), f"the error does not name index {index}: {exc}"
+    assert _common.snapshot(loop) == before, "a bad batch changed the state"
 
 
 def check_bad_input_leaves_state_unchanged(cal: BinaryCalibrator) -> None:

@@ -66,6 +66,7 @@ from streamcal.checks._common import (
 )
 
 __all__ = [
+    "check_update_many_matches_update",
     "BAD_LABELS",
     "BAD_PROBABILITIES",
     "BAD_WEIGHTS",
@@ -433,6 +434,39 @@ BAD_MULTICLASS_PREDICTIONS = [
 BAD_MULTICLASS_LABELS = [[1], {0: 1}]
 
 
+def check_update_many_matches_update(metric) -> None:
+    """``update_many`` leaves exactly the state (and value) of a loop of ``update``,
+    whatever the batch sizes; a bad element names its index and adds nothing."""
+    events = yield_binary_events(600, seed=9)
+    y, p, w = (list(col) for col in zip(*events))
+    loop = _fed(metric, events)
+    for cuts in ([600], [1, 299, 300], [250, 350]):
+        batch = metric.clone()
+        start = 0
+        for n in cuts:
+            batch.update_many(y[start : start + n], p[start : start + n], w[start : start + n])
+            start += n
+        assert batch.get() == loop.get(), f"update_many {cuts}: {batch.get()} != {loop.get()}"
+        assert _common.snapshot(batch) == _common.snapshot(loop), f"update_many {cuts}: states differ"
+    unweighted = metric.clone()
+    unweighted.update_many(y, p)
+    assert _common.snapshot(unweighted) == _common.snapshot(_fed(metric, [(a, b, 1.0) for a, b in zip(y, p)])), (
+        "w=None is not unit weights"
+    )
+    before = _common.snapshot(loop)
+    for args, argument, index in (
+        (([0, 2, 1], [0.1, 0.5, 0.9]), "y_true", 1),
+        (([0, 1, 1], [0.1, 0.5, 1.5]), "y_pred", 2),
+        (([0, 1, 1], [0.1, 0.5, 0.9], [1.0, float("nan"), 1.0]), "w", 1),
+    ):
+        _common.expect_error(loop.update_many, args, argument, f"a bad element at index {index}")
+        try:
+            loop.update_many(*args)
+        except (ValueError, TypeError) as exc:
+            assert f"index {index}" in str(exc), f"the error does not name index {index}: {exc}"
+    assert _common.snapshot(loop) == before, "a bad batch changed the state"
+
+
 def check_bad_input_leaves_state_unchanged(metric) -> None:
     """Bad ``y_true``, ``y_pred`` and ``w`` raise a ValueError/TypeError naming the
     argument, for ``update`` and (revertible metrics) ``revert``, and leave the state
@@ -681,6 +715,7 @@ def yield_metric_checks(metric) -> typing.Iterator[typing.Callable]:
     yield check_degenerate_streams
     if not _is_multiclass(metric):
         yield check_dict_prediction_matches_float
+        yield check_update_many_matches_update
     if metric._revertible:
         yield check_revert_any_order
         yield check_rolling_matches_tail

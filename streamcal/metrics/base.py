@@ -136,6 +136,36 @@ class BinaryCalibrationMetric(StreamingMetric):
         w = V.check_weight(w, name, "update")
         self._update(y, p, w)
 
+    def update_many(self, y_true, y_pred, w=None) -> None:
+        """Add a batch of events, exactly as a loop of :meth:`update` would.
+
+        ``y_true`` is a sequence of binary labels, ``y_pred`` a sequence of
+        probabilities in [0, 1] (floats: the dicts of ``predict_proba_one`` go through
+        :meth:`update`), ``w`` optional non-negative weights. The whole batch is
+        validated first: a bad element raises an error naming its argument and index,
+        and nothing is added. Compiled metrics run it in one pass.
+
+        Examples
+        --------
+        >>> from streamcal.metrics import Brier
+        >>> m = Brier()
+        >>> m.update_many([1, 0, 1], [0.8, 0.4, 0.6])
+        >>> round(m.get(), 4)
+        0.12
+
+        """
+        name = type(self).__name__
+        p = V.check_scores_array(y_pred, name, "update_many", name="y_pred")
+        y = V.check_labels_array(y_true, len(p), name, "update_many", name="y_true")
+        ws = V.check_weights_array(w, len(p), name, "update_many")
+        self._update_many_validated(y, p, ws)
+
+    def _update_many_validated(self, y, p, w) -> None:
+        """Add validated arrays of events (compiled metrics override this)."""
+        update = self._update
+        for yi, pi, wi in zip(y.tolist(), p.tolist(), w.tolist()):
+            update(yi, pi, wi)
+
     def revert(self, y_true, y_pred, w=1.0) -> None:
         """Remove one event previously added with the same arguments."""
         self._check_revertible()
