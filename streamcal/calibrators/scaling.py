@@ -1,6 +1,8 @@
 """Parametric calibration by online logistic regression on features of the score:
 Platt scaling and beta calibration, the river-style shells over
-:mod:`streamcal.core.newton`."""
+:mod:`streamcal.core.newton`, whose compiled :class:`~streamcal.core.newton.LogisticKernel`
+runs every per-event method and batch loop (the shells keep parameters, snapshots,
+repr and docs)."""
 
 from __future__ import annotations
 
@@ -8,17 +10,16 @@ import math
 
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
-from streamcal.core.newton import OnlineNewtonLogistic
+from streamcal.core import newton
+from streamcal.core.newton import LogisticKernel, OnlineNewtonLogistic
 
 __all__ = ["OnlineBeta", "OnlinePlatt"]
 
 #: Scores are clipped to ``[EPS, 1 - EPS]`` before taking logarithms, with ``EPS`` the
 #: machine epsilon ``2**-52`` (as the ``betacal`` package does): the features stay
 #: finite (``|logit s| <= 36.05``, ``|ln s| <= 36.05``) and both ends are doubles.
-EPS = 2.0**-52
-_HI = 1.0 - EPS
+EPS = newton.EPS
 _LN2 = math.log(2.0)
-_log = math.log
 _exp = math.exp
 
 
@@ -64,19 +65,19 @@ def _midpoint(a: float, b: float, c: float) -> float | None:
     return 1.0 / (1.0 + _exp(-t)) if t >= 0 else _exp(t) / (1.0 + _exp(t))
 
 
-class _OnlineLogisticCalibrator(BinaryCalibrator):
+class _OnlineLogisticCalibrator(LogisticKernel, BinaryCalibrator):
     """Logistic regression on features of the clipped score, kept by
     :class:`~streamcal.core.newton.OnlineNewtonLogistic`. Shared by the shells: the
-    core and its forgetting, the refusal of an unrepresentable weight, atomic batches,
-    snapshots and ``_check``.
+    compiled kernel (``learn_one``, ``predict_one`` and the batch loops, with the
+    refusal of an unrepresentable weight and atomic batches), snapshots and ``_check``.
 
-    A subclass sets ``_theta0`` (the identity map) and ``_nonneg`` (the constrained
-    coordinates) and gives its feature map in ``_update`` (for batches) and, inlined
-    for speed, in ``learn_one`` and ``predict_one``.
+    A subclass sets ``_theta0`` (the identity map), ``_nonneg`` (the constrained
+    coordinates) and ``_feature_map`` (one of the kernel's feature maps).
     """
 
     _theta0: tuple = ()
     _nonneg: tuple = ()
+    _feature_map: int = newton.FEATURES_LOGIT
 
     def _make_core(self) -> OnlineNewtonLogistic:
         decay = 1.0 if self.half_life is None else 2.0 ** (-1.0 / self.half_life)
@@ -86,46 +87,18 @@ class _OnlineLogisticCalibrator(BinaryCalibrator):
 
     def _reset(self) -> None:
         self._core = self._make_core()
+        self._features = self._feature_map
+        self._ages = self.half_life is not None  # then zero weights age the others
         self._fitted = False  # a positive-weight event has been learnt
 
-    def _overflow(self, w):
-        return V.argument_error(
-            ValueError,
-            "w",
-            type(self).__name__,
-            "learn_one",
-            "a finite real number >= 0 small enough for the update to be represented in double "
-            "precision (an event may outweigh all that was learnt by a factor up to about 1e12)",
-            w,
-        )
+    # pickling: the kernel's C fields travel as the snapshot state
+    def __getstate__(self):
+        return {"attributes": dict(self.__dict__), "state": self._get_state()}
 
-    def _update(self, s: float, y: float, w: float) -> None:
-        """Teach the core one event at the clipped score ``s`` (the feature map)."""
-        raise NotImplementedError
-
-    def _learn_many_validated(self, scores, labels, w) -> None:
-        # learn_one's loop without its checks, already done for the whole batch; atomic:
-        # if an event is refused (a weight too large to represent), nothing is learnt
-        core, fitted = self._core, self._fitted
-        saved = core.to_lists()
-        update = self._update
-        ages = self.half_life is not None  # then zero weights age the others
-        wi = 0.0
-        try:
-            for s, y, wi in zip(scores.tolist(), labels.tolist(), w.tolist()):
-                if wi == 0.0 and not ages:
-                    continue  # teaches nothing, ages nothing
-                if s < EPS:  # clip, so that the logarithms stay finite
-                    s = EPS
-                elif s > _HI:
-                    s = _HI
-                update(s, y, wi)
-                if wi > 0.0:
-                    fitted = True
-        except OverflowError:
-            core.set_lists(saved)
-            raise self._overflow(wi) from None
-        self._fitted = fitted
+    def __setstate__(self, data):
+        self.__dict__.update(data["attributes"])
+        self._reset()
+        self._set_state(data["state"])
 
     def _get_state(self) -> dict:
         return {"core": self._core.to_lists(), "fitted": self._fitted}
@@ -217,8 +190,10 @@ class OnlinePlatt(_OnlineLogisticCalibrator):
     and for learning a 2x2 rank-one update (a few more exponentials for the implicit
     step of a surprising, heavily weighted event). With ``half_life``, ``learn_one`` also
     discounts the Newton matrix (a 2x2 inverse and product), which about doubles its
-    cost. ``learn_many`` and ``predict_many`` loop over events and give the loop's
-    results exactly; ``learn_many`` is atomic.
+    cost. All of it runs in compiled code; ``learn_many``, ``predict_many`` and
+    ``predict_learn_many`` are one compiled pass each, O(n), and give the floats of the
+    loop of ``learn_one`` / ``predict_one`` exactly (the same C functions); ``learn_many``
+    and ``predict_learn_many`` are atomic (a refused weight leaves the state unchanged).
 
     Examples
     --------
@@ -268,58 +243,6 @@ class OnlinePlatt(_OnlineLogisticCalibrator):
         yield {"monotone": True}
         yield {"half_life": 40.0, "regularization": 0.5}
 
-    def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
-        """Update the fit with one event; O(1).
-
-        Parameters
-        ----------
-        score
-            The model's score, a real number in [0, 1].
-        label
-            The observed outcome: 0, 1, False or True.
-        w
-            Sample weight, a finite real number >= 0.
-        """
-        s = V.check_score(score, "OnlinePlatt", "learn_one")
-        y = V.check_label(label, "OnlinePlatt", "learn_one")
-        w = V.check_weight(w, "OnlinePlatt", "learn_one")
-        # inlined, not shared through _update: one more call measured 7% slower
-        if w == 0.0 and self.half_life is None:
-            return  # teaches nothing, ages nothing
-        if s < EPS:  # clip, so that the logarithms stay finite
-            s = EPS
-        elif s > _HI:
-            s = _HI
-        try:
-            self._core.update2(_log(s / (1.0 - s)), 1.0, y, w)
-        except OverflowError:
-            raise self._overflow(w) from None
-        if w > 0.0:
-            self._fitted = True
-
-    def _update(self, s, y, w):
-        self._core.update2(_log(s / (1.0 - s)), 1.0, y, w)
-
-    def predict_one(self, score: float) -> float:
-        """Return ``sigmoid(a * logit(s) + b)`` for the clipped score ``s``; O(1).
-
-        Before any positive-weight event, ``score`` itself.
-        """
-        s = V.check_score(score, "OnlinePlatt", "predict_one")
-        # inlined, not a shared body with a feature-map hook: that measured 14% slower
-        if not self._fitted:
-            return s
-        if s < EPS:  # clip, so that the logarithms stay finite
-            s = EPS
-        elif s > _HI:
-            s = _HI
-        t = self._core.theta
-        z = t[0] * _log(s / (1.0 - s)) + t[1]
-        if z >= 0.0:
-            return 1.0 / (1.0 + _exp(-z))
-        e = _exp(z)
-        return e / (1.0 + e)
-
     @property
     def a(self) -> float:
         """Slope on ``logit(s)``."""
@@ -336,9 +259,9 @@ class OnlinePlatt(_OnlineLogisticCalibrator):
 # "ab": features (ln s - ln(1 - s), 1), theta = (a = b, c);
 # "am": features (ln 2s, -ln(2 (1 - s))), theta = (a, b), c = (a - b) ln 2.
 _BETA_MODELS = {
-    "abm": ((1.0, 1.0, 0.0), (0, 1)),
-    "ab": ((1.0, 0.0), (0,)),
-    "am": ((1.0, 1.0), (0, 1)),
+    "abm": ((1.0, 1.0, 0.0), (0, 1), newton.FEATURES_ABM),
+    "ab": ((1.0, 0.0), (0,), newton.FEATURES_LOGIT),
+    "am": ((1.0, 1.0), (0, 1), newton.FEATURES_AM),
 }
 
 
@@ -401,8 +324,8 @@ class OnlineBeta(_OnlineLogisticCalibrator):
     exponential each, and for learning a 2x2 or 3x3 rank-one update; the projection,
     when a constraint is hit, solves at most three systems of size <= 2. With
     ``half_life``, ``learn_one`` also discounts the Newton matrix (a 3x3 inverse and
-    product for ``"abm"``), which about doubles its cost. ``learn_many`` and
-    ``predict_many`` loop and give the loop's results exactly; ``learn_many`` is atomic.
+    product for ``"abm"``), which about doubles its cost. The batch methods are one
+    compiled pass each and give the loop's floats exactly, as in :class:`OnlinePlatt`.
 
     Examples
     --------
@@ -452,7 +375,7 @@ class OnlineBeta(_OnlineLogisticCalibrator):
         self.parameters = parameters
         self.regularization = regularization
         self.half_life = half_life
-        self._theta0, self._nonneg = _BETA_MODELS[parameters]
+        self._theta0, self._nonneg, self._feature_map = _BETA_MODELS[parameters]
         self._reset()
 
     @classmethod
@@ -461,76 +384,6 @@ class OnlineBeta(_OnlineLogisticCalibrator):
         yield {"parameters": "ab"}
         yield {"parameters": "am"}
         yield {"parameters": "abm", "half_life": 40.0, "regularization": 2.0}
-
-    def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
-        """Update the fit with one event; O(1).
-
-        Parameters
-        ----------
-        score
-            The model's score, a real number in [0, 1].
-        label
-            The observed outcome: 0, 1, False or True.
-        w
-            Sample weight, a finite real number >= 0.
-        """
-        s = V.check_score(score, "OnlineBeta", "learn_one")
-        y = V.check_label(label, "OnlineBeta", "learn_one")
-        w = V.check_weight(w, "OnlineBeta", "learn_one")
-        # inlined, not shared through _update: one more call measured 7% slower
-        if w == 0.0 and self.half_life is None:
-            return  # teaches nothing, ages nothing
-        if s < EPS:  # clip, so that the logarithms stay finite
-            s = EPS
-        elif s > _HI:
-            s = _HI
-        p = self.parameters
-        try:
-            if p == "abm":
-                self._core.update3(_log(s), -_log(1.0 - s), 1.0, y, w)
-            elif p == "ab":
-                self._core.update2(_log(s / (1.0 - s)), 1.0, y, w)
-            else:
-                self._core.update2(_log(s + s), -_log(2.0 - (s + s)), y, w)
-        except OverflowError:
-            raise self._overflow(w) from None
-        if w > 0.0:
-            self._fitted = True
-
-    def _update(self, s, y, w):
-        p = self.parameters
-        if p == "abm":
-            self._core.update3(_log(s), -_log(1.0 - s), 1.0, y, w)
-        elif p == "ab":
-            self._core.update2(_log(s / (1.0 - s)), 1.0, y, w)
-        else:
-            self._core.update2(_log(s + s), -_log(2.0 - (s + s)), y, w)
-
-    def predict_one(self, score: float) -> float:
-        """Return the beta calibration map at the clipped score; O(1).
-
-        Before any positive-weight event, ``score`` itself.
-        """
-        s = V.check_score(score, "OnlineBeta", "predict_one")
-        # inlined, not a shared body with a feature-map hook: that measured 14% slower
-        if not self._fitted:
-            return s
-        if s < EPS:  # clip, so that the logarithms stay finite
-            s = EPS
-        elif s > _HI:
-            s = _HI
-        t = self._core.theta
-        p = self.parameters
-        if p == "abm":
-            z = t[0] * _log(s) + t[1] * -_log(1.0 - s) + t[2]
-        elif p == "ab":
-            z = t[0] * _log(s / (1.0 - s)) + t[1]
-        else:
-            z = t[0] * _log(s + s) + t[1] * -_log(2.0 - (s + s))
-        if z >= 0.0:
-            return 1.0 / (1.0 + _exp(-z))
-        e = _exp(z)
-        return e / (1.0 + e)
 
     @property
     def a(self) -> float:

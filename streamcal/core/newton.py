@@ -85,38 +85,47 @@ each), one exponential (more in the implicit regime, a few iterations), and with
 a 2x2 or 3x3 inverse by cofactors; the projection, only when a constraint is violated,
 solves at most three systems of size <= 2.
 
-This module is pure: plain Python floats and :mod:`math` (numpy only inside ``_check``),
-no river.
+The update is compiled (``streamcal/core/_newton.pyx``, operation for operation the
+floating-point arithmetic of the pure-Python version it replaced): the store
+:class:`OnlineNewtonLogistic` and the per-event state machine of the calibrators built
+on it, :class:`LogisticKernel` (validation, clipping, the feature map, the batch loops).
+This module keeps the documentation, the constructor's checks and ``_check`` (numpy,
+only there). No river.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 
-__all__ = ["OnlineNewtonLogistic", "sigmoid"]
+from streamcal.core._newton import (
+    EPS,
+    FEATURES_ABM,
+    FEATURES_AM,
+    FEATURES_LOGIT,
+    OVERFLOW_DOMAIN,
+    LogisticKernel,
+    NewtonLogistic,
+)
+from streamcal.core._newton import implicit_step as _implicit_step
+from streamcal.core._newton import sigmoid as _sigmoid
 
-_exp = math.exp
+__all__ = [
+    "EPS",
+    "FEATURES_ABM",
+    "FEATURES_AM",
+    "FEATURES_LOGIT",
+    "OVERFLOW_DOMAIN",
+    "LogisticKernel",
+    "OnlineNewtonLogistic",
+    "sigmoid",
+]
+
 _isfinite = math.isfinite
-
-# The explicit step is taken when an a-priori bound shows it within a relative _RTOL of
-# the implicit one; otherwise the implicit equation is solved to that accuracy. The
-# error left is a millionth of the step, far below the step's own statistical noise.
-_RTOL = 1e-6
-# Newton's error bound for the first iterate: |u1 - u*| <= K c (c r)^2 / d with
-# K = max|sigmoid''| / 2 = 1 / (12 sqrt 3); relative to |u1 - z| = |c r| / d this is
-# K c |c r|, so the explicit step is accurate enough when c |c r| <= _RTOL / K.
-_ACCEPT = _RTOL * 12.0 * math.sqrt(3.0)
-# Safeguard of the bracketed Newton iterations (bisection halves the bracket each step).
-_MAX_ITER = 200
-# The Sherman-Morrison update of P loses a relative 1e-16 * w p (1 - p) v of the new,
-# smallest, curvature direction: beyond _SM_MAX the event would outweigh everything
-# learnt by more than double precision can carry, and the update is refused.
-_SM_MAX = 1e12
 
 
 def sigmoid(z: float) -> float:
-    """The logistic function ``1 / (1 + exp(-z))``, without overflow for any float.
+    """The logistic function ``1 / (1 + exp(-z))``, without overflow for any float
+    (the function the calibrators' predictions use).
 
     Examples
     --------
@@ -124,58 +133,10 @@ def sigmoid(z: float) -> float:
     (0.5, 0.0, 1.0)
 
     """
-    if z >= 0.0:
-        return 1.0 / (1.0 + _exp(-z))
-    e = _exp(z)
-    return e / (1.0 + e)
+    return _sigmoid(z)
 
 
-def _implicit_step(z: float, c: float, y: float) -> float:
-    """Solve ``u = z + c * (y - sigmoid(u))`` for ``u`` (``c > 0``, ``y`` 0 or 1).
-
-    ``f(u) = u - z - c (y - sigmoid(u))`` is increasing (``f' = 1 + c p (1 - p) >= 1``,
-    so ``|u - u*| <= |f(u)|``) and its root lies between ``z`` and ``z + c (y -
-    sigmoid(z))``. Newton iterates from ``z`` are kept inside that bracket (bisecting when
-    one leaves it) until ``|f(u)| <= _RTOL |u - z|`` (plus rounding).
-    """
-    if z >= 0.0:
-        e = _exp(-z)
-        p = 1.0 / (1.0 + e)
-        om = e * p  # 1 - p, without cancellation
-    else:
-        e = _exp(z)
-        om = 1.0 / (1.0 + e)
-        p = e * om
-    cr = c * (om if y else -p)
-    lo, hi = (z, z + cr) if cr > 0.0 else (z + cr, z)
-    u = z + cr / (1.0 + c * (p * om))
-    for _ in range(_MAX_ITER):
-        if u >= 0.0:
-            e = _exp(-u)
-            p = 1.0 / (1.0 + e)
-            om = e * p
-        else:
-            e = _exp(u)
-            om = 1.0 / (1.0 + e)
-            p = e * om
-        cr = c * (om if y else -p)
-        f = u - z - cr
-        if abs(f) <= _RTOL * abs(u - z) + 4e-16 * (abs(u) + abs(z) + abs(cr)):
-            break
-        if f < 0.0:
-            lo = u
-        else:
-            hi = u
-        un = u - f / (1.0 + c * (p * om))
-        if not lo < un < hi:
-            un = 0.5 * (lo + hi)
-            if un == lo or un == hi:  # the bracket is down to adjacent doubles
-                break
-        u = un
-    return u
-
-
-class OnlineNewtonLogistic:
+class OnlineNewtonLogistic(NewtonLogistic):
     """Weighted logistic regression on 2 or 3 features, kept by online Newton steps
     (see the module docstring for the update and its invariants).
 
@@ -210,7 +171,7 @@ class OnlineNewtonLogistic:
 
     """
 
-    __slots__ = ("_d", "_decay", "_nonneg", "_p", "_reg", "_theta0", "theta")
+    __slots__ = ()
 
     def __init__(
         self, theta0, regularization: float = 1.0, decay: float = 1.0, nonnegative=()
@@ -229,15 +190,7 @@ class OnlineNewtonLogistic:
             raise ValueError(
                 f"nonnegative must index coordinates of theta0 that are >= 0. Got {nonnegative!r}."
             )
-        self._d = d
-        self._theta0 = tuple(float(t) for t in theta0)
-        self._reg = float(regularization)
-        self._decay = float(decay)
-        self._nonneg = nonneg
-        self.theta = list(self._theta0)
-        r = 1.0 / self._reg
-        # P = H^-1, upper triangle row by row: (p00, p01, p11) or (p00, p01, p02, p11, p12, p22)
-        self._p = [r, 0.0, r] if d == 2 else [r, 0.0, 0.0, r, 0.0, r]
+        super().__init__(theta0, float(regularization), float(decay), nonneg)
 
     # ------------------------------------------------------------------ reading
 
@@ -268,227 +221,13 @@ class OnlineNewtonLogistic:
 
         With ``w == 0`` only the forgetting acts (the event ages the others). Raises
         OverflowError, leaving the state unchanged, if the update would not be finite
-        (only for weights so large that ``w * x' H^-1 x`` overflows).
+        (only for weights so large that ``w * x' H^-1 x`` overflows). ``update2`` and
+        ``update3`` (compiled) take the features as separate arguments.
         """
         if self._d == 2:
             self.update2(x[0], x[1], y, w)
         else:
             self.update3(x[0], x[1], x[2], y, w)
-
-    def update2(self, x0: float, x1: float, y: float, w: float) -> None:
-        """:meth:`update` for 2 features, without building a tuple (the fast path)."""
-        theta = self.theta
-        t0, t1 = theta
-        p00, p01, p11 = self._p
-        lam = self._decay
-        if lam != 1.0:
-            # P <- (lam H + rho I)^-1 = P (lam I + rho P)^-1, then the penalty's pull
-            rho = self._reg * (1.0 - lam)
-            m00 = lam + rho * p00
-            m01 = rho * p01
-            m11 = lam + rho * p11
-            inv = 1.0 / (m00 * m11 - m01 * m01)
-            i00, i01, i11 = m11 * inv, -m01 * inv, m00 * inv
-            p00, p01, p11 = (
-                p00 * i00 + p01 * i01,
-                p00 * i01 + p01 * i11,
-                p01 * i01 + p11 * i11,
-            )
-            c0, c1 = self._theta0
-            g0 = rho * (t0 - c0)
-            g1 = rho * (t1 - c1)
-            t0 -= p00 * g0 + p01 * g1
-            t1 -= p01 * g0 + p11 * g1
-        if w > 0.0:
-            q0 = p00 * x0 + p01 * x1  # P x
-            q1 = p01 * x0 + p11 * x1
-            v = x0 * q0 + x1 * q1
-            if v > 0.0:
-                # as in update3, inlined: a shared helper measured 3% slower per event
-                z = t0 * x0 + t1 * x1
-                c = w * v
-                if z >= 0.0:
-                    e = _exp(-z)
-                    p = 1.0 / (1.0 + e)
-                    om = e * p
-                else:
-                    e = _exp(z)
-                    om = 1.0 / (1.0 + e)
-                    p = e * om
-                r = om if y else -p
-                h = p * om
-                d = 1.0 + c * h
-                cr = c * r
-                if c * abs(cr) <= _ACCEPT:
-                    k = w * r / d  # the explicit step, accurate to _RTOL
-                else:
-                    k = (_implicit_step(z, c, y) - z) / v
-                t0 += k * q0
-                t1 += k * q1
-                wh = w * h
-                if not wh * v <= _SM_MAX:
-                    raise OverflowError(
-                        "the weight is too large for the curvature update"
-                    )
-                b = wh / d  # Sherman-Morrison: P <- P - b (P x)(P x)'
-                b0 = b * q0
-                p00 -= b0 * q0
-                p01 -= b0 * q1
-                p11 -= b * q1 * q1
-        # off-diagonal entries of a positive definite P are bounded by the diagonal ones
-        if not _isfinite(t0 + t1 + p00 + p11):
-            raise OverflowError("the update overflows")
-        if self._nonneg and (t0 < 0.0 or t1 < 0.0):
-            t0, t1 = self._project([t0, t1], [p00, p01, p11])
-        theta[0] = t0
-        theta[1] = t1
-        self._p = [p00, p01, p11]
-
-    def update3(self, x0: float, x1: float, x2: float, y: float, w: float) -> None:
-        """:meth:`update` for 3 features, without building a tuple (the fast path)."""
-        theta = self.theta
-        t0, t1, t2 = theta
-        p00, p01, p02, p11, p12, p22 = self._p
-        lam = self._decay
-        if lam != 1.0:
-            # P <- (lam H + rho I)^-1 = P (lam I + rho P)^-1, then the penalty's pull
-            rho = self._reg * (1.0 - lam)
-            m00 = lam + rho * p00
-            m01 = rho * p01
-            m02 = rho * p02
-            m11 = lam + rho * p11
-            m12 = rho * p12
-            m22 = lam + rho * p22
-            a00 = m11 * m22 - m12 * m12
-            a01 = m02 * m12 - m01 * m22
-            a02 = m01 * m12 - m02 * m11
-            inv = 1.0 / (m00 * a00 + m01 * a01 + m02 * a02)
-            a00 *= inv
-            a01 *= inv
-            a02 *= inv
-            a11 = (m00 * m22 - m02 * m02) * inv
-            a12 = (m01 * m02 - m00 * m12) * inv
-            a22 = (m00 * m11 - m01 * m01) * inv
-            p00, p01, p02, p11, p12, p22 = (
-                p00 * a00 + p01 * a01 + p02 * a02,
-                p00 * a01 + p01 * a11 + p02 * a12,
-                p00 * a02 + p01 * a12 + p02 * a22,
-                p01 * a01 + p11 * a11 + p12 * a12,
-                p01 * a02 + p11 * a12 + p12 * a22,
-                p02 * a02 + p12 * a12 + p22 * a22,
-            )
-            c0, c1, c2 = self._theta0
-            g0 = rho * (t0 - c0)
-            g1 = rho * (t1 - c1)
-            g2 = rho * (t2 - c2)
-            t0 -= p00 * g0 + p01 * g1 + p02 * g2
-            t1 -= p01 * g0 + p11 * g1 + p12 * g2
-            t2 -= p02 * g0 + p12 * g1 + p22 * g2
-        if w > 0.0:
-            q0 = p00 * x0 + p01 * x1 + p02 * x2  # P x
-            q1 = p01 * x0 + p11 * x1 + p12 * x2
-            q2 = p02 * x0 + p12 * x1 + p22 * x2
-            v = x0 * q0 + x1 * q1 + x2 * q2
-            if v > 0.0:
-                # as in update2, inlined: a shared helper measured 3% slower per event
-                z = t0 * x0 + t1 * x1 + t2 * x2
-                c = w * v
-                if z >= 0.0:
-                    e = _exp(-z)
-                    p = 1.0 / (1.0 + e)
-                    om = e * p
-                else:
-                    e = _exp(z)
-                    om = 1.0 / (1.0 + e)
-                    p = e * om
-                r = om if y else -p
-                h = p * om
-                d = 1.0 + c * h
-                cr = c * r
-                if c * abs(cr) <= _ACCEPT:
-                    k = w * r / d  # the explicit step, accurate to _RTOL
-                else:
-                    k = (_implicit_step(z, c, y) - z) / v
-                t0 += k * q0
-                t1 += k * q1
-                t2 += k * q2
-                wh = w * h
-                if not wh * v <= _SM_MAX:
-                    raise OverflowError(
-                        "the weight is too large for the curvature update"
-                    )
-                b = wh / d  # Sherman-Morrison: P <- P - b (P x)(P x)'
-                b0 = b * q0
-                b1 = b * q1
-                p00 -= b0 * q0
-                p01 -= b0 * q1
-                p02 -= b0 * q2
-                p11 -= b1 * q1
-                p12 -= b1 * q2
-                p22 -= b * q2 * q2
-        # off-diagonal entries of a positive definite P are bounded by the diagonal ones
-        if not _isfinite(t0 + t1 + t2 + p00 + p11 + p22):
-            raise OverflowError("the update overflows")
-        if self._nonneg and (t0 < 0.0 or t1 < 0.0 or t2 < 0.0):
-            t0, t1, t2 = self._project([t0, t1, t2], [p00, p01, p02, p11, p12, p22])
-        theta[0] = t0
-        theta[1] = t1
-        theta[2] = t2
-        self._p = [p00, p01, p02, p11, p12, p22]
-
-    def _project(self, t: list, p: list) -> list:
-        """The point of ``{theta_j >= 0 for j in nonnegative}`` nearest to ``t`` in the
-        norm of ``H = P^-1``: each active set is tried (the active coordinates set to 0,
-        the free ones minimising the quadratic given them) and the feasible candidate of
-        least ``H``-distance is kept. The optimum is one of the candidates and every
-        feasible candidate is at least as far, so this is exact. At most 3 active sets."""
-        nonneg = self._nonneg
-        if all(t[j] >= 0.0 for j in nonneg):
-            return t
-        d = self._d
-        H = _inverse_sym(_full(p, d))
-        best, best_dist = None, math.inf
-        for k in range(1, len(nonneg) + 1):
-            for active in itertools.combinations(nonneg, k):
-                free = [j for j in range(d) if j not in active]
-                # delta_active = -t_active; H_ff delta_f = -H_fa delta_a = H_fa t_a
-                rhs = [sum(H[i][a] * t[a] for a in active) for i in free]
-                delta_f = _solve_small([[H[i][j] for j in free] for i in free], rhs)
-                cand = list(t)
-                for a in active:
-                    cand[a] = 0.0
-                for i, dl in zip(free, delta_f):
-                    cand[i] = t[i] + dl
-                if any(cand[j] < 0.0 for j in nonneg):
-                    continue
-                delta = [cand[i] - t[i] for i in range(d)]
-                dist = sum(
-                    delta[i] * H[i][j] * delta[j] for i in range(d) for j in range(d)
-                )
-                if dist < best_dist:
-                    best, best_dist = cand, dist
-        return best
-
-    # ------------------------------------------------------------------ state
-
-    def to_lists(self) -> list:
-        """JSON-safe state: ``[theta, upper triangle of P = H^-1]``."""
-        return [list(self.theta), list(self._p)]
-
-    def set_lists(self, data) -> None:
-        """Restore the state written by :meth:`to_lists` (same parameters)."""
-        theta, p = data
-        if len(theta) != self._d or len(p) != len(self._p):
-            raise ValueError("the state does not match the number of features")
-        self.theta = [float(t) for t in theta]
-        self._p = [float(x) for x in p]
-
-    def __getstate__(self):
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    def __setstate__(self, state):
-        for name, value in state.items():
-            setattr(self, name, value)
 
     # ------------------------------------------------------------------ invariants
 
@@ -549,20 +288,3 @@ def _inverse_sym(A):
         [a01 * inv, a11 * inv, a12 * inv],
         [a02 * inv, a12 * inv, a22 * inv],
     ]
-
-
-def _solve_small(A, b):
-    """Solve ``A x = b`` for a symmetric positive definite ``A`` of size 1 to 3 by
-    Gaussian elimination without pivoting (fine for positive definite matrices)."""
-    n = len(b)
-    M = [list(A[i]) + [b[i]] for i in range(n)]
-    for k in range(n):
-        piv = M[k][k]
-        for i in range(k + 1, n):
-            f = M[i][k] / piv
-            for j in range(k, n + 1):
-                M[i][j] -= f * M[k][j]
-    x = [0.0] * n
-    for i in range(n - 1, -1, -1):
-        x[i] = (M[i][n] - sum(M[i][j] * x[j] for j in range(i + 1, n))) / M[i][i]
-    return x
