@@ -107,6 +107,22 @@ def sigmoid(double z):
     return sigmoid_c(z)
 
 
+cdef inline double predict_at(int features, const double* t, double s) noexcept:
+    # the fitted map at score s (the calibrators' predict_one after the cold start)
+    cdef double z
+    if s < C_EPS:  # clip, so that the logarithms stay finite
+        s = C_EPS
+    elif s > C_HI:
+        s = C_HI
+    if features == 0:
+        z = t[0] * log(s / (1.0 - s)) + t[1]
+    elif features == 1:
+        z = t[0] * log(s) + t[1] * -log(1.0 - s) + t[2]
+    else:
+        z = t[0] * log(s + s) + t[1] * -log(2.0 - (s + s))
+    return sigmoid_c(z)
+
+
 cdef class NewtonLogistic:
     """The compiled store of :class:`streamcal.core.newton.OnlineNewtonLogistic` (which
     documents it, checks the constructor's arguments and asserts the invariants)."""
@@ -560,22 +576,9 @@ cdef class LogisticKernel:
         self._ages = False
 
     cdef double c_predict(self, double s) noexcept:
-        cdef double z
-        cdef double* t
         if not self._fitted:
             return s
-        if s < C_EPS:  # clip, so that the logarithms stay finite
-            s = C_EPS
-        elif s > C_HI:
-            s = C_HI
-        t = self._core.t
-        if self._features == 0:
-            z = t[0] * log(s / (1.0 - s)) + t[1]
-        elif self._features == 1:
-            z = t[0] * log(s) + t[1] * -log(1.0 - s) + t[2]
-        else:
-            z = t[0] * log(s + s) + t[1] * -log(2.0 - (s + s))
-        return sigmoid_c(z)
+        return predict_at(self._features, self._core.t, s)
 
     cdef int c_learn_unchecked(self, double s, double y, double w) noexcept:
         # 0 on success, 1 (state unchanged) if the weight cannot be represented
@@ -623,9 +626,7 @@ cdef class LogisticKernel:
         """
         cdef double s = check_score(score, self._name, "learn_one")
         cdef double y = check_label(label, self._name, "learn_one")
-        cdef double ww = check_weight(w, self._name, "learn_one")
-        if self.c_learn_unchecked(s, y, ww):
-            self._refuse(ww)
+        self.c_learn(s, y, check_weight(w, self._name, "learn_one"))
 
     def predict_one(self, score):
         """Return the calibrated probability of ``score``, the fitted map at the clipped
@@ -635,10 +636,25 @@ cdef class LogisticKernel:
     def _predict_many_validated(self, const double[:] scores):
         """``predict_one`` of each (validated) score, in one compiled pass."""
         cdef Py_ssize_t i, n = scores.shape[0]
+        cdef int features = self._features
+        cdef double t[3]
         out = np.empty(n, dtype=np.float64)
         cdef double[::1] o = out
-        for i in range(n):
-            o[i] = self.c_predict(scores[i])
+        if not self._fitted:  # the cold start: the scores themselves
+            for i in range(n):
+                o[i] = scores[i]
+            return out
+        t[0], t[1], t[2] = self._core.t[0], self._core.t[1], self._core.t[2]
+        # one loop per feature map, so that the compiler specialises predict_at
+        if features == 0:
+            for i in range(n):
+                o[i] = predict_at(0, t, scores[i])
+        elif features == 1:
+            for i in range(n):
+                o[i] = predict_at(1, t, scores[i])
+        else:
+            for i in range(n):
+                o[i] = predict_at(2, t, scores[i])
         return out
 
     def _learn_many_validated(self, const double[:] scores, const double[:] labels,
