@@ -27,12 +27,12 @@ import numpy as np
 
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
+from streamcal.core._calibeating import FosterKernel, HedgingKernel, TrackingKernel
 from streamcal.core.calibeating import (
     BinOutcomes,
     ExponentialWeights,
     FosterGame,
     bin_index,
-    uniform,
 )
 
 __all__ = [
@@ -119,8 +119,29 @@ class _Calibeating(BinaryCalibrator):
         return self._n_events
 
 
-class _ExpertBinned(_Calibeating):
-    """Shared plumbing: the expert forecast of a score (``base`` or the score itself)."""
+class _Compiled(_Calibeating):
+    """Shared by the shells of a compiled state machine (``self._kernel``, built by
+    ``_reset`` and ``_set_state``): the event count and the batch paths, one compiled
+    pass each, equal to the loops of ``learn_one`` / ``predict_one`` float for float."""
+
+    @property
+    def _n_events(self) -> int:
+        return self._kernel.n_events
+
+    def _learn_many_validated(self, scores, labels, w) -> None:
+        self._kernel.learn_many(scores, labels, w)
+
+    def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
+        # one event at a time, with the base's predict_one: a base's vectorised
+        # predictions may differ by rounding, which could move a forecast across a bin
+        return self._kernel.predict_many(scores)
+
+    def _predict_learn_many_validated(self, scores, labels, w) -> np.ndarray:
+        return self._kernel.predict_learn_many(scores, labels, w)
+
+
+class _ExpertBinned(_Compiled):
+    """Shared plumbing: the parameters ``base`` and ``n_bins``."""
 
     def __init__(self, base: BinaryCalibrator | None, n_bins: int):
         name = type(self).__name__
@@ -129,19 +150,6 @@ class _ExpertBinned(_Calibeating):
         self.base = base
         self.n_bins = n_bins
 
-    def _expert(self, s: float) -> float:
-        base = self.base
-        return s if base is None else base.predict_one(s)
-
-    def _base_learn(self, s: float, y: float, w: float) -> None:
-        if self.base is not None:
-            self.base.learn_one(s, y, w)
-
-    def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
-        # one event at a time: a base's vectorised predictions may differ by rounding
-        # from its predict_one, which could move a forecast across a bin edge
-        f = self._predict_validated
-        return np.array([f(x) for x in scores.tolist()], dtype=np.float64)
 
 
 class TrackingCalibeater(_ExpertBinned):
@@ -258,8 +266,13 @@ class TrackingCalibeater(_ExpertBinned):
         self._reset()
 
     def _reset(self) -> None:
-        self._stats = BinOutcomes()
-        self._n_events = 0
+        self._kernel = TrackingKernel(
+            self.base,
+            self.n_bins,
+            float(self.prior_weight),
+            "TrackingCalibeater",
+            BinOutcomes(self.n_bins),
+        )
 
     @classmethod
     def _unit_test_params(cls):
@@ -273,68 +286,38 @@ class TrackingCalibeater(_ExpertBinned):
 
     def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
         """Add the event to its bin's statistics (then train the base); O(1) + base."""
-        # checks written out: a helper shared with the other shell measured 10% slower
-        name = "TrackingCalibeater"
-        s = V.check_score(score, name, "learn_one")
-        y = V.check_label(label, name, "learn_one")
-        w = V.check_weight(w, name, "learn_one")
-        x = self._expert(s)
-        self._stats.add(bin_index(x, self.n_bins), y, w)
-        self._base_learn(s, y, w)
-        self._n_events += 1
-
-    def _learn_many_validated(self, scores, labels, w) -> None:
-        if self.base is not None or len(scores) < 16:
-            super()._learn_many_validated(scores, labels, w)
-            return
-        n = self.n_bins
-        keys = np.minimum((scores * n).astype(np.int64), n - 1)
-        pos = w > 0
-        keys, labels, w = keys[pos], labels[pos], w[pos]
-        ws = np.bincount(keys, weights=w, minlength=n)
-        ss = np.bincount(keys, weights=w * labels, minlength=n)
-        first = np.unique(keys, return_index=True)  # add bins in order of first arrival
-        add_sums = self._stats.add_sums
-        for b in keys[np.sort(first[1])].tolist():
-            add_sums(b, float(ws[b]), float(ss[b]))
-        self._n_events += len(scores)
-
-    def _predict_validated(self, s: float) -> float:
-        x = self._expert(s)
-        p = self._stats.mean(bin_index(x, self.n_bins), x, self.prior_weight)
-        return min(1.0, max(0.0, p))
+        self._kernel.learn_one(score, label, w)
 
     def predict_one(self, score: float) -> float:
         """The tracking forecast for ``score``; O(1) + the base's ``predict_one``."""
-        return self._predict_validated(
-            V.check_score(score, "TrackingCalibeater", "predict_one")
-        )
+        return self._kernel.predict_one(score)
 
-    def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
-        if self.base is not None:
-            return super()._predict_many_validated(scores)
-        n, c = self.n_bins, self.prior_weight
-        keys = np.minimum((scores * n).astype(np.int64), n - 1)
-        W = np.zeros(n)
-        S = np.zeros(n)
-        for b, wb, sb in self._stats.items():
-            W[b], S[b] = wb, sb
-        den = W[keys] + c
-        with np.errstate(invalid="ignore", divide="ignore"):
-            p = np.where(den > 0, (S[keys] + c * scores) / den, scores)
-        return np.clip(p, 0.0, 1.0)
+    @property
+    def _stats(self) -> BinOutcomes:
+        return self._kernel.stats
 
     @property
     def bins(self) -> tuple[tuple[int, float, float], ...]:
         """``(bin, weight, mean outcome)`` of the bins seen with positive weight."""
-        return tuple((b, w, s / w) for b, w, s in self._stats.items())
+        return tuple((b, w, s / w) for b, w, s in self._kernel.stats.items())
 
     def _get_state(self) -> dict:
-        return {"bins": self._stats.to_lists(), "n_events": self._n_events}
+        return {
+            "bins": self._kernel.stats.to_lists(),
+            "n_events": self._kernel.n_events,
+        }
 
     def _set_state(self, state: dict) -> None:
-        self._stats = BinOutcomes.from_lists(state["bins"])
-        self._n_events = int(state["n_events"])
+        stats = BinOutcomes.from_lists(state["bins"], self.n_bins)
+        self._kernel = TrackingKernel(
+            self.base,
+            self.n_bins,
+            float(self.prior_weight),
+            "TrackingCalibeater",
+            stats,
+            int(state["n_events"]),
+        )
+
 
 
 class HedgingCalibeater(_ExpertBinned):
@@ -430,9 +413,9 @@ class HedgingCalibeater(_ExpertBinned):
         self._reset()
 
     def _reset(self) -> None:
-        self._seed = _draw_seed(self.seed)
-        self._games: dict[int, FosterGame] = {}
-        self._n_events = 0
+        self._kernel = HedgingKernel(
+            self.base, self.n_bins, _draw_seed(self.seed), FosterGame, "HedgingCalibeater"
+        )
 
     @classmethod
     def _unit_test_params(cls):
@@ -444,53 +427,24 @@ class HedgingCalibeater(_ExpertBinned):
         yield {"base": OnlineIsotonic(resolution=0.05), "n_bins": 5, "seed": 2}
         yield {"base": OnlinePlatt(), "seed": 3}  # HOPS
 
-    def _strategy(self, x: float) -> tuple[int, FosterGame | None, int, int, float]:
-        """``(bin, game, low, high, p_low)`` for expert forecast ``x``; game None
-        (and low = high = -1) when the bin has no data yet."""
-        n = self.n_bins
-        b = bin_index(x, n)
-        game = self._games.get(b)
-        if game is None:
-            return b, None, -1, -1, 1.0
-        low, high, p = game.strategy(game.total_ysum / game.total_weight)
-        return b, game, low, high, p
+    @property
+    def _seed(self) -> int:
+        return self._kernel.seed
 
-    def _cell(self, low: int, high: int, p: float) -> int:
-        if low == high:
-            return low
-        return low if uniform(self._seed, self._n_events) < p else high
+    @property
+    def _games(self) -> dict[int, FosterGame]:
+        """The game of every expert bin seen with a positive weight, in order of first
+        arrival."""
+        return self._kernel.games
 
     def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
         """Record the event on the cell its forecast came from; O(n_bins) + base."""
-        # checks written out: a helper shared with the other shell measured 10% slower
-        name = "HedgingCalibeater"
-        s = V.check_score(score, name, "learn_one")
-        y = V.check_label(label, name, "learn_one")
-        w = V.check_weight(w, name, "learn_one")
-        x = self._expert(s)
-        b, game, low, high, p = self._strategy(x)
-        if w > 0.0:
-            if game is None:
-                game = self._games[b] = FosterGame(self.n_bins)
-                cell = b  # the first forecast of a bin was x itself, in cell b
-            else:
-                cell = self._cell(low, high, p)
-            game.play(cell, y, w)
-        self._base_learn(s, y, w)
-        self._n_events += 1
-
-    def _predict_validated(self, s: float) -> float:
-        x = self._expert(s)
-        _, game, low, high, p = self._strategy(x)
-        if game is None:
-            return x
-        return (self._cell(low, high, p) + 0.5) / self.n_bins
+        self._kernel.learn_one(score, label, w)
 
     def predict_one(self, score: float) -> float:
         """The forecast for ``score`` (the draw of the next event); O(n_bins) + base."""
-        return self._predict_validated(
-            V.check_score(score, "HedgingCalibeater", "predict_one")
-        )
+        return self._kernel.predict_one(score)
+
 
     def predict_distribution_one(self, score: float) -> MixedForecast:
         """The mixed strategy for ``score``, without drawing; O(n_bins) + base.
@@ -505,26 +459,35 @@ class HedgingCalibeater(_ExpertBinned):
 
         """
         s = V.check_score(score, "HedgingCalibeater", "predict_distribution_one")
-        x = self._expert(s)
-        _, game, low, high, p = self._strategy(x)
-        if game is None:
+        x, low, high, p = self._kernel.distribution(s)
+        if low < 0:  # no data in the bin yet: the expert's forecast
             return MixedForecast(x, 1.0, x, 0.0)
         return _grid_forecast(low, high, p, self.n_bins)
 
+
     def _get_state(self) -> dict:
+        k = self._kernel
         return {
-            "seed": self._seed,
-            "n_events": self._n_events,
-            "games": [[b, g.to_lists()] for b, g in self._games.items()],
+            "seed": k.seed,
+            "n_events": k.n_events,
+            "games": [[b, g.to_lists()] for b, g in k.games.items()],
         }
 
     def _set_state(self, state: dict) -> None:
-        self._seed = int(state["seed"])
-        self._n_events = int(state["n_events"])
-        self._games = {int(b): FosterGame.from_lists(g) for b, g in state["games"]}
+        games = {int(b): FosterGame.from_lists(g) for b, g in state["games"]}
+        self._kernel = HedgingKernel(
+            self.base,
+            self.n_bins,
+            int(state["seed"]),
+            FosterGame,
+            "HedgingCalibeater",
+            games,
+            int(state["n_events"]),
+        )
 
 
-class EpsilonCalibratedForecaster(_Calibeating):
+
+class EpsilonCalibratedForecaster(_Compiled):
     """Foster's (1999) epsilon-calibrated forecaster, with no expert: the score is ignored.
 
     The forecasts are the midpoints ``(i + 1/2) / n_bins`` of the grid cells
@@ -591,9 +554,9 @@ class EpsilonCalibratedForecaster(_Calibeating):
         self._reset()
 
     def _reset(self) -> None:
-        self._seed = _draw_seed(self.seed)
-        self._game = FosterGame(self.n_bins)
-        self._n_events = 0
+        self._kernel = FosterKernel(
+            FosterGame(self.n_bins), _draw_seed(self.seed), "EpsilonCalibratedForecaster"
+        )
 
     @classmethod
     def _unit_test_params(cls):
@@ -605,64 +568,56 @@ class EpsilonCalibratedForecaster(_Calibeating):
         n = self.n_bins
         return (bin_index(0.5, n) + 0.5) / n
 
-    def _strategy(self) -> tuple[int, int, float]:
-        g = self._game
-        prefer = g.total_ysum / g.total_weight if g.total_weight > 0.0 else 0.5
-        return g.strategy(prefer)
+    @property
+    def _seed(self) -> int:
+        return self._kernel.seed
 
-    def _cell(self) -> int:
-        low, high, p = self._strategy()
-        if low == high:
-            return low
-        return low if uniform(self._seed, self._n_events) < p else high
+    @property
+    def _game(self) -> FosterGame:
+        return self._kernel.game
 
     def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
         """Record the outcome on the cell just forecast; O(n_bins)."""
-        name = "EpsilonCalibratedForecaster"
-        V.check_score(score, name, "learn_one")
-        y = V.check_label(label, name, "learn_one")
-        w = V.check_weight(w, name, "learn_one")
-        if w > 0.0:
-            self._game.play(self._cell(), y, w)
-        self._n_events += 1
+        self._kernel.learn_one(score, label, w)
 
     def _learn_many_validated(self, scores, labels, w) -> None:
-        # learn_one's loop without its checks, already done for the whole batch
-        play = self._game.play
-        for y, wi in zip(labels.tolist(), w.tolist()):
-            if wi > 0.0:
-                play(self._cell(), y, wi)
-            self._n_events += 1
+        self._kernel.learn_many(labels, w)
+
+    def _predict_learn_many_validated(self, scores, labels, w) -> np.ndarray:
+        return self._kernel.predict_learn_many(labels, w)
 
     def predict_one(self, score: float) -> float:
         """The forecast for the next event (``score`` is validated, then ignored); O(n_bins)."""
-        V.check_score(score, "EpsilonCalibratedForecaster", "predict_one")
-        return (self._cell() + 0.5) / self.n_bins
+        return self._kernel.predict_one(score)
 
     def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
-        return np.full(len(scores), (self._cell() + 0.5) / self.n_bins)
+        return np.full(len(scores), self._kernel.forecast())
 
     def predict_distribution_one(self, score: float) -> MixedForecast:
         """The mixed strategy for the next event, without drawing; O(n_bins)."""
         V.check_score(score, "EpsilonCalibratedForecaster", "predict_distribution_one")
-        return _grid_forecast(*self._strategy(), self.n_bins)
+        return _grid_forecast(*self._kernel.strategy(), self.n_bins)
 
     def calibration_error(self) -> float:
         """The epsilon-calibration error so far (see
         :meth:`~streamcal.core.calibeating.FosterGame.calibration_error`); O(n_bins)."""
-        return self._game.calibration_error()
+        return self._kernel.game.calibration_error()
 
     def _get_state(self) -> dict:
-        return {
-            "seed": self._seed,
-            "n_events": self._n_events,
-            "game": self._game.to_lists(),
-        }
+        k = self._kernel
+        return {"seed": k.seed, "n_events": k.n_events, "game": k.game.to_lists()}
 
     def _set_state(self, state: dict) -> None:
-        self._seed = int(state["seed"])
-        self._n_events = int(state["n_events"])
-        self._game = FosterGame.from_lists(state["game"])
+        game = FosterGame.from_lists(state["game"])
+        if game.n != self.n_bins:
+            raise ValueError(
+                f"The 'game' entry of the snapshot state must have {self.n_bins} cells. "
+                f"Got {game.n} instead."
+            )
+        self._kernel = FosterKernel(
+            game, int(state["seed"]), "EpsilonCalibratedForecaster", int(state["n_events"])
+        )
+
 
 
 _METHODS = ("joint", "meta")
@@ -935,7 +890,7 @@ class MultiCalibeater(_Calibeating):
         >>> from streamcal import MultiCalibeater
         >>> cal = MultiCalibeater(n_experts=2, n_bins=2)
         >>> cal.predict_learn_many([(0.2, 0.4), (0.2, 0.4)], [1, 1]).tolist()
-        [0.3, 0.3]
+        [0.30000000000000004, 0.65]
 
         """
         name = "MultiCalibeater"

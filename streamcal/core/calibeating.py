@@ -18,11 +18,18 @@ bins defined by an expert's forecast, statistics of the outcomes seen in each bi
 Bins and cells are the ``n`` equal-width intervals of [0, 1]: the index of ``x`` is
 ``floor(n * x)`` computed in floating point, so index ``i`` holds ``[i/n, (i+1)/n)`` and
 1.0 falls in the last one (:func:`bin_index`).
+
+The per-event code is compiled (``_calibeating.pyx``): :class:`BinOutcomes`,
+:class:`FosterGame`, :func:`uniform` and :func:`bin_index` are the compiled ones,
+documented here; :class:`ExponentialWeights` (used once per event by the
+multi-calibeater, whose cost is in handling its tuples) stays in Python.
 """
 
 from __future__ import annotations
 
 import math
+
+from streamcal.core import _calibeating as _c
 
 __all__ = [
     "BinOutcomes",
@@ -31,10 +38,6 @@ __all__ = [
     "bin_index",
     "uniform",
 ]
-
-_MASK64 = (1 << 64) - 1
-_GAMMA = 0x9E3779B97F4A7C15
-
 
 def uniform(seed: int, t: int) -> float:
     """The ``t``-th output (from 0) of SplitMix64 seeded with ``seed``, as a float in [0, 1).
@@ -52,11 +55,7 @@ def uniform(seed: int, t: int) -> float:
     True
 
     """
-    z = (seed + (t + 1) * _GAMMA) & _MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    z ^= z >> 31
-    return (z >> 11) * 1.1102230246251565e-16  # 2 ** -53
+    return _c.uniform(seed, t)
 
 
 def bin_index(x: float, n: int) -> int:
@@ -68,19 +67,33 @@ def bin_index(x: float, n: int) -> int:
     (0, 3, 9, 9)
 
     """
-    i = int(x * n)
-    return n - 1 if i >= n else i
+    return _c.bin_index(x, n)
 
 
-class BinOutcomes:
+class BinOutcomes(_c.BinOutcomes):
     """Weighted outcome statistics of bins identified by integer keys (sparse).
 
     For each key seen with a positive weight the store holds ``(weight, ysum)``: the
     total weight of the events of the bin and their weighted outcome sum. Zero weights
     are not stored. Memory is O(bins seen); every operation is O(1).
 
+    Methods: ``add(key, y, w)`` (an outcome ``y`` in [0, 1] of weight ``w >= 0``),
+    ``add_sums(key, weight, ysum)`` (a batch's sums), ``get(key)`` (``(weight, ysum)``,
+    zeros for a bin never seen), ``mean(key, prior, prior_weight)`` (``(ysum +
+    prior_weight * prior) / (weight + prior_weight)``, or ``prior`` for a bin never
+    seen), ``items()`` (``(key, weight, ysum)``, keys increasing), ``to_lists()`` /
+    ``from_lists(rows, dense=0)`` (JSON-safe rows in order of first arrival, so that a
+    restored store is identical), ``len()``.
+
+    Parameters
+    ----------
+    dense
+        Keys in ``[0, dense)`` are found through an array (the ``n_bins`` bins of one
+        forecast), others through a dict (the joint bins of several); 0 by default.
+
     Invariants (:meth:`_check`): for every stored bin, ``weight > 0`` is finite and
-    ``0 <= ysum <= weight`` (outcomes are in [0, 1]), up to rounding.
+    ``0 <= ysum <= weight`` (outcomes are in [0, 1]), up to rounding; every key has
+    one slot.
 
     Examples
     --------
@@ -93,75 +106,16 @@ class BinOutcomes:
     (0.25, 0.3)
     >>> st.mean(4, prior=0.7, prior_weight=0.0)      # an empty bin: the prior point
     0.7
+    >>> st.add(1, 1.0, 0.5)
+    >>> st.to_lists(), st.items()
+    ([[3, 4.0, 1.0], [1, 0.5, 0.5]], [(1, 0.5, 0.5), (3, 4.0, 1.0)])
 
     """
 
-    __slots__ = ("_bins",)
-
-    def __init__(self):
-        self._bins: dict[int, list[float]] = {}
-
-    def add(self, key: int, y: float, w: float) -> None:
-        """Add an outcome ``y`` in [0, 1] of weight ``w >= 0`` to bin ``key``; O(1)."""
-        if w > 0.0:
-            cell = self._bins.get(key)
-            if cell is None:
-                self._bins[key] = [w, w * y]
-            else:
-                cell[0] += w
-                cell[1] += w * y
-
-    def add_sums(self, key: int, weight: float, ysum: float) -> None:
-        """Add a batch of events to bin ``key``: their total weight ``weight > 0`` and
-        weighted outcome sum ``ysum``; O(1)."""
-        cell = self._bins.get(key)
-        if cell is None:
-            self._bins[key] = [weight, ysum]
-        else:
-            cell[0] += weight
-            cell[1] += ysum
-
-    def get(self, key: int) -> tuple[float, float]:
-        """``(weight, ysum)`` of bin ``key`` (zeros for a bin never seen); O(1)."""
-        cell = self._bins.get(key)
-        return (0.0, 0.0) if cell is None else (cell[0], cell[1])
-
-    def mean(self, key: int, prior: float, prior_weight: float) -> float:
-        """``(ysum + prior_weight * prior) / (weight + prior_weight)`` for bin ``key``,
-        or ``prior`` when that denominator is 0; O(1)."""
-        cell = self._bins.get(key)
-        if cell is None:
-            return prior
-        return (cell[1] + prior_weight * prior) / (cell[0] + prior_weight)
-
-    def __len__(self) -> int:
-        return len(self._bins)
-
-    def items(self):
-        """``(key, weight, ysum)`` of every stored bin, keys increasing."""
-        return [(k, c[0], c[1]) for k, c in sorted(self._bins.items())]
-
-    def to_lists(self) -> list:
-        """JSON-safe ``[[key, weight, ysum], ...]`` in the order the bins were first
-        seen (so that a restored store is identical, dict order included)."""
-        return [[k, c[0], c[1]] for k, c in self._bins.items()]
-
-    @classmethod
-    def from_lists(cls, rows) -> BinOutcomes:
-        """Inverse of :meth:`to_lists`."""
-        st = cls()
-        st._bins = {int(k): [float(w), float(s)] for k, w, s in rows}
-        return st
-
-    def _check(self) -> None:
-        for k, (w, s) in self._bins.items():
-            assert isinstance(k, int), f"bin key {k!r} is not an int"
-            assert 0.0 < w < math.inf, f"bin {k}: weight {w}"
-            tol = 1e-9 * w
-            assert -tol <= s <= w + tol, f"bin {k}: ysum {s} outside [0, weight={w}]"
+    __slots__ = ()
 
 
-class FosterGame:
+class FosterGame(_c.FosterGame):
     """Foster's (1999) epsilon-calibrated forecaster on ``n`` cells of width ``1/n``.
 
     Cell ``i`` is the interval ``[i/n, (i+1)/n]`` and the forecaster announces its
@@ -231,122 +185,7 @@ class FosterGame:
 
     """
 
-    __slots__ = ("n", "total_weight", "total_ysum", "weight", "ysum")
-
-    def __init__(self, n: int):
-        self.n = n
-        self.weight = [0.0] * n
-        self.ysum = [0.0] * n
-        self.total_weight = 0.0
-        self.total_ysum = 0.0
-
-    def violations(self, i: int) -> tuple[float, float]:
-        """``(up_i, down_i)``, both scaled by ``n`` (see the class docstring); O(1)."""
-        n, N, S = self.n, self.weight[i], self.ysum[i]
-        return n * S - (i + 1) * N, i * N - n * S
-
-    def calibrated(self, i: int) -> bool:
-        """Whether cell ``i`` is calibrated (never played, or ``ybar_i`` in the cell)."""
-        up, down = self.violations(i)
-        return up <= 0.0 and down <= 0.0
-
-    def strategy(self, prefer: float) -> tuple[int, int, float]:
-        """The mixed strategy for the next event: ``(low, high, p_low)``; O(n).
-
-        Cell ``low`` is played with probability ``p_low`` and cell ``high`` (``low``
-        or ``low + 1``) otherwise; a deterministic play has ``low == high`` and
-        ``p_low == 1.0``.
-        """
-        n, W, S = self.n, self.weight, self.ysum
-        nx = n * prefer  # distances in units of the cell width
-        best = -1
-        best_d = math.inf
-        pair = -1
-        pair_d = math.inf
-        prev_up = 0.0
-        for i in range(n):
-            N = W[i]
-            nS = n * S[i]
-            up = nS - (i + 1) * N
-            down = i * N - nS
-            if up <= 0.0 and down <= 0.0:
-                d = abs(i + 0.5 - nx)
-                if d <= best_d:  # ties to the higher cell: the one holding prefer
-                    best, best_d = i, d
-            elif best < 0 and down > 0.0 and prev_up > 0.0:
-                d = abs(nx - i)
-                if d < pair_d:
-                    pair, pair_d = i - 1, d
-            prev_up = up
-        if best >= 0:
-            return best, best, 1.0
-        i = pair
-        up_i = n * S[i] - (i + 1) * W[i]
-        down_j = (i + 1) * W[i + 1] - n * S[i + 1]
-        return i, i + 1, down_j / (up_i + down_j)
-
-    def play(self, i: int, y: float, w: float = 1.0) -> None:
-        """Record an event (outcome ``y`` in [0, 1], weight ``w``) played on cell ``i``; O(1)."""
-        if w > 0.0:
-            self.weight[i] += w
-            wy = w * y
-            self.ysum[i] += wy
-            self.total_weight += w
-            self.total_ysum += wy
-
-    def midpoint(self, i: int) -> float:
-        """``(i + 1/2) / n``."""
-        return (i + 0.5) / self.n
-
-    def calibration_error(self) -> float:
-        """Epsilon-calibration error: ``sum_i (N_i / W) * dist(ybar_i, cell i)`` (0 before
-        any weight); O(n)."""
-        if self.total_weight <= 0.0:
-            return 0.0
-        total = 0.0
-        for i in range(self.n):
-            up, down = self.violations(i)
-            total += max(up, down, 0.0)
-        return total / (self.n * self.total_weight)
-
-    def to_lists(self) -> list:
-        """JSON-safe ``[weights, ysums, total_weight, total_ysum]``."""
-        return [list(self.weight), list(self.ysum), self.total_weight, self.total_ysum]
-
-    @classmethod
-    def from_lists(cls, data) -> FosterGame:
-        """Inverse of :meth:`to_lists`."""
-        weight, ysum, tw, ts = data
-        g = cls(len(weight))
-        g.weight = [float(v) for v in weight]
-        g.ysum = [float(v) for v in ysum]
-        g.total_weight = float(tw)
-        g.total_ysum = float(ts)
-        return g
-
-    def _check(self) -> None:
-        n = self.n
-        assert n >= 1 and len(self.weight) == len(self.ysum) == n
-        for i in range(n):
-            N, S = self.weight[i], self.ysum[i]
-            assert 0.0 <= N < math.inf, f"cell {i}: weight {N}"
-            tol = 1e-9 * N
-            assert -tol <= S <= N + tol, f"cell {i}: ysum {S} outside [0, {N}]"
-        tw, ts = math.fsum(self.weight), math.fsum(self.ysum)
-        assert abs(self.total_weight - tw) <= 1e-9 * max(1.0, tw), (
-            self.total_weight,
-            tw,
-        )
-        assert abs(self.total_ysum - ts) <= 1e-9 * max(1.0, ts), (self.total_ysum, ts)
-        low, high, p = self.strategy(0.5)
-        assert 0 <= low <= high <= min(low + 1, n - 1) and 0.0 <= p <= 1.0
-        if low == high:
-            assert p == 1.0 and self.calibrated(low)
-        else:
-            assert not any(self.calibrated(i) for i in range(n)), (
-                "hedged with a calibrated cell"
-            )
-            assert self.violations(low)[0] > 0.0 and self.violations(high)[1] > 0.0
+    __slots__ = ()
 
 
 class ExponentialWeights:
