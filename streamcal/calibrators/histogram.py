@@ -8,7 +8,8 @@ import numpy as np
 
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
-from streamcal.core.binning import BinView, HistogramBinner
+from streamcal.core._binning import Int64Binner
+from streamcal.core.binning import BinView, HistogramBinner, calibration_epsilon
 
 __all__ = ["HistogramBinning"]
 
@@ -94,8 +95,19 @@ class HistogramBinning(BinaryCalibrator):
     least 2048, amortised O(log d). Memory: O(B)
     for ``"uniform"``; O(distinct scores) for ``"quantile"`` without a window (the
     stream, aggregated by distinct score, so that it can be re-binned with new edges);
-    O(window_size + B) with a window. ``learn_many`` loops over the events (exactly like
-    ``learn_one``, without validating them again); ``predict_many`` runs in numpy.
+    O(window_size + B) with a window.
+
+    **Compiled.** The state machine runs in compiled code
+    (:class:`streamcal.core._binning.Int64Binner`, built at install), with the per-bin
+    sums in int64 while they fit (below ``2**62`` units: any stream of unit or integer
+    weights, or weights with few binary fraction digits such as 0.5 or 0.125; a weight
+    like 0.1, which has 55, leaves room for about a hundred events). ``learn_many``, ``predict_many`` and
+    ``predict_learn_many`` validate the batch once and run one compiled pass, with the
+    epoch boundaries at the same events as the loop; ``learn_many`` computes the
+    estimates once at the end. An event whose weight would take a sum past int64 (such
+    as ``1e-300`` or ``1e300``) moves the calibrator, for good and with the same state,
+    to the general binner of :mod:`streamcal.core.binning` (Python integers): results
+    are the same, only slower.
 
     References
     ----------
@@ -193,7 +205,14 @@ class HistogramBinning(BinaryCalibrator):
         )
 
     def _reset(self) -> None:
-        self._core = HistogramBinner(*self._new_core())
+        # the compiled int64 binner, until an event does not fit (see _widen)
+        self._core = Int64Binner(*self._new_core())
+        self._compiled = True
+
+    def _widen(self) -> None:
+        """Carry on with the general binner (Python integer sums), same state."""
+        self._core = self._core.to_general()
+        self._compiled = False
 
     @classmethod
     def _unit_test_params(cls):
@@ -225,6 +244,10 @@ class HistogramBinning(BinaryCalibrator):
             Sample weight, a finite real number >= 0 (0: the event teaches nothing, but
             takes a window slot).
         """
+        if self._compiled:  # validates, then learns unless the event needs _widen
+            if self._core.learn_one(score, label, w):
+                return
+            self._widen()
         s = V.check_score(score, "HistogramBinning", "learn_one")
         y = V.check_label(label, "HistogramBinning", "learn_one")
         w = V.check_weight(w, "HistogramBinning", "learn_one")
@@ -233,21 +256,47 @@ class HistogramBinning(BinaryCalibrator):
     def _learn_many_validated(
         self, scores: np.ndarray, labels: np.ndarray, w: np.ndarray
     ) -> None:
+        i = 0
+        if self._compiled:
+            i = self._core.learn_many(*_contiguous(scores, labels, w))
+            if i == len(scores):
+                return
+            self._widen()
         learn = self._core.learn
-        for s, y, wi in zip(scores.tolist(), labels.tolist(), w.tolist()):
+        for s, y, wi in zip(scores[i:].tolist(), labels[i:].tolist(), w[i:].tolist()):
             learn(s, y, wi)
+
+    def _predict_learn_many_validated(
+        self, scores: np.ndarray, labels: np.ndarray, w: np.ndarray
+    ) -> np.ndarray:
+        out = np.empty(len(scores), dtype=np.float64)
+        i = 0
+        if self._compiled:
+            i = self._core.predict_learn_many(*_contiguous(scores, labels, w), out)
+            if i == len(scores):
+                return out
+            self._widen()
+        core = self._core
+        for j, (s, y, wi) in enumerate(
+            zip(scores[i:].tolist(), labels[i:].tolist(), w[i:].tolist()), start=i
+        ):
+            out[j] = core.predict(s)
+            core.learn(s, y, wi)
+        return out
 
     # ------------------------------------------------------------------ prediction
 
     def predict_one(self, score: float) -> float:
         """Return the estimate of the bin of ``score``, or ``score`` itself if that bin
         holds no positive weight yet. O(log B)."""
+        if self._compiled:
+            return self._core.predict_one(score)
         return self._core.predict(
             V.check_score(score, "HistogramBinning", "predict_one")
         )
 
     def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
-        return self._core.predict_many(scores)
+        return self._core.predict_many(np.ascontiguousarray(scores, dtype=np.float64))
 
     def epsilon(self, alpha: float) -> float:
         """Distribution-free calibration tolerance of the current uniform-mass bins.
@@ -301,7 +350,9 @@ class HistogramBinning(BinaryCalibrator):
             "a real number in (0, 1)",
             "epsilon",
         )
-        return self._core.epsilon(alpha)
+        return calibration_epsilon(
+            self._core.n_calibration, self.n_bins, alpha, self.prior_strength
+        )
 
     # ------------------------------------------------------------------ views
 
@@ -332,8 +383,16 @@ class HistogramBinning(BinaryCalibrator):
         return self._core.to_state()
 
     def _set_state(self, state: dict) -> None:
-        self._core = HistogramBinner.from_state(*self._new_core(), state)
+        # the same format for both binners: int64 sums whenever the state fits them
+        self._compiled = Int64Binner.fits(state)
+        binner = Int64Binner if self._compiled else HistogramBinner
+        self._core = binner.from_state(*self._new_core(), state)
 
     def _check(self) -> None:
         """Assert the binner's invariants (see :meth:`HistogramBinner._check`)."""
         self._core._check()
+
+
+def _contiguous(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The validated batch arrays as C-contiguous float64 (no copy when they are)."""
+    return tuple(np.ascontiguousarray(a, dtype=np.float64) for a in arrays)

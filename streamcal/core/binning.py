@@ -60,6 +60,9 @@ __all__ = [
     "BinView",
     "HistogramBinner",
     "ScoreCells",
+    "calibration_epsilon",
+    "next_epoch_boundary",
+    "prior_terms",
     "quantile_edges",
     "uniform_edges",
 ]
@@ -134,6 +137,73 @@ def _fraction_bits(x: float) -> tuple[int, int]:
     return num, den.bit_length() - 1
 
 
+def next_epoch_boundary(c: int, window_size: int | None) -> int:
+    """The epoch boundary after the one at ``c`` positive-weight events (``c >= 1``):
+    ``2 c`` without a window; with ``window_size = N``, ``2 c`` while that is below
+    ``N``, then ``N``, then every multiple of ``N``. O(1).
+
+    Examples
+    --------
+    >>> [next_epoch_boundary(c, None) for c in (1, 2, 4)]
+    [2, 4, 8]
+    >>> [next_epoch_boundary(c, 6) for c in (1, 2, 4, 6, 12)]
+    [2, 4, 6, 12, 18]
+
+    """
+    N = window_size
+    if N is None:
+        return 2 * c
+    return 2 * c if 2 * c < N else (N if c < N else c + N)
+
+
+def prior_terms(edges, prior_strength: float, E: int) -> list[tuple[int, int, int]] | None:
+    """Per bin the exact integer terms ``(sh, num, den)`` of the prior's estimate, so
+    that ``(S + a m) / (W + a)`` over sums ``S, W`` in units of ``2**-E`` is the quotient
+    of integers ``((S << sh) + num) / ((W << sh) + den)``; None without a prior. O(B).
+
+    With ``a = A / 2**p`` and the midpoint ``m = M / 2**q``, multiply above and below by
+    ``2**(E + p + q)``: ``sh = p + q``, ``num = A M 2**E``, ``den = A 2**(E + q)``.
+
+    Examples
+    --------
+    >>> prior_terms([0.0, 0.5, 1.0], 2.0, 0)   # m = 1/4 and 3/4, a = 2
+    [(2, 2, 8), (2, 6, 8)]
+    >>> prior_terms([0.0, 1.0], 0.0, 3) is None
+    True
+
+    """
+    if prior_strength == 0.0:
+        return None
+    A, p = _fraction_bits(float(prior_strength))
+    terms = []
+    for k in range(len(edges) - 1):
+        M, q = _fraction_bits((edges[k] + edges[k + 1]) / 2)
+        terms.append((p + q, (A * M) << E, A << (E + q)))
+    return terms
+
+
+def calibration_epsilon(n: int, n_bins: int, alpha: float, prior_strength: float) -> float:
+    """Theorem 2 of Gupta (2022) for ``n`` calibration events in ``n_bins`` uniform-mass
+    bins: ``sqrt(log(2 / alpha) / (2 (floor(n / B) - 1))) + a / (floor(n / B) - 1 + a)``
+    (``a`` the prior strength), ``inf`` when ``n < 2 B``. O(1).
+
+    Examples
+    --------
+    >>> round(calibration_epsilon(1024, 10, 0.1, 0.0), 4)
+    0.1218
+    >>> calibration_epsilon(5, 3, 0.1, 0.0)
+    inf
+
+    """
+    if n < 2 * n_bins:
+        return math.inf
+    m = n // n_bins - 1
+    eps = math.sqrt(math.log(2.0 / alpha) / (2 * m))
+    if prior_strength > 0.0:
+        eps += prior_strength / (m + prior_strength)
+    return eps
+
+
 class ScoreCells:
     """Weighted binary-labelled scores aggregated by distinct score, exactly.
 
@@ -180,6 +250,11 @@ class ScoreCells:
     def __len__(self) -> int:
         """Number of cells (pending events not counted). O(1)."""
         return len(self.xs)
+
+    def merge_threshold(self) -> int:
+        """How many pending events trigger a :meth:`flush`: as many as the cells, and at
+        least 2048, so that memory is O(cells) and merging amortised O(log cells). O(1)."""
+        return max(len(self.xs), _FLUSH_MIN)
 
     def n_events(self) -> int:
         """Number of events held, cells and pending. O(cells)."""
@@ -434,7 +509,7 @@ class HistogramBinner:
             self._new_epoch(c)
         self._next_stop = self._next_boundary
         if cells is not None:
-            self._next_stop = min(self._next_boundary, c + max(len(cells), _FLUSH_MIN))
+            self._next_stop = min(self._next_boundary, c + cells.merge_threshold())
         return boundary
 
     def _remove(self, s: float, y: float, w: float) -> None:
@@ -481,18 +556,7 @@ class HistogramBinner:
 
     def _refresh_prior(self) -> None:
         """Rebuild the per-bin integer terms of the prior (after edges or E change)."""
-        a = self.prior_strength
-        if a == 0.0:
-            self._prior = None
-            return
-        A, p = _fraction_bits(a)
-        E = self._E
-        edges = self._edges
-        terms = []
-        for k in range(self.n_bins):
-            M, q = _fraction_bits((edges[k] + edges[k + 1]) / 2)
-            terms.append((p + q, (A * M) << E, A << (E + q)))
-        self._prior = terms
+        self._prior = prior_terms(self._edges, self.prior_strength, self._E)
 
     # ------------------------------------------------------------------ epochs
 
@@ -502,12 +566,12 @@ class HistogramBinner:
         N = self.window_size
         if N is None:
             cells = self._cells  # flushed by the caller
-            self._next_boundary = 2 * c
+            self._next_boundary = next_epoch_boundary(c, None)
             self._set_edges(quantile_edges(cells.xs, cells.ns, B))
             self._n_cal = c
             self._W, self._S, self._counts = cells.bin_sums(self._inner, B)
         else:
-            self._next_boundary = 2 * c if 2 * c < N else (N if c < N else c + N)
+            self._next_boundary = next_epoch_boundary(c, N)
             held = [e for e in self._window if e[2] > 0.0]
             scores = sorted(e[0] for e in held)
             self._set_edges(quantile_edges(scores, [1] * len(scores), B))
@@ -559,15 +623,7 @@ class HistogramBinner:
         with ``n`` = :attr:`n_calibration` and ``a`` the prior strength; ``inf`` when
         ``n < 2 B``. O(1).
         """
-        n, B = self._n_cal, self.n_bins
-        if n < 2 * B:
-            return math.inf
-        m = n // B - 1
-        eps = math.sqrt(math.log(2.0 / alpha) / (2 * m))
-        a = self.prior_strength
-        if a > 0.0:
-            eps += a / (m + a)
-        return eps
+        return calibration_epsilon(self._n_cal, self.n_bins, alpha, self.prior_strength)
 
     # ------------------------------------------------------------------ views
 
@@ -720,7 +776,7 @@ class HistogramBinner:
             cells = self._cells
             cells._check()
             assert cells.n_events() == c, "cells do not hold every event"
-            assert len(cells.pending_scores) < max(len(cells), _FLUSH_MIN), (
+            assert len(cells.pending_scores) < cells.merge_threshold(), (
                 "pending list too long"
             )
             for x, ni, wi, si in zip(
