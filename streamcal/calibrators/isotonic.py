@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import collections
 import math
 
 import numpy as np
 
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
+from streamcal.core._isotonic_stream import IsotonicStream
 from streamcal.core.pav import BlockView, IsotonicBlockStore
 
 __all__ = ["OnlineIsotonic"]
 
-# With ``half_life``, stored weights grow as 2**(age/h) and are renormalised by an exact
-# power of two once a new event would weigh 2**_RENORM_EXPONENT or more.
-_RENORM_EXPONENT = 512
-# ... and what has decayed by more than this many half-lives is forgotten.
-_FORGET_HALF_LIVES = 1000
 
 
 class OnlineIsotonic(BinaryCalibrator):
@@ -152,14 +147,23 @@ class OnlineIsotonic(BinaryCalibrator):
         self._reset()
 
     def _reset(self) -> None:
-        self._store = IsotonicBlockStore()
-        # (key, label, stored weight, event index) of the events in the window
-        self._window = collections.deque() if self.window_size is not None else None
-        self._n_events = 0
-        # half-life bookkeeping: a new event at index t weighs
-        # w * 2 ** ((t - self._t_ref) / half_life + self._phase)
-        self._t_ref = 0
-        self._phase = 0.0
+        self._stream = IsotonicStream(
+            IsotonicBlockStore(),
+            resolution=self.resolution or 0.0,
+            half_life=self.half_life or 0.0,
+            window_size=self.window_size or 0,
+            linear=self.interpolation == "linear",
+        )
+
+    @property
+    def _store(self) -> IsotonicBlockStore:
+        """The PAV block store (keys are grid cells with ``resolution``)."""
+        return self._stream.store
+
+    @property
+    def _t_ref(self) -> int:
+        """Index of the event of the latest renormalisation (half-life only)."""
+        return self._stream.t_ref
 
     @classmethod
     def _unit_test_params(cls):
@@ -184,26 +188,6 @@ class OnlineIsotonic(BinaryCalibrator):
         r = self.resolution
         return k if r is None else k * r
 
-    def _weight_factor(self) -> float:
-        """Factor applied to the weight of the next event (half-life only)."""
-        e = (self._n_events - self._t_ref) / self.half_life + self._phase
-        if e >= _RENORM_EXPONENT:
-            self._renormalise(e)
-            e = self._phase
-        return 2.0**e
-
-    def _renormalise(self, e: float) -> None:
-        shift = math.floor(e)
-        # exact: scaling by a power of two does not round (ldexp, so no 2**-shift underflow)
-        self._store.scale_by_power_of_two(-shift)
-        if self._window is not None:
-            ldexp = math.ldexp
-            self._window = collections.deque((x, y, ldexp(w, -shift), t) for x, y, w, t in self._window)
-        else:
-            self._store.drop_light_cells(2.0 ** (-_FORGET_HALF_LIVES))
-        self._t_ref = self._n_events
-        self._phase = e - shift
-
     # ------------------------------------------------------------------ learning
 
     def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
@@ -219,52 +203,25 @@ class OnlineIsotonic(BinaryCalibrator):
             Sample weight, a finite real number >= 0 (0: the event only ages the others
             and takes a window slot).
         """
-        name = "OnlineIsotonic"
-        s = V.check_score(score, name, "learn_one")
-        y = V.check_label(label, name, "learn_one")
-        w = V.check_weight(w, name, "learn_one")
-        x = self._key(s)
-        t = self._n_events
-        window = self._window
-        if self.half_life is not None:
-            if window is not None:
-                # events beyond the forgetting horizon leave first, before any
-                # renormalisation could push their weights below the normal range
-                horizon = _FORGET_HALF_LIVES * self.half_life
-                while window and t - window[0][3] > horizon:
-                    self._forget(window.popleft())
-            w = w * self._weight_factor()
-            window = self._window  # a renormalisation replaces the deque
-        if window is not None:
-            window.append((x, y, w, t))
-            if len(window) > self.window_size:
-                self._forget(window.popleft())
-        if w > 0.0:
-            self._store.add(x, w, y)
-        self._n_events = t + 1
-
-    def _forget(self, event) -> None:
-        """Remove an event that left the window from the store."""
-        x, y, w, _ = event
-        if w > 0.0 and self._store.remove(x, w, y):
-            # the other events of this score weigh far less than the removed one:
-            # rather than keep a rounding residue, the store dropped the cell; re-add
-            # them exactly from the window
-            for x2, y2, w2, _ in self._window:
-                if x2 == x and w2 > 0.0:
-                    self._store.add(x2, w2, y2)
+        self._stream.learn_one(score, label, w)
 
     def _learn_many_validated(self, scores, labels, w) -> None:
         n = len(scores)
         if n == 0:
             return
-        store = self._store
+        stream = self._stream
+        store = stream.store
         if self.half_life is not None or n * 256 < store.n_cells or n < 16:
-            super()._learn_many_validated(scores, labels, w)
+            stream.learn_many(scores, labels, w)
             return
         keys = self._keys(scores)
-        t0 = self._n_events
-        if self._window is None:
+        t0 = stream.n_events
+        if self.window_size is None:
+            total = stream.total_weight() + float(np.sum(w))
+            if not total < math.inf:
+                # the sums would overflow somewhere in the batch: the loop names the event
+                stream.learn_many(scores, labels, w)
+                return
             old = store.cells()
             xs = np.concatenate([old[0], keys])
             ws = np.concatenate([old[1], w])
@@ -273,16 +230,19 @@ class OnlineIsotonic(BinaryCalibrator):
         else:
             N = self.window_size
             if n * 8 < N:
-                super()._learn_many_validated(scores, labels, w)
+                stream.learn_many(scores, labels, w)
                 return
-            kept = list(self._window)[max(0, len(self._window) + n - N):] if n < N else []
+            window = stream.window_events()
+            kept = window[max(0, len(window) + n - N):] if n < N else []
             tail = slice(max(0, n - N), n)
             tk = np.arange(t0, t0 + n)[tail]
             xs = np.concatenate([np.array([e[0] for e in kept], dtype=np.float64), keys[tail]])
             ys = np.concatenate([np.array([e[1] for e in kept], dtype=np.float64), labels[tail]])
             wk = np.concatenate([np.array([e[2] for e in kept], dtype=np.float64), w[tail]])
-            self._window = collections.deque(kept)
-            self._window.extend(zip(keys[tail].tolist(), labels[tail].tolist(), w[tail].tolist(), tk.tolist()))
+            if not float(np.sum(wk)) < math.inf:
+                stream.learn_many(scores, labels, w)
+                return
+            stream.set_window_events(kept + [list(e) for e in zip(keys[tail].tolist(), labels[tail].tolist(), w[tail].tolist(), tk.tolist())])
             ws, ss, ns = wk, wk * ys, np.ones(len(xs), dtype=np.int64)
         pos = ws > 0
         xs, ws, ss, ns = xs[pos], ws[pos], ss[pos], ns[pos]
@@ -293,7 +253,11 @@ class OnlineIsotonic(BinaryCalibrator):
             np.bincount(inv, weights=ss, minlength=len(ux)),
             np.bincount(inv, weights=ns, minlength=len(ux)).astype(np.int64),
         )
-        self._n_events = t0 + n
+        stream.n_events = t0 + n
+        stream.reset_total()
+
+    def _predict_learn_many_validated(self, scores, labels, w) -> np.ndarray:
+        return self._stream.predict_learn_many(scores, labels, w)
 
     # ------------------------------------------------------------------ prediction
 
@@ -302,17 +266,11 @@ class OnlineIsotonic(BinaryCalibrator):
 
         Before any positive-weight event has been learnt, ``score`` itself.
         """
-        s = V.check_score(score, "OnlineIsotonic", "predict_one")
-        store = self._store
-        if not store._blocks:
-            return s
-        x = self._key(s)
-        v = store.predict_step(x) if self.interpolation == "step" else store.predict_linear(x)
-        return 1.0 if v > 1.0 else (0.0 if v < 0.0 else v)
+        return self._stream.predict_one(score)
 
     def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
         store = self._store
-        if not store._blocks:
+        if not len(store):
             return scores.astype(np.float64, copy=True)
         x = self._keys(scores)
         starts, ends, values = store.arrays()
@@ -345,12 +303,9 @@ class OnlineIsotonic(BinaryCalibrator):
         """
         s = V.check_score(score, "OnlineIsotonic", "predict_interval_one")
         x = self._key(s)
-        w = 1.0
-        if self.half_life is not None:
-            # the weight the next event would get; capped where it would overflow (only
-            # for half_life < 1/500, where the new event outweighs everything by > 2**480)
-            e = (self._n_events - self._t_ref) / self.half_life + self._phase
-            w = 2.0 ** min(e, 1000.0)
+        # the weight the next event would get; capped where it would overflow (only
+        # for half_life < 1/500, where the new event outweighs everything by > 2**480)
+        w = self._stream.next_weight()
         p0 = self._store.hypothetical_value(x, w, 0.0)
         p1 = self._store.hypothetical_value(x, w, 1.0)
         return (min(1.0, max(0.0, p0)), min(1.0, max(0.0, p1)))
@@ -367,9 +322,7 @@ class OnlineIsotonic(BinaryCalibrator):
         views = self._store.blocks()
         if self.resolution is None and self.half_life is None:
             return views
-        rel = 1.0
-        if self.half_life is not None:
-            rel = 2.0 ** -((self._n_events - 1 - self._t_ref) / self.half_life + self._phase)
+        rel = self._stream.weight_scale()
         return tuple(
             b._replace(
                 score_min=self._score_of_key(b.score_min),
@@ -382,34 +335,39 @@ class OnlineIsotonic(BinaryCalibrator):
     @property
     def n_events(self) -> int:
         """Number of events learnt (``learn_one`` calls, including zero weights)."""
-        return self._n_events
+        return self._stream.n_events
 
     # ------------------------------------------------------------------ state
 
     def _get_state(self) -> dict:
+        stream = self._stream
         return {
-            "blocks": self._store.to_lists(),
-            "window": None if self._window is None else [list(e) for e in self._window],
-            "n_events": self._n_events,
-            "t_ref": self._t_ref,
-            "phase": self._phase,
+            "blocks": stream.store.to_lists(),
+            "window": stream.window_events(),
+            "n_events": stream.n_events,
+            "t_ref": stream.t_ref,
+            "phase": stream.phase,
         }
 
     def _set_state(self, state: dict) -> None:
-        self._store = IsotonicBlockStore.from_lists(state["blocks"])
-        win = state["window"]
-        self._window = None if win is None else collections.deque((float(x), float(y), float(w), int(t)) for x, y, w, t in win)
-        self._n_events = int(state["n_events"])
-        self._t_ref = int(state["t_ref"])
-        self._phase = float(state["phase"])
+        self._reset()
+        stream = self._stream
+        stream.store = IsotonicBlockStore.from_lists(state["blocks"])
+        if state["window"] is not None:
+            stream.set_window_events(state["window"])
+        stream.n_events = int(state["n_events"])
+        stream.t_ref = int(state["t_ref"])
+        stream.phase = float(state["phase"])
+        stream.reset_total()
 
     def _check(self) -> None:
         """Assert the block invariants and that the window matches the stored cells."""
         self._store._check()
-        if self._window is not None:
-            assert len(self._window) <= self.window_size, "window too long"
+        window = self._stream.window_events()
+        if window is not None:
+            assert len(window) <= self.window_size, "window too long"
             agg: dict = {}
-            for x, y, w, _ in self._window:
+            for x, y, w, _ in window:
                 if w > 0:
                     W, S, n = agg.get(x, (0.0, 0.0, 0))
                     agg[x] = (W + w, S + w * y, n + 1)

@@ -1,0 +1,377 @@
+"""The per-event state machine of online isotonic calibration, compiled.
+
+:class:`IsotonicStream` owns what happens to one event before the PAV block store sees
+it: the score's grid key (``resolution``), the sliding window (a ring buffer of the
+events it holds), the forgetting clock (``half_life``: stored weights relative to a
+moving reference, renormalised by exact powers of two) and the weight checks that keep
+every stored sum finite. The store (:class:`streamcal.core.pav.IsotonicBlockStore`) keeps
+the exact isotonic regression of what it is given.
+
+The Python shell :class:`streamcal.OnlineIsotonic` validates parameters, owns snapshots
+and documentation, and forwards each event here. Every check a bad event can fail is made
+before any state changes, so an error leaves the stream exactly as it was.
+
+Forgetting (``half_life = h``). A new event at index ``t`` is stored with weight
+``w * 2 ** e``, ``e = (t - t_ref) / h + phase``; the weights already stored never change
+between renormalisations, so the ratio of any two stored weights is exactly the ratio of
+their decayed weights. When a new stored weight would reach ``2 ** 512``, everything is
+rescaled by ``2 ** -k`` (exact: a power of two), ``k`` the binary exponent of that new
+weight, so it lands in [1, 2): the scale follows the data, not only the clock, so user
+weights anywhere in the double range (1e-300 as well as 1e300) neither overflow nor
+underflow. What would then weigh less than ``2 ** -1000`` of the new event is forgotten
+(without a window: whole scores weighing less than ``2 ** -1000`` of a new
+unit-weight event, at renormalisations; with a window: events older than
+1000 half-lives leave it, and an event whose rescaled weight would not be a normal double
+is removed).
+"""
+
+from libc.math cimport floor, ldexp, frexp, isfinite, INFINITY, NAN
+
+from streamcal._cvalidation cimport check_score, check_label, check_weight
+from streamcal._validation import argument_error, WEIGHT_DOMAIN
+
+import numpy as np
+
+cdef double _RENORM_LIMIT = ldexp(1.0, 512)   # a new stored weight at or above this renormalises
+cdef double _FORGET = ldexp(1.0, -1000)       # forgotten below this fraction of a new event
+cdef double _FORGET_HALF_LIVES = 1000.0       # window events older than this leave it
+cdef double _DBL_MIN = 2.2250738585072014e-308
+cdef double _DBL_MAX = 1.7976931348623157e308
+cdef str _OWNER = "OnlineIsotonic"
+
+
+cdef class IsotonicStream:
+    """Window, forgetting clock and grid of :class:`streamcal.OnlineIsotonic`.
+
+    ``resolution``, ``half_life`` and ``window_size`` are 0 when not set. ``store`` is
+    the block store the events go to.
+
+    Examples
+    --------
+    >>> from streamcal.core.pav import IsotonicBlockStore
+    >>> from streamcal.core._isotonic_stream import IsotonicStream
+    >>> stream = IsotonicStream(IsotonicBlockStore(), window_size=2)
+    >>> for s, y in [(0.2, 1), (0.8, 0), (0.5, 1)]:
+    ...     stream.learn_one(s, y)
+    >>> stream.predict_one(0.5), stream.n_events
+    (0.5, 3)
+
+    """
+
+    cdef public object store
+    cdef readonly double resolution, half_life
+    cdef readonly Py_ssize_t window_size
+    cdef readonly bint linear
+    # ring buffer of the window: key, label, stored weight, event index
+    cdef double[::1] _wx, _wy, _ww
+    cdef long long[::1] _wt
+    cdef Py_ssize_t _head, _count
+    cdef public long long n_events, t_ref
+    cdef public double phase
+    # sum of the stored weights (for the overflow checks only; not exact)
+    cdef double _total
+
+    def __init__(self, store, double resolution=0.0, double half_life=0.0,
+                 Py_ssize_t window_size=0, bint linear=False):
+        self.store = store
+        self.resolution = resolution
+        self.half_life = half_life
+        self.window_size = window_size
+        self.linear = linear
+        self.n_events = 0
+        self.t_ref = 0
+        self.phase = 0.0
+        self._total = 0.0
+        self._head = 0
+        self._count = 0
+        cdef Py_ssize_t cap = min(window_size, 1024) if window_size > 0 else 0
+        self._alloc(cap)
+
+    cdef _alloc(self, Py_ssize_t cap):
+        self._wx = np.empty(cap, dtype=np.float64)
+        self._wy = np.empty(cap, dtype=np.float64)
+        self._ww = np.empty(cap, dtype=np.float64)
+        self._wt = np.empty(cap, dtype=np.int64)
+
+    # ------------------------------------------------------------------ window buffer
+
+    cdef inline Py_ssize_t _slot(self, Py_ssize_t i):
+        """Index in the ring buffer of the i-th oldest event of the window."""
+        cdef Py_ssize_t j = self._head + i
+        cdef Py_ssize_t cap = self._wx.shape[0]
+        return j - cap if j >= cap else j
+
+    cdef _grow(self):
+        cdef Py_ssize_t cap = self._wx.shape[0]
+        cdef Py_ssize_t new_cap = min(self.window_size, max(2 * cap, 16))
+        cdef Py_ssize_t i, k
+        wx = np.empty(new_cap, dtype=np.float64)
+        wy = np.empty(new_cap, dtype=np.float64)
+        ww = np.empty(new_cap, dtype=np.float64)
+        wt = np.empty(new_cap, dtype=np.int64)
+        cdef double[::1] nx = wx, ny = wy, nw = ww
+        cdef long long[::1] nt = wt
+        for i in range(self._count):
+            k = self._slot(i)
+            nx[i] = self._wx[k]
+            ny[i] = self._wy[k]
+            nw[i] = self._ww[k]
+            nt[i] = self._wt[k]
+        self._wx, self._wy, self._ww, self._wt = nx, ny, nw, nt
+        self._head = 0
+
+    cdef _push(self, double x, double y, double w, long long t):
+        if self._count == self._wx.shape[0]:
+            self._grow()
+        cdef Py_ssize_t k = self._slot(self._count)
+        self._wx[k] = x
+        self._wy[k] = y
+        self._ww[k] = w
+        self._wt[k] = t
+        self._count += 1
+
+    cdef _pop_oldest(self):
+        """Remove the oldest window event from the window and from the store."""
+        cdef Py_ssize_t k = self._head
+        cdef double x = self._wx[k], y = self._wy[k], w = self._ww[k]
+        self._head = k + 1 if k + 1 < self._wx.shape[0] else 0
+        self._count -= 1
+        if w > 0.0:
+            self._total -= w
+            if self.store.remove(x, w, y):
+                self._readd(x)
+
+    cdef _readd(self, double x):
+        """The store dropped the cell of key ``x`` (what was left weighed far less than
+        the event removed, so subtraction would have left a rounding residue): add the
+        window's other events of that key again, exactly."""
+        cdef Py_ssize_t i, k
+        for i in range(self._count):
+            k = self._slot(i)
+            if self._wx[k] == x and self._ww[k] > 0.0:
+                self.store.add(x, self._ww[k], self._wy[k])
+
+    # ------------------------------------------------------------------ per event
+
+    cdef inline double key(self, double s):
+        return s if self.resolution == 0.0 else floor(s / self.resolution + 0.5)
+
+    cdef double predict_c(self, double s) except? -2.0:
+        if not len(self.store):
+            return s
+        cdef double x = self.key(s)
+        cdef double v = self.store.predict_linear(x) if self.linear else self.store.predict_step(x)
+        return 1.0 if v > 1.0 else (0.0 if v < 0.0 else v)
+
+    cdef double _stored_weight(self, double w, double e, int* shift):
+        """``w * 2 ** e`` computed without overflow; sets ``shift`` to the renormalisation
+        exponent the event needs (0: none)."""
+        cdef int k
+        cdef double whole = floor(e)
+        cdef double frac = w * (2.0 ** (e - whole))
+        cdef double m = frexp(frac, &k)
+        # the stored weight is m * 2 ** (k + whole), m in [0.5, 1)
+        if k + whole - 1 >= 512.0:
+            shift[0] = <int>(k + whole - 1)
+            return ldexp(frac, <int>(whole - shift[0]))
+        shift[0] = 0
+        return ldexp(frac, <int>whole)
+
+    cdef int learn_c(self, double s, double y, double w) except -1:
+        cdef double x = self.key(s)
+        cdef long long t = self.n_events
+        cdef double e, ws = w
+        cdef int shift = 0
+        if self.half_life > 0.0:
+            if self.window_size > 0:
+                # events beyond the forgetting horizon leave first
+                while self._count and t - self._wt[self._head] > _FORGET_HALF_LIVES * self.half_life:
+                    self._pop_oldest()
+            if w > 0.0:
+                e = (t - self.t_ref) / self.half_life + self.phase
+                ws = self._stored_weight(w, e, &shift)
+                if shift:
+                    self._renormalise(shift, e)
+        elif w > 0.0 and not (self._total - self._leaving_weight() + w <= _DBL_MAX):
+            raise _overflow_error("learn_one", w, "")
+        if self.window_size > 0:
+            if self._count == self.window_size:
+                self._pop_oldest()  # before the new event joins: it is not re-added twice
+            self._push(x, y, ws, t)
+        if ws > 0.0:
+            self.store.add(x, ws, y)
+            self._total += ws
+        self.n_events = t + 1
+        return 0
+
+    cdef inline double _leaving_weight(self):
+        """The stored weight of the event a new one would push out of a full window."""
+        if self.window_size > 0 and self._count == self.window_size:
+            return self._ww[self._head]
+        return 0.0
+
+    cdef check_batch(self, const double[::1] w, str method):
+        """Raise the error of the first event of a batch whose weight would make the
+        stored sums overflow (without forgetting; with it, the data sets the scale and
+        nothing can), before anything is learnt."""
+        cdef Py_ssize_t i, j, n = w.shape[0]
+        cdef double total = self._total
+        if self.half_life > 0.0:
+            return
+        for i in range(n):
+            total += w[i]
+        if total <= _DBL_MAX:
+            return
+        # replay the window's sums without touching it
+        window = [] if self.window_size == 0 else [e[2] for e in self.window_events()]
+        total = self._total
+        for i in range(n):
+            if self.window_size > 0 and len(window) == self.window_size:
+                total -= window.pop(0)
+            if w[i] > 0.0 and not (total + w[i] <= _DBL_MAX):
+                raise _overflow_error(method, w[i], f" at index {i}")
+            total += w[i]
+            if self.window_size > 0:
+                window.append(w[i])
+
+    cdef _renormalise(self, int shift, double e):
+        """Divide every stored weight by ``2 ** shift`` (exact) and move the clock's
+        reference to now; forget what falls out of the representable range."""
+        cdef Py_ssize_t i, k
+        cdef double w
+        if self.window_size > 0:
+            # an event whose weight would leave the normal range is forgotten first
+            for i in range(self._count):
+                k = self._slot(i)
+                w = self._ww[k]
+                if w > 0.0 and ldexp(w, -shift) < _DBL_MIN:
+                    self._ww[k] = 0.0
+                    if self.store.remove(self._wx[k], w, self._wy[k]):
+                        self._readd(self._wx[k])
+            for i in range(self._count):
+                k = self._slot(i)
+                self._ww[k] = ldexp(self._ww[k], -shift)
+            self.store.scale_by_power_of_two(-shift)
+        else:
+            # forget below 2**-1000 of what a new unit-weight event weighs after the shift
+            self._rescale_cells(shift, _FORGET * 2.0 ** (e - shift))
+        self._total = float(np.sum(self.store.cells()[1])) if len(self.store) else 0.0
+        self.t_ref = self.n_events
+        self.phase = e - shift
+
+    cdef _rescale_cells(self, int shift, double threshold):
+        """Without a window: rescale every cell, forget the scores lighter than
+        ``threshold`` (in the new units), and refit if a weighted label sum left the
+        normal range (a light positive label in a heavy cell: the sum would round to a
+        subnormal or to 0 and the block values could fall out of order)."""
+        store = self.store
+        xs, ws, ss, ns = store.cells()
+        ws2 = np.ldexp(ws, -shift)
+        ss2 = np.ldexp(ss, -shift)
+        keep = ws2 >= threshold
+        lost = (ss > 0.0) & (ss2 < _DBL_MIN)
+        if keep.all() and not lost.any():
+            store.scale_by_power_of_two(-shift)
+            return
+        ss2[lost] = 0.0
+        store.rebuild(xs[keep], ws2[keep], ss2[keep], ns[keep])
+
+    # ------------------------------------------------------------------ Python API
+
+    def learn_one(self, score, label, w=1.0):
+        """Validate and learn one event (see :meth:`streamcal.OnlineIsotonic.learn_one`)."""
+        cdef double s = check_score(score, _OWNER, "learn_one")
+        cdef double y = check_label(label, _OWNER, "learn_one")
+        cdef double ww = check_weight(w, _OWNER, "learn_one")
+        self.learn_c(s, y, ww)
+
+    def predict_one(self, score):
+        """Validate ``score`` and return its calibrated probability."""
+        return self.predict_c(check_score(score, _OWNER, "predict_one"))
+
+    def learn_many(self, const double[::1] scores, const double[::1] labels, const double[::1] w):
+        """Learn validated arrays, event by event (a weight that would overflow the
+        sums raises first, naming its index, and nothing is learnt)."""
+        cdef Py_ssize_t i
+        self.check_batch(w, "learn_many")
+        for i in range(scores.shape[0]):
+            self.learn_c(scores[i], labels[i], w[i])
+
+    def predict_learn_many(self, const double[::1] scores, const double[::1] labels, const double[::1] w):
+        """The prequential loop over validated arrays: the predictions before each event."""
+        cdef Py_ssize_t i, n = scores.shape[0]
+        out = np.empty(n, dtype=np.float64)
+        cdef double[::1] o = out
+        self.check_batch(w, "predict_learn_many")
+        for i in range(n):
+            o[i] = self.predict_c(scores[i])
+            self.learn_c(scores[i], labels[i], w[i])
+        return out
+
+    def next_weight(self):
+        """The stored weight a new unit-weight event would get now (1.0 without
+        forgetting), capped at ``2 ** 1000``."""
+        if self.half_life == 0.0:
+            return 1.0
+        cdef double e = (self.n_events - self.t_ref) / self.half_life + self.phase
+        return 2.0 ** min(e, 1000.0)
+
+    def weight_scale(self):
+        """The factor turning stored weights into weights relative to the newest event."""
+        if self.half_life == 0.0:
+            return 1.0
+        return 2.0 ** -((self.n_events - 1 - self.t_ref) / self.half_life + self.phase)
+
+    # ------------------------------------------------------------------ state
+
+    def window_events(self):
+        """The window as a list of ``[key, label, stored weight, event index]``, oldest
+        first (None without a window)."""
+        if self.window_size == 0:
+            return None
+        cdef Py_ssize_t i, k
+        out = []
+        for i in range(self._count):
+            k = self._slot(i)
+            out.append([self._wx[k], self._wy[k], self._ww[k], int(self._wt[k])])
+        return out
+
+    def set_window_events(self, events):
+        """Replace the window by ``events`` (as :meth:`window_events` gives them)."""
+        cdef Py_ssize_t n = len(events)
+        self._alloc(max(n, min(self.window_size, 1024)))
+        self._head = 0
+        self._count = 0
+        for x, y, w, t in events:
+            self._push(float(x), float(y), float(w), int(t))
+
+    def total_weight(self):
+        """The sum of the stored weights (approximate: for overflow checks)."""
+        return self._total
+
+    def reset_total(self):
+        """Recompute the sum of stored weights from the store (after a restore)."""
+        self._total = float(np.sum(self.store.cells()[1])) if len(self.store) else 0.0
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self.store, self.resolution, self.half_life,
+                           self.window_size, self.linear, self.window_events(),
+                           self.n_events, self.t_ref, self.phase))
+
+
+def _overflow_error(method, w, where):
+    return argument_error(
+        ValueError, "w", _OWNER, method,
+        WEIGHT_DOMAIN + " whose sum with the weights held stays finite", w, suffix=where,
+    )
+
+
+def _rebuild(cls, store, resolution, half_life, window_size, linear, window, n_events, t_ref, phase):
+    stream = cls(store, resolution, half_life, window_size, linear)
+    if window is not None:
+        stream.set_window_events(window)
+    stream.n_events = n_events
+    stream.t_ref = t_ref
+    stream.phase = phase
+    stream.reset_total()
+    return stream
