@@ -19,19 +19,21 @@ import numpy as np
 
 from streamcal import _validation as V
 from streamcal.core.binning import uniform_edges
+from streamcal.metrics import _kernels
 from streamcal.metrics.base import BinaryCalibrationMetric
 
 __all__ = ["ECE", "MurphyDecomposition", "ReliabilityBin", "Sharpness"]
 
 _STRATEGIES = ("uniform", "quantile")
 
-# With ``half_life``, stored weights grow as 2 ** (t / half_life) (t counts the
-# positive-weight events) and the state is rescaled by an exact power of two once a new
-# event would weigh 2 ** _RENORM_EXPONENT or more; at each rescaling, what weighs less
-# than _FORGET of the total weight (below the resolution of any float sum over the
-# state) is dropped, so that memory stays bounded.
-_RENORM_EXPONENT = 64
-_FORGET = 2.0**-64
+# The per-event state of every metric here lives in the compiled store
+# ``_kernels.Binned`` (sums per bin, the distinct forecasts of equal-mass bins, the
+# window, the half-life clock). With ``half_life``, stored weights grow as 2 ** (t /
+# half_life) (t counts the positive-weight events) and the state is rescaled by an exact
+# power of two once a new event would weigh 2 ** 64 or more; at each rescaling, what
+# weighs less than 2 ** -64 of the total weight (below the resolution of any float sum
+# over the state) is dropped, so that memory stays bounded.
+_KIND = {"Sharpness": 0, "ECE": 1, "MurphyDecomposition": 2}
 
 
 class ReliabilityBin(typing.NamedTuple):
@@ -260,33 +262,40 @@ class ECE(BinaryCalibrationMetric):
     # ------------------------------------------------------------------ state
 
     def _reset(self) -> None:
-        n = int(self.n_bins)
         self._uniform = self.strategy == "uniform"
-        self._plain = (
-            self._uniform and self.window_size is None and self.half_life is None
+        self._edges = uniform_edges(int(self.n_bins))
+        self._store = _kernels.Binned(
+            "ECE",
+            _KIND["ECE"],
+            int(self.n_bins),
+            self._uniform,
+            0 if self.window_size is None else int(self.window_size),
+            0.0 if self.half_life is None else float(self.half_life),
         )
-        self._edges = uniform_edges(n)
-        self._n = 0  # positive-weight events held
-        self._weight = 0.0  # their total (stored) weight
-        if self._uniform:
-            self._bin_w = [0.0] * n
-            self._bin_y = [0.0] * n
-            self._bin_p = [0.0] * n
-            self._bin_n = [0] * n
-        else:
-            self._values = {}  # forecast -> [weight, weighted label sum, count]
-        self._window = collections.deque() if self.window_size is not None else None
-        # half-life clock: the next event weighs w * 2 ** ((t - t_ref) / h + phase)
-        self._t = 0
-        self._t_ref = 0
-        self._phase = 0.0
+
+    update = _kernels.binned_update
+
+    @property
+    def _n(self) -> int:
+        return self._store.n
+
+    @property
+    def _weight(self) -> float:
+        return self._store.weight
+
+    @property
+    def _values(self) -> dict:
+        """Equal-mass bins: forecast -> [weight, weighted label sum, count] (read only)."""
+        return self._store.values
 
     def _check(self) -> None:
         """Assert every invariant of the state (tests call it after each mutation)."""
+        store = self._store
         if self._uniform:
-            assert len(self._bin_w) == len(self._bin_n) == self.n_bins
-            assert sum(self._bin_n) == self._n, "bin counts do not add up to n"
-            for w, y, p, k in zip(self._bin_w, self._bin_y, self._bin_p, self._bin_n):
+            bw, by, bp, _, _, bn = store.bin_lists()
+            assert len(bw) == len(bn) == self.n_bins
+            assert sum(bn) == store.n, "bin counts do not add up to n"
+            for w, y, p, k in zip(bw, by, bp, bn):
                 assert k >= 0
                 if k == 0:
                     assert w == y == p == 0.0, "an empty bin keeps a residue"
@@ -296,228 +305,58 @@ class ECE(BinaryCalibrationMetric):
                         and -1e-9 * w <= y <= w * (1 + 1e-12)
                         and -1e-9 * w <= p <= w * (1 + 1e-12)
                     )
-            total = math.fsum(self._bin_w)
+            total = math.fsum(bw)
         else:
-            assert sum(v[2] for v in self._values.values()) == self._n, (
+            values = store.values
+            assert sum(v[2] for v in values.values()) == store.n, (
                 "value counts do not add up to n"
             )
-            for p, (w, y, k) in self._values.items():
+            for p, (w, y, k) in values.items():
                 assert 0.0 <= p <= 1.0 and k >= 1 and w > 0.0, (
                     f"bad entry {p}: {(w, y, k)}"
                 )
                 assert -1e-9 * w <= y <= w * (1 + 1e-9)
-            total = math.fsum(v[0] for v in self._values.values())
-        assert abs(total - self._weight) <= 1e-9 * max(1.0, total), (
-            f"total weight {self._weight} != {total}"
+            total = math.fsum(v[0] for v in values.values())
+        assert abs(total - store.weight) <= 1e-9 * max(1.0, total), (
+            f"total weight {store.weight} != {total}"
         )
-        if self._n == 0:
-            assert self._weight == 0.0
-        if self._window is not None:
-            assert len(self._window) == self._n <= self.window_size
+        if store.n == 0:
+            assert store.weight == 0.0
+        if store.window is not None:
+            assert len(store.window) == store.n <= self.window_size
 
     def _get_state(self) -> dict:
-        state = {
-            "n": self._n,
-            "weight": self._weight,
-            "t": self._t,
-            "t_ref": self._t_ref,
-            "phase": self._phase,
-        }
-        if self._uniform:
-            state["bins"] = [
-                list(self._bin_w),
-                list(self._bin_y),
-                list(self._bin_p),
-                list(self._bin_n),
-            ]
-        else:
-            state["values"] = [[p, w, y, k] for p, (w, y, k) in self._values.items()]
-        if self._window is not None:
-            state["window"] = [list(e) for e in self._window]
-        return state
+        return self._store.get_state()
 
     def _set_state(self, state: dict) -> None:
-        self._reset()
-        self._n = int(state["n"])
-        self._weight = float(state["weight"])
-        self._t, self._t_ref, self._phase = (
-            int(state["t"]),
-            int(state["t_ref"]),
-            float(state["phase"]),
-        )
         if self._uniform:
             w, y, p, k = state["bins"]
             if not len(w) == len(y) == len(p) == len(k) == self.n_bins:
                 raise ValueError(
                     f"The 'bins' state of ECE must hold {self.n_bins} bins. Got {len(w)} instead."
                 )
-            self._bin_w = [float(v) for v in w]
-            self._bin_y = [float(v) for v in y]
-            self._bin_p = [float(v) for v in p]
-            self._bin_n = [int(v) for v in k]
-        else:
-            self._values = {
-                float(p): [float(w), float(y), int(k)] for p, w, y, k in state["values"]
-            }
-        if self._window is not None:
-            self._window = collections.deque(
-                (float(y), float(p), float(w)) for y, p, w in state["window"]
-            )
+        self._store.set_state(state)
 
     # ------------------------------------------------------------------ events
 
-    def _weight_factor(self) -> float:
-        """Factor applied to the weight of the next event (half-life only)."""
-        e = (self._t - self._t_ref) / self.half_life + self._phase
-        if e >= _RENORM_EXPONENT:
-            self._renormalise(e)
-            e = self._phase
-        self._t += 1
-        return 2.0**e
-
-    def _renormalise(self, e: float) -> None:
-        shift = -math.floor(e)
-        ldexp = math.ldexp
-        self._phase = e + shift
-        self._t_ref = self._t
-        total = ldexp(self._weight, shift)
-        cut = total * _FORGET
-        if self._uniform:
-            bw, by, bp, bn = self._bin_w, self._bin_y, self._bin_p, self._bin_n
-            for b in range(self.n_bins):
-                if bn[b] and ldexp(bw[b], shift) < cut:
-                    bw[b] = by[b] = bp[b] = 0.0
-                    self._n -= bn[b]
-                    bn[b] = 0
-                bw[b], by[b], bp[b] = (
-                    ldexp(bw[b], shift),
-                    ldexp(by[b], shift),
-                    ldexp(bp[b], shift),
-                )
-            self._weight = math.fsum(bw)
-        else:
-            kept = {}
-            for p, (w, y, k) in self._values.items():
-                w = ldexp(w, shift)
-                if w < cut:
-                    self._n -= k
-                else:
-                    kept[p] = [w, ldexp(y, shift), k]
-            self._values = kept
-            self._weight = math.fsum(v[0] for v in kept.values())
-
-    def _add(self, y: float, p: float, w: float) -> None:
-        self._n += 1
-        self._weight += w
-        if self._uniform:
-            b = uniform_bin(p, self.n_bins, self._edges)
-            self._bin_w[b] += w
-            self._bin_y[b] += w * y
-            self._bin_p[b] += w * p
-            self._bin_n[b] += 1
-        else:
-            entry = self._values.get(p)
-            if entry is None:
-                self._values[p] = [w, w * y, 1]
-            else:
-                entry[0] += w
-                entry[1] += w * y
-                entry[2] += 1
-
-    def _remove(self, y: float, p: float, w: float) -> None:
-        self._n -= 1
-        if self._n <= 0:  # back to exactly empty (no float residue)
-            self._n = 0
-            self._weight = 0.0
-            if self._uniform:
-                n = self.n_bins
-                self._bin_w, self._bin_y, self._bin_p, self._bin_n = (
-                    [0.0] * n,
-                    [0.0] * n,
-                    [0.0] * n,
-                    [0] * n,
-                )
-            else:
-                self._values = {}
-            return
-        self._weight -= w
-        if self._uniform:
-            b = uniform_bin(p, self.n_bins, self._edges)
-            self._bin_n[b] -= 1
-            if self._bin_n[b] == 0:
-                self._bin_w[b] = self._bin_y[b] = self._bin_p[b] = 0.0
-            else:
-                self._bin_w[b] -= w
-                self._bin_y[b] -= w * y
-                self._bin_p[b] -= w * p
-        else:
-            entry = self._values[p]
-            entry[2] -= 1
-            if entry[2] == 0:
-                del self._values[p]
-            else:
-                entry[0] -= w
-                entry[1] -= w * y
-
-    def update(self, y_true, y_pred, w=1.0) -> None:
-        """Add one event; O(1) (plus the eviction of one event with window_size).
-        Validation inlined as in :meth:`streamcal.metrics.Brier.update`."""
-        t = type(y_true)
-        if (t is int or t is bool) and (y_true == 1 or y_true == 0):
-            y = 1.0 if y_true else 0.0
-        else:
-            y = V.check_label(y_true, "ECE", "update", "y_true")
-        if type(y_pred) is not float or not 0.0 <= y_pred <= 1.0:
-            y_pred = V.check_probability(y_pred, "ECE", "update")
-        if type(w) is not float or not 0.0 <= w < math.inf:
-            w = V.check_weight(w, "ECE", "update")
-        if w > 0.0:
-            if not self._plain:  # window, half-life or equal-mass bins
-                self._update(y, y_pred, w)
-                return
-            # the common case, inlined: uniform bins, no window, no decay (as _add does)
-            p = y_pred
-            n = self.n_bins
-            b = int(p * n)
-            if b >= n:
-                b = n - 1
-            else:  # int(p * n) can be one off near an edge: correct it
-                edges = self._edges
-                if p < edges[b]:
-                    b -= 1
-                elif p >= edges[b + 1] and b + 1 < n:
-                    b += 1
-            self._bin_w[b] += w
-            self._bin_y[b] += w * y
-            self._bin_p[b] += w * p
-            self._bin_n[b] += 1
-            self._weight += w
-            self._n += 1
-
     def _update(self, y: float, p: float, w: float) -> None:
-        if w > 0.0:
-            if self.half_life is not None:
-                w *= self._weight_factor()
-            self._add(y, p, w)
-            window = self._window
-            if window is not None:
-                window.append((y, p, w))
-                if len(window) > self.window_size:
-                    self._remove(*window.popleft())
+        self._store.update_one(y, p, w)
+
+    def _update_many_validated(self, y, p, w) -> None:
+        self._store.update_many(y, p, w)
 
     def _revert(self, y: float, p: float, w: float) -> None:
-        if w > 0.0:
-            if self._n == 0 or (not self._uniform and p not in self._values):
-                raise self._not_held(y, p)
-            self._remove(y, p, w)
+        if not self._store.revert(y, p, w):
+            raise self._not_held(y, p)
 
     # ------------------------------------------------------------------ values
 
     def _unit(self) -> float:
         """Factor turning stored weights into weights with the newest event at its own."""
-        if self.half_life is None or self._t == 0:
+        store = self._store
+        if self.half_life is None or store.t == 0:
             return 1.0
-        return 2.0 ** -((self._t - 1 - self._t_ref) / self.half_life + self._phase)
+        return 2.0 ** -((store.t - 1 - store.t_ref) / self.half_life + store.phase)
 
     def _quantile_bins(self):
         """Per-bin ``(edges, weight, label sum, forecast sum)`` arrays, equal mass."""
@@ -538,24 +377,21 @@ class ECE(BinaryCalibrationMetric):
 
     def get(self) -> float:
         """The ECE of the events held (0.0 before any); O(n_bins) or O(m log m)."""
-        if self._n == 0:
-            return 0.0
         if self._uniform:
-            total = 0.0
-            for y, p in zip(self._bin_y, self._bin_p):
-                total += abs(y - p)
-            return total / self._weight
+            return self._store.ece()
+        if self._store.n == 0:
+            return 0.0
         _, bw, by, bp = self._quantile_bins()
         return float(np.sum(np.abs(by - bp)) / np.sum(bw))
 
     @property
     def bins(self) -> tuple:
         """The non-empty bins as :class:`ReliabilityBin` tuples, in increasing order."""
-        if self._n == 0:
+        if self._store.n == 0:
             return ()
         if self._uniform:
-            edges, bw, by, bp = self._edges, self._bin_w, self._bin_y, self._bin_p
-            counts = self._bin_n
+            bw, by, bp, _, _, counts = self._store.bin_lists()
+            edges = self._edges
         else:
             edges, bw, by, bp = self._quantile_bins()
             edges, bw, by, bp = edges.tolist(), bw.tolist(), by.tolist(), bp.tolist()
@@ -577,30 +413,66 @@ class ECE(BinaryCalibrationMetric):
 
 class _EqualWidthSums(BinaryCalibrationMetric):
     """Base of :class:`Sharpness` and :class:`MurphyDecomposition`: weighted sums per
-    equal-width bin of the forecast (the lists ``_lists()`` returns, bin weights
-    ``_bin_w`` and label sums ``_bin_y`` first), each bin with the number of events
-    behind it (``_bin_n``), so that a bin whose events are all reverted is exactly
-    zero. Subclasses build their sums in ``_reset_sums(n_bins)``."""
+    equal-width bin of the forecast (bin weights and label sums first, then the
+    subclass's own), each bin with the number of events behind it, so that a bin whose
+    events are all reverted is exactly zero. The sums live in the compiled store
+    ``_kernels.Binned``, which also runs ``update`` (checks in compiled code, their
+    messages those of :mod:`streamcal._validation`) and ``update_many``."""
+
+    update = _kernels.binned_update
 
     def _reset(self) -> None:
-        n = int(self.n_bins)
-        self._edges = uniform_edges(n)
-        self._n = 0
-        self._weight = 0.0
-        self._reset_sums(n)
+        name = type(self).__name__
+        self._store = _kernels.Binned(
+            name, _KIND[self._kind_name], int(self.n_bins)
+        )
+
+    @property
+    def _n(self) -> int:
+        return self._store.n
+
+    @property
+    def _weight(self) -> float:
+        return self._store.weight
+
+    def _lists(self) -> list:
+        """The bin sums the metric keeps (weights and label sums first)."""
+        return self._store.bin_lists()[: self._n_sums]
 
     def _check(self) -> None:
         """Assert every invariant of the bins (tests call it after each mutation)."""
-        assert sum(self._bin_n) == self._n
-        for k, w, y, *rest in zip(self._bin_n, *self._lists()):
+        counts = self._store.bin_lists()[-1]
+        assert sum(counts) == self._n
+        for k, w, y, *rest in zip(counts, *self._lists()):
             assert k >= 0
             if k == 0:
                 assert w == y == 0.0 and not any(rest), "an empty bin keeps a residue"
             else:
                 assert w > 0.0 and -1e-9 * w <= y <= w * (1 + 1e-12)
-        assert abs(math.fsum(self._bin_w) - self._weight) <= 1e-9 * max(
+        assert abs(math.fsum(self._lists()[0]) - self._weight) <= 1e-9 * max(
             1.0, self._weight
         )
+
+    def _update(self, y: float, p: float, w: float) -> None:
+        self._store.update_one(y, p, w)
+
+    def _update_many_validated(self, y, p, w) -> None:
+        self._store.update_many(y, p, w)
+
+    def _revert(self, y: float, p: float, w: float) -> None:
+        self._store.revert(y, p, w)
+
+    def _get_state(self) -> dict:
+        return self._store.get_state()
+
+    def _set_state(self, state: dict) -> None:
+        bins = state["bins"]
+        if len(bins) != self._n_sums + 1 or any(len(a) != self.n_bins for a in bins):
+            raise ValueError(
+                f"The 'bins' state of {type(self).__name__} must hold {self._n_sums + 1} "
+                f"lists of {self.n_bins} values. Got {V.format_value(bins)} instead."
+            )
+        self._store.set_state(state)
 
 
 class Sharpness(_EqualWidthSums):
@@ -647,93 +519,16 @@ class Sharpness(_EqualWidthSums):
         yield {}
         yield {"n_bins": 3}
 
-    def _reset_sums(self, n: int) -> None:
-        self._bin_w = [0.0] * n
-        self._bin_y = [0.0] * n
-        self._bin_n = [0] * n
-
-    def _lists(self):
-        return self._bin_w, self._bin_y
-
-    def update(self, y_true, y_pred, w=1.0) -> None:
-        """Add one event; O(1). Validation inlined as in
-        :meth:`streamcal.metrics.Brier.update`."""
-        t = type(y_true)
-        if (t is int or t is bool) and (y_true == 1 or y_true == 0):
-            y = 1.0 if y_true else 0.0
-        else:
-            y = V.check_label(y_true, "Sharpness", "update", "y_true")
-        if type(y_pred) is not float or not 0.0 <= y_pred <= 1.0:
-            y_pred = V.check_probability(y_pred, "Sharpness", "update")
-        if type(w) is not float or not 0.0 <= w < math.inf:
-            w = V.check_weight(w, "Sharpness", "update")
-        if w > 0.0:
-            n = self.n_bins
-            b = int(y_pred * n)  # uniform_bin, inlined
-            if b >= n:
-                b = n - 1
-            else:
-                edges = self._edges
-                if y_pred < edges[b]:
-                    b -= 1
-                elif y_pred >= edges[b + 1] and b + 1 < n:
-                    b += 1
-            self._bin_w[b] += w
-            self._bin_y[b] += w * y
-            self._bin_n[b] += 1
-            self._weight += w
-            self._n += 1
-
-    def _update(self, y: float, p: float, w: float) -> None:
-        self.update(y, p, w)  # the body lives in update, after its inlined checks
-
-    def _revert(self, y: float, p: float, w: float) -> None:
-        if w > 0.0:
-            self._n -= 1
-            if self._n <= 0:
-                self._reset()
-                return
-            self._weight -= w
-            b = uniform_bin(p, self.n_bins, self._edges)
-            self._bin_n[b] -= 1
-            if self._bin_n[b] == 0:
-                self._bin_w[b] = self._bin_y[b] = 0.0
-            else:
-                self._bin_w[b] -= w
-                self._bin_y[b] -= w * y
+    _kind_name = "Sharpness"
+    _n_sums = 2
 
     def get(self) -> float:
         """The sharpness of the events held (0.0 before any); O(n_bins)."""
-        if self._n == 0:
-            return 0.0
-        total = 0.0
-        for w, y, k in zip(self._bin_w, self._bin_y, self._bin_n):
-            if k:
-                total += y * y / w
-        return total / self._weight
+        return self._store.sharpness()
 
     @property
     def bigger_is_better(self) -> bool:
         return True
-
-    def _get_state(self) -> dict:
-        return {
-            "n": self._n,
-            "weight": self._weight,
-            "bins": [list(self._bin_w), list(self._bin_y), list(self._bin_n)],
-        }
-
-    def _set_state(self, state: dict) -> None:
-        w, y, k = state["bins"]
-        if not len(w) == len(y) == len(k) == self.n_bins:
-            raise ValueError(
-                f"The 'bins' state of Sharpness must hold {self.n_bins} bins. Got {len(w)} instead."
-            )
-        self._n = int(state["n"])
-        self._weight = float(state["weight"])
-        self._bin_w = [float(v) for v in w]
-        self._bin_y = [float(v) for v in y]
-        self._bin_n = [int(v) for v in k]
 
 
 class MurphyDecomposition(_EqualWidthSums):
@@ -807,18 +602,8 @@ class MurphyDecomposition(_EqualWidthSums):
         yield {}
         yield {"n_bins": 4}
 
-    def _reset_sums(self, n: int) -> None:
-        self._score = 0.0  # sum w (p - y) ** 2
-        # per bin: weight, sum w y, sum w p, sum w p**2, sum w p y, count
-        self._bin_w = [0.0] * n
-        self._bin_y = [0.0] * n
-        self._bin_p = [0.0] * n
-        self._bin_pp = [0.0] * n
-        self._bin_py = [0.0] * n
-        self._bin_n = [0] * n
-
-    def _lists(self):
-        return self._bin_w, self._bin_y, self._bin_p, self._bin_pp, self._bin_py
+    _kind_name = "MurphyDecomposition"
+    _n_sums = 5
 
     def _check(self) -> None:
         """Assert every invariant of the state."""
@@ -828,68 +613,17 @@ class MurphyDecomposition(_EqualWidthSums):
                 "Cauchy-Schwarz fails within a bin"
             )
         if self._n == 0:
-            assert self._weight == self._score == 0.0
-
-    def update(self, y_true, y_pred, w=1.0) -> None:
-        """Add one event; O(1). Validation inlined as in
-        :meth:`streamcal.metrics.Brier.update`."""
-        t = type(y_true)
-        if (t is int or t is bool) and (y_true == 1 or y_true == 0):
-            y = 1.0 if y_true else 0.0
-        else:
-            y = V.check_label(y_true, "MurphyDecomposition", "update", "y_true")
-        if type(y_pred) is not float or not 0.0 <= y_pred <= 1.0:
-            y_pred = V.check_probability(y_pred, "MurphyDecomposition", "update")
-        if type(w) is not float or not 0.0 <= w < math.inf:
-            w = V.check_weight(w, "MurphyDecomposition", "update")
-        self._update(y, y_pred, w)
-
-    def _update(self, y: float, p: float, w: float) -> None:
-        if w > 0.0:
-            b = uniform_bin(p, self.n_bins, self._edges)
-            wp = w * p
-            wy = w * y
-            d = p - y
-            self._bin_w[b] += w
-            self._bin_y[b] += wy
-            self._bin_p[b] += wp
-            self._bin_pp[b] += wp * p
-            self._bin_py[b] += wp * y
-            self._bin_n[b] += 1
-            self._weight += w
-            self._score += w * d * d
-            self._n += 1
-
-    def _revert(self, y: float, p: float, w: float) -> None:
-        if w > 0.0:
-            self._n -= 1
-            if self._n <= 0:
-                self._reset()
-                return
-            b = uniform_bin(p, self.n_bins, self._edges)
-            d = p - y
-            self._weight -= w
-            self._score -= w * d * d
-            self._bin_n[b] -= 1
-            if self._bin_n[b] == 0:
-                for arr in self._lists():
-                    arr[b] = 0.0
-            else:
-                wp = w * p
-                self._bin_w[b] -= w
-                self._bin_y[b] -= w * y
-                self._bin_p[b] -= wp
-                self._bin_pp[b] -= wp * p
-                self._bin_py[b] -= wp * y
+            assert self._weight == self._store.score == 0.0
 
     def get(self) -> float:
         """The Brier score of the events held (0.0 before any); O(1)."""
-        return self._score / self._weight if self._n else 0.0
+        store = self._store
+        return store.score / store.weight if store.n else 0.0
 
     def _filled(self):
         return [
             (w, y, p, pp, py)
-            for w, y, p, pp, py, k in zip(*self._lists(), self._bin_n)
+            for w, y, p, pp, py, k in zip(*self._store.bin_lists())
             if k
         ]
 
@@ -905,7 +639,7 @@ class MurphyDecomposition(_EqualWidthSums):
         """``sum_b W_b (ybar_b - ybar) ** 2 / W``; O(n_bins)."""
         if not self._n:
             return 0.0
-        ybar = sum(self._bin_y) / self._weight
+        ybar = sum(self._lists()[1]) / self._weight
         return (
             sum(w * (y / w - ybar) ** 2 for w, y, _, _, _ in self._filled())
             / self._weight
@@ -916,7 +650,7 @@ class MurphyDecomposition(_EqualWidthSums):
         """``ybar (1 - ybar)``; O(n_bins)."""
         if not self._n:
             return 0.0
-        ybar = sum(self._bin_y) / self._weight
+        ybar = sum(self._lists()[1]) / self._weight
         return ybar * (1.0 - ybar)
 
     @property
@@ -936,29 +670,3 @@ class MurphyDecomposition(_EqualWidthSums):
             * sum(py - p * y / w for w, y, p, _, py in self._filled())
             / self._weight
         )
-
-    def _get_state(self) -> dict:
-        return {
-            "n": self._n,
-            "weight": self._weight,
-            "score": self._score,
-            "bins": [list(a) for a in self._lists()] + [list(self._bin_n)],
-        }
-
-    def _set_state(self, state: dict) -> None:
-        bins = state["bins"]
-        if len(bins) != 6 or any(len(a) != self.n_bins for a in bins):
-            raise ValueError(
-                f"The 'bins' state of MurphyDecomposition must hold 6 lists of {self.n_bins} values. "
-                f"Got {V.format_value(bins)} instead."
-            )
-        self._n = int(state["n"])
-        self._weight = float(state["weight"])
-        self._score = float(state["score"])
-        w, y, p, pp, py, k = bins
-        self._bin_w = [float(v) for v in w]
-        self._bin_y = [float(v) for v in y]
-        self._bin_p = [float(v) for v in p]
-        self._bin_pp = [float(v) for v in pp]
-        self._bin_py = [float(v) for v in py]
-        self._bin_n = [int(v) for v in k]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from streamcal import _validation as V
+from streamcal.metrics import _kernels
 from streamcal.metrics.base import BinaryCalibrationMetric
 
 __all__ = ["CalibrationRefinement"]
@@ -97,12 +98,27 @@ class CalibrationRefinement(BinaryCalibrationMetric):
         yield {"resolution": 0.3}
 
     def _reset(self) -> None:
-        self._groups = {}  # key -> [weight, weighted label sum, count]
-        self._n = 0
-        self._weight = 0.0
-        self._score = 0.0  # sum w (p - y) ** 2
-        self._cal = 0.0  # sum over groups of (p W - Y) ** 2 / W
-        self._ref = 0.0  # sum over groups of Y (W - Y) / W
+        # groups and running sums live in the compiled store, which also runs update
+        # (its checks in compiled code) and update_many
+        r = self.resolution
+        self._store = _kernels.Groups(
+            "CalibrationRefinement", 0.0 if r is None else float(r)
+        )
+
+    update = _kernels.groups_update
+
+    @property
+    def _n(self) -> int:
+        return self._store.n
+
+    @property
+    def _weight(self) -> float:
+        return self._store.weight
+
+    @property
+    def _groups(self) -> dict:
+        """Group key -> ``[weight, weighted label sum, count]`` (a copy)."""
+        return {key: [w, y, k] for key, w, y, k in self._store.group_list()}
 
     def _value(self, key) -> float:
         """The (pooled) forecast of a group key."""
@@ -110,9 +126,11 @@ class CalibrationRefinement(BinaryCalibrationMetric):
 
     def _check(self) -> None:
         """Assert every invariant of the state (tests call it after each mutation)."""
-        assert sum(g[2] for g in self._groups.values()) == self._n
+        store = self._store
+        groups = self._groups
+        assert sum(g[2] for g in groups.values()) == store.n
         cal = ref = 0.0
-        for key, (w, y, k) in self._groups.items():
+        for key, (w, y, k) in groups.items():
             assert k >= 1 and w > 0.0 and -1e-9 * w <= y <= w * (1 + 1e-9), (
                 f"bad group {key}: {(w, y, k)}"
             )
@@ -123,129 +141,45 @@ class CalibrationRefinement(BinaryCalibrationMetric):
             p = self._value(key)
             cal += (p * w - y) ** 2 / w
             ref += y * (w - y) / w
-        tol = 1e-9 * max(1.0, self._weight)
-        assert abs(cal - self._cal) <= tol and abs(ref - self._ref) <= tol, (
+        tol = 1e-9 * max(1.0, store.weight)
+        assert abs(cal - store.cal) <= tol and abs(ref - store.ref) <= tol, (
             "running contributions drifted"
         )
-        assert abs(math.fsum(g[0] for g in self._groups.values()) - self._weight) <= tol
-        if self._n == 0:
-            assert self._weight == self._score == self._cal == self._ref == 0.0
-
-    def update(self, y_true, y_pred, w=1.0) -> None:
-        """Add one event; O(1). Validation inlined as in
-        :meth:`streamcal.metrics.Brier.update`."""
-        t = type(y_true)
-        if (t is int or t is bool) and (y_true == 1 or y_true == 0):
-            y = 1.0 if y_true else 0.0
-        else:
-            y = V.check_label(y_true, "CalibrationRefinement", "update", "y_true")
-        if type(y_pred) is not float or not 0.0 <= y_pred <= 1.0:
-            y_pred = V.check_probability(y_pred, "CalibrationRefinement", "update")
-        if type(w) is not float or not 0.0 <= w < math.inf:
-            w = V.check_weight(w, "CalibrationRefinement", "update")
-        p = y_pred
-        if w > 0.0:
-            if self.resolution is None:
-                key = p
-            else:
-                key = int(p / self.resolution + 0.5)  # floor: the argument is >= 0
-                p = key * self.resolution
-                p = p if p <= 1.0 else 1.0  # noqa: FURB136 (a call to min costs more here)
-            d = p - y
-            wd = w * d
-            self._score += wd * d
-            self._weight += w
-            self._n += 1
-            g = self._groups.get(key)
-            if g is None:
-                wy = w * y
-                self._groups[key] = [w, wy, 1]
-                self._cal += wd * d  # (p w - w y) ** 2 / w
-                self._ref += wy - wy * wy / w
-            else:
-                gw = g[0]
-                gy = g[1]
-                e = p * gw - gy
-                cal = e * e / gw
-                ref = gy * gy / gw  # Y (W - Y) / W = Y - Y ** 2 / W
-                gw += w
-                gy += w * y
-                g[0] = gw
-                g[1] = gy
-                g[2] += 1
-                e += wd
-                self._cal += e * e / gw - cal
-                self._ref += w * y + ref - gy * gy / gw
+        assert abs(math.fsum(g[0] for g in groups.values()) - store.weight) <= tol
+        if store.n == 0:
+            assert store.weight == store.score == store.cal == store.ref == 0.0
 
     def _update(self, y: float, p: float, w: float) -> None:
-        self.update(y, p, w)  # the body lives in update, after its inlined checks
+        self._store.update_one(y, p, w)
+
+    def _update_many_validated(self, y, p, w) -> None:
+        self._store.update_many(y, p, w)
 
     def _revert(self, y: float, p: float, w: float) -> None:
-        if w > 0.0:
-            if self.resolution is None:
-                key = p
-            else:
-                key = int(p / self.resolution + 0.5)
-                p = min(1.0, key * self.resolution)
-            g = self._groups.get(key)
-            if g is None:
-                raise self._not_held(y, p)
-            self._n -= 1
-            if self._n <= 0:  # back to exactly empty
-                self._reset()
-                return
-            d = p - y
-            self._score -= w * d * d
-            self._weight -= w
-            gw, gy, k = g
-            e = p * gw - gy
-            cal = e * e / gw
-            ref = gy * (gw - gy) / gw
-            if k == 1:
-                del self._groups[key]
-                self._cal -= cal
-                self._ref -= ref
-                return
-            gw -= w
-            gy -= w * y
-            g[0] = gw
-            g[1] = gy
-            g[2] = k - 1
-            e = p * gw - gy
-            self._cal += e * e / gw - cal
-            self._ref += gy * (gw - gy) / gw - ref
+        if not self._store.revert(y, p, w):
+            if self.resolution is not None:
+                p = min(1.0, int(p / self.resolution + 0.5) * self.resolution)
+            raise self._not_held(y, p)
 
     def get(self) -> float:
         """The Brier score of the events held (0.0 before any); O(1)."""
-        return self._score / self._weight if self._n else 0.0
+        store = self._store
+        return store.score / store.weight if store.n else 0.0
 
     @property
     def calibration(self) -> float:
         """``sum_p W_p (p - ybar_p) ** 2 / W``; O(1)."""
-        return self._cal / self._weight if self._n else 0.0
+        store = self._store
+        return store.cal / store.weight if store.n else 0.0
 
     @property
     def refinement(self) -> float:
         """``sum_p W_p ybar_p (1 - ybar_p) / W``; O(1)."""
-        return self._ref / self._weight if self._n else 0.0
+        store = self._store
+        return store.ref / store.weight if store.n else 0.0
 
     def _get_state(self) -> dict:
-        return {
-            "n": self._n,
-            "weight": self._weight,
-            "score": self._score,
-            "calibration": self._cal,
-            "refinement": self._ref,
-            "groups": [[key, w, y, k] for key, (w, y, k) in self._groups.items()],
-        }
+        return self._store.get_state()
 
     def _set_state(self, state: dict) -> None:
-        cast = float if self.resolution is None else int
-        self._n = int(state["n"])
-        self._weight = float(state["weight"])
-        self._score = float(state["score"])
-        self._cal = float(state["calibration"])
-        self._ref = float(state["refinement"])
-        self._groups = {
-            cast(key): [float(w), float(y), int(k)] for key, w, y, k in state["groups"]
-        }
+        self._store.set_state(state)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from streamcal import _validation as V
+from streamcal.metrics import _kernels
 from streamcal.metrics._multiclass import MulticlassCalibrationMetric
 from streamcal.metrics.base import BinaryCalibrationMetric
 
@@ -57,7 +58,44 @@ class _MeanScore:
         self._n = int(state["n"])
 
 
-class Brier(_MeanScore, BinaryCalibrationMetric):
+class _BinaryMeanScore(BinaryCalibrationMetric):
+    """The weighted mean of a per-event score of binary forecasts, revertible; the state
+    (total weight, weighted score sum, count of positive-weight events, as in
+    :class:`_MeanScore`) lives in a compiled store, which also runs ``update`` (its
+    checks in compiled code, their messages those of :mod:`streamcal._validation`) and
+    ``update_many`` in one pass. Brier squares ``p - y``; a subclass with an ``eps``
+    attribute (> 0) scores the clipped log loss instead."""
+
+    update = _kernels.mean_score_update
+
+    def _reset(self) -> None:
+        self._store = _kernels.MeanScore(type(self).__name__, getattr(self, "eps", 0.0))
+
+    @property
+    def _n(self) -> int:
+        return self._store.n
+
+    def _update(self, y: float, p: float, w: float) -> None:
+        self._store.update_one(y, p, w)
+
+    def _update_many_validated(self, y, p, w) -> None:
+        self._store.update_many(y, p, w)
+
+    def _revert(self, y: float, p: float, w: float) -> None:
+        self._store.revert(y, p, w)
+
+    def get(self) -> float:
+        """The weighted mean score of the events held (0.0 before any); O(1)."""
+        return self._store.get()
+
+    def _get_state(self) -> dict:
+        return self._store.get_state()
+
+    def _set_state(self, state: dict) -> None:
+        self._store.set_state(state)
+
+
+class Brier(_BinaryMeanScore):
     """Brier score: the weighted mean of ``(p - y) ** 2``.
 
     Revertible, so ``river.utils.Rolling(Brier, window_size=n)`` gives the score of the
@@ -90,36 +128,8 @@ class Brier(_MeanScore, BinaryCalibrationMetric):
     def __init__(self):
         super().__init__()
 
-    def _loss(self, y: float, p: float) -> float:
-        d = p - y
-        return d * d
 
-    def update(self, y_true, y_pred, w=1.0) -> None:
-        """Add one event; O(1).
-
-        The checks of :mod:`streamcal._validation` are inlined for the common exact types
-        (an int or bool label, a float forecast and weight); anything else goes through
-        them in full, so the values accepted and the errors raised are those of
-        :meth:`BinaryCalibrationMetric.update`. A method of this class's own also keeps
-        the interpreter's caches monomorphic when several metrics are updated together.
-        """
-        t = type(y_true)
-        if (t is int or t is bool) and (y_true == 1 or y_true == 0):
-            y = 1.0 if y_true else 0.0
-        else:
-            y = V.check_label(y_true, "Brier", "update", "y_true")
-        if type(y_pred) is not float or not 0.0 <= y_pred <= 1.0:
-            y_pred = V.check_probability(y_pred, "Brier", "update")
-        if type(w) is not float or not 0.0 <= w < math.inf:
-            w = V.check_weight(w, "Brier", "update")
-        if w > 0.0:
-            d = y_pred - y
-            self._weight += w
-            self._total += w * d * d
-            self._n += 1
-
-
-class LogLoss(_MeanScore, BinaryCalibrationMetric):
+class LogLoss(_BinaryMeanScore):
     """Log loss: the weighted mean of ``-log(p)`` if ``y = 1`` else ``-log(1 - p)``, with
     ``p`` clipped to ``[eps, 1 - eps]`` so that a confident miss costs ``-log(eps)``
     (34.5 for the default) rather than infinity.
@@ -149,32 +159,6 @@ class LogLoss(_MeanScore, BinaryCalibrationMetric):
         )
         self.eps = eps
         super().__init__()
-
-    def _loss(self, y: float, p: float) -> float:
-        eps = self.eps
-        q = p if y == 1.0 else 1.0 - p
-        # conditional expressions: calls to min and max cost more per event
-        return -math.log(eps if q < eps else (1.0 - eps if q > 1.0 - eps else q))  # noqa: FURB136
-
-    def update(self, y_true, y_pred, w=1.0) -> None:
-        """Add one event; O(1). Validation inlined as in :meth:`Brier.update`."""
-        t = type(y_true)
-        if (t is int or t is bool) and (y_true == 1 or y_true == 0):
-            y = 1.0 if y_true else 0.0
-        else:
-            y = V.check_label(y_true, "LogLoss", "update", "y_true")
-        if type(y_pred) is not float or not 0.0 <= y_pred <= 1.0:
-            y_pred = V.check_probability(y_pred, "LogLoss", "update")
-        if type(w) is not float or not 0.0 <= w < math.inf:
-            w = V.check_weight(w, "LogLoss", "update")
-        if w > 0.0:
-            eps = self.eps
-            q = y_pred if y == 1.0 else 1.0 - y_pred
-            self._weight += w
-            self._total -= w * math.log(
-                eps if q < eps else (1.0 - eps if q > 1.0 - eps else q)  # noqa: FURB136
-            )
-            self._n += 1
 
 
 class MulticlassBrier(_MeanScore, MulticlassCalibrationMetric):
