@@ -272,3 +272,62 @@ def test_broken_snapshots_are_refused():
     tracking["state"]["bins"][0][1] = -1.0
     with pytest.raises(ValueError, match="weight"):
         BinaryCalibrator.from_dict(json.loads(json.dumps(tracking)))
+
+
+class _PlattThroughPython(OnlinePlatt):
+    """OnlinePlatt with its methods overridden: the calibeaters must call them (the
+    C API of the compiled base is used only when nothing is overridden)."""
+
+    calls = 0
+
+    def predict_one(self, score):
+        type(self).calls += 1
+        return super().predict_one(score)
+
+    def learn_one(self, score, label, w=1.0):
+        type(self).calls += 1
+        super().learn_one(score, label, w)
+
+
+@pytest.mark.parametrize("klass", [TrackingCalibeater, HedgingCalibeater])
+def test_online_platt_base_through_c_equals_through_python(klass):
+    """TOPS / HOPS call OnlinePlatt through its C API; the forecasts are those of the
+    oracle on the expert forecasts of a shadow OnlinePlatt fed predict-then-learn."""
+    s, y, w = _events(9, 500, "dyadic")
+    s, y, w = s.tolist(), y.tolist(), w.tolist()
+    kw = {"seed": 4} if klass is HedgingCalibeater else {}
+    fast = klass(base=OnlinePlatt(), **kw)
+    slow = klass(base=_PlattThroughPython(), **kw)
+    shadow, expert = OnlinePlatt(), []
+    for a, b, c in zip(s, y, w):
+        expert.append(shadow.predict_one(a))
+        shadow.learn_one(a, b, c)
+    _PlattThroughPython.calls = 0
+    got_fast = fast.predict_learn_many(s, y, w).tolist()
+    assert _PlattThroughPython.calls == 0
+    got_slow = []
+    for a, b, c in zip(s, y, w):
+        got_slow.append(slow.predict_one(a))
+        slow.learn_one(a, b, c)
+    assert _PlattThroughPython.calls >= 3 * len(s)  # the overrides were called
+    assert got_fast == got_slow
+    if klass is TrackingCalibeater:
+        assert got_fast == pytest.approx(ref.tracking_forecasts(expert, y, w, 10, 1.0), abs=1e-12)
+    else:
+        assert got_fast == ref.hedging_forecasts(expert, y, w, 10, 4)[0]
+    assert fast.base.to_dict() == shadow.to_dict()
+    assert fast.to_dict()["state"] == slow.to_dict()["state"]
+
+
+@pytest.mark.parametrize("klass", [TrackingCalibeater, HedgingCalibeater])
+def test_an_event_the_base_refuses_changes_nothing(klass):
+    cal = klass(base=OnlinePlatt())
+    cal.learn_many([0.2, 0.8, 0.6], [0, 1, 1])
+    before = cal.to_dict()
+    for fn in (
+        lambda: cal.learn_one(0.5, 1, 1e300),
+        lambda: cal.predict_learn_many([0.5], [1], [1e300]),
+    ):
+        with pytest.raises(ValueError, match="'w' argument of OnlinePlatt.learn_one"):
+            fn()
+        assert cal.to_dict() == before

@@ -19,6 +19,7 @@ from libc.math cimport INFINITY, fabs
 from libc.stdint cimport uint64_t
 
 from streamcal._cvalidation cimport check_label, check_score, check_weight
+from streamcal.core._newton cimport LogisticKernel
 
 import math
 
@@ -461,11 +462,39 @@ cdef class FosterGame:
 # ---------------------------------------------------------------------- kernels
 
 
-cdef inline double expert_of(object base, double s) except? -1.0:
-    # the expert forecast: the base's prediction (a Python call), or the score itself
-    if base is None:
-        return s
-    return base.predict_one(s)
+cdef class _Expert:
+    """The expert of a calibeater: the score itself (no base), a base calibrator called
+    through its Python methods, or, for OnlinePlatt / OnlineBeta (a LogisticKernel
+    whose ``predict_one`` / ``learn_one`` are not overridden), through its C API."""
+
+    cdef readonly object base
+    cdef LogisticKernel fast
+
+    def __init__(self, base):
+        self.base = base
+        self.fast = None
+        if (
+            isinstance(base, LogisticKernel)
+            and type(base).predict_one is LogisticKernel.predict_one
+            and type(base).learn_one is LogisticKernel.learn_one
+        ):
+            self.fast = base
+
+    cdef inline double c_expert(self, double s) except? -1.0:
+        # the expert forecast of a validated score
+        if self.fast is not None:
+            return self.fast.c_predict(s)
+        if self.base is None:
+            return s
+        return self.base.predict_one(s)
+
+    cdef inline int c_learn(self, double s, double y, double w) except -1:
+        # train the base on a validated event (raises, unchanged, if it refuses it)
+        if self.fast is not None:
+            return self.fast.c_learn(s, y, w)
+        if self.base is not None:
+            self.base.learn_one(s, y, w)
+        return 0
 
 
 cdef class TrackingKernel:
@@ -475,6 +504,7 @@ cdef class TrackingKernel:
 
     cdef readonly BinOutcomes stats
     cdef readonly object base
+    cdef _Expert expert
     cdef readonly Py_ssize_t n_bins
     cdef readonly double prior_weight
     cdef readonly long long n_events
@@ -483,6 +513,7 @@ cdef class TrackingKernel:
     def __init__(self, base, Py_ssize_t n_bins, double prior_weight, str owner,
                  stats=None, long long n_events=0):
         self.base = base
+        self.expert = _Expert(base)
         self.n_bins = n_bins
         self.prior_weight = prior_weight
         self.owner = owner
@@ -497,34 +528,34 @@ cdef class TrackingKernel:
         return clip01(self.stats.c_mean_dense(bin_of(x, self.n_bins), x, self.prior_weight))
 
     cdef int c_learn(self, double s, double x, double y, double w) except -1:
+        # the base first: if it refuses the event, nothing has changed
+        self.expert.c_learn(s, y, w)
         self.stats.c_add_dense(bin_of(x, self.n_bins), y, w)
-        if self.base is not None:
-            self.base.learn_one(s, y, w)
         self.n_events += 1
         return 0
 
     def predict_one(self, score):
         cdef double s = check_score(score, self.owner, "predict_one")
-        return self.c_predict(expert_of(self.base, s))
+        return self.c_predict(self.expert.c_expert(s))
 
     def learn_one(self, score, label, w=1.0):
         cdef double s = check_score(score, self.owner, "learn_one")
         cdef double y = check_label(label, self.owner, "learn_one")
         cdef double ww = check_weight(w, self.owner, "learn_one")
-        self.c_learn(s, expert_of(self.base, s), y, ww)
+        self.c_learn(s, self.expert.c_expert(s), y, ww)
 
     def predict_many(self, const double[:] scores):
         cdef Py_ssize_t i, m = scores.shape[0]
         out = np.empty(m, dtype=np.float64)
         cdef double[::1] o = out
         for i in range(m):
-            o[i] = self.c_predict(expert_of(self.base, scores[i]))
+            o[i] = self.c_predict(self.expert.c_expert(scores[i]))
         return out
 
     def learn_many(self, const double[:] scores, const double[:] labels, const double[:] w):
         cdef Py_ssize_t i
         for i in range(scores.shape[0]):
-            self.c_learn(scores[i], expert_of(self.base, scores[i]), labels[i], w[i])
+            self.c_learn(scores[i], self.expert.c_expert(scores[i]), labels[i], w[i])
 
     def predict_learn_many(self, const double[:] scores, const double[:] labels,
                            const double[:] w):
@@ -535,7 +566,7 @@ cdef class TrackingKernel:
         out = np.empty(m, dtype=np.float64)
         cdef double[::1] o = out
         for i in range(m):
-            x = expert_of(self.base, scores[i])
+            x = self.expert.c_expert(scores[i])
             o[i] = self.c_predict(x)
             self.c_learn(scores[i], x, labels[i], w[i])
         return out
@@ -549,6 +580,7 @@ cdef class HedgingKernel:
     cdef readonly dict games
     cdef list slots                 # slots[b]: the game of bin b, or None
     cdef readonly object base
+    cdef _Expert expert
     cdef readonly Py_ssize_t n_bins
     cdef readonly object seed
     cdef uint64_t seed64
@@ -559,6 +591,7 @@ cdef class HedgingKernel:
     def __init__(self, base, Py_ssize_t n_bins, seed, game_type, str owner,
                  games=None, long long n_events=0):
         self.base = base
+        self.expert = _Expert(base)
         self.n_bins = n_bins
         self.seed = seed
         self.seed64 = _seed64(seed)
@@ -596,6 +629,7 @@ cdef class HedgingKernel:
     cdef int c_learn(self, double s, double x, double y, double w) except -1:
         cdef Py_ssize_t b = bin_of(x, self.n_bins), cell
         cdef object g
+        self.expert.c_learn(s, y, w)  # the base first: if it refuses, nothing changed
         if w > 0.0:
             g = self.slots[b]
             if g is None:
@@ -606,25 +640,23 @@ cdef class HedgingKernel:
             else:
                 cell = self.c_draw(<FosterGame>g)
             (<FosterGame>g).c_play(cell, y, w)
-        if self.base is not None:
-            self.base.learn_one(s, y, w)
         self.n_events += 1
         return 0
 
     def predict_one(self, score):
         cdef double s = check_score(score, self.owner, "predict_one")
-        return self.c_predict(expert_of(self.base, s))
+        return self.c_predict(self.expert.c_expert(s))
 
     def learn_one(self, score, label, w=1.0):
         cdef double s = check_score(score, self.owner, "learn_one")
         cdef double y = check_label(label, self.owner, "learn_one")
         cdef double ww = check_weight(w, self.owner, "learn_one")
-        self.c_learn(s, expert_of(self.base, s), y, ww)
+        self.c_learn(s, self.expert.c_expert(s), y, ww)
 
     def distribution(self, double s):
         """``(x, low, high, p_low)`` for a validated score: the expert forecast and the
         strategy of its bin's game (``low = high = -1`` when the bin has none)."""
-        cdef double x = expert_of(self.base, s)
+        cdef double x = self.expert.c_expert(s)
         cdef object g = self.slots[bin_of(x, self.n_bins)]
         cdef Py_ssize_t low, high
         cdef double p
@@ -640,13 +672,13 @@ cdef class HedgingKernel:
         out = np.empty(m, dtype=np.float64)
         cdef double[::1] o = out
         for i in range(m):
-            o[i] = self.c_predict(expert_of(self.base, scores[i]))
+            o[i] = self.c_predict(self.expert.c_expert(scores[i]))
         return out
 
     def learn_many(self, const double[:] scores, const double[:] labels, const double[:] w):
         cdef Py_ssize_t i
         for i in range(scores.shape[0]):
-            self.c_learn(scores[i], expert_of(self.base, scores[i]), labels[i], w[i])
+            self.c_learn(scores[i], self.expert.c_expert(scores[i]), labels[i], w[i])
 
     def predict_learn_many(self, const double[:] scores, const double[:] labels,
                            const double[:] w):
@@ -658,8 +690,9 @@ cdef class HedgingKernel:
         out = np.empty(m, dtype=np.float64)
         cdef double[::1] o = out
         for i in range(m):
-            x = expert_of(self.base, scores[i])
+            x = self.expert.c_expert(scores[i])
             wi = w[i]
+            self.expert.c_learn(scores[i], labels[i], wi)
             b = bin_of(x, n)
             g = self.slots[b]
             if g is None:
@@ -673,8 +706,6 @@ cdef class HedgingKernel:
                 cell = self.c_draw(<FosterGame>g)
                 o[i] = (cell + 0.5) / n
                 (<FosterGame>g).c_play(cell, labels[i], wi)
-            if self.base is not None:
-                self.base.learn_one(scores[i], labels[i], wi)
             self.n_events += 1
         return out
 
