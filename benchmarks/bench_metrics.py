@@ -5,6 +5,7 @@ the same run. Run by hand (never by CI or pytest):
     python benchmarks/bench_metrics.py              # 200,000 events, ~1 minute
     python benchmarks/bench_metrics.py --quick      # 40,000 events
     python benchmarks/bench_metrics.py --json out.json
+    python benchmarks/bench_metrics.py --many 1000000   # and update_many's events/s
 
 The target (issue 4): updating five metrics together costs at most as much as the river
 model, i.e. a ratio <= 1x. The five are the ones a calibration dashboard would keep on
@@ -20,6 +21,12 @@ shared machine hit both alike; the figure is the median over segments of the rat
 metrics time / river time on the same segment, with its min and max. Forecasts are
 Python floats with six decimals (about 10^6 distinct values), labels Python ints, as a
 calibrator's ``predict_one`` would hand them over.
+
+With ``--many N`` (N > 0), ``update_many`` is then timed on N events given as float64
+arrays (as a replay engine holds them; validation of the whole batch included), each
+metric on its own fresh copy, best of three runs: events per second, nanoseconds per
+event and the ratio of that per-event cost to river's per-event cost measured in the
+first race of the run.
 """
 
 from __future__ import annotations
@@ -112,13 +119,34 @@ def race(specs, probs, labels, segment, gc_on):
     return {**result, "values": {type(m).__name__: m.get() for m in ms}}
 
 
+def time_update_many(specs, n: int, seed: int = 1) -> list:
+    """``[(label, seconds), ...]``: ``update_many`` on ``n`` events (best of three)."""
+    probs, labels = make_stream(n, seed)
+    p = np.asarray(probs, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    out = []
+    for label, name, params in specs:
+        best = float("inf")
+        for _ in range(3):
+            m = getattr(metrics, name)(**params)
+            t0 = perf_counter()
+            m.update_many(y, p)
+            best = min(best, perf_counter() - t0)
+        out.append((label, best))
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     only = (
         ("--only",),
         {"default": None, "help": "time only the cases whose label contains this text"},
     )
-    add_run_arguments(parser, only)
+    many = (
+        ("--many",),
+        {"type": int, "default": 0, "help": "also time update_many on this many events"},
+    )
+    add_run_arguments(parser, only, many)
     args, n, commit, (probs, labels) = start_run(
         parser, argv, streamcal.__version__, make_stream
     )
@@ -137,6 +165,19 @@ def main(argv=None):
             f"{verdict(med, target)}"
         )
         results.append({"metrics": label, "target": target, **r})
+    if args.many > 0:
+        river_us = results[0]["river_us_per_event"] if results else float("nan")
+        singles = [(label, *specs[0]) for label, specs, _ in CASES if len(specs) == 1]
+        print(f"\nupdate_many on {args.many} events (float64 arrays), best of 3")
+        print(f"{'metric':60s} {'events/s':>12s} {'ns/event':>9s} {'vs river':>9s}")
+        for label, seconds in time_update_many(singles, args.many):
+            ns = 1e9 * seconds / args.many
+            print(
+                f"{label:60s} {args.many / seconds:12,.0f} {ns:9.1f} {ns / (1e3 * river_us):8.3f}x"
+            )
+            results.append(
+                {"metrics": label, "update_many_events_per_s": args.many / seconds}
+            )
     if args.json:
         write_results(args.json, commit, n, args.segment, results)
     return 0
