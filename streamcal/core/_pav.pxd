@@ -1,0 +1,100 @@
+# C-level declarations of the compiled isotonic block store (streamcal/core/_pav.pyx).
+#
+# One balanced binary tree over ALL cells (distinct score keys) in key order, leaves
+# bucketed (up to LEAF_CAP cells in contiguous C arrays). Every node keeps its subtree
+# totals and the BRIDGE of its children's lower hulls of the cumulative-sum points, in
+# the node's local frame; the global lower hull (the fitted isotonic regression) is the
+# root's hull. See the module docstring of _pav.pyx for the algorithms and costs.
+
+cdef enum:
+    LEAF_CAP = 64
+
+cdef struct Leaf:
+    int cnt                       # cells held
+    int nh                        # vertices of the leaf's own lower hull
+    double x[LEAF_CAP]            # keys, strictly increasing
+    double w[LEAF_CAP]            # cell weights
+    double s[LEAF_CAP]            # cell weighted label sums
+    long long n[LEAF_CAP]         # cell event counts
+    unsigned char hidx[LEAF_CAP]  # cell index of each hull vertex
+    double hx[LEAF_CAP]           # hull vertex coordinates in the leaf's frame
+    double hy[LEAF_CAP]
+
+cdef struct Pt:
+    double x
+    double y
+    double k
+
+cdef struct Node:
+    Node* left
+    Node* right
+    Node* parent
+    Leaf* leaf                    # NULL for an internal node
+    double W                      # subtree totals (sums of children, never differences)
+    double S
+    long long N
+    Py_ssize_t ncells
+    Py_ssize_t nleaves
+    double kmin                   # smallest key of the subtree
+    # bridge (internal nodes): hull vertex a of the left child, b of the right child,
+    # coordinates in this node's frame, keys of their cells
+    double ax
+    double ay
+    double akey
+    double bx
+    double by
+    double bkey
+    Py_ssize_t nvl                # vertices of this node's hull from the left child
+    Py_ssize_t nvr                # ... and from the right child (leaf: nvl = nh, nvr = 0)
+
+
+cdef class IsotonicBlockStore:
+    cdef Node* root
+    cdef int cap
+    # exact mode: every cell sum is a multiple of 2**qexp and the total weight is below
+    # 2**(qexp + 53), so every coordinate is an exact integer multiple of 2**qexp
+    cdef int qexp
+    cdef double qscale
+    # operation counters (always on, integer increments)
+    cdef public long long _op_nodes
+    cdef public long long _op_hull
+    cdef public long long _op_moved
+    cdef public long long _op_fallback
+    cdef object _live
+
+    # the per-event C API (stable)
+    cdef void add_c(self, double x, double w, double y)
+    cdef long remove_c(self, double x, double w, double y) except -1
+    cdef double predict_step_c(self, double x)
+    cdef double predict_linear_c(self, double x)
+    cdef Py_ssize_t n_blocks_c(self)
+    # raise the template ValueError naming 'w' of owner.method if adding an event of
+    # weight w would make a sum overflow; call before mutating anything
+    cdef int check_add_c(self, double w, str owner, str method) except -1
+
+    # private (may change)
+    cdef void _reset_empty(self)
+    cdef void _note_value(self, double v)
+    cdef void _set_qexp(self, int e)
+    cdef bint _exact(self, Node* frame)
+    cdef int _vsign(self, Node* frame, Pt a, Pt b, Pt c, Pt d)
+    cdef int _orient(self, Node* frame, Pt a, Pt b, Pt c)
+    cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs, Node* left)
+    cdef void _leaf_update(self, Node* v)
+    cdef void _internal_update(self, Node* u)
+    cdef void _bridge(self, Node* u)
+    cdef void _fix_path(self, Node* v)
+    cdef void _replace_child(self, Node* old, Node* new)
+    cdef Py_ssize_t _collect_leaves(self, Node* v, Node** out, Py_ssize_t i)
+    cdef Node* _build(self, Node** leaves, Py_ssize_t lo, Py_ssize_t hi)
+    cdef Node* _rebuild_subtree(self, Node* v)
+    cdef Node* _leaf_for(self, double x)
+    cdef double _pred_key(self, double x)
+    cdef double _succ_key(self, double k)
+    cdef void _edge_of(self, double c, double* ka, double* kb)
+    cdef double _block_value(self, double ka, double kb)
+    cdef Node* _split_leaf(self, Node* v, double x)
+    cdef void _after_delete(self, Node* v)
+    cdef list _block_bounds(self)
+    cdef void _scale(self, Node* v, int e)
+    cdef void _check_node(self, Node* v, Node* parent) except *

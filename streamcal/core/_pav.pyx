@@ -1,0 +1,1347 @@
+"""The exact isotonic (PAV) block store, compiled: a balanced tree over all cells whose
+nodes keep the bridge of their children's lower hulls (Overmars and van Leeuwen).
+
+Cells and points. A *cell* is one distinct score key ``x`` with total weight ``w``,
+weighted label sum ``s`` and event count ``n``. In key order the cells draw the
+cumulative-sum diagram (CSD): cell ``t`` contributes the point ``P_t`` = (sum of the
+weights, sum of the label sums) of cells ``0..t``. A sentinel cell (key ``-inf``, weight
+0) always comes first, so its point is the origin. The isotonic regression is the
+slope of the greatest convex minorant of the CSD: its *blocks* (maximal level sets) are
+the edges of the lower hull, a block's value its weighted mean. Collinear hull points
+are not vertices, so block values strictly increase (equal neighbours pooled).
+
+The tree. Leaves hold up to ``leaf_capacity`` (at most 64) cells in contiguous C arrays,
+so a new key moves O(B) memory, never O(m). Every node keeps its subtree totals (sums of
+its children's: nothing is ever kept by subtraction) and, for an internal node, the
+*bridge* of its children's hulls: vertex ``a`` of the left child's hull and vertex ``b``
+of the right child's such that every point of the node lies on or above the line ``ab``
+(``a`` the leftmost, ``b`` the rightmost such vertex). Coordinates are in the node's
+LOCAL frame (measured from the point before its first cell), so a change in one cell
+translates every later point implicitly: only the nodes on that cell's path change.
+The hull of a node is the left child's hull up to ``a``, then the right child's from
+``b``: it is never stored. A leaf stores its own hull (vertex indices and coordinates).
+
+Algorithms.
+
+- Bridge of a node: a simultaneous descent of the two children's hulls (Overmars and van
+  Leeuwen's case analysis, with ties resolved so that hulls stay strictly convex): each
+  step discards half of one side, O(depth + log B) steps.
+- Update of a cell: O(B) in the leaf (hull recomputed), then the bridge of each of the
+  O(log n) ancestors: O(log^2 n) orientation tests per event, amortised (the tree is
+  weight-balanced by partial rebuilding, and a leaf is split or merged every Omega(B)
+  updates). Operation counters (``_op_nodes``, ``_op_hull``, ``_op_moved``) let tests
+  check this bound by counting.
+- The block holding a key: descend by bridge keys, O(log n); its value: the range sums
+  of its cells from subtree totals, O(log n + B) -- never a difference of cumulative
+  sums, which would lose all digits of a light block after heavy cells.
+- The number of blocks and a block's index: vertex ranks, O(log n).
+
+Exactness. Orientation tests use a filter. When every cell sum is a multiple of a power
+of two ``2**q`` and the total weight is below ``2**(q + 53)`` (integer or dyadic weights:
+the calibrators' usual case), every coordinate is exact and the test is decided exactly
+with 128-bit integers. Otherwise the floating-point determinant is trusted when it
+exceeds a rigorous bound on the error of the coordinates; below it the two vectors are
+recomputed as range sums of their own cells (resolving a light block after heavy cells,
+as the former two-sided scans did) and the determinant is evaluated with FMA
+compensation. ``_op_fallback`` counts these rare fallbacks.
+"""
+
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from libc.string cimport memmove, memcpy, memset
+from libc.math cimport fabs, ldexp, frexp, INFINITY, NAN, isfinite, fma
+
+import numpy as np
+
+cdef extern from *:
+    """
+    static inline int sc_pav_ctzll(unsigned long long v) { return __builtin_ctzll(v); }
+    static inline int sc_pav_det_sign(long long a, long long b, long long c, long long d) {
+        __int128 p = (__int128)a * (__int128)b - (__int128)c * (__int128)d;
+        return (p > 0) - (p < 0);
+    }
+    """
+    int sc_pav_ctzll(unsigned long long v) nogil
+    int sc_pav_det_sign(long long a, long long b, long long c, long long d) nogil
+
+__all__ = ["IsotonicBlockStore"]
+
+# A cell left with less than this fraction of the weight just removed from it is dropped
+# and its remaining events re-added by the caller (see IsotonicBlockStore.remove).
+cdef double _ABSORBED = 2.0 ** -20
+cdef double _TWO53 = 9007199254740992.0
+# relative error bound of a coordinate (a sum of at most B + 3 * depth terms) times 2
+cdef double _COORD_ERR = 4e-13
+# weight balance: a child may hold at most this fraction of its parent's leaves (+1)
+cdef double _ALPHA = 0.75
+cdef int _NO_Q = 1 << 20
+
+
+cdef struct Sums:
+    double W
+    double S
+    long long N
+    Py_ssize_t C
+
+
+cdef inline Sums _sums_add(Sums a, Sums b):
+    a.W += b.W
+    a.S += b.S
+    a.N += b.N
+    a.C += b.C
+    return a
+
+
+cdef inline int _sign(double v):
+    return (v > 0.0) - (v < 0.0)
+
+
+cdef Node* _new_node():
+    cdef Node* v = <Node*> PyMem_Malloc(sizeof(Node))
+    if v == NULL:
+        raise MemoryError()
+    memset(v, 0, sizeof(Node))
+    return v
+
+
+cdef Node* _new_leaf_node():
+    cdef Node* v = _new_node()
+    v.leaf = <Leaf*> PyMem_Malloc(sizeof(Leaf))
+    if v.leaf == NULL:
+        PyMem_Free(v)
+        raise MemoryError()
+    v.leaf.cnt = 0
+    v.leaf.nh = 0
+    return v
+
+
+cdef void _free_node(Node* v):
+    if v.leaf != NULL:
+        PyMem_Free(v.leaf)
+    PyMem_Free(v)
+
+
+cdef void _free_tree(Node* v):
+    if v == NULL:
+        return
+    if v.leaf == NULL:
+        _free_tree(v.left)
+        _free_tree(v.right)
+    _free_node(v)
+
+
+cdef inline int _bisect_right(double* a, int n, double x):
+    cdef int lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if x < a[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+cdef inline Pt _leaf_vertex(Leaf* L, int j, double ox, double oy):
+    cdef Pt p
+    p.x = L.hx[j] + ox
+    p.y = L.hy[j] + oy
+    p.k = L.x[L.hidx[j]]
+    return p
+
+
+cdef inline Py_ssize_t _leaf_rank_le(Leaf* L, double K):
+    """Hull vertices of the leaf with key <= K."""
+    cdef int lo = 0, hi = L.nh, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if K < L.x[L.hidx[mid]]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+cdef Py_ssize_t _rank_le(Node* v, double K):
+    """Vertices of the hull of ``v`` with key <= K. O(depth)."""
+    cdef Py_ssize_t acc = 0
+    while True:
+        if v.leaf != NULL:
+            return acc + _leaf_rank_le(v.leaf, K)
+        if K < v.akey:
+            v = v.left
+        elif K < v.bkey:
+            return acc + v.nvl
+        else:
+            # nv - (vertices > K), those all in the right part
+            return acc + v.nvl + v.nvr - _rank_gt(v.right, K)
+
+
+cdef Py_ssize_t _rank_gt(Node* v, double K):
+    """Vertices of the hull of ``v`` with key > K. O(depth)."""
+    while True:
+        if v.leaf != NULL:
+            return v.leaf.nh - _leaf_rank_le(v.leaf, K)
+        if K >= v.bkey:
+            v = v.right
+        elif K >= v.akey:
+            return v.nvr
+        else:
+            return v.nvl + v.nvr - _rank_le(v.left, K)
+
+
+cdef Sums _leaf_range(Leaf* L, double k1, double k2):
+    """Sums of the leaf's cells with k1 < key <= k2."""
+    cdef Sums r
+    cdef int j = _bisect_right(L.x, L.cnt, k1)
+    r.W = 0.0
+    r.S = 0.0
+    r.N = 0
+    r.C = 0
+    while j < L.cnt and L.x[j] <= k2:
+        r.W += L.w[j]
+        r.S += L.s[j]
+        r.N += L.n[j]
+        r.C += 1
+        j += 1
+    return r
+
+
+cdef inline Sums _node_sums(Node* v):
+    cdef Sums r
+    r.W = v.W
+    r.S = v.S
+    r.N = v.N
+    r.C = v.ncells
+    return r
+
+
+cdef Sums _range_from(Node* v, double k1):
+    """Sums of the cells of ``v`` with key > k1."""
+    cdef Sums acc
+    acc.W = 0.0
+    acc.S = 0.0
+    acc.N = 0
+    acc.C = 0
+    while v.leaf == NULL:
+        if k1 >= v.right.kmin:
+            v = v.right
+        else:
+            acc = _sums_add(acc, _node_sums(v.right))
+            v = v.left
+    return _sums_add(_leaf_range(v.leaf, k1, INFINITY), acc)
+
+
+cdef Sums _range_upto(Node* v, double k2):
+    """Sums of the cells of ``v`` with key <= k2."""
+    cdef Sums acc
+    acc.W = 0.0
+    acc.S = 0.0
+    acc.N = 0
+    acc.C = 0
+    while v.leaf == NULL:
+        if k2 >= v.right.kmin:
+            acc = _sums_add(acc, _node_sums(v.left))
+            v = v.right
+        else:
+            v = v.left
+    return _sums_add(acc, _leaf_range(v.leaf, -INFINITY, k2))
+
+
+cdef Sums _range(Node* v, double k1, double k2):
+    """Sums of the cells of ``v`` with k1 < key <= k2, from subtree totals: the result
+    is accurate relative to the range itself. O(depth + B)."""
+    while v.leaf == NULL:
+        if k2 < v.right.kmin:
+            v = v.left
+        elif k1 >= v.right.kmin:
+            v = v.right
+        else:
+            return _sums_add(_range_from(v.left, k1), _range_upto(v.right, k2))
+    return _leaf_range(v.leaf, k1, k2)
+
+
+cdef int _lsb_exponent(double v):
+    """Exponent of the lowest set bit of ``v`` (> 0, finite)."""
+    cdef int e
+    cdef double m = frexp(v, &e)
+    cdef unsigned long long mant = <unsigned long long> (m * _TWO53)
+    return e - 53 + sc_pav_ctzll(mant)
+
+
+cdef class IsotonicBlockStore:
+    """Exact isotonic regression (non-decreasing) of weighted labels in [0, 1] on float
+    keys, kept up to date under insertions and deletions of single events.
+
+    Keys ``x`` are floats (the caller may pre-round them onto a grid). Weights must be
+    positive and finite; labels are in [0, 1]. See the module docstring of
+    :mod:`streamcal.core._pav` for the data structure; the per-event costs are
+    amortised O(log^2 n) for :meth:`add` and :meth:`remove` and O(log n + B) for
+    :meth:`predict_step` and :meth:`predict_linear` (``n`` distinct keys, ``B`` the
+    leaf capacity), whatever the shape of the fit.
+
+    Parameters
+    ----------
+    leaf_capacity
+        Cells per leaf bucket, 4 to 64 (small values exercise splits and merges in
+        tests).
+
+    Examples
+    --------
+    >>> store = IsotonicBlockStore()
+    >>> for x, y in [(0.1, 0.0), (0.5, 1.0), (0.3, 1.0), (0.7, 0.0)]:
+    ...     store.add(x, 1.0, y)
+    >>> [(b.score_min, b.score_max, b.value) for b in store.blocks()]
+    [(0.1, 0.1, 0.0), (0.3, 0.7, 0.6666666666666666)]
+    >>> store.predict_step(0.2), store.predict_linear(0.2)
+    (0.0, 0.33333333333333337)
+    >>> store.remove(0.7, 1.0, 0.0)
+    0
+    >>> store.predict_step(0.6)
+    1.0
+
+    """
+
+    def __cinit__(self, int leaf_capacity=LEAF_CAP):
+        if not 4 <= leaf_capacity <= LEAF_CAP:
+            raise ValueError(
+                f"The 'leaf_capacity' parameter of IsotonicBlockStore must be an int in "
+                f"[4, {LEAF_CAP}]. Got {leaf_capacity!r} instead."
+            )
+        self.cap = leaf_capacity
+        self.root = NULL
+        self._reset_empty()
+
+    def __dealloc__(self):
+        _free_tree(self.root)
+        self.root = NULL
+
+    cdef void _reset_empty(self):
+        _free_tree(self.root)
+        cdef Node* v = _new_leaf_node()
+        cdef Leaf* L = v.leaf
+        L.cnt = 1
+        L.x[0] = -INFINITY
+        L.w[0] = 0.0
+        L.s[0] = 0.0
+        L.n[0] = 0
+        self.root = v
+        self.qexp = _NO_Q
+        self.qscale = 0.0
+        self._leaf_update(v)
+
+    # ------------------------------------------------------------------ exactness
+
+    cdef inline void _note_value(self, double v):
+        cdef int e
+        if v != 0.0:
+            e = _lsb_exponent(fabs(v))
+            if e < self.qexp:
+                self._set_qexp(e)
+
+    cdef void _set_qexp(self, int e):
+        self.qexp = e
+        if -1000 <= e <= 1000:
+            self.qscale = ldexp(1.0, -e)
+        else:
+            self.qscale = 0.0  # never exact
+
+    cdef inline bint _exact(self, Node* frame):
+        return self.qscale > 0.0 and frame.W * self.qscale < _TWO53
+
+    cdef int _vsign(self, Node* frame, Pt a, Pt b, Pt c, Pt d):
+        """Sign of the cross product (b - a) x (d - c), for points with a.k < b.k and
+        c.k < d.k in ``frame``'s coordinates (orientation of a, b, d when b == c)."""
+        cdef double ux = b.x - a.x, uy = b.y - a.y, vx = d.x - c.x, vy = d.y - c.y
+        cdef double q, nu, nv, det, err, p1, p2, e1, e2
+        cdef Sums su, sv
+        if self._exact(frame):
+            q = self.qscale
+            return sc_pav_det_sign(<long long> (ux * q), <long long> (vy * q),
+                                   <long long> (uy * q), <long long> (vx * q))
+        nu = fabs(ux) + fabs(uy)
+        nv = fabs(vx) + fabs(vy)
+        if nu > 0.0 and nv > 0.0:
+            det = (ux / nu) * (vy / nv) - (uy / nu) * (vx / nv)
+            err = _COORD_ERR * frame.W * (1.0 / nu + 1.0 / nv) + 1e-15
+            if det > err:
+                return 1
+            if det < -err:
+                return -1
+        # too close to call: recompute both vectors as range sums of their own cells
+        self._op_fallback += 1
+        su = _range(frame, a.k, b.k)
+        sv = _range(frame, c.k, d.k)
+        nu = su.W + fabs(su.S)
+        nv = sv.W + fabs(sv.S)
+        if nu <= 0.0 or nv <= 0.0:
+            return 0
+        ux = su.W / nu
+        uy = su.S / nu
+        vx = sv.W / nv
+        vy = sv.S / nv
+        p1 = ux * vy
+        e1 = fma(ux, vy, -p1)
+        p2 = uy * vx
+        e2 = fma(uy, vx, -p2)
+        return _sign((p1 - p2) + (e1 - e2))
+
+    cdef inline int _orient(self, Node* frame, Pt a, Pt b, Pt c):
+        """> 0 when a, b, c (keys increasing) turn strictly upwards (b strictly below
+        the line ac), 0 when collinear."""
+        return self._vsign(frame, a, b, b, c)
+
+    cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs,
+                                  Node* left):
+        """For lines l1 = ab and l2 = cd with slope(l1) < slope(l2): do they meet at an
+        abscissa <= xs (i.e. l2(xs) >= l1(xs))?"""
+        cdef double dx1 = b.x - a.x, dy1 = b.y - a.y, dx2 = d.x - c.x, dy2 = d.y - c.y
+        cdef double cbx = c.x - b.x, cby = c.y - b.y, e = xs - b.x
+        cdef double F, t1, t2, t3
+        cdef Sums s
+        t1 = cby
+        t2 = dy2 * ((cbx - e) / dx2)
+        t3 = dy1 * (e / dx1)
+        F = t1 - t2 - t3
+        if fabs(F) > 1e-12 * (fabs(t1) + fabs(t2) + fabs(t3)):
+            return F >= 0.0
+        self._op_fallback += 1
+        if self._exact(frame):
+            q = self.qscale
+            G = (int(cby * q) * int(dx1 * q) * int(dx2 * q)
+                 - int(dy2 * q) * int(dx1 * q) * int((cbx - e) * q)
+                 - int(dy1 * q) * int(dx2 * q) * int(e * q))
+            return G >= 0
+        # recompute every difference as a range sum of its own cells
+        s = _range(frame, a.k, b.k)
+        dx1 = s.W
+        dy1 = s.S
+        s = _range(frame, c.k, d.k)
+        dx2 = s.W
+        dy2 = s.S
+        s = _range(frame, b.k, c.k)
+        cbx = s.W
+        cby = s.S
+        e = _range_from(left, b.k).W
+        F = cby - dy2 * ((cbx - e) / dx2) - dy1 * (e / dx1)
+        return F >= 0.0
+
+    # ------------------------------------------------------------------ node upkeep
+
+    cdef void _leaf_update(self, Node* v):
+        """Totals and own lower hull of a leaf. O(B)."""
+        cdef Leaf* L = v.leaf
+        cdef int t, nh = 0
+        cdef double cw = 0.0, cs = 0.0
+        cdef long long cn = 0
+        cdef Pt p, h1, h2
+        for t in range(L.cnt):
+            cw += L.w[t]
+            cs += L.s[t]
+            cn += L.n[t]
+        v.W = cw
+        v.S = cs
+        v.N = cn
+        v.ncells = L.cnt
+        v.nleaves = 1
+        v.kmin = L.x[0]
+        cw = 0.0
+        cs = 0.0
+        for t in range(L.cnt):
+            cw += L.w[t]
+            cs += L.s[t]
+            p.x = cw
+            p.y = cs
+            p.k = L.x[t]
+            while nh >= 2:
+                h1.x = L.hx[nh - 2]
+                h1.y = L.hy[nh - 2]
+                h1.k = L.x[L.hidx[nh - 2]]
+                h2.x = L.hx[nh - 1]
+                h2.y = L.hy[nh - 1]
+                h2.k = L.x[L.hidx[nh - 1]]
+                if self._orient(v, h1, h2, p) > 0:
+                    break
+                nh -= 1
+            L.hx[nh] = cw
+            L.hy[nh] = cs
+            L.hidx[nh] = <unsigned char> t
+            nh += 1
+        L.nh = nh
+        v.nvl = nh
+        v.nvr = 0
+        self._op_hull += L.cnt
+
+    cdef void _internal_update(self, Node* u):
+        """Totals, bridge and vertex counts of an internal node from its children."""
+        cdef Node* l = u.left
+        cdef Node* r = u.right
+        u.W = l.W + r.W
+        u.S = l.S + r.S
+        u.N = l.N + r.N
+        u.ncells = l.ncells + r.ncells
+        u.nleaves = l.nleaves + r.nleaves
+        u.kmin = l.kmin
+        self._bridge(u)
+        u.nvl = _rank_le(l, u.akey)
+        u.nvr = _rank_gt(r, u.bkey) + 1
+        self._op_nodes += 1
+
+    cdef void _bridge(self, Node* u):
+        """Bridge of the children's hulls by simultaneous descent. O(depth + log B)."""
+        cdef Node* ln = u.left
+        cdef Node* rn = u.right
+        cdef double lox = 0.0, loy = 0.0, rox = u.left.W, roy = u.left.S
+        cdef double xs = u.left.W
+        cdef int llo = 0, lhi = 0, rlo = 0, rhi = 0, lm = 0, rm = 0
+        cdef bint lpt, rpt, go_l_left, go_l_right, go_r_left, go_r_right
+        cdef Pt a, b, c, d
+        if ln.leaf != NULL:
+            lhi = ln.leaf.nh
+        if rn.leaf != NULL:
+            rhi = rn.leaf.nh
+        while True:
+            self._op_hull += 1
+            lpt = ln.leaf != NULL and lhi - llo == 1
+            rpt = rn.leaf != NULL and rhi - rlo == 1
+            # the current edge (or point) of each side
+            if ln.leaf != NULL:
+                if lpt:
+                    a = _leaf_vertex(ln.leaf, llo, lox, loy)
+                else:
+                    lm = (llo + lhi) >> 1
+                    a = _leaf_vertex(ln.leaf, lm - 1, lox, loy)
+                    b = _leaf_vertex(ln.leaf, lm, lox, loy)
+            else:
+                a.x = ln.ax + lox
+                a.y = ln.ay + loy
+                a.k = ln.akey
+                b.x = ln.bx + lox
+                b.y = ln.by + loy
+                b.k = ln.bkey
+            if rn.leaf != NULL:
+                if rpt:
+                    c = _leaf_vertex(rn.leaf, rlo, rox, roy)
+                else:
+                    rm = (rlo + rhi) >> 1
+                    c = _leaf_vertex(rn.leaf, rm - 1, rox, roy)
+                    d = _leaf_vertex(rn.leaf, rm, rox, roy)
+            else:
+                c.x = rn.ax + rox
+                c.y = rn.ay + roy
+                c.k = rn.akey
+                d.x = rn.bx + rox
+                d.y = rn.by + roy
+                d.k = rn.bkey
+            if lpt and rpt:
+                break
+            go_l_left = go_l_right = go_r_left = go_r_right = False
+            if lpt:
+                # tangent from the point a to the right hull: the rightmost touching vertex
+                if self._orient(u, a, c, d) <= 0:
+                    go_r_right = True
+                else:
+                    go_r_left = True
+            elif rpt:
+                # tangent from the point c to the left hull: the leftmost touching vertex
+                if self._orient(u, a, b, c) <= 0:
+                    go_l_left = True
+                else:
+                    go_l_right = True
+            elif self._orient(u, a, b, c) < 0 or self._orient(u, a, b, d) < 0:
+                go_l_left = True  # a right point lies strictly below l1: q <= a
+            elif self._orient(u, a, c, d) < 0 or self._orient(u, b, c, d) < 0:
+                go_r_right = True  # a left point lies strictly below l2: r >= d
+            elif self._vsign(u, a, b, c, d) <= 0:
+                go_l_left = True  # l1 == l2: the bridge line; leftmost q is <= a
+            elif self._meet_left_of_split(u, a, b, c, d, xs, u.left):
+                go_l_right = True  # q >= b
+            else:
+                go_r_left = True  # r <= c
+            if go_l_left:
+                if ln.leaf != NULL:
+                    lhi = lm
+                else:
+                    ln = ln.left
+                    if ln.leaf != NULL:
+                        llo = 0
+                        lhi = ln.leaf.nh
+            elif go_l_right:
+                if ln.leaf != NULL:
+                    llo = lm
+                else:
+                    lox += ln.left.W
+                    loy += ln.left.S
+                    ln = ln.right
+                    if ln.leaf != NULL:
+                        llo = 0
+                        lhi = ln.leaf.nh
+            elif go_r_left:
+                if rn.leaf != NULL:
+                    rhi = rm
+                else:
+                    rn = rn.left
+                    if rn.leaf != NULL:
+                        rlo = 0
+                        rhi = rn.leaf.nh
+            else:
+                if rn.leaf != NULL:
+                    rlo = rm
+                else:
+                    rox += rn.left.W
+                    roy += rn.left.S
+                    rn = rn.right
+                    if rn.leaf != NULL:
+                        rlo = 0
+                        rhi = rn.leaf.nh
+        u.ax = a.x
+        u.ay = a.y
+        u.akey = a.k
+        u.bx = c.x
+        u.by = c.y
+        u.bkey = c.k
+
+    cdef void _fix_path(self, Node* v):
+        """Recompute ``v`` and its ancestors; rebuild the highest unbalanced one."""
+        cdef Node* u
+        cdef Node* scape = NULL
+        cdef Py_ssize_t big
+        if v.leaf != NULL:
+            self._leaf_update(v)
+        else:
+            self._internal_update(v)
+        u = v.parent
+        while u != NULL:
+            self._internal_update(u)
+            big = u.left.nleaves if u.left.nleaves > u.right.nleaves else u.right.nleaves
+            if big > _ALPHA * u.nleaves + 1:
+                scape = u
+            u = u.parent
+        if scape != NULL:
+            u = self._rebuild_subtree(scape)
+            u = u.parent
+            while u != NULL:
+                self._internal_update(u)
+                u = u.parent
+
+    cdef void _replace_child(self, Node* old, Node* new):
+        cdef Node* p = old.parent
+        new.parent = p
+        if p == NULL:
+            self.root = new
+        elif p.left == old:
+            p.left = new
+        else:
+            p.right = new
+
+    cdef Py_ssize_t _collect_leaves(self, Node* v, Node** out, Py_ssize_t i):
+        if v.leaf != NULL:
+            out[i] = v
+            return i + 1
+        i = self._collect_leaves(v.left, out, i)
+        i = self._collect_leaves(v.right, out, i)
+        _free_node(v)  # internal nodes are rebuilt
+        return i
+
+    cdef Node* _build(self, Node** leaves, Py_ssize_t lo, Py_ssize_t hi):
+        cdef Py_ssize_t mid
+        cdef Node* u
+        if hi - lo == 1:
+            leaves[lo].parent = NULL
+            return leaves[lo]
+        mid = (lo + hi) >> 1
+        u = _new_node()
+        u.left = self._build(leaves, lo, mid)
+        u.right = self._build(leaves, mid, hi)
+        u.left.parent = u
+        u.right.parent = u
+        self._internal_update(u)
+        return u
+
+    cdef Node* _rebuild_subtree(self, Node* v):
+        """Rebuild the subtree of ``v`` perfectly balanced; returns its new root."""
+        cdef Py_ssize_t k = v.nleaves
+        cdef Node* parent = v.parent
+        cdef bint was_left = parent != NULL and parent.left == v
+        cdef Node** leaves = <Node**> PyMem_Malloc(k * sizeof(Node*))
+        cdef Node* r
+        if leaves == NULL:
+            raise MemoryError()
+        self._collect_leaves(v, leaves, 0)
+        r = self._build(leaves, 0, k)
+        PyMem_Free(leaves)
+        r.parent = parent
+        if parent == NULL:
+            self.root = r
+        elif was_left:
+            parent.left = r
+        else:
+            parent.right = r
+        return r
+
+    # ------------------------------------------------------------------ navigation
+
+    cdef inline Node* _leaf_for(self, double x):
+        """The leaf whose key range holds ``x`` (the last leaf starting at or below)."""
+        cdef Node* v = self.root
+        while v.leaf == NULL:
+            v = v.right if x >= v.right.kmin else v.left
+        return v
+
+    cdef double _pred_key(self, double x):
+        """The largest key <= x (the sentinel's -inf if none)."""
+        cdef Node* v = self._leaf_for(x)
+        cdef int j = _bisect_right(v.leaf.x, v.leaf.cnt, x)
+        return v.leaf.x[j - 1]
+
+    cdef double _succ_key(self, double k):
+        """The smallest key > k (+inf if none)."""
+        cdef Node* v = self.root
+        cdef double best = INFINITY
+        cdef int j
+        while v.leaf == NULL:
+            if k < v.right.kmin:
+                best = v.right.kmin
+                v = v.left
+            else:
+                v = v.right
+        j = _bisect_right(v.leaf.x, v.leaf.cnt, k)
+        return v.leaf.x[j] if j < v.leaf.cnt else best
+
+    cdef void _edge_of(self, double c, double* ka, double* kb):
+        """Keys of the hull vertices bounding the block that holds key ``c`` (> -inf):
+        the block is the cells with ka < key <= kb. O(depth + log B)."""
+        cdef Node* v = self.root
+        cdef Leaf* L
+        cdef int j
+        while v.leaf == NULL:
+            if c <= v.akey:
+                v = v.left
+            elif c <= v.bkey:
+                ka[0] = v.akey
+                kb[0] = v.bkey
+                return
+            else:
+                v = v.right
+        L = v.leaf
+        j = <int> _leaf_rank_le(L, c)  # vertices with key <= c
+        if j > 0 and L.x[L.hidx[j - 1]] == c:
+            j -= 1
+        # vertex j is the first with key >= c, j >= 1
+        ka[0] = L.x[L.hidx[j - 1]]
+        kb[0] = L.x[L.hidx[j]]
+
+    cdef inline double _block_value(self, double ka, double kb):
+        cdef Sums s = _range(self.root, ka, kb)
+        return s.S / s.W
+
+    # ------------------------------------------------------------------ C API
+
+    cdef int check_add_c(self, double w, str owner, str method) except -1:
+        if not (w > 0.0 and isfinite(w) and isfinite(self.root.W + w)):
+            from streamcal._validation import argument_error
+
+            raise argument_error(
+                ValueError, "w", owner, method,
+                "a finite real number > 0 that keeps the total weight finite", w,
+            )
+        return 0
+
+    cdef void add_c(self, double x, double w, double y):
+        cdef double wy = w * y
+        cdef Node* v = self._leaf_for(x)
+        cdef Leaf* L = v.leaf
+        cdef int j = _bisect_right(L.x, L.cnt, x) - 1
+        cdef int m
+        if L.x[j] == x:
+            L.w[j] += w
+            L.s[j] += wy
+            L.n[j] += 1
+        else:
+            if L.cnt >= self.cap:
+                v = self._split_leaf(v, x)
+                L = v.leaf
+                j = _bisect_right(L.x, L.cnt, x) - 1
+            j += 1
+            m = L.cnt - j
+            if m > 0:
+                memmove(&L.x[j + 1], &L.x[j], m * sizeof(double))
+                memmove(&L.w[j + 1], &L.w[j], m * sizeof(double))
+                memmove(&L.s[j + 1], &L.s[j], m * sizeof(double))
+                memmove(&L.n[j + 1], &L.n[j], m * sizeof(long long))
+                self._op_moved += m
+            L.x[j] = x
+            L.w[j] = w
+            L.s[j] = wy
+            L.n[j] = 1
+            L.cnt += 1
+        self._note_value(w)
+        self._note_value(wy)
+        self._fix_path(v)
+
+    cdef Node* _split_leaf(self, Node* v, double x):
+        """Split a full leaf in two halves under a new internal node; return the half
+        whose key range holds ``x``."""
+        cdef Leaf* L = v.leaf
+        cdef Node* v2 = _new_leaf_node()
+        cdef Leaf* L2 = v2.leaf
+        cdef Node* p = _new_node()
+        cdef int h = L.cnt >> 1, m = L.cnt - h
+        memcpy(&L2.x[0], &L.x[h], m * sizeof(double))
+        memcpy(&L2.w[0], &L.w[h], m * sizeof(double))
+        memcpy(&L2.s[0], &L.s[h], m * sizeof(double))
+        memcpy(&L2.n[0], &L.n[h], m * sizeof(long long))
+        self._op_moved += m
+        L2.cnt = m
+        L.cnt = h
+        self._replace_child(v, p)
+        p.left = v
+        p.right = v2
+        v.parent = p
+        v2.parent = p
+        self._leaf_update(v)
+        self._leaf_update(v2)
+        return v2 if x >= L2.x[0] else v
+
+    cdef long remove_c(self, double x, double w, double y) except -1:
+        cdef Node* v = self._leaf_for(x)
+        cdef Leaf* L = v.leaf
+        cdef int j = _bisect_right(L.x, L.cnt, x) - 1
+        cdef double wy = w * y, cw_left, cs_left
+        cdef long long count
+        cdef long dropped = 0
+        cdef int m
+        if j < 0 or L.x[j] != x or L.n[j] == 0:
+            raise KeyError(x)
+        count = L.n[j]
+        cw_left = L.w[j] - w
+        cs_left = L.s[j] - wy
+        if count == 1 or cw_left <= w * _ABSORBED:
+            dropped = <long> (count - 1)
+            m = L.cnt - j - 1
+            if m > 0:
+                memmove(&L.x[j], &L.x[j + 1], m * sizeof(double))
+                memmove(&L.w[j], &L.w[j + 1], m * sizeof(double))
+                memmove(&L.s[j], &L.s[j + 1], m * sizeof(double))
+                memmove(&L.n[j], &L.n[j + 1], m * sizeof(long long))
+                self._op_moved += m
+            L.cnt -= 1
+            self._after_delete(v)
+        else:
+            if cs_left < 0.0:
+                cs_left = 0.0
+            elif cs_left > cw_left:
+                cs_left = cw_left
+            L.w[j] = cw_left
+            L.s[j] = cs_left
+            L.n[j] = count - 1
+            self._fix_path(v)
+        return dropped
+
+    cdef void _after_delete(self, Node* v):
+        """Restore the tree after a cell left leaf ``v``: drop an empty leaf, merge a
+        small one into its sibling leaf, then recompute the path."""
+        cdef Node* p = v.parent
+        cdef Node* sib
+        cdef Node* lft
+        cdef Node* rgt
+        cdef Leaf* A
+        cdef Leaf* B
+        if p == NULL:
+            self._fix_path(v)
+            return
+        sib = p.right if p.left == v else p.left
+        if v.leaf.cnt == 0:
+            self._replace_child(p, sib)
+            _free_node(v)
+            _free_node(p)
+            if sib.parent != NULL:
+                self._fix_path(sib.parent)
+            return
+        if sib.leaf != NULL and 4 * v.leaf.cnt < self.cap and 4 * (v.leaf.cnt + sib.leaf.cnt) <= 3 * self.cap:
+            lft = p.left
+            rgt = p.right
+            A = lft.leaf
+            B = rgt.leaf
+            memcpy(&A.x[A.cnt], &B.x[0], B.cnt * sizeof(double))
+            memcpy(&A.w[A.cnt], &B.w[0], B.cnt * sizeof(double))
+            memcpy(&A.s[A.cnt], &B.s[0], B.cnt * sizeof(double))
+            memcpy(&A.n[A.cnt], &B.n[0], B.cnt * sizeof(long long))
+            self._op_moved += B.cnt
+            A.cnt += B.cnt
+            self._replace_child(p, lft)
+            _free_node(rgt)
+            _free_node(p)
+            self._fix_path(lft)
+            return
+        self._fix_path(v)
+
+    cdef double predict_step_c(self, double x):
+        cdef double c, ka, kb
+        if self.root.ncells <= 1:
+            return NAN
+        c = self._pred_key(x)
+        if c == -INFINITY:
+            c = self._succ_key(c)
+        self._edge_of(c, &ka, &kb)
+        return self._block_value(ka, kb)
+
+    cdef double predict_linear_c(self, double x):
+        cdef double c, ka, kb, v0, v1, x1, ka1, kb1
+        if self.root.ncells <= 1:
+            return NAN
+        c = self._pred_key(x)
+        if c == -INFINITY:
+            c = self._succ_key(c)
+            self._edge_of(c, &ka, &kb)
+            return self._block_value(ka, kb)
+        self._edge_of(c, &ka, &kb)
+        v0 = self._block_value(ka, kb)
+        if x <= kb:
+            return v0
+        x1 = self._succ_key(kb)
+        if x1 == INFINITY:
+            return v0
+        self._edge_of(x1, &ka1, &kb1)
+        v1 = self._block_value(ka1, kb1)
+        return v0 + (v1 - v0) * ((x - kb) / (x1 - kb))
+
+    cdef Py_ssize_t n_blocks_c(self):
+        return self.root.nvl + self.root.nvr - 1
+
+    # ------------------------------------------------------------------ Python API
+
+    def __len__(self):
+        """Number of blocks. O(1)."""
+        return self.n_blocks_c()
+
+    @property
+    def n_cells(self):
+        """Number of distinct keys stored. O(1)."""
+        return self.root.ncells - 1
+
+    @property
+    def leaf_capacity(self):
+        """Cells per leaf bucket."""
+        return self.cap
+
+    def add(self, double x, double w, double y):
+        """Add one event (key ``x``, weight ``w > 0``, label ``y`` in [0, 1]). Amortised
+        O(log^2 n). Raises ValueError naming ``w`` (the store unchanged) if ``w`` is not
+        a finite positive number or would make the total weight overflow."""
+        self.check_add_c(w, "IsotonicBlockStore", "add")
+        self.add_c(x, w, y)
+
+    def remove(self, double x, double w, double y):
+        """Remove one event previously added with the same ``(x, w, y)``; KeyError if
+        no cell has key ``x``. The cell is deleted when its last event goes. Amortised
+        O(log^2 n).
+
+        Returns the number of *other* events deleted with the cell: 0, unless what is
+        left weighs less than 2**-20 of what was removed, when the subtraction would
+        leave a rounding residue above 2**-32 of the remaining sums. The caller, who
+        knows the events, re-adds them (see ``OnlineIsotonic``)."""
+        return self.remove_c(x, w, y)
+
+    def predict_step(self, double x):
+        """Fitted value at the largest key <= x (the first block's below all keys).
+        None when empty. O(log n + B)."""
+        if self.root.ncells <= 1:
+            return None
+        return self.predict_step_c(x)
+
+    def predict_linear(self, double x):
+        """Fit interpolated linearly between the last key of a block and the first key
+        of the next one, constant within blocks and clipped at both ends (scikit-learn's
+        ``IsotonicRegression(out_of_bounds="clip")``). None when empty. O(log n + B)."""
+        if self.root.ncells <= 1:
+            return None
+        return self.predict_linear_c(x)
+
+    cdef list _block_bounds(self):
+        """``[(first key, last key), ...]`` of every block. O(b (log n + B))."""
+        cdef list out = []
+        cdef double cur = -INFINITY, nk, ka, kb
+        if self.root.ncells <= 1:
+            return out
+        while True:
+            nk = self._succ_key(cur)
+            if nk == INFINITY:
+                break
+            self._edge_of(nk, &ka, &kb)
+            out.append((nk, kb))
+            cur = kb
+        return out
+
+    def _canonical_blocks(self):
+        """Per block ``(xs, ws, ss, ns, W, S)``: numpy slices, and W, S summed cell by
+        cell from the left, so they do not depend on the tree's shape. O(cells)."""
+        xs, ws, ss, ns = self.cells()
+        cdef double[::1] Wv = ws, Sv = ss
+        cdef Py_ssize_t a = 0, b, t
+        cdef double W, S
+        bounds = self._block_bounds()
+        ends = np.searchsorted(xs, np.array([hi for _, hi in bounds], dtype=np.float64), side="right")
+        out = []
+        for b in ends.tolist():
+            W = 0.0
+            S = 0.0
+            for t in range(a, b):
+                W += Wv[t]
+                S += Sv[t]
+            out.append((xs[a:b], ws[a:b], ss[a:b], ns[a:b], W, S))
+            a = b
+        return out
+
+    def arrays(self):
+        """Return ``(starts, ends, values)`` numpy arrays, one entry per block. O(b log n)."""
+        bounds = self._block_bounds()
+        cdef double ka, kb
+        vals = []
+        for lo, hi in bounds:
+            self._edge_of(lo, &ka, &kb)
+            vals.append(self._block_value(ka, kb))
+        return (
+            np.array([b[0] for b in bounds], dtype=np.float64),
+            np.array([b[1] for b in bounds], dtype=np.float64),
+            np.array(vals, dtype=np.float64),
+        )
+
+    def blocks(self):
+        """Read-only views of the blocks, in score order (totals summed cell by cell, so
+        they do not depend on the tree's shape). O(cells)."""
+        from streamcal.core.pav import BlockView
+
+        return tuple(
+            BlockView(float(xs[0]), float(xs[len(xs) - 1]), S / W, W, int(ns.sum()), len(xs))
+            for xs, ws, ss, ns, W, S in self._canonical_blocks()
+        )
+
+    def cells(self):
+        """All cells as numpy arrays ``(xs, ws, ss, ns)`` in key order. O(cells)."""
+        cdef Py_ssize_t m = self.root.ncells - 1
+        xs = np.empty(m, dtype=np.float64)
+        ws = np.empty(m, dtype=np.float64)
+        ss = np.empty(m, dtype=np.float64)
+        ns = np.empty(m, dtype=np.int64)
+        cdef double[::1] X = xs, Wv = ws, Sv = ss
+        cdef long long[::1] Nv = ns
+        cdef Py_ssize_t i = 0
+        cdef list stack = []
+        cdef Node* v = self.root
+        cdef Leaf* L
+        cdef int t
+        # iterative in-order walk over the leaves
+        cdef Node** st = <Node**> PyMem_Malloc((self.root.nleaves * 2 + 64) * sizeof(Node*))
+        cdef Py_ssize_t top = 0
+        st[top] = self.root
+        top += 1
+        while top > 0:
+            top -= 1
+            v = st[top]
+            if v.leaf == NULL:
+                st[top] = v.right
+                st[top + 1] = v.left
+                top += 2
+                continue
+            L = v.leaf
+            for t in range(L.cnt):
+                if L.n[t] == 0 and L.x[t] == -INFINITY:
+                    continue  # the sentinel
+                X[i] = L.x[t]
+                Wv[i] = L.w[t]
+                Sv[i] = L.s[t]
+                Nv[i] = L.n[t]
+                i += 1
+        PyMem_Free(st)
+        return xs, ws, ss, ns
+
+    @property
+    def live_blocks(self):
+        """The blocks in score order as objects with ``W`` and ``S`` (total weight and
+        weighted label sum, summed cell by cell), read-only. A block whose cells and
+        totals did not change since the previous call is the same object, so a caller
+        can find what changed by identity. O(cells)."""
+        old = {} if self._live is None else self._live
+        out = []
+        new = {}
+        for xs, ws, ss, ns, W, S in self._canonical_blocks():
+            key = (float(xs[0]), float(xs[len(xs) - 1]))
+            b = old.get(key)
+            if b is None or b.W != W or b.S != S:
+                b = _LiveBlock(key[0], key[1], W, S)
+            new[key] = b
+            out.append(b)
+        self._live = new
+        return out
+
+    def block_index(self, double x):
+        """Index in :meth:`blocks` of the last block starting at or below ``x`` (-1 if
+        ``x`` is below every stored score); O(log n)."""
+        cdef double c, ka, kb
+        if self.root.ncells <= 1:
+            return -1
+        c = self._pred_key(x)
+        if c == -INFINITY:
+            return -1
+        self._edge_of(c, &ka, &kb)
+        return _rank_le(self.root, ka) - 1
+
+    def cell(self, double x):
+        """``(weight, weighted label sum)`` of the cell at score ``x``, None if there is
+        none; O(log n)."""
+        cdef Node* v = self._leaf_for(x)
+        cdef Leaf* L = v.leaf
+        cdef int j = _bisect_right(L.x, L.cnt, x) - 1
+        if j < 0 or L.x[j] != x or L.n[j] == 0:
+            return None
+        return L.w[j], L.s[j]
+
+    def hypothetical_value(self, double x, double w, double y):
+        """Fitted value at ``x`` if one event ``(x, w, y)`` were added; the content is
+        left exactly as it was. O(log^2 n)."""
+        if self.root.ncells <= 1:
+            return float(y)
+        cdef Node* v = self._leaf_for(x)
+        cdef Leaf* L = v.leaf
+        cdef int j = _bisect_right(L.x, L.cnt, x) - 1
+        cdef bint existed = L.x[j] == x
+        cdef double ow = 0.0, os = 0.0
+        cdef long long on = 0
+        cdef int oq = self.qexp
+        if existed:
+            ow = L.w[j]
+            os = L.s[j]
+            on = L.n[j]
+        self.add_c(x, w, y)
+        value = self.predict_step_c(x)
+        v = self._leaf_for(x)
+        L = v.leaf
+        j = _bisect_right(L.x, L.cnt, x) - 1
+        if existed:
+            L.w[j] = ow
+            L.s[j] = os
+            L.n[j] = on
+            self._fix_path(v)
+        else:
+            L.n[j] = 1
+            self.remove_c(x, w, y)
+        if oq != self.qexp:
+            self._set_qexp(oq)
+        return value
+
+    def scale_by_power_of_two(self, int exponent):
+        """Multiply every weight by ``2 ** exponent`` with ``ldexp``: exact, and without
+        the intermediate underflow of computing the factor first. O(cells)."""
+        self._scale(self.root, exponent)
+        if self.qexp != _NO_Q:
+            self._set_qexp(self.qexp + exponent)
+
+    cdef void _scale(self, Node* v, int e):
+        cdef Leaf* L
+        cdef int t
+        v.W = ldexp(v.W, e)
+        v.S = ldexp(v.S, e)
+        if v.leaf != NULL:
+            L = v.leaf
+            for t in range(L.cnt):
+                L.w[t] = ldexp(L.w[t], e)
+                L.s[t] = ldexp(L.s[t], e)
+            for t in range(L.nh):
+                L.hx[t] = ldexp(L.hx[t], e)
+                L.hy[t] = ldexp(L.hy[t], e)
+            return
+        v.ax = ldexp(v.ax, e)
+        v.ay = ldexp(v.ay, e)
+        v.bx = ldexp(v.bx, e)
+        v.by = ldexp(v.by, e)
+        self._scale(v.left, e)
+        self._scale(v.right, e)
+
+    def drop_light_cells(self, double threshold):
+        """Forget cells whose weight is below ``threshold`` and refit if any went.
+        Returns the number of cells dropped. O(cells)."""
+        xs, ws, ss, ns = self.cells()
+        keep = ws >= threshold
+        dropped = int((~keep).sum())
+        if dropped:
+            self.rebuild(xs[keep], ws[keep], ss[keep], ns[keep])
+        return dropped
+
+    def rebuild(self, xs, ws, ss, ns):
+        """Replace the whole content by the given cells (sorted, distinct keys, positive
+        weights) and build the tree from scratch. O(cells + (cells / B) log n)."""
+        cdef const double[::1] X = np.ascontiguousarray(xs, dtype=np.float64)
+        cdef const double[::1] Wv = np.ascontiguousarray(ws, dtype=np.float64)
+        cdef const double[::1] Sv = np.ascontiguousarray(ss, dtype=np.float64)
+        cdef const long long[::1] Nv = np.ascontiguousarray(ns, dtype=np.int64)
+        cdef Py_ssize_t m = X.shape[0], i = 0, nl, k
+        cdef int fill = (3 * self.cap) // 4
+        cdef Node** leaves
+        cdef Leaf* L
+        if fill < 2:
+            fill = 2
+        _free_tree(self.root)
+        self.root = NULL
+        nl = (m + 1 + fill - 1) // fill
+        leaves = <Node**> PyMem_Malloc(nl * sizeof(Node*))
+        if leaves == NULL:
+            raise MemoryError()
+        self.qexp = _NO_Q
+        self.qscale = 0.0
+        for k in range(nl):
+            leaves[k] = _new_leaf_node()
+            L = leaves[k].leaf
+            if k == 0:
+                L.x[0] = -INFINITY
+                L.w[0] = 0.0
+                L.s[0] = 0.0
+                L.n[0] = 0
+                L.cnt = 1
+            while L.cnt < fill and i < m:
+                L.x[L.cnt] = X[i]
+                L.w[L.cnt] = Wv[i]
+                L.s[L.cnt] = Sv[i]
+                L.n[L.cnt] = Nv[i]
+                self._note_value(Wv[i])
+                self._note_value(Sv[i])
+                L.cnt += 1
+                i += 1
+            self._leaf_update(leaves[k])
+        self.root = self._build(leaves, 0, nl)
+        PyMem_Free(leaves)
+
+    # ------------------------------------------------------------------ state
+
+    def to_lists(self):
+        """JSON-safe content: one ``[xs, ws, ss, ns, W, S]`` entry per block."""
+        return [
+            [xs.tolist(), ws.tolist(), ss.tolist(), ns.tolist(), W, S]
+            for xs, ws, ss, ns, W, S in self._canonical_blocks()
+        ]
+
+    @classmethod
+    def from_lists(cls, data):
+        """Inverse of :meth:`to_lists` (also of the pure-Python store's format, which is
+        the same); restores the same cells, hence the same fit."""
+        store = cls()
+        xs, ws, ss, ns = [], [], [], []
+        for bx, bw, bs, bn, _W, _S in data:
+            xs.extend(bx)
+            ws.extend(bw)
+            ss.extend(bs)
+            ns.extend(bn)
+        if xs:
+            store.rebuild(
+                np.array(xs, dtype=np.float64), np.array(ws, dtype=np.float64),
+                np.array(ss, dtype=np.float64), np.array(ns, dtype=np.int64),
+            )
+        return store
+
+    def __reduce__(self):
+        xs, ws, ss, ns = self.cells()
+        return _restore, (self.cap, xs.tobytes(), ws.tobytes(), ss.tobytes(), ns.tobytes())
+
+    # ------------------------------------------------------------------ checks
+
+    def _check(self, double rtol=1e-9):
+        """Assert every invariant: tree structure, totals as sums of children, leaf
+        hulls and bridges as recomputed, vertex counts, and the fit: strictly increasing
+        block values, each block pooled. On failure the message dumps the block."""
+        self._check_node(self.root, NULL)
+        assert self.root.leaf != NULL or self.root.nleaves >= 2
+        xs, ws, ss, ns = self.cells()
+        assert len(xs) == self.root.ncells - 1, "cell count"
+        assert (np.diff(xs) > 0).all(), "keys not strictly increasing"
+        assert (ws > 0).all() and (ns >= 1).all(), "empty cell"
+        assert ((ss >= -rtol * ws) & (ss <= ws * (1 + rtol))).all(), "label sum out of range"
+        prev = -INFINITY
+        nb = 0
+        for bx, bw, bs, bn, W, S in self._canonical_blocks():
+            nb += 1
+            where = f"block {nb}: {[bx.tolist(), bw.tolist(), bs.tolist(), W, S]!r}"[:2000]
+            assert W > 0, "non-positive block weight " + where
+            v = S / W
+            assert v > prev, f"values not strictly increasing ({prev} then {v}) " + where
+            assert abs(self.predict_step(float(bx[0])) - v) <= rtol * max(abs(v), 1e-300) + 1e-15, (
+                "stale value " + where
+            )
+            prev = v
+            cw = np.cumsum(bw)[:len(bw) - 1]
+            cs = np.cumsum(bs)[:len(bs) - 1]
+            assert (cs >= v * cw - rtol * W).all(), "a prefix lies below the block mean " + where
+        assert nb == self.n_blocks_c(), "vertex count"
+        if nb:
+            bounds = self._block_bounds()
+            assert bounds[len(bounds) - 1][1] == xs[len(xs) - 1], "blocks do not end at the last cell"
+
+    cdef void _check_node(self, Node* v, Node* parent) except *:
+        cdef double W, S, ax, ay, bx, by, akey, bkey
+        cdef Py_ssize_t nvl, nvr
+        cdef int t, nh
+        cdef double hx[LEAF_CAP]
+        cdef double hy[LEAF_CAP]
+        cdef unsigned char hidx[LEAF_CAP]
+        cdef Leaf* L
+        assert v.parent == parent, "parent pointer"
+        if v.leaf != NULL:
+            L = v.leaf
+            assert 1 <= L.cnt <= self.cap, f"leaf size {L.cnt}"
+            for t in range(1, L.cnt):
+                assert L.x[t - 1] < L.x[t], "leaf keys"
+            W, S, nh = v.W, v.S, L.nh
+            memcpy(hx, L.hx, nh * sizeof(double))
+            memcpy(hy, L.hy, nh * sizeof(double))
+            memcpy(hidx, L.hidx, nh)
+            self._leaf_update(v)
+            assert v.W == W and v.S == S, "leaf totals"
+            assert L.nh == nh, "leaf hull size"
+            for t in range(nh):
+                assert L.hx[t] == hx[t] and L.hy[t] == hy[t] and L.hidx[t] == hidx[t], "leaf hull"
+            return
+        assert v.left != NULL and v.right != NULL, "internal node with one child"
+        self._check_node(v.left, v)
+        self._check_node(v.right, v)
+        assert v.left.ncells > 0 and v.right.ncells > 0
+        big = max(v.left.nleaves, v.right.nleaves)
+        W, S = v.W, v.S
+        ax, ay, bx, by, akey, bkey, nvl, nvr = v.ax, v.ay, v.bx, v.by, v.akey, v.bkey, v.nvl, v.nvr
+        self._internal_update(v)
+        assert v.W == W and v.S == S, "node totals"
+        assert (v.ax, v.ay, v.bx, v.by, v.akey, v.bkey) == (ax, ay, bx, by, akey, bkey), "bridge"
+        assert (v.nvl, v.nvr) == (nvl, nvr), "vertex counts"
+        assert v.kmin == v.left.kmin and v.left.kmin < v.right.kmin, "key order"
+
+
+class _LiveBlock:
+    """A block's totals, as returned by :attr:`IsotonicBlockStore.live_blocks`."""
+
+    __slots__ = ("score_min", "score_max", "W", "S")
+
+    def __init__(self, score_min, score_max, W, S):
+        self.score_min = score_min
+        self.score_max = score_max
+        self.W = W
+        self.S = S
+
+
+def _restore(cap, xs, ws, ss, ns):
+    store = IsotonicBlockStore(cap)
+    xs = np.frombuffer(xs, dtype=np.float64)
+    if len(xs):
+        store.rebuild(
+            xs, np.frombuffer(ws, dtype=np.float64), np.frombuffer(ss, dtype=np.float64),
+            np.frombuffer(ns, dtype=np.int64),
+        )
+    return store
+
+
+cdef object _dump_node(Node* v):
+    if v.leaf != NULL:
+        return ("leaf", [v.leaf.x[t] for t in range(v.leaf.cnt)], [v.leaf.w[t] for t in range(v.leaf.cnt)],
+                [v.leaf.s[t] for t in range(v.leaf.cnt)], [v.leaf.x[v.leaf.hidx[t]] for t in range(v.leaf.nh)])
+    return ("node", (v.W, v.S), (v.akey, v.ax, v.ay), (v.bkey, v.bx, v.by), v.nvl, v.nvr,
+            _dump_node(v.left), _dump_node(v.right))
+
+
+def _dump(IsotonicBlockStore store):
+    """The tree as nested tuples (debugging)."""
+    return _dump_node(store.root)
