@@ -337,17 +337,16 @@ def test_revert_with_weights_spanning_more_than_2_to_the_20():
     assert values(m) == (0.0, 0.0, 0.0, 0.0) and m.recalibration == ()
 
 
-def test_incremental_sum_with_the_store_forced_onto_every_path(monkeypatch):
-    """Tiny internal sizes make the store take its numpy scans, one-sided checks and
-    scipy splits on small blocks; the shadow and the running sum must follow."""
-    monkeypatch.setattr(pav, "_SMALL", 2)
-    monkeypatch.setattr(pav, "_REFRESH_MAX", 4)
-    monkeypatch.setattr(pav, "_GAP_MARGIN", math.inf)  # never skip a scan
+def test_fit_sum_with_the_store_on_small_leaves():
+    """A store with 4-cell leaves splits, merges and rebalances its tree every few
+    events; the fit sum derived from its blocks must follow."""
     rng = random.Random(11)
     for score in SCORES:
         m = CORP(score=score)
         held = []
         for step in range(400):
+            if not held:
+                m._store = pav.IsotonicBlockStore(leaf_capacity=4)  # (re)started empty
             if held and rng.random() < 0.4:
                 e = held.pop(rng.randrange(len(held)))
                 m.revert(*e)

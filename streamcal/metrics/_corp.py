@@ -84,16 +84,14 @@ class CORP(BinaryCalibrationMetric):
     ``S(x)`` is a running sum of per-event scores. ``S(x_hat)`` is a sum over the PAV
     blocks of closed forms: a block of weight ``W`` and label sum ``S`` is forecast at
     ``v = S / W`` and contributes ``S (W - S) / W`` to the Brier sum, ``-(S log v +
-    (W - S) log(1 - v))`` to the log loss. That sum is kept incrementally: after each
-    store update only the run of blocks the update split or merged is found (by walking
-    outwards from the event's block while blocks differ from a shadow list of the
-    previous ones) and its contributions are replaced.
+    (W - S) log(1 - v))`` to the log loss. That sum is derived from the store's blocks
+    (``math.fsum``) when a component is read after an update, so it carries no drift.
 
     Cost per event: one store insertion (``update``) or removal (``revert``),
-    amortised O(log b + m) with ``b`` blocks and ``m`` distinct forecasts in the
-    event's block (see :mod:`streamcal.core.pav`), plus O(blocks changed) for the sum.
-    :meth:`get` and the components are O(1); :attr:`recalibration` is
-    O(b + distinct forecasts).
+    amortised O(log^2 m) with ``m`` distinct forecasts (see
+    :mod:`streamcal.core.pav`). :meth:`get` and :attr:`unc` are O(1); :attr:`mcb`,
+    :attr:`dsc` and :attr:`recalibration` are O(distinct forecasts) when the store
+    changed since the last read, O(1) otherwise.
 
     ``revert`` removes one event previously added with the same arguments (so
     ``river.utils.Rolling(CORP, window_size=n)`` gives the decomposition on the last
@@ -160,11 +158,11 @@ class CORP(BinaryCalibrationMetric):
         self._weight = 0.0  # sum of w
         self._label = 0.0  # sum of w * y
         self._loss = 0.0  # sum of w * score(x, y)
-        # sum over blocks of the block's score at its mean value: W * S(x_hat)
+        # sum over blocks of the block's score at its mean value: W * S(x_hat); derived
+        # from the store's blocks when read after an update (_fit_stale)
         self._fit = 0.0
+        self._fit_stale = False
         self._n = 0
-        # derived: one (block, W, S, contribution) per store block, to find what changed
-        self._shadow: list = []
         self._block_score = _brier_block if self.score == "brier" else _log_block
 
     # ------------------------------------------------------------------ per event
@@ -180,7 +178,7 @@ class CORP(BinaryCalibrationMetric):
     def _update(self, y: float, p: float, w: float) -> None:
         if w > 0.0:
             self._store.add(p, w, y)
-            self._sync(p)
+            self._fit_stale = True
             self._weight += w
             self._label += w * y
             self._loss += w * self._event_loss(y, p)
@@ -201,7 +199,7 @@ class CORP(BinaryCalibrationMetric):
             self._reset()
             return
         dropped = store.remove(p, w, y)
-        self._sync(p)
+        self._fit_stale = True
         if dropped:
             # The other events of this forecast weigh less than 2**-20 of the one just
             # removed, so the store dropped the cell rather than keep the subtraction's
@@ -213,7 +211,7 @@ class CORP(BinaryCalibrationMetric):
             share, label = cw / dropped, cs / cw
             for _ in range(dropped):
                 store.add(p, share, label)
-                self._sync(p)
+                self._fit_stale = True
         self._weight -= w
         self._label -= w * y
         self._loss -= w * self._event_loss(y, p)
@@ -223,61 +221,15 @@ class CORP(BinaryCalibrationMetric):
         O(log b + log m)."""
         return self._store.cell(x)
 
-    def _sync(self, x: float) -> None:
-        """Bring the sum of block contributions up to date after one store update at
-        key ``x``.
-
-        A store update replaces a contiguous run of blocks: those before it keep their
-        index, those after it are shifted by the change in the number of blocks, and
-        both keep their identity and totals; inside the run, every block is a new object
-        except possibly the first (a block that absorbed others, or the event's own block
-        when nothing split). Walking left from the last block starting at or before ``x``
-        (never beyond the run's end) to the first block equal to its shadow at the same
-        index, and right from the next one to the first block equal to its shadow at the
-        shifted index, brackets the run; only its contributions are recomputed.
-        O(blocks in the run), plus a list slice assignment.
-        """
-        blocks = self._store.live_blocks
-        shadow = self._shadow
-        nb, no = len(blocks), len(shadow)
-        delta = nb - no
-        j0 = self._store.block_index(x)
-        j = min(j0, nb - 1)
-        while j >= 0:
-            if j < no:
-                b, (ob, oW, oS, _) = blocks[j], shadow[j]
-                if b is ob and b.W == oW and b.S == oS:
-                    break
-            j -= 1
-        lo = j + 1
-        j = max(j0 + 1, lo)
-        while j < nb:
-            k = j - delta
-            if lo <= k < no:
-                b, (ob, oW, oS, _) = blocks[j], shadow[k]
-                if b is ob and b.W == oW and b.S == oS:
-                    break
-            j += 1
-        hi_new, hi_old = j, j - delta
-        if hi_old < lo:  # pragma: no cover - the store broke the pattern: recompute all
-            self._rebuild_shadow()
-            self._fit = math.fsum(c for _, _, _, c in self._shadow)
-            return
-        f = self._block_score
-        new = [(b, b.W, b.S, f(b.W, b.S)) for b in blocks[lo:hi_new]]
-        removed = 0.0
-        for t in shadow[lo:hi_old]:
-            removed += t[3]
-        added = 0.0
-        for t in new:
-            added += t[3]
-        shadow[lo:hi_old] = new
-        fit = self._fit + (added - removed)
-        self._fit = max(fit, 0.0)
-
-    def _rebuild_shadow(self) -> None:
-        f = self._block_score
-        self._shadow = [(b, b.W, b.S, f(b.W, b.S)) for b in self._store.live_blocks]
+    def _current_fit(self) -> float:
+        """``W * S(x_hat)``: the sum over the store's blocks of their closed-form
+        scores, recomputed (with ``math.fsum``) only after the store changed.
+        O(distinct forecasts)."""
+        if self._fit_stale:
+            f = self._block_score
+            self._fit = math.fsum(f(b.W, b.S) for b in self._store.live_blocks)
+            self._fit_stale = False
+        return self._fit
 
     # ------------------------------------------------------------------ values
 
@@ -287,7 +239,7 @@ class CORP(BinaryCalibrationMetric):
 
     def _fitted_score(self) -> float:
         """``S(x_hat)``, the mean score of the isotonic recalibration."""
-        return self._fit / self._weight if self._weight > 0.0 else 0.0
+        return self._current_fit() / self._weight if self._weight > 0.0 else 0.0
 
     @property
     def unc(self) -> float:
@@ -300,12 +252,14 @@ class CORP(BinaryCalibrationMetric):
 
     @property
     def mcb(self) -> float:
-        """Miscalibration ``MCB = S(x) - S(x_hat)``, >= 0 up to rounding; O(1)."""
+        """Miscalibration ``MCB = S(x) - S(x_hat)``, >= 0 up to rounding; O(distinct
+        forecasts) after an update, O(1) otherwise."""
         return self.get() - self._fitted_score()
 
     @property
     def dsc(self) -> float:
-        """Discrimination ``DSC = S(r) - S(x_hat)``, >= 0 up to rounding; O(1)."""
+        """Discrimination ``DSC = S(r) - S(x_hat)``, >= 0 up to rounding; O(distinct
+        forecasts) after an update, O(1) otherwise."""
         return self.unc - self._fitted_score()
 
     @property
@@ -325,13 +279,14 @@ class CORP(BinaryCalibrationMetric):
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        del state["_shadow"], state["_block_score"]  # derived, rebuilt on restore
+        state["_fit"] = self._current_fit()
+        state["_fit_stale"] = False
+        del state["_block_score"]  # derived, rebuilt on restore
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._block_score = _brier_block if self.score == "brier" else _log_block
-        self._rebuild_shadow()
 
     def _get_state(self) -> dict:
         return {
@@ -339,7 +294,7 @@ class CORP(BinaryCalibrationMetric):
             "weight": self._weight,
             "label": self._label,
             "loss": self._loss,
-            "fit": self._fit,
+            "fit": self._current_fit(),
             "n": self._n,
         }
 
@@ -350,7 +305,7 @@ class CORP(BinaryCalibrationMetric):
         self._loss = float(state["loss"])
         self._fit = float(state["fit"])
         self._n = int(state["n"])
-        self._rebuild_shadow()
+        self._fit_stale = False
 
     def _check(self, rtol: float = 1e-9) -> None:
         """Assert every invariant: the store's, the shadow in step with the store, the
@@ -358,23 +313,17 @@ class CORP(BinaryCalibrationMetric):
         store = self._store
         store._check()
         blocks = store.live_blocks
-        assert len(self._shadow) == len(blocks), "shadow out of step with the store"
-        for b, (ob, oW, oS, c) in zip(blocks, self._shadow):
-            assert b is ob and b.W == oW and b.S == oS, (
-                f"stale shadow entry {(oW, oS)} for {(b.W, b.S)}"
-            )
-            assert c == self._block_score(b.W, b.S), "stale block contribution"
-        fresh = math.fsum(c for *_, c in self._shadow)
-        assert abs(self._fit - fresh) <= rtol * (1.0 + fresh), (
-            f"running fit sum {self._fit} != {fresh}"
-        )
+        f = self._block_score
+        fresh = math.fsum(f(b.W, b.S) for b in blocks)
+        fit = self._current_fit()
+        assert abs(fit - fresh) <= rtol * (1.0 + fresh), f"fit sum {fit} != {fresh}"
         assert self._n == sum(b.n_events for b in store.blocks()), (
             "event count out of step with the store"
         )
         if self._n == 0:
             assert (
                 not blocks
-                and self._weight == self._label == self._loss == self._fit == 0.0
+                and self._weight == self._label == self._loss == self._current_fit() == 0.0
             )
         else:
             W = math.fsum(b.W for b in blocks)
