@@ -331,3 +331,33 @@ def test_an_event_the_base_refuses_changes_nothing(klass):
         with pytest.raises(ValueError, match="'w' argument of OnlinePlatt.learn_one"):
             fn()
         assert cal.to_dict() == before
+
+
+@pytest.mark.parametrize("k, n_bins", [(2, 10), (3, 16), (5, 10), (25, 10)])
+def test_multi_joint_bins_dense_sparse_and_beyond_64_bits(k, n_bins):
+    """Joint bins in an array (n_bins ** k <= 4096), in a dict, and with keys past
+    2 ** 63 (Python ints): the oracle's forecasts, and the keys it implies."""
+    from streamcal import MultiCalibeater
+
+    rng = random.Random(k)
+    experts = [
+        tuple(rng.choice([rng.random(), 0.0, 1.0, round(rng.random(), 1)]) for _ in range(k))
+        for _ in range(150)
+    ]
+    experts += experts[:50]  # repeated joint bins
+    labels = [int(rng.random() < e[0]) for e in experts]
+    weights = [rng.choice([1.0, 0.0, 0.5, 2.25]) for _ in experts]
+    expected = ref.joint_tracking_forecasts(experts, labels, weights, n_bins, 1.0)
+    cal = MultiCalibeater(k, n_bins=n_bins)
+    got = cal.predict_learn_many(experts, labels, weights)
+    assert got == pytest.approx(expected, abs=1e-12)
+    cal._stats._check()
+    keys = {
+        sum(ref.bin_of(v, n_bins) * n_bins**j for j, v in enumerate(row))
+        for row, w in zip(experts, weights)
+        if w > 0
+    }
+    assert {key for key, _, _ in cal._stats.items()} == keys
+    restored = MultiCalibeater.from_dict(json.loads(json.dumps(cal.to_dict())))
+    assert restored.to_dict() == cal.to_dict()
+    assert restored.predict_many(experts[:20]).tolist() == cal.predict_many(experts[:20]).tolist()

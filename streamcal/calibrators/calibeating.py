@@ -27,7 +27,13 @@ import numpy as np
 
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
-from streamcal.core._calibeating import FosterKernel, HedgingKernel, TrackingKernel
+from streamcal.core._calibeating import (
+    FosterKernel,
+    HedgingKernel,
+    TrackingKernel,
+    joint_bin,
+)
+from streamcal.core._calibeating import bin_index as _bin_index
 from streamcal.core.calibeating import (
     BinOutcomes,
     ExponentialWeights,
@@ -211,7 +217,10 @@ class TrackingCalibeater(_ExpertBinned):
     Notes
     -----
     Cost per event O(1) plus the base's ``predict_one`` and ``learn_one``; memory
-    O(n_bins). ``learn_many`` without a base adds the batch's per-bin sums at once.
+    O(n_bins). The per-event state machine is compiled (with an OnlinePlatt or
+    OnlineBeta base, the base is called through its C API too); ``learn_many``,
+    ``predict_many`` and ``predict_learn_many`` run in one compiled pass and give
+    exactly the floats of the loop of ``learn_one`` / ``predict_one``.
     Weights are honoured exactly (a weight-2 event counts as two); zero weights teach
     nothing. ``clone()`` gives a fresh, unfitted base too; pickles and ``to_dict()``
     carry the base's own learnt state (as a parameter: a full snapshot of it).
@@ -370,7 +379,9 @@ class HedgingCalibeater(_ExpertBinned):
     Notes
     -----
     Cost per event O(n_bins) plus the base's ``predict_one`` and ``learn_one``;
-    memory O(n_bins ** 2). A weight scales an event's contribution to its cell's
+    memory O(n_bins ** 2). Compiled, as :class:`TrackingCalibeater` is: the batch
+    methods give exactly the forecasts, and draw exactly the cells, of the loop.
+    A weight scales an event's contribution to its cell's
     statistics (zero teaches nothing, but the draw counter still advances).
 
     Examples
@@ -525,7 +536,8 @@ class EpsilonCalibratedForecaster(_Compiled):
     -----
     Cold start: the midpoint of the cell holding 1/2, ``(floor(n_bins / 2) + 1/2) /
     n_bins`` (0.55 for 10 cells), whatever the score. Cost per event O(n_bins); memory
-    O(n_bins). The draw for event ``t`` is a pure function of ``(seed, t)``, so
+    O(n_bins). Compiled; ``predict_learn_many`` gives exactly the forecasts (the same
+    draws) of the loop of ``predict_one`` / ``learn_one``. The draw for event ``t`` is a pure function of ``(seed, t)``, so
     ``predict_one`` does not change the state.
 
     Examples
@@ -733,7 +745,7 @@ class MultiCalibeater(_Calibeating):
         self._reset()
 
     def _reset(self) -> None:
-        self._stats = BinOutcomes()
+        self._stats = BinOutcomes(self._dense_bins())
         self._weights = (
             ExponentialWeights(self.n_experts, float(self.learning_rate))
             if self.method == "meta"
@@ -752,6 +764,13 @@ class MultiCalibeater(_Calibeating):
             "learning_rate": 2.0,
             "method": "meta",
         }
+
+    def _dense_bins(self) -> int:
+        """Bins kept in an array rather than a dict: all of them when there are at
+        most 4096 (meta: ``n_bins``; joint: ``n_bins ** n_experts``), else none."""
+        if self.method == "meta":
+            return self.n_bins
+        return self.n_bins**self.n_experts if self.n_experts * math.log2(self.n_bins) <= 12 else 0
 
     # ------------------------------------------------------------ hooks of the checks
 
@@ -847,14 +866,10 @@ class MultiCalibeater(_Calibeating):
     # ------------------------------------------------------------ learning
 
     def _key_and_prior(self, x: tuple[float, ...]) -> tuple[int, float]:
-        n = self.n_bins
         if self._weights is not None:
             a = self._weights.aggregate(x)
-            return bin_index(a, n), a
-        key = 0
-        for v in reversed(x):
-            key = key * n + bin_index(v, n)
-        return key, sum(x) / len(x)
+            return _bin_index(a, self.n_bins), a
+        return joint_bin(x, self.n_bins), sum(x) / len(x)
 
     def _learn(self, x: tuple[float, ...], y: float, w: float) -> None:
         key, _ = self._key_and_prior(x)
@@ -933,7 +948,7 @@ class MultiCalibeater(_Calibeating):
         }
 
     def _set_state(self, state: dict) -> None:
-        self._stats = BinOutcomes.from_lists(state["bins"])
+        self._stats = BinOutcomes.from_lists(state["bins"], self._dense_bins())
         if self._weights is not None:
             self._weights.losses = [float(v) for v in state["losses"]]
         self._n_events = int(state["n_events"])

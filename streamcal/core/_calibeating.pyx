@@ -67,6 +67,25 @@ def bin_index(double x, Py_ssize_t n):
     return bin_of(x, n)
 
 
+def joint_bin(tuple x, Py_ssize_t n):
+    """The joint bin of the experts' forecasts ``x``: ``sum_j bin_index(x[j], n) * n**j``
+    (a Python int, however many experts)."""
+    cdef Py_ssize_t j, k = len(x)
+    cdef long long key = 0
+    for j in range(k - 1, -1, -1):
+        if key > (9223372036854775807 - n) // n:  # would overflow: Python ints
+            return _joint_bin_big(x, n)
+        key = key * n + bin_of(<double>x[j], n)
+    return key
+
+
+def _joint_bin_big(tuple x, Py_ssize_t n):
+    key = 0
+    for v in reversed(x):
+        key = key * n + bin_of(<double>v, n)
+    return key
+
+
 def _seed64(seed):
     return <uint64_t>(seed & _MASK64)
 
