@@ -602,6 +602,8 @@ cdef class LogisticKernel:
         return 0
 
     cdef int c_learn(self, double s, double y, double w) except -1:
+        if self._core is None:
+            raise RuntimeError(f"{self._name} was not initialised (its __init__ did not run)")
         if self.c_learn_unchecked(s, y, w):
             self._refuse(w)
         return 0
@@ -664,6 +666,8 @@ cdef class LogisticKernel:
         cdef Py_ssize_t i, n = scores.shape[0]
         cdef double saved[9]
         cdef bint fitted = self._fitted
+        if self._core is None:
+            raise RuntimeError(f"{self._name} was not initialised (its __init__ did not run)")
         self._core.c_save(saved)
         for i in range(n):
             if self.c_learn_unchecked(scores[i], labels[i], w[i]):
@@ -681,6 +685,8 @@ cdef class LogisticKernel:
         cdef bint fitted = self._fitted
         out = np.empty(n, dtype=np.float64)
         cdef double[::1] o = out
+        if self._core is None:
+            raise RuntimeError(f"{self._name} was not initialised (its __init__ did not run)")
         self._core.c_save(saved)
         for i in range(n):
             o[i] = self.c_predict(scores[i])
