@@ -71,6 +71,22 @@ cdef inline bint weight_bits(double w, int64_t* num, int* d) noexcept nogil:
     return True
 
 
+cdef inline int uniform_bin(const double* e, int B, double s) noexcept nogil:
+    """The bin of ``s`` among the edges ``e`` (``B + 1`` of them, sorted) starting from
+    the guess ``floor(s B)``, exact for ``j / B`` edges up to a step, then walked to
+    the rule (the number of inner edges ``<= s``)."""
+    cdef int k = <int>(s * B)
+    if k > B - 1:
+        k = B - 1
+    elif k < 0:
+        k = 0
+    while k < B - 1 and e[k + 1] <= s:
+        k += 1
+    while k > 0 and e[k] > s:
+        k -= 1
+    return k
+
+
 cdef class Int64Binner:
     """Histogram binning of weighted binary labels with int64 sums (see the module
     docstring): the compiled twin of :class:`~streamcal.core.binning.HistogramBinner`,
@@ -117,6 +133,12 @@ cdef class Int64Binner:
     cdef public object _cells  # ScoreCells ("quantile" without a window) or None
     cdef object prior  # prior_terms(...) or None
     cdef bint lazy  # estimates not kept up to date (inside learn_many)
+    # raw views of the arrays above (allocated once, changed in place only)
+    cdef double* ep
+    cdef int64_t* Wp
+    cdef int64_t* Sp
+    cdef int64_t* cp
+    cdef double* estp
 
     def __init__(self, int n_bins, str strategy, window_size, double prior_strength):
         self.n_bins = n_bins
@@ -143,28 +165,25 @@ cdef class Int64Binner:
         self._cells = ScoreCells() if not self.uniform and self.N == 0 else None
         self.prior = prior_terms(self.edge_list(), prior_strength, 0)
         self.lazy = False
+        self.ep = &self.e[0]
+        self.Wp = &self.W[0]
+        self.Sp = &self.S[0]
+        self.cp = &self.cnt[0]
+        self.estp = &self.est[0]
 
     # ------------------------------------------------------------------ bins
 
     cdef inline int bin_of(self, double s) noexcept nogil:
         """The number of inner edges ``<= s`` (``bisect_right``)."""
         cdef int B = self.n_bins
-        cdef int k, lo, hi, mid
-        if self.uniform:  # j / B: s * B is at most one bin off; walk to the rule
-            k = <int>(s * B)
-            if k > B - 1:
-                k = B - 1
-            elif k < 0:
-                k = 0
-            while k < B - 1 and self.e[k + 1] <= s:
-                k += 1
-            while k > 0 and self.e[k] > s:
-                k -= 1
-            return k
+        cdef int lo, hi, mid
+        cdef double* e = self.ep
+        if self.uniform:
+            return uniform_bin(e, B, s)
         lo, hi = 1, B  # search edges[1 : B]
         while lo < hi:
             mid = (lo + hi) >> 1
-            if s < self.e[mid]:
+            if s < e[mid]:
                 hi = mid
             else:
                 lo = mid + 1
@@ -377,16 +396,104 @@ cdef class Int64Binner:
         cdef double ww = check_weight(w, OWNER, "learn_one")
         return self._learn(s, y, ww) == 0
 
+    cdef Py_ssize_t unit_run(
+        self,
+        const double[::1] s,
+        const double[::1] y,
+        const double[::1] w,
+        double* out,
+        Py_ssize_t i,
+        int64_t* tc,
+        int64_t* ty,
+    ) noexcept nogil:
+        """The fast lane of ``"uniform"`` without a window (no epochs, no window, no
+        cells): learn events ``i, i+1, ...`` of unit or zero weight, in order, while
+        their sums fit (and, with ``out``, while the estimates are plain divisions),
+        predicting each first into ``out`` unless it is NULL (then ``tc`` and ``ty``,
+        ``4 B`` zeros each, are scratch space for the counts of events and labels). Exactly
+        what :meth:`_learn` does with them; returns the index of the first event not
+        taken."""
+        cdef Py_ssize_t n = s.shape[0], i0 = i
+        cdef int B = self.n_bins
+        cdef const double* e = self.ep
+        cdef int64_t one = self.one
+        cdef int64_t room = (SAFE - 1 - self.total) // one  # unit events that fit
+        cdef int64_t taken = 0, Wk, c
+        cdef int64_t* W = self.Wp
+        cdef int64_t* S = self.Sp
+        cdef int64_t* cnt = self.cp
+        cdef double* est = self.estp
+        cdef const double* sp = &s[0]
+        cdef const double* yp = &y[0]
+        cdef const double* wp = &w[0]
+        cdef double x, wi, v
+        cdef int k
+        if out != NULL:
+            while i < n:
+                wi = wp[i]
+                x = sp[i]
+                k = uniform_bin(e, B, x)
+                if wi == 1.0:
+                    Wk = W[k] + one
+                    if taken == room or Wk >= EXACT:
+                        break
+                    v = est[k]
+                    out[i] = x if isnan(v) else v
+                    W[k] = Wk
+                    S[k] += <int64_t>yp[i] * one
+                    cnt[k] += 1
+                    est[k] = <double>S[k] / <double>Wk
+                    taken += 1
+                elif wi == 0.0:
+                    v = est[k]
+                    out[i] = x if isnan(v) else v
+                else:
+                    break
+                i += 1
+        else:  # learning only: count events and labels per bin, add `one` each after;
+            # four copies of the counts, taken in turn, so that consecutive events in
+            # the same bin do not wait for each other's stores
+            while i < n:
+                wi = wp[i]
+                if wi == 1.0:
+                    if taken == room:
+                        break
+                    k = uniform_bin(e, B, sp[i]) + (i & 3) * B
+                    tc[k] += 1
+                    ty[k] += <int64_t>yp[i]
+                    taken += 1
+                elif wi != 0.0:
+                    break
+                i += 1
+            for k in range(B):
+                c = tc[k] + tc[k + B] + tc[k + 2 * B] + tc[k + 3 * B]
+                W[k] += c * one
+                S[k] += (ty[k] + ty[k + B] + ty[k + 2 * B] + ty[k + 3 * B]) * one
+                cnt[k] += c
+            for k in range(4 * B):
+                tc[k] = ty[k] = 0
+        self.total += taken * one
+        self.n_pos += taken
+        self.n_ev += i - i0
+        return i
+
     def learn_many(self, const double[::1] s, const double[::1] y, const double[::1] w):
         """Learn valid events in order; return how many were learnt (all of them, or
         up to the first that does not fit int64, which is not learnt). Estimates are
         computed once, at the end. O(n log B) plus the epochs."""
-        cdef Py_ssize_t i, n = s.shape[0]
+        cdef Py_ssize_t i = 0, n = s.shape[0]
+        cdef bint lane = self.uniform and self.N == 0 and n > 0
+        cdef int64_t[::1] scratch = np.zeros(8 * self.n_bins, dtype=np.int64)
         self.lazy = True
         try:
-            for i in range(n):
+            while i < n:
+                if lane:
+                    i = self.unit_run(s, y, w, NULL, i, &scratch[0], &scratch[4 * self.n_bins])
+                    if i == n:
+                        break
                 if self._learn(s[i], y[i], w[i]):
                     return i
+                i += 1
             return n
         finally:
             self.lazy = False
@@ -402,14 +509,22 @@ cdef class Int64Binner:
         """For each valid event in turn, write :meth:`predict` to ``out`` then learn
         it; return how many were learnt (as :meth:`learn_many`). O(n log B) plus the
         epochs."""
-        cdef Py_ssize_t i, n = s.shape[0]
+        cdef Py_ssize_t i = 0, n = s.shape[0]
         cdef double v, x
-        for i in range(n):
+        cdef bint lane = self.uniform and self.N == 0 and self.prior is None
+        if n == 0:
+            return 0
+        while i < n:
+            if lane:
+                i = self.unit_run(s, y, w, &out[0], i, NULL, NULL)
+                if i == n:
+                    break
             x = s[i]
             v = self.est[self.bin_of(x)]
             out[i] = x if isnan(v) else v
             if self._learn(x, y[i], w[i]):
                 return i
+            i += 1
         return n
 
     # ------------------------------------------------------------------ prediction
