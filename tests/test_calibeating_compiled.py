@@ -361,3 +361,42 @@ def test_multi_joint_bins_dense_sparse_and_beyond_64_bits(k, n_bins):
     restored = MultiCalibeater.from_dict(json.loads(json.dumps(cal.to_dict())))
     assert restored.to_dict() == cal.to_dict()
     assert restored.predict_many(experts[:20]).tolist() == cal.predict_many(experts[:20]).tolist()
+
+
+def test_exponential_weights_give_the_floats_of_the_python_version():
+    """The compiled aggregate / update against the pure-Python code they replace
+    (commit 35af34d), float for float; copies keep the losses."""
+    import math
+
+    from streamcal.core.calibeating import ExponentialWeights
+
+    def aggregate(losses, eta, forecasts):
+        lo = min(losses)
+        num = den = 0.0
+        for v, x in zip(losses, forecasts):
+            e = math.exp(-eta * (v - lo))
+            num += e * x
+            den += e
+        return min(1.0, max(0.0, num / den))
+
+    rng = random.Random(3)
+    for eta in (0.5, 3.0, 1e-3):
+        ew = ExponentialWeights(3, eta)
+        losses = [0.0, 0.0, 0.0]
+        for _ in range(300):
+            x = (rng.random(), rng.choice([0.0, 1.0]), round(rng.random(), 2))
+            y = float(rng.random() < 0.4)
+            w = rng.choice([1.0, 0.0, 0.5, 2.25])
+            assert ew.aggregate(x) == aggregate(losses, eta, x)
+            ew.update(x, y, w)
+            if w > 0.0:
+                for k, v in enumerate(x):
+                    d = v - y
+                    losses[k] += w * d * d
+            assert ew.losses == losses
+        ew._check()
+        for other in (pickle.loads(pickle.dumps(ew)), copy.deepcopy(ew)):
+            assert type(other) is ExponentialWeights and other.losses == ew.losses
+            assert other.learning_rate == eta and other.weights() == ew.weights()
+    with pytest.raises(ValueError, match="3 numbers"):
+        ew.losses = [0.0, 1.0]

@@ -15,7 +15,7 @@ arrays already validated by the shells' base class.
 """
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.math cimport INFINITY, fabs
+from libc.math cimport INFINITY, exp, fabs
 from libc.stdint cimport uint64_t
 
 from streamcal._cvalidation cimport check_label, check_score, check_weight
@@ -476,6 +476,101 @@ cdef class FosterGame:
                 "hedged with a calibrated cell"
             )
             assert self.violations(low)[0] > 0.0 and self.violations(high)[1] > 0.0
+
+
+# ---------------------------------------------------------------------- ExponentialWeights
+
+
+def _rebuild_weights(cls, n, learning_rate, losses):
+    ew = cls(n, learning_rate)
+    ew.losses = losses
+    return ew
+
+
+cdef class ExponentialWeights:
+    """Exponentially weighted average of ``n`` experts' forecasts under the Brier loss
+    (documented in :class:`streamcal.core.calibeating.ExponentialWeights`)."""
+
+    cdef readonly Py_ssize_t n
+    cdef readonly double learning_rate
+    cdef double* L
+
+    def __cinit__(self, Py_ssize_t n, double learning_rate):
+        cdef Py_ssize_t i
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        self.n = n
+        self.learning_rate = learning_rate
+        self.L = <double*>PyMem_Malloc(n * sizeof(double))
+        if self.L == NULL:
+            raise MemoryError()
+        for i in range(n):
+            self.L[i] = 0.0
+
+    def __dealloc__(self):
+        PyMem_Free(self.L)
+
+    def __reduce__(self):
+        return _rebuild_weights, (type(self), self.n, self.learning_rate, self.losses)
+
+    @property
+    def losses(self):
+        """The cumulative losses ``[L_0, ..., L_{n-1}]`` (a copy; assign a list to set)."""
+        cdef Py_ssize_t i
+        return [self.L[i] for i in range(self.n)]
+
+    @losses.setter
+    def losses(self, values):
+        cdef Py_ssize_t i
+        values = [float(v) for v in values]
+        if len(values) != self.n:
+            raise ValueError(f"losses must be {self.n} numbers, got {len(values)}")
+        for i in range(self.n):
+            self.L[i] = values[i]
+
+    cdef inline double c_min(self) noexcept:
+        cdef Py_ssize_t i
+        cdef double lo = self.L[0]
+        for i in range(1, self.n):
+            if self.L[i] < lo:
+                lo = self.L[i]
+        return lo
+
+    def weights(self):
+        """Normalised weights of the experts (summing to 1); O(n)."""
+        cdef double eta = self.learning_rate, lo = self.c_min()
+        cdef Py_ssize_t i
+        e = [exp(-eta * (self.L[i] - lo)) for i in range(self.n)]
+        tot = math.fsum(e)
+        return [v / tot for v in e]
+
+    def aggregate(self, forecasts):
+        """The weighted mean of ``forecasts`` (one per expert), clipped to [0, 1]; O(n)."""
+        cdef double eta = self.learning_rate, lo = self.c_min()
+        cdef double num = 0.0, den = 0.0, e
+        cdef Py_ssize_t i, m = min(self.n, len(forecasts))
+        for i in range(m):
+            e = exp(-eta * (self.L[i] - lo))
+            num += e * <double>forecasts[i]
+            den += e
+        return clip01(num / den)
+
+    def update(self, forecasts, double y, double w=1.0):
+        """Add each expert's weighted Brier loss on outcome ``y``; O(n)."""
+        cdef Py_ssize_t i, m = min(self.n, len(forecasts))
+        cdef double d
+        if w > 0.0:
+            for i in range(m):
+                d = <double>forecasts[i] - y
+                self.L[i] += w * d * d
+
+    def _check(self):
+        """Assert the invariants (finite non-negative losses, weights summing to 1)."""
+        assert self.n >= 1
+        for v in self.losses:
+            assert 0.0 <= v < math.inf, f"loss {v}"
+        ws = self.weights()
+        assert abs(math.fsum(ws) - 1.0) <= 1e-12 and max(ws) > 0.0
 
 
 # ---------------------------------------------------------------------- kernels

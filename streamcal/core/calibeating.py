@@ -19,15 +19,11 @@ Bins and cells are the ``n`` equal-width intervals of [0, 1]: the index of ``x``
 ``floor(n * x)`` computed in floating point, so index ``i`` holds ``[i/n, (i+1)/n)`` and
 1.0 falls in the last one (:func:`bin_index`).
 
-The per-event code is compiled (``_calibeating.pyx``): :class:`BinOutcomes`,
-:class:`FosterGame`, :func:`uniform` and :func:`bin_index` are the compiled ones,
-documented here; :class:`ExponentialWeights` (used once per event by the
-multi-calibeater, whose cost is in handling its tuples) stays in Python.
+The per-event code is compiled (``_calibeating.pyx``): the classes here are the
+compiled ones, documented here, and :func:`uniform` and :func:`bin_index` call them.
 """
 
 from __future__ import annotations
-
-import math
 
 from streamcal.core import _calibeating as _c
 
@@ -188,7 +184,7 @@ class FosterGame(_c.FosterGame):
     __slots__ = ()
 
 
-class ExponentialWeights:
+class ExponentialWeights(_c.ExponentialWeights):
     """Exponentially weighted average of ``n`` experts' forecasts under the Brier loss.
 
     Expert ``k`` has cumulative loss ``L_k = sum_t w_t (x_{k,t} - y_t) ** 2`` and weight
@@ -199,6 +195,11 @@ class ExponentialWeights:
     cumulative Brier loss exceeds the best expert's by at most ``ln(n) / eta = 2 ln n``
     (Kivinen and Warmuth 1999; Cesa-Bianchi and Lugosi 2006, section 3.3). Cost O(n)
     per call.
+
+    Methods: ``aggregate(forecasts)`` (the weighted mean of the experts' forecasts,
+    clipped to [0, 1]), ``update(forecasts, y, w=1.0)`` (add each expert's weighted
+    Brier loss), ``weights()`` (normalised, summing to 1); ``losses`` is the list of
+    the cumulative losses (assignable, to restore a state).
 
     Examples
     --------
@@ -212,45 +213,4 @@ class ExponentialWeights:
 
     """
 
-    __slots__ = ("learning_rate", "losses", "n")
-
-    def __init__(self, n: int, learning_rate: float):
-        self.n = n
-        self.learning_rate = learning_rate
-        self.losses = [0.0] * n
-
-    def weights(self) -> list[float]:
-        """Normalised weights of the experts (summing to 1); O(n)."""
-        eta, L = self.learning_rate, self.losses
-        lo = min(L)
-        e = [math.exp(-eta * (v - lo)) for v in L]
-        tot = math.fsum(e)
-        return [v / tot for v in e]
-
-    def aggregate(self, forecasts) -> float:
-        """The weighted mean of ``forecasts`` (one per expert), clipped to [0, 1]; O(n)."""
-        eta, L = self.learning_rate, self.losses
-        lo = min(L)
-        num = 0.0
-        den = 0.0
-        for v, x in zip(L, forecasts):
-            e = math.exp(-eta * (v - lo))
-            num += e * x
-            den += e
-        a = num / den
-        return min(1.0, max(0.0, a))
-
-    def update(self, forecasts, y: float, w: float = 1.0) -> None:
-        """Add each expert's weighted Brier loss on outcome ``y``; O(n)."""
-        if w > 0.0:
-            L = self.losses
-            for k, x in enumerate(forecasts):
-                d = x - y
-                L[k] += w * d * d
-
-    def _check(self) -> None:
-        assert len(self.losses) == self.n >= 1
-        for v in self.losses:
-            assert 0.0 <= v < math.inf, f"loss {v}"
-        ws = self.weights()
-        assert abs(math.fsum(ws) - 1.0) <= 1e-12 and max(ws) > 0.0
+    __slots__ = ()
