@@ -6,6 +6,8 @@
 # the node's local frame; the global lower hull (the fitted isotonic regression) is the
 # root's hull. See the module docstring of _pav.pyx for the algorithms and costs.
 
+cimport cython
+
 cdef enum:
     LEAF_CAP = 64
 
@@ -48,6 +50,7 @@ cdef struct Node:
     Py_ssize_t nvr                # ... and from the right child (leaf: nvl = nh, nvr = 0)
 
 
+@cython.final
 cdef class IsotonicBlockStore:
     cdef Node* root
     cdef int cap
@@ -65,36 +68,36 @@ cdef class IsotonicBlockStore:
     # the per-event C API (stable)
     cdef void add_c(self, double x, double w, double y)
     cdef long remove_c(self, double x, double w, double y) except -1
-    cdef double predict_step_c(self, double x)
-    cdef double predict_linear_c(self, double x)
-    cdef Py_ssize_t n_blocks_c(self)
+    cdef double predict_step_c(self, double x) noexcept
+    cdef double predict_linear_c(self, double x) noexcept
+    cdef Py_ssize_t n_blocks_c(self) noexcept
     # raise the template ValueError naming 'w' of owner.method if adding an event of
     # weight w would make a sum overflow; call before mutating anything
     cdef int check_add_c(self, double w, str owner, str method) except -1
 
     # private (may change)
     cdef void _reset_empty(self)
-    cdef void _note_value(self, double v)
-    cdef void _set_qexp(self, int e)
-    cdef bint _exact(self, Node* frame)
-    cdef int _vsign(self, Node* frame, Pt a, Pt b, Pt c, Pt d)
-    cdef int _orient(self, Node* frame, Pt a, Pt b, Pt c)
+    cdef void _note_value(self, double v) noexcept
+    cdef void _set_qexp(self, int e) noexcept
+    cdef bint _exact(self, Node* frame) noexcept
+    cdef int _vsign(self, Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept
+    cdef int _orient(self, Node* frame, Pt a, Pt b, Pt c) noexcept
     cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs, Node* left)
-    cdef void _leaf_update(self, Node* v)
+    cdef void _leaf_update(self, Node* v) noexcept
     cdef void _internal_update(self, Node* u)
     cdef void _bridge(self, Node* u)
     cdef void _fix_path(self, Node* v)
-    cdef void _replace_child(self, Node* old, Node* new)
+    cdef void _replace_child(self, Node* old, Node* new) noexcept
     cdef Py_ssize_t _collect_leaves(self, Node* v, Node** out, Py_ssize_t i)
     cdef Node* _build(self, Node** leaves, Py_ssize_t lo, Py_ssize_t hi)
     cdef Node* _rebuild_subtree(self, Node* v)
-    cdef Node* _leaf_for(self, double x)
-    cdef double _pred_key(self, double x)
-    cdef double _succ_key(self, double k)
-    cdef void _edge_of(self, double c, double* ka, double* kb)
-    cdef double _block_value(self, double ka, double kb)
+    cdef Node* _leaf_for(self, double x) noexcept
+    cdef double _pred_key(self, double x) noexcept
+    cdef double _succ_key(self, double k) noexcept
+    cdef void _edge_of(self, double c, double* ka, double* kb) noexcept
+    cdef double _block_value(self, double ka, double kb) noexcept
     cdef Node* _split_leaf(self, Node* v, double x)
     cdef void _after_delete(self, Node* v)
     cdef list _block_bounds(self)
-    cdef void _scale(self, Node* v, int e)
+    cdef void _scale(self, Node* v, int e) noexcept
     cdef void _check_node(self, Node* v, Node* parent) except *

@@ -46,6 +46,7 @@ as the former two-sided scans did) and the determinant is evaluated with FMA
 compensation. ``_op_fallback`` counts these rare fallbacks.
 """
 
+cimport cython
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.string cimport memmove, memcpy, memset
 from libc.math cimport fabs, ldexp, frexp, INFINITY, NAN, isfinite, fma
@@ -59,8 +60,18 @@ cdef extern from *:
         __int128 p = (__int128)a * (__int128)b - (__int128)c * (__int128)d;
         return (p > 0) - (p < 0);
     }
+    /* sign of cby*dx1*dx2 - dy2*dx1*f - dy1*dx2*e, every factor below 2**40 */
+    static inline int sc_pav_triple_sign(long long cby, long long dx1, long long dx2,
+                                         long long dy2, long long f, long long dy1,
+                                         long long e) {
+        __int128 g = (__int128)(cby * 1) * dx1 * dx2 - (__int128)dy2 * dx1 * f
+                     - (__int128)dy1 * dx2 * e;
+        return (g > 0) - (g < 0);
+    }
     """
     int sc_pav_ctzll(unsigned long long v) nogil
+    int sc_pav_triple_sign(long long cby, long long dx1, long long dx2, long long dy2,
+                           long long f, long long dy1, long long e) nogil
     int sc_pav_det_sign(long long a, long long b, long long c, long long d) nogil
 
 __all__ = ["IsotonicBlockStore"]
@@ -83,7 +94,7 @@ cdef struct Sums:
     Py_ssize_t C
 
 
-cdef inline Sums _sums_add(Sums a, Sums b):
+cdef inline Sums _sums_add(Sums a, Sums b) noexcept:
     a.W += b.W
     a.S += b.S
     a.N += b.N
@@ -91,7 +102,7 @@ cdef inline Sums _sums_add(Sums a, Sums b):
     return a
 
 
-cdef inline int _sign(double v):
+cdef inline int _sign(double v) noexcept:
     return (v > 0.0) - (v < 0.0)
 
 
@@ -114,13 +125,13 @@ cdef Node* _new_leaf_node():
     return v
 
 
-cdef void _free_node(Node* v):
+cdef void _free_node(Node* v) noexcept:
     if v.leaf != NULL:
         PyMem_Free(v.leaf)
     PyMem_Free(v)
 
 
-cdef void _free_tree(Node* v):
+cdef void _free_tree(Node* v) noexcept:
     if v == NULL:
         return
     if v.leaf == NULL:
@@ -129,7 +140,7 @@ cdef void _free_tree(Node* v):
     _free_node(v)
 
 
-cdef inline int _bisect_right(double* a, int n, double x):
+cdef inline int _bisect_right(double* a, int n, double x) noexcept:
     cdef int lo = 0, hi = n, mid
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -140,7 +151,7 @@ cdef inline int _bisect_right(double* a, int n, double x):
     return lo
 
 
-cdef inline Pt _leaf_vertex(Leaf* L, int j, double ox, double oy):
+cdef inline Pt _leaf_vertex(Leaf* L, int j, double ox, double oy) noexcept:
     cdef Pt p
     p.x = L.hx[j] + ox
     p.y = L.hy[j] + oy
@@ -148,7 +159,7 @@ cdef inline Pt _leaf_vertex(Leaf* L, int j, double ox, double oy):
     return p
 
 
-cdef inline Py_ssize_t _leaf_rank_le(Leaf* L, double K):
+cdef inline Py_ssize_t _leaf_rank_le(Leaf* L, double K) noexcept:
     """Hull vertices of the leaf with key <= K."""
     cdef int lo = 0, hi = L.nh, mid
     while lo < hi:
@@ -160,7 +171,7 @@ cdef inline Py_ssize_t _leaf_rank_le(Leaf* L, double K):
     return lo
 
 
-cdef Py_ssize_t _rank_le(Node* v, double K):
+cdef Py_ssize_t _rank_le(Node* v, double K) noexcept:
     """Vertices of the hull of ``v`` with key <= K. O(depth)."""
     cdef Py_ssize_t acc = 0
     while True:
@@ -175,7 +186,7 @@ cdef Py_ssize_t _rank_le(Node* v, double K):
             return acc + v.nvl + v.nvr - _rank_gt(v.right, K)
 
 
-cdef Py_ssize_t _rank_gt(Node* v, double K):
+cdef Py_ssize_t _rank_gt(Node* v, double K) noexcept:
     """Vertices of the hull of ``v`` with key > K. O(depth)."""
     while True:
         if v.leaf != NULL:
@@ -188,7 +199,7 @@ cdef Py_ssize_t _rank_gt(Node* v, double K):
             return v.nvl + v.nvr - _rank_le(v.left, K)
 
 
-cdef Sums _leaf_range(Leaf* L, double k1, double k2):
+cdef Sums _leaf_range(Leaf* L, double k1, double k2) noexcept:
     """Sums of the leaf's cells with k1 < key <= k2."""
     cdef Sums r
     cdef int j = _bisect_right(L.x, L.cnt, k1)
@@ -205,7 +216,7 @@ cdef Sums _leaf_range(Leaf* L, double k1, double k2):
     return r
 
 
-cdef inline Sums _node_sums(Node* v):
+cdef inline Sums _node_sums(Node* v) noexcept:
     cdef Sums r
     r.W = v.W
     r.S = v.S
@@ -214,7 +225,7 @@ cdef inline Sums _node_sums(Node* v):
     return r
 
 
-cdef Sums _range_from(Node* v, double k1):
+cdef Sums _range_from(Node* v, double k1) noexcept:
     """Sums of the cells of ``v`` with key > k1."""
     cdef Sums acc
     acc.W = 0.0
@@ -230,7 +241,7 @@ cdef Sums _range_from(Node* v, double k1):
     return _sums_add(_leaf_range(v.leaf, k1, INFINITY), acc)
 
 
-cdef Sums _range_upto(Node* v, double k2):
+cdef Sums _range_upto(Node* v, double k2) noexcept:
     """Sums of the cells of ``v`` with key <= k2."""
     cdef Sums acc
     acc.W = 0.0
@@ -246,7 +257,7 @@ cdef Sums _range_upto(Node* v, double k2):
     return _sums_add(acc, _leaf_range(v.leaf, -INFINITY, k2))
 
 
-cdef Sums _range(Node* v, double k1, double k2):
+cdef Sums _range(Node* v, double k1, double k2) noexcept:
     """Sums of the cells of ``v`` with k1 < key <= k2, from subtree totals: the result
     is accurate relative to the range itself. O(depth + B)."""
     while v.leaf == NULL:
@@ -259,7 +270,7 @@ cdef Sums _range(Node* v, double k1, double k2):
     return _leaf_range(v.leaf, k1, k2)
 
 
-cdef int _lsb_exponent(double v):
+cdef int _lsb_exponent(double v) noexcept:
     """Exponent of the lowest set bit of ``v`` (> 0, finite)."""
     cdef int e
     cdef double m = frexp(v, &e)
@@ -267,6 +278,7 @@ cdef int _lsb_exponent(double v):
     return e - 53 + sc_pav_ctzll(mant)
 
 
+@cython.final
 cdef class IsotonicBlockStore:
     """Exact isotonic regression (non-decreasing) of weighted labels in [0, 1] on float
     keys, kept up to date under insertions and deletions of single events.
@@ -330,30 +342,34 @@ cdef class IsotonicBlockStore:
 
     # ------------------------------------------------------------------ exactness
 
-    cdef inline void _note_value(self, double v):
+    cdef inline void _note_value(self, double v) noexcept:
         cdef int e
         if v != 0.0:
             e = _lsb_exponent(fabs(v))
             if e < self.qexp:
                 self._set_qexp(e)
 
-    cdef void _set_qexp(self, int e):
+    cdef void _set_qexp(self, int e) noexcept:
         self.qexp = e
         if -1000 <= e <= 1000:
             self.qscale = ldexp(1.0, -e)
         else:
             self.qscale = 0.0  # never exact
 
-    cdef inline bint _exact(self, Node* frame):
+    cdef inline bint _exact(self, Node* frame) noexcept:
         return self.qscale > 0.0 and frame.W * self.qscale < _TWO53
 
-    cdef int _vsign(self, Node* frame, Pt a, Pt b, Pt c, Pt d):
+    cdef int _vsign(self, Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept:
         """Sign of the cross product (b - a) x (d - c), for points with a.k < b.k and
         c.k < d.k in ``frame``'s coordinates (orientation of a, b, d when b == c)."""
         cdef double ux = b.x - a.x, uy = b.y - a.y, vx = d.x - c.x, vy = d.y - c.y
         cdef double q, nu, nv, det, err, p1, p2, e1, e2
         cdef Sums su, sv
         if self._exact(frame):
+            if frame.W * self.qscale < 67108864.0:
+                # coordinates below 2**26 units: both products and their difference
+                # are exact in double precision
+                return _sign(ux * vy - uy * vx)
             q = self.qscale
             return sc_pav_det_sign(<long long> (ux * q), <long long> (vy * q),
                                    <long long> (uy * q), <long long> (vx * q))
@@ -384,7 +400,7 @@ cdef class IsotonicBlockStore:
         e2 = fma(uy, vx, -p2)
         return _sign((p1 - p2) + (e1 - e2))
 
-    cdef inline int _orient(self, Node* frame, Pt a, Pt b, Pt c):
+    cdef inline int _orient(self, Node* frame, Pt a, Pt b, Pt c) noexcept:
         """> 0 when a, b, c (keys increasing) turn strictly upwards (b strictly below
         the line ac), 0 when collinear."""
         return self._vsign(frame, a, b, b, c)
@@ -395,21 +411,29 @@ cdef class IsotonicBlockStore:
         abscissa <= xs (i.e. l2(xs) >= l1(xs))?"""
         cdef double dx1 = b.x - a.x, dy1 = b.y - a.y, dx2 = d.x - c.x, dy2 = d.y - c.y
         cdef double cbx = c.x - b.x, cby = c.y - b.y, e = xs - b.x
-        cdef double F, t1, t2, t3
+        cdef double F, t1, t2, t3, q
         cdef Sums s
-        t1 = cby
-        t2 = dy2 * ((cbx - e) / dx2)
-        t3 = dy1 * (e / dx1)
-        F = t1 - t2 - t3
-        if fabs(F) > 1e-12 * (fabs(t1) + fabs(t2) + fabs(t3)):
-            return F >= 0.0
-        self._op_fallback += 1
         if self._exact(frame):
+            # every coordinate is an exact multiple of 2**qexp: decide exactly
             q = self.qscale
+            if frame.W * q < 1099511627776.0:  # below 2**40 units: 128-bit products
+                return sc_pav_triple_sign(
+                    <long long> (cby * q), <long long> (dx1 * q), <long long> (dx2 * q),
+                    <long long> (dy2 * q), <long long> ((cbx - e) * q),
+                    <long long> (dy1 * q), <long long> (e * q)) >= 0
             G = (int(cby * q) * int(dx1 * q) * int(dx2 * q)
                  - int(dy2 * q) * int(dx1 * q) * int((cbx - e) * q)
                  - int(dy1 * q) * int(dx2 * q) * int(e * q))
             return G >= 0
+        # slopes first, so that a tie (equal slopes, or the lines meeting exactly at xs)
+        # gives exactly 0 when the slopes are exact
+        t1 = cby
+        t2 = (dy2 / dx2) * (cbx - e)
+        t3 = (dy1 / dx1) * e
+        F = t1 - t2 - t3
+        if fabs(F) > 1e-12 * (fabs(t1) + fabs(t2) + fabs(t3)):
+            return F >= 0.0
+        self._op_fallback += 1
         # recompute every difference as a range sum of its own cells
         s = _range(frame, a.k, b.k)
         dx1 = s.W
@@ -421,12 +445,11 @@ cdef class IsotonicBlockStore:
         cbx = s.W
         cby = s.S
         e = _range_from(left, b.k).W
-        F = cby - dy2 * ((cbx - e) / dx2) - dy1 * (e / dx1)
-        return F >= 0.0
+        return cby - (dy2 / dx2) * (cbx - e) >= (dy1 / dx1) * e
 
     # ------------------------------------------------------------------ node upkeep
 
-    cdef void _leaf_update(self, Node* v):
+    cdef void _leaf_update(self, Node* v) noexcept:
         """Totals and own lower hull of a leaf. O(B)."""
         cdef Leaf* L = v.leaf
         cdef int t, nh = 0
@@ -622,7 +645,7 @@ cdef class IsotonicBlockStore:
                 self._internal_update(u)
                 u = u.parent
 
-    cdef void _replace_child(self, Node* old, Node* new):
+    cdef void _replace_child(self, Node* old, Node* new) noexcept:
         cdef Node* p = old.parent
         new.parent = p
         if p == NULL:
@@ -679,20 +702,20 @@ cdef class IsotonicBlockStore:
 
     # ------------------------------------------------------------------ navigation
 
-    cdef inline Node* _leaf_for(self, double x):
+    cdef inline Node* _leaf_for(self, double x) noexcept:
         """The leaf whose key range holds ``x`` (the last leaf starting at or below)."""
         cdef Node* v = self.root
         while v.leaf == NULL:
             v = v.right if x >= v.right.kmin else v.left
         return v
 
-    cdef double _pred_key(self, double x):
+    cdef double _pred_key(self, double x) noexcept:
         """The largest key <= x (the sentinel's -inf if none)."""
         cdef Node* v = self._leaf_for(x)
         cdef int j = _bisect_right(v.leaf.x, v.leaf.cnt, x)
         return v.leaf.x[j - 1]
 
-    cdef double _succ_key(self, double k):
+    cdef double _succ_key(self, double k) noexcept:
         """The smallest key > k (+inf if none)."""
         cdef Node* v = self.root
         cdef double best = INFINITY
@@ -706,7 +729,7 @@ cdef class IsotonicBlockStore:
         j = _bisect_right(v.leaf.x, v.leaf.cnt, k)
         return v.leaf.x[j] if j < v.leaf.cnt else best
 
-    cdef void _edge_of(self, double c, double* ka, double* kb):
+    cdef void _edge_of(self, double c, double* ka, double* kb) noexcept:
         """Keys of the hull vertices bounding the block that holds key ``c`` (> -inf):
         the block is the cells with ka < key <= kb. O(depth + log B)."""
         cdef Node* v = self.root
@@ -729,7 +752,7 @@ cdef class IsotonicBlockStore:
         ka[0] = L.x[L.hidx[j - 1]]
         kb[0] = L.x[L.hidx[j]]
 
-    cdef inline double _block_value(self, double ka, double kb):
+    cdef inline double _block_value(self, double ka, double kb) noexcept:
         cdef Sums s = _range(self.root, ka, kb)
         return s.S / s.W
 
@@ -874,7 +897,7 @@ cdef class IsotonicBlockStore:
             return
         self._fix_path(v)
 
-    cdef double predict_step_c(self, double x):
+    cdef double predict_step_c(self, double x) noexcept:
         cdef double c, ka, kb
         if self.root.ncells <= 1:
             return NAN
@@ -884,7 +907,7 @@ cdef class IsotonicBlockStore:
         self._edge_of(c, &ka, &kb)
         return self._block_value(ka, kb)
 
-    cdef double predict_linear_c(self, double x):
+    cdef double predict_linear_c(self, double x) noexcept:
         cdef double c, ka, kb, v0, v1, x1, ka1, kb1
         if self.root.ncells <= 1:
             return NAN
@@ -904,7 +927,7 @@ cdef class IsotonicBlockStore:
         v1 = self._block_value(ka1, kb1)
         return v0 + (v1 - v0) * ((x - kb) / (x1 - kb))
 
-    cdef Py_ssize_t n_blocks_c(self):
+    cdef Py_ssize_t n_blocks_c(self) noexcept:
         return self.root.nvl + self.root.nvr - 1
 
     # ------------------------------------------------------------------ Python API
@@ -1135,7 +1158,7 @@ cdef class IsotonicBlockStore:
         if self.qexp != _NO_Q:
             self._set_qexp(self.qexp + exponent)
 
-    cdef void _scale(self, Node* v, int e):
+    cdef void _scale(self, Node* v, int e) noexcept:
         cdef Leaf* L
         cdef int t
         v.W = ldexp(v.W, e)

@@ -1,0 +1,287 @@
+"""Tests of the compiled store's tree (``streamcal.core._pav``): small leaf buckets so that
+splits, merges and rebuilds run in small tests, operation counts against the stated
+O(log^2 n) bound on the worst streams we know, precision with weights spanning far more
+than double precision, and the state formats.
+
+The bound is tested by counting (the store's always-on ``_op_*`` counters), not by timing.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from streamcal.core.pav import IsotonicBlockStore
+
+try:  # tests/ as a package or as a plain directory on sys.path
+    from tests import references as ref
+    from tests.test_pav_core import assert_store_matches
+except ImportError:  # pragma: no cover
+    import references as ref
+    from test_pav_core import assert_store_matches
+
+
+def ops(store):
+    return store._op_nodes + store._op_hull + store._op_moved
+
+
+# ---------------------------------------------------------------------- oracle, small leaves
+
+
+class SmallLeafMachine(RuleBasedStateMachine):
+    """Random adds, removes and power-of-two scalings on a store with 4-cell leaves,
+    ``_check()`` and the oracle after every step. Weights dyadic, labels binary or
+    quarter-valued: every sum is exact, so blocks must be the oracle's exactly."""
+
+    def __init__(self):
+        super().__init__()
+        self.store = IsotonicBlockStore(leaf_capacity=4)
+        self.events: list[tuple[float, float, float]] = []
+        self.exponent = 0
+
+    @rule(
+        x=st.one_of(st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0]), st.floats(0.0, 1.0)),
+        w=st.sampled_from([1.0, 2.0, 3.0, 0.5, 0.25, 8.0]),
+        y=st.sampled_from([0.0, 1.0, 0.0, 1.0, 0.5, 0.25]),
+        n=st.integers(1, 3),
+    )
+    def add(self, x, w, y, n):
+        w = w * 2.0**self.exponent
+        for _ in range(n):
+            self.store.add(x, w, y)
+            self.events.append((x, w, y))
+            self.store._check()
+
+    @precondition(lambda self: self.events)
+    @rule(data=st.data())
+    def remove(self, data):
+        i = data.draw(st.integers(0, len(self.events) - 1), label="index")
+        assert self.store.remove(*self.events.pop(i)) == 0
+
+    @rule(k=st.integers(-40, 40))
+    def scale(self, k):
+        if abs(self.exponent + k) > 400:
+            return
+        self.exponent += k
+        self.store.scale_by_power_of_two(k)
+        self.events = [(x, w * 2.0**k, y) for x, w, y in self.events]
+
+    @precondition(lambda self: self.events)
+    @rule(x=st.floats(-0.5, 1.5), y=st.sampled_from([0.0, 1.0]))
+    def hypothetical(self, x, y):
+        w = 2.0**self.exponent
+        before = self.store.to_lists()
+        got = self.store.hypothetical_value(x, w, y)
+        assert self.store.to_lists() == before
+        evs = self.events + [(x, w, y)]
+        fit = ref.isotonic_fit([e[0] for e in evs], [e[2] for e in evs], [e[1] for e in evs])
+        assert got == ref.predict_step(fit, x)
+
+    @invariant()
+    def matches_oracle(self):
+        assert_store_matches(self.store, self.events, exact=True)
+
+
+TestSmallLeafMachine = SmallLeafMachine.TestCase
+TestSmallLeafMachine.settings = settings(
+    max_examples=60, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+@pytest.mark.parametrize("cap", [4, 5, 7, 64])
+@pytest.mark.parametrize("weights", ["int", "float"])
+@pytest.mark.parametrize("seed", range(4))
+def test_random_sliding_window_against_oracle(cap, weights, seed):
+    """A sliding window (the calibrator's use): every add after the first 60 removes the
+    oldest event; float weights compare the fit to 1e-9 (sums are not exact)."""
+    rng = random.Random(seed * 31 + cap)
+    store = IsotonicBlockStore(leaf_capacity=cap)
+    live = []
+    for step in range(500):
+        x = rng.randrange(50) / 50 if rng.random() < 0.5 else rng.random()
+        w = float(rng.randint(1, 4)) if weights == "int" else rng.uniform(0.01, 10.0)
+        y = float(rng.random() < 0.2 + 0.6 * x)
+        store.add(x, w, y)
+        live.append((x, w, y))
+        if len(live) > 60:
+            assert store.remove(*live.pop(0)) == 0
+        if step % 7 == 0:
+            assert_store_matches(store, live, exact=weights == "int")
+    while live:
+        store.remove(*live.pop(rng.randrange(len(live))))
+        store._check()
+    assert len(store) == 0 and store.n_cells == 0 and store.predict_step(0.3) is None
+
+
+# ---------------------------------------------------------------------- operation counts
+
+
+def degenerate_streams(n, rng):
+    """The streams whose fit keeps one (or a few) blocks holding every score."""
+    return {
+        "random": [(rng.random(), float(rng.random() < 0.5)) for _ in range(n)],
+        "ascending-01": [((i + 0.5) / n, float(i % 2)) for i in range(n)],
+        "descending-01": [(1 - (i + 0.5) / n, float(i % 2)) for i in range(n)],
+        "all-zero": [(rng.random(), 0.0) for _ in range(n)],
+        "independent": [(rng.random(), float(rng.random() < 0.5)) for _ in range(n)],
+        "rare": [(rng.random(), float(rng.random() < 0.01)) for _ in range(n)],
+        # decreasing fit pushed against the order: every event splits or merges
+        "anti": [(rng.random(), float(rng.random() < 0.9 - 0.8 * i / n)) for i in range(n)],
+    }
+
+
+@pytest.mark.parametrize("name", list(degenerate_streams(1, random.Random(0))))
+def test_operation_count_per_event_is_polylogarithmic(name):
+    """Amortised over every run of 1,000 events, an update costs at most
+    c * log2(n)^2 elementary steps (nodes recomputed, hull steps, cells moved), and no
+    update moves more than O(B) cells (never O(n) memory), on the streams that made
+    the former store quadratic. With a window, removals count too."""
+    n = 20_000
+    events = degenerate_streams(n, random.Random(7))[name]
+    for window in (None, 2_000):
+        store = IsotonicBlockStore()
+        prev = ops(store)
+        worst = 0.0
+        for i, (x, y) in enumerate(events, 1):
+            moved = store._op_moved
+            store.predict_step(x)
+            store.add(x, 1.0, y)
+            if window is not None and i > window:
+                xo, yo = events[i - 1 - window]
+                store.remove(xo, 1.0, yo)
+            assert store._op_moved - moved <= 2 * 64
+            if i % 1000 == 0:
+                per_event = (ops(store) - prev) / 1000
+                worst = max(worst, per_event / math.log2(i) ** 2)
+                prev = ops(store)
+        assert worst <= 4.0, (name, window, worst)
+        assert store._op_fallback <= n // 100, (name, window, store._op_fallback)
+    store._check()
+
+
+def test_operation_count_grows_like_log_squared():
+    """Doubling-and-more of the stream length: the cost per event on the one-block
+    stream grows no faster than log2(n)^2 (a scan of the block would grow like n)."""
+    per_event = {}
+    for n in (2_000, 32_000):
+        store = IsotonicBlockStore()
+        for i in range(n):
+            store.add((i + 0.5) / n, 1.0, float(i % 2))
+        assert len(store) <= 3
+        per_event[n] = ops(store) / n
+    growth = per_event[32_000] / per_event[2_000]
+    assert growth <= 1.5 * (math.log2(32_000) / math.log2(2_000)) ** 2, per_event
+
+
+# ---------------------------------------------------------------------- precision
+
+
+def test_window_removal_of_a_heavy_event_leaves_no_residue():
+    """The outside check of issue 11 at the store level: after a 1e12 event left, the
+    fit of (0.25, 1, 1), (0.75, 0, 1), (0.75, 0, 0.3), (0.75, 1, 1) pools both cells:
+    2 / 3.3 at 0.25, by hand. Block totals are sums of cells, so nothing of 1e12
+    remains."""
+    store = IsotonicBlockStore()
+    events = [(0.5, 1e12, 0.0), (0.25, 1.0, 1.0), (0.75, 1.0, 0.0), (0.75, 0.3, 0.0), (0.75, 1.0, 1.0)]
+    for x, w, y in events:
+        store.add(x, w, y)
+    assert store.remove(0.5, 1e12, 0.0) == 0
+    store._check()
+    assert math.isclose(store.predict_step(0.25), 2 / 3.3, rel_tol=1e-15)
+    (block,) = store.blocks()
+    assert block.weight == 3.3 and block.n_events == 4
+
+
+@pytest.mark.parametrize("cap", [4, 64])
+def test_light_block_after_heavy_cells_with_non_dyadic_weights(cap):
+    """Weights spanning 2**500 and not dyadic (so the exact integer test does not apply):
+    the light cells after a heavy one are resolved by range sums, as the oracle (fsum)
+    resolves them."""
+    heavy = 2.0**500 * 1.1
+    events = [(0.1, 0.3, 0.0), (0.2, heavy, 1.0), (0.3, 1.3, 1.0), (0.4, 0.7, 0.0), (0.5, 0.9, 1.0)]
+    events += [(0.2, heavy * 2.0**60, 0.0)]
+    store = IsotonicBlockStore(leaf_capacity=cap)
+    for x, w, y in events:
+        store.add(x, w, y)
+        store._check()
+    fit = ref.isotonic_fit([e[0] for e in events], [e[2] for e in events], [e[1] for e in events])
+    for x in (0.1, 0.2, 0.3, 0.4, 0.5):
+        assert math.isclose(store.predict_step(x), ref.predict_step(fit, x), rel_tol=1e-9, abs_tol=1e-300), x
+    assert store._op_fallback > 0
+
+
+def test_add_refuses_a_weight_that_would_overflow_and_leaves_the_store_unchanged():
+    store = IsotonicBlockStore()
+    store.add(0.2, 1e308, 1.0)
+    store.add(0.4, 1.0, 0.0)
+    before = store.to_lists()
+    with pytest.raises(ValueError, match=r"The 'w' argument of IsotonicBlockStore.add must be .* Got 1e\+308 instead"):
+        store.add(0.6, 1e308, 0.0)
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="'w' argument"):
+            store.add(0.6, bad, 0.0)
+    assert store.to_lists() == before
+    store._check()
+
+
+def test_leaf_capacity_is_checked():
+    for bad in (3, 65, 0):
+        with pytest.raises(ValueError, match="'leaf_capacity' parameter of IsotonicBlockStore"):
+            IsotonicBlockStore(leaf_capacity=bad)
+
+
+# ---------------------------------------------------------------------- state
+
+
+def test_snapshot_of_the_previous_store_restores():
+    """A ``to_lists()`` written by the pure-Python store of the previous version (literal
+    below; its block totals were kept by subtraction and are ignored: the fit is rebuilt
+    from the cells)."""
+    old = [
+        [[0.1], [1.0], [0.0], [1], 1.0, 0.0],
+        [[0.3, 0.5, 0.7], [1.0, 1.0, 2.0], [1.0, 1.0, 0.5], [1, 1, 2], 4.000000000001, 2.5],
+    ]
+    store = IsotonicBlockStore.from_lists(old)
+    store._check()
+    assert [(b.score_min, b.score_max, b.value, b.n_events) for b in store.blocks()] == [
+        (0.1, 0.1, 0.0, 1),
+        (0.3, 0.7, 2.5 / 4.0, 4),
+    ]
+    assert store.to_lists()[1][4] == 4.0
+
+
+@given(st.lists(st.tuples(st.floats(0, 1), st.sampled_from([0.5, 1.0, 3.0]), st.sampled_from([0.0, 1.0])), max_size=200))
+@settings(max_examples=40, deadline=None)
+def test_pickle_and_lists_round_trip_and_continue_identically(events):
+    store = IsotonicBlockStore(leaf_capacity=5)
+    for e in events:
+        store.add(*e)
+    pickled = pickle.loads(pickle.dumps(store))
+    assert pickled.leaf_capacity == 5
+    for copy in (pickled, IsotonicBlockStore.from_lists(store.to_lists())):
+        copy._check()
+        assert copy.to_lists() == store.to_lists()
+        for e in events[:20]:
+            copy.add(e[0], 1.0, 1.0 - e[2])
+        for e in events[:20]:
+            copy.remove(e[0], 1.0, 1.0 - e[2])
+        copy._check()
+        assert copy.blocks() == store.blocks()
+
+
+def test_live_blocks_keep_identity_away_from_an_update():
+    store = IsotonicBlockStore(leaf_capacity=4)
+    for i in range(40):
+        store.add(i / 40, 1.0, float(i >= 20))
+    first = store.live_blocks[0]
+    store.add(0.99, 1.0, 1.0)
+    assert store.live_blocks[0] is first
+    assert [(b.W, b.S) for b in store.live_blocks] == [(v.weight, v.value * v.weight) for v in store.blocks()]
+    assert np.array_equal(store.arrays()[2], np.array([v.value for v in store.blocks()]))
