@@ -82,6 +82,8 @@ cdef class IsotonicBlockStore:
     cdef bint _exact(self, Node* frame) noexcept
     cdef int _vsign(self, Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept
     cdef int _orient(self, Node* frame, Pt a, Pt b, Pt c) noexcept
+    cdef int _vs(self, Node* frame, bint fast, Pt a, Pt b, Pt c, Pt d) noexcept
+    cdef bint _fast(self, Node* frame) noexcept
     cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs, Node* left)
     cdef void _leaf_update(self, Node* v) noexcept
     cdef void _internal_update(self, Node* u)

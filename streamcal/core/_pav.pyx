@@ -106,6 +106,13 @@ cdef inline int _sign(double v) noexcept:
     return (v > 0.0) - (v < 0.0)
 
 
+cdef inline int _fsign(Pt a, Pt b, Pt c, Pt d) noexcept nogil:
+    """Sign of (b - a) x (d - c) in double precision: exact when every coordinate is an
+    integer multiple of one power of two below 2**26 of it."""
+    cdef double det = (b.x - a.x) * (d.y - c.y) - (b.y - a.y) * (d.x - c.x)
+    return (det > 0.0) - (det < 0.0)
+
+
 cdef Node* _new_node():
     cdef Node* v = <Node*> PyMem_Malloc(sizeof(Node))
     if v == NULL:
@@ -405,6 +412,15 @@ cdef class IsotonicBlockStore:
         the line ac), 0 when collinear."""
         return self._vsign(frame, a, b, b, c)
 
+    cdef inline int _vs(self, Node* frame, bint fast, Pt a, Pt b, Pt c, Pt d) noexcept:
+        if fast:
+            return _fsign(a, b, c, d)
+        return self._vsign(frame, a, b, c, d)
+
+    cdef inline bint _fast(self, Node* frame) noexcept:
+        """Coordinates of ``frame`` are exact integers (in units of 2**qexp) < 2**26."""
+        return self.qscale > 0.0 and frame.W * self.qscale < 67108864.0
+
     cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs,
                                   Node* left):
         """For lines l1 = ab and l2 = cd with slope(l1) < slope(l2): do they meet at an
@@ -456,6 +472,7 @@ cdef class IsotonicBlockStore:
         cdef double cw = 0.0, cs = 0.0
         cdef long long cn = 0
         cdef Pt p, h1, h2
+        cdef bint fast
         for t in range(L.cnt):
             cw += L.w[t]
             cs += L.s[t]
@@ -466,6 +483,7 @@ cdef class IsotonicBlockStore:
         v.ncells = L.cnt
         v.nleaves = 1
         v.kmin = L.x[0]
+        fast = self._fast(v)
         cw = 0.0
         cs = 0.0
         for t in range(L.cnt):
@@ -481,7 +499,7 @@ cdef class IsotonicBlockStore:
                 h2.x = L.hx[nh - 1]
                 h2.y = L.hy[nh - 1]
                 h2.k = L.x[L.hidx[nh - 1]]
-                if self._orient(v, h1, h2, p) > 0:
+                if self._vs(v, fast, h1, h2, h2, p) > 0:
                     break
                 nh -= 1
             L.hx[nh] = cw
@@ -504,8 +522,6 @@ cdef class IsotonicBlockStore:
         u.nleaves = l.nleaves + r.nleaves
         u.kmin = l.kmin
         self._bridge(u)
-        u.nvl = _rank_le(l, u.akey)
-        u.nvr = _rank_gt(r, u.bkey) + 1
         self._op_nodes += 1
 
     cdef void _bridge(self, Node* u):
@@ -517,6 +533,8 @@ cdef class IsotonicBlockStore:
         cdef int llo = 0, lhi = 0, rlo = 0, rhi = 0, lm = 0, rm = 0
         cdef bint lpt, rpt, go_l_left, go_l_right, go_r_left, go_r_right
         cdef Pt a, b, c, d
+        cdef bint fast = self._fast(u)
+        cdef Py_ssize_t lcount = 0, rcount = 0
         if ln.leaf != NULL:
             lhi = ln.leaf.nh
         if rn.leaf != NULL:
@@ -559,21 +577,21 @@ cdef class IsotonicBlockStore:
             go_l_left = go_l_right = go_r_left = go_r_right = False
             if lpt:
                 # tangent from the point a to the right hull: the rightmost touching vertex
-                if self._orient(u, a, c, d) <= 0:
+                if self._vs(u, fast, a, c, c, d) <= 0:
                     go_r_right = True
                 else:
                     go_r_left = True
             elif rpt:
                 # tangent from the point c to the left hull: the leftmost touching vertex
-                if self._orient(u, a, b, c) <= 0:
+                if self._vs(u, fast, a, b, b, c) <= 0:
                     go_l_left = True
                 else:
                     go_l_right = True
-            elif self._orient(u, a, b, c) < 0 or self._orient(u, a, b, d) < 0:
+            elif self._vs(u, fast, a, b, b, c) < 0 or self._vs(u, fast, a, b, b, d) < 0:
                 go_l_left = True  # a right point lies strictly below l1: q <= a
-            elif self._orient(u, a, c, d) < 0 or self._orient(u, b, c, d) < 0:
+            elif self._vs(u, fast, a, c, c, d) < 0 or self._vs(u, fast, b, c, c, d) < 0:
                 go_r_right = True  # a left point lies strictly below l2: r >= d
-            elif self._vsign(u, a, b, c, d) <= 0:
+            elif self._vs(u, fast, a, b, c, d) <= 0:
                 go_l_left = True  # l1 == l2: the bridge line; leftmost q is <= a
             elif self._meet_left_of_split(u, a, b, c, d, xs, u.left):
                 go_l_right = True  # q >= b
@@ -591,6 +609,8 @@ cdef class IsotonicBlockStore:
                 if ln.leaf != NULL:
                     llo = lm
                 else:
+                    # hull(ln) up to q: its left part, then hull(ln.right) from b on
+                    lcount += ln.nvl - (ln.right.nvl + ln.right.nvr - ln.nvr)
                     lox += ln.left.W
                     loy += ln.left.S
                     ln = ln.right
@@ -601,6 +621,8 @@ cdef class IsotonicBlockStore:
                 if rn.leaf != NULL:
                     rhi = rm
                 else:
+                    # hull(rn) from r on: hull(rn.left) up to a, then its right part
+                    rcount += rn.nvr - (rn.left.nvl + rn.left.nvr - rn.nvl)
                     rn = rn.left
                     if rn.leaf != NULL:
                         rlo = 0
@@ -621,6 +643,10 @@ cdef class IsotonicBlockStore:
         u.bx = c.x
         u.by = c.y
         u.bkey = c.k
+        # vertices of this node's hull: those of the left child's up to q, of the right
+        # child's from r (counted on the way down)
+        u.nvl = lcount + llo + 1
+        u.nvr = rcount + rn.leaf.nh - rlo
 
     cdef void _fix_path(self, Node* v):
         """Recompute ``v`` and its ancestors; rebuild the highest unbalanced one."""
