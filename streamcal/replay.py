@@ -621,10 +621,16 @@ def _strip_state(snapshot):
 
 def _restore_in_place(obj, snapshot) -> object:
     """Give ``obj`` the state of ``type(obj).from_dict(snapshot)``, keeping its
-    identity (as unpickling does, by replacing its ``__dict__``); returns the object
-    that now holds the state (a new one if ``obj`` has no ``__dict__``)."""
+    identity (as unpickling does: through ``__setstate__`` when the class defines it, as
+    the shells over compiled kernels do, else by replacing its ``__dict__``); returns
+    the object that now holds the state (a new one if ``obj`` has neither)."""
     restored = type(obj).from_dict(snapshot)
-    if type(restored) is type(obj) and hasattr(obj, "__dict__"):
+    if type(restored) is not type(obj):  # pragma: no cover - from_dict of a subclass
+        return restored
+    if callable(getattr(type(obj), "__setstate__", None)):
+        obj.__setstate__(restored.__getstate__())
+        return obj
+    if hasattr(obj, "__dict__"):
         obj.__dict__.clear()
         obj.__dict__.update(restored.__dict__)
         return obj

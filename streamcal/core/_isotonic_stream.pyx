@@ -28,6 +28,7 @@ is removed).
 from libc.math cimport floor, ldexp, frexp, isfinite, INFINITY, NAN
 
 from streamcal._cvalidation cimport check_score, check_label, check_weight
+from streamcal.core._pav cimport IsotonicBlockStore
 from streamcal._validation import argument_error, WEIGHT_DOMAIN
 
 import numpy as np
@@ -58,7 +59,7 @@ cdef class IsotonicStream:
 
     """
 
-    cdef public object store
+    cdef public IsotonicBlockStore store
     cdef readonly double resolution, half_life
     cdef readonly Py_ssize_t window_size
     cdef readonly bint linear
@@ -71,7 +72,7 @@ cdef class IsotonicStream:
     # sum of the stored weights (for the overflow checks only; not exact)
     cdef double _total
 
-    def __init__(self, store, double resolution=0.0, double half_life=0.0,
+    def __init__(self, IsotonicBlockStore store, double resolution=0.0, double half_life=0.0,
                  Py_ssize_t window_size=0, bint linear=False):
         self.store = store
         self.resolution = resolution
@@ -138,7 +139,7 @@ cdef class IsotonicStream:
         self._count -= 1
         if w > 0.0:
             self._total -= w
-            if self.store.remove(x, w, y):
+            if self.store.remove_c(x, w, y):
                 self._readd(x)
 
     cdef _readd(self, double x):
@@ -149,18 +150,18 @@ cdef class IsotonicStream:
         for i in range(self._count):
             k = self._slot(i)
             if self._wx[k] == x and self._ww[k] > 0.0:
-                self.store.add(x, self._ww[k], self._wy[k])
+                self.store.add_c(x, self._ww[k], self._wy[k])
 
     # ------------------------------------------------------------------ per event
 
     cdef inline double key(self, double s):
         return s if self.resolution == 0.0 else floor(s / self.resolution + 0.5)
 
-    cdef double predict_c(self, double s) except? -2.0:
-        if not len(self.store):
+    cdef double predict_c(self, double s) noexcept:
+        if self.store.n_blocks_c() == 0:
             return s
         cdef double x = self.key(s)
-        cdef double v = self.store.predict_linear(x) if self.linear else self.store.predict_step(x)
+        cdef double v = self.store.predict_linear_c(x) if self.linear else self.store.predict_step_c(x)
         return 1.0 if v > 1.0 else (0.0 if v < 0.0 else v)
 
     cdef double _stored_weight(self, double w, double e, int* shift):
@@ -199,7 +200,7 @@ cdef class IsotonicStream:
                 self._pop_oldest()  # before the new event joins: it is not re-added twice
             self._push(x, y, ws, t)
         if ws > 0.0:
-            self.store.add(x, ws, y)
+            self.store.add_c(x, ws, y)
             self._total += ws
         self.n_events = t + 1
         return 0
@@ -246,7 +247,7 @@ cdef class IsotonicStream:
                 w = self._ww[k]
                 if w > 0.0 and ldexp(w, -shift) < _DBL_MIN:
                     self._ww[k] = 0.0
-                    if self.store.remove(self._wx[k], w, self._wy[k]):
+                    if self.store.remove_c(self._wx[k], w, self._wy[k]):
                         self._readd(self._wx[k])
             for i in range(self._count):
                 k = self._slot(i)
