@@ -32,8 +32,10 @@ cdef struct Node:
     Node* right
     Node* parent
     Leaf* leaf                    # NULL for an internal node
-    double W                      # subtree totals (sums of children, never differences)
-    double S
+    double W                      # subtree totals (sums of children, never differences),
+    double S                      # in double-double: W + Wlo, S + Slo, so that a range
+    double Wlo                    # sum rounds the same whatever the tree's shape
+    double Slo
     long long N
     Py_ssize_t ncells
     Py_ssize_t nleaves

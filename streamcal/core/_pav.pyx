@@ -42,8 +42,11 @@ the calibrators' usual case), every coordinate is exact and the test is decided 
 with 128-bit integers. Otherwise the floating-point determinant is trusted when it
 exceeds a rigorous bound on the error of the coordinates; below it the two vectors are
 recomputed as range sums of their own cells (resolving a light block after heavy cells,
-as the former two-sided scans did) and the determinant is evaluated with FMA
-compensation. ``_op_fallback`` counts these rare fallbacks.
+as the former two-sided scans did) and the determinant is evaluated from their
+double-double values with FMA products: a geometric decision, the same in every frame. Totals are kept in double-double, so a range
+sum rounds to the same double whatever the tree's shape: a store restored from a
+snapshot (a differently shaped tree) predicts bit for bit as the original.
+``_op_fallback`` counts these rare fallbacks.
 """
 
 cimport cython
@@ -88,18 +91,41 @@ cdef int _NO_Q = 1 << 20
 
 
 cdef struct Sums:
-    double W
+    double W      # double-double totals: W + Wlo, S + Slo
+    double Wlo
     double S
+    double Slo
     long long N
     Py_ssize_t C
 
 
+cdef inline void _dd_add(double* hi, double* lo, double bh, double bl) noexcept nogil:
+    """(hi, lo) += (bh, bl) in double-double arithmetic (TwoSum, then renormalised, so
+    that hi is the double nearest to hi + lo)."""
+    cdef double s = hi[0] + bh
+    cdef double bb = s - hi[0]
+    cdef double err = (hi[0] - (s - bb)) + (bh - bb) + (lo[0] + bl)
+    hi[0] = s + err
+    lo[0] = err - (hi[0] - s)
+
+
 cdef inline Sums _sums_add(Sums a, Sums b) noexcept:
-    a.W += b.W
-    a.S += b.S
+    _dd_add(&a.W, &a.Wlo, b.W, b.Wlo)
+    _dd_add(&a.S, &a.Slo, b.S, b.Slo)
     a.N += b.N
     a.C += b.C
     return a
+
+
+cdef inline Sums _zero_sums() noexcept:
+    cdef Sums r
+    r.W = 0.0
+    r.Wlo = 0.0
+    r.S = 0.0
+    r.Slo = 0.0
+    r.N = 0
+    r.C = 0
+    return r
 
 
 cdef inline int _sign(double v) noexcept:
@@ -208,15 +234,11 @@ cdef Py_ssize_t _rank_gt(Node* v, double K) noexcept:
 
 cdef Sums _leaf_range(Leaf* L, double k1, double k2) noexcept:
     """Sums of the leaf's cells with k1 < key <= k2."""
-    cdef Sums r
+    cdef Sums r = _zero_sums()
     cdef int j = _bisect_right(L.x, L.cnt, k1)
-    r.W = 0.0
-    r.S = 0.0
-    r.N = 0
-    r.C = 0
     while j < L.cnt and L.x[j] <= k2:
-        r.W += L.w[j]
-        r.S += L.s[j]
+        _dd_add(&r.W, &r.Wlo, L.w[j], 0.0)
+        _dd_add(&r.S, &r.Slo, L.s[j], 0.0)
         r.N += L.n[j]
         r.C += 1
         j += 1
@@ -226,7 +248,9 @@ cdef Sums _leaf_range(Leaf* L, double k1, double k2) noexcept:
 cdef inline Sums _node_sums(Node* v) noexcept:
     cdef Sums r
     r.W = v.W
+    r.Wlo = v.Wlo
     r.S = v.S
+    r.Slo = v.Slo
     r.N = v.N
     r.C = v.ncells
     return r
@@ -234,11 +258,7 @@ cdef inline Sums _node_sums(Node* v) noexcept:
 
 cdef Sums _range_from(Node* v, double k1) noexcept:
     """Sums of the cells of ``v`` with key > k1."""
-    cdef Sums acc
-    acc.W = 0.0
-    acc.S = 0.0
-    acc.N = 0
-    acc.C = 0
+    cdef Sums acc = _zero_sums()
     while v.leaf == NULL:
         if k1 >= v.right.kmin:
             v = v.right
@@ -250,11 +270,7 @@ cdef Sums _range_from(Node* v, double k1) noexcept:
 
 cdef Sums _range_upto(Node* v, double k2) noexcept:
     """Sums of the cells of ``v`` with key <= k2."""
-    cdef Sums acc
-    acc.W = 0.0
-    acc.S = 0.0
-    acc.N = 0
-    acc.C = 0
+    cdef Sums acc = _zero_sums()
     while v.leaf == NULL:
         if k2 >= v.right.kmin:
             acc = _sums_add(acc, _node_sums(v.left))
@@ -393,18 +409,12 @@ cdef class IsotonicBlockStore:
         self._op_fallback += 1
         su = _range(frame, a.k, b.k)
         sv = _range(frame, c.k, d.k)
-        nu = su.W + fabs(su.S)
-        nv = sv.W + fabs(sv.S)
-        if nu <= 0.0 or nv <= 0.0:
-            return 0
-        ux = su.W / nu
-        uy = su.S / nu
-        vx = sv.W / nv
-        vy = sv.S / nv
-        p1 = ux * vy
-        e1 = fma(ux, vy, -p1)
-        p2 = uy * vx
-        e2 = fma(uy, vx, -p2)
+        # u x v = uW vS - uS vW from the double-double sums, products with FMA: a
+        # geometric decision (the same in every frame), far finer than the filter's
+        p1 = su.W * sv.S
+        e1 = fma(su.W, sv.S, -p1) + (su.Wlo * sv.S + su.W * sv.Slo)
+        p2 = su.S * sv.W
+        e2 = fma(su.S, sv.W, -p2) + (su.Slo * sv.W + su.S * sv.Wlo)
         return _sign((p1 - p2) + (e1 - e2))
 
     cdef inline int _orient(self, Node* frame, Pt a, Pt b, Pt c) noexcept:
@@ -427,7 +437,7 @@ cdef class IsotonicBlockStore:
         abscissa <= xs (i.e. l2(xs) >= l1(xs))?"""
         cdef double dx1 = b.x - a.x, dy1 = b.y - a.y, dx2 = d.x - c.x, dy2 = d.y - c.y
         cdef double cbx = c.x - b.x, cby = c.y - b.y, e = xs - b.x
-        cdef double F, t1, t2, t3, q
+        cdef double F, t1, t2, t3, q, delta, err
         cdef Sums s
         if self._exact(frame):
             # every coordinate is an exact multiple of 2**qexp: decide exactly
@@ -447,7 +457,14 @@ cdef class IsotonicBlockStore:
         t2 = (dy2 / dx2) * (cbx - e)
         t3 = (dy1 / dx1) * e
         F = t1 - t2 - t3
-        if fabs(F) > 1e-12 * (fabs(t1) + fabs(t2) + fabs(t3)):
+        # a bound on the error of F from coordinate errors of at most delta each
+        delta = _COORD_ERR * frame.W
+        err = 1e-15 * (fabs(t1) + fabs(t2) + fabs(t3)) + delta * (
+            2.0 + 3.0 * fabs(dy2 / dx2) + 2.0 * fabs(dy1 / dx1)
+            + 2.0 * fabs(cbx - e) * (1.0 + fabs(dy2 / dx2)) / dx2
+            + 2.0 * fabs(e) * (1.0 + fabs(dy1 / dx1)) / dx1
+        )
+        if fabs(F) > err:
             return F >= 0.0
         self._op_fallback += 1
         # recompute every difference as a range sum of its own cells
@@ -473,12 +490,15 @@ cdef class IsotonicBlockStore:
         cdef long long cn = 0
         cdef Pt p, h1, h2
         cdef bint fast
+        cdef double wlo = 0.0, slo = 0.0
         for t in range(L.cnt):
-            cw += L.w[t]
-            cs += L.s[t]
+            _dd_add(&cw, &wlo, L.w[t], 0.0)
+            _dd_add(&cs, &slo, L.s[t], 0.0)
             cn += L.n[t]
         v.W = cw
+        v.Wlo = wlo
         v.S = cs
+        v.Slo = slo
         v.N = cn
         v.ncells = L.cnt
         v.nleaves = 1
@@ -515,8 +535,12 @@ cdef class IsotonicBlockStore:
         """Totals, bridge and vertex counts of an internal node from its children."""
         cdef Node* l = u.left
         cdef Node* r = u.right
-        u.W = l.W + r.W
-        u.S = l.S + r.S
+        u.W = l.W
+        u.Wlo = l.Wlo
+        u.S = l.S
+        u.Slo = l.Slo
+        _dd_add(&u.W, &u.Wlo, r.W, r.Wlo)
+        _dd_add(&u.S, &u.Slo, r.S, r.Slo)
         u.N = l.N + r.N
         u.ncells = l.ncells + r.ncells
         u.nleaves = l.nleaves + r.nleaves
@@ -1189,6 +1213,8 @@ cdef class IsotonicBlockStore:
         cdef int t
         v.W = ldexp(v.W, e)
         v.S = ldexp(v.S, e)
+        v.Wlo = ldexp(v.Wlo, e)
+        v.Slo = ldexp(v.Slo, e)
         if v.leaf != NULL:
             L = v.leaf
             for t in range(L.cnt):
@@ -1303,13 +1329,19 @@ cdef class IsotonicBlockStore:
         assert (ws > 0).all() and (ns >= 1).all(), "empty cell"
         assert ((ss >= -rtol * ws) & (ss <= ws * (1 + rtol))).all(), "label sum out of range"
         prev = -INFINITY
+        pW = pS = 0.0
         nb = 0
         for bx, bw, bs, bn, W, S in self._canonical_blocks():
             nb += 1
             where = f"block {nb}: {[bx.tolist(), bw.tolist(), bs.tolist(), W, S]!r}"[:2000]
             assert W > 0, "non-positive block weight " + where
             v = S / W
-            assert v > prev, f"values not strictly increasing ({prev} then {v}) " + where
+            # strictly increasing as ratios of the stored sums; with non-dyadic sums two
+            # neighbours whose ratios differ by rounding may print as the same double
+            assert v > prev or (v == prev and pW * S - pS * W > -1e-15 * pW * W), (
+                f"values not increasing ({prev} then {v}) " + where
+            )
+            pW, pS = W, S
             assert abs(self.predict_step(float(bx[0])) - v) <= rtol * max(abs(v), 1e-300) + 1e-15, (
                 "stale value " + where
             )
@@ -1357,6 +1389,10 @@ cdef class IsotonicBlockStore:
         assert v.W == W and v.S == S, "node totals"
         assert (v.ax, v.ay, v.bx, v.by, v.akey, v.bkey) == (ax, ay, bx, by, akey, bkey), "bridge"
         assert (v.nvl, v.nvr) == (nvl, nvr), "vertex counts"
+        assert (nvl, nvr) == (_rank_le(v.left, akey), _rank_gt(v.right, bkey) + 1), (
+            f"vertex counts {(nvl, nvr)} != ranks "
+            f"{(_rank_le(v.left, akey), _rank_gt(v.right, bkey) + 1)}"
+        )
         assert v.kmin == v.left.kmin and v.left.kmin < v.right.kmin, "key order"
 
 
