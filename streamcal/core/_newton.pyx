@@ -42,18 +42,24 @@ OVERFLOW_DOMAIN = (
 )
 
 
-cdef inline double implicit_root(double z, double c, double y) noexcept:
-    # the bracketed Newton iterations of newton.implicit_step (see its docstring)
-    cdef double e, p, om, cr, lo, hi, u, f, un
-    cdef int it
+cdef inline void sigmoid_pair(double z, double* p, double* om) noexcept:
+    # p = sigmoid(z) and om = 1 - p, each without cancellation
+    cdef double e
     if z >= 0.0:
         e = exp(-z)
-        p = 1.0 / (1.0 + e)
-        om = e * p
+        p[0] = 1.0 / (1.0 + e)
+        om[0] = e * p[0]
     else:
         e = exp(z)
-        om = 1.0 / (1.0 + e)
-        p = e * om
+        om[0] = 1.0 / (1.0 + e)
+        p[0] = e * om[0]
+
+
+cdef inline double implicit_root(double z, double c, double y) noexcept:
+    # the bracketed Newton iterations of newton.implicit_step (see its docstring)
+    cdef double p, om, cr, lo, hi, u, f, un
+    cdef int it
+    sigmoid_pair(z, &p, &om)
     cr = c * (om if y != 0.0 else -p)
     if cr > 0.0:
         lo = z
@@ -63,14 +69,7 @@ cdef inline double implicit_root(double z, double c, double y) noexcept:
         hi = z
     u = z + cr / (1.0 + c * (p * om))
     for it in range(MAX_ITER):
-        if u >= 0.0:
-            e = exp(-u)
-            p = 1.0 / (1.0 + e)
-            om = e * p
-        else:
-            e = exp(u)
-            om = 1.0 / (1.0 + e)
-            p = e * om
+        sigmoid_pair(u, &p, &om)
         cr = c * (om if y != 0.0 else -p)
         f = u - z - cr
         if fabs(f) <= RTOL * fabs(u - z) + 4e-16 * (fabs(u) + fabs(z) + fabs(cr)):
@@ -86,6 +85,28 @@ cdef inline double implicit_root(double z, double c, double y) noexcept:
                 break
         u = un
     return u
+
+
+cdef inline bint event_gains(double z, double v, double y, double w, double* k,
+                             double* b) noexcept:
+    # One event's step of the store (c_update2 and c_update3): z = theta'x, v = x'Px > 0.
+    # Sets k, the step along P x, and b, the Sherman-Morrison coefficient
+    # (P <- P - b (P x)(P x)'); 1 (nothing set) if the update cannot be represented.
+    cdef double c = w * v, p, om, r, h, dd, cr, wh
+    sigmoid_pair(z, &p, &om)
+    r = om if y != 0.0 else -p
+    h = p * om
+    dd = 1.0 + c * h
+    cr = c * r
+    wh = w * h
+    if not (wh * v <= SM_MAX):
+        return 1
+    if c * fabs(cr) <= ACCEPT:
+        k[0] = w * r / dd  # the explicit step, accurate to RTOL
+    else:
+        k[0] = (implicit_root(z, c, y) - z) / v
+    b[0] = wh / dd
+    return 0
 
 
 def implicit_step(double z, double c, double y):
@@ -201,7 +222,7 @@ cdef class NewtonLogistic:
         cdef double p00 = self.p[0], p01 = self.p[1], p11 = self.p[2]
         cdef double lam = self.decay
         cdef double rho, m00, m01, m11, inv, i00, i01, i11, n00, n01, n11, g0, g1
-        cdef double q0, q1, v, z, c, e, p, om, r, h, dd, cr, k, wh, b, b0
+        cdef double q0, q1, v, k, b, b0
         cdef double tt[2]
         cdef double pp[3]
         if lam != 1.0:
@@ -229,30 +250,11 @@ cdef class NewtonLogistic:
             q1 = p01 * x0 + p11 * x1
             v = x0 * q0 + x1 * q1
             if v > 0.0:
-                z = t0 * x0 + t1 * x1
-                c = w * v
-                if z >= 0.0:
-                    e = exp(-z)
-                    p = 1.0 / (1.0 + e)
-                    om = e * p
-                else:
-                    e = exp(z)
-                    om = 1.0 / (1.0 + e)
-                    p = e * om
-                r = om if y != 0.0 else -p
-                h = p * om
-                dd = 1.0 + c * h
-                cr = c * r
-                if c * fabs(cr) <= ACCEPT:
-                    k = w * r / dd  # the explicit step, accurate to RTOL
-                else:
-                    k = (implicit_root(z, c, y) - z) / v
+                if event_gains(t0 * x0 + t1 * x1, v, y, w, &k, &b):
+                    return 1
                 t0 += k * q0
                 t1 += k * q1
-                wh = w * h
-                if not (wh * v <= SM_MAX):
-                    return 1
-                b = wh / dd  # Sherman-Morrison: P <- P - b (P x)(P x)'
+                # Sherman-Morrison: P <- P - b (P x)(P x)'
                 b0 = b * q0
                 p00 -= b0 * q0
                 p01 -= b0 * q1
@@ -284,7 +286,7 @@ cdef class NewtonLogistic:
         cdef double lam = self.decay
         cdef double rho, m00, m01, m02, m11, m12, m22, a00, a01, a02, a11, a12, a22, inv
         cdef double n00, n01, n02, n11, n12, n22, g0, g1, g2
-        cdef double q0, q1, q2, v, z, c, e, p, om, r, h, dd, cr, k, wh, b, b0, b1
+        cdef double q0, q1, q2, v, k, b, b0, b1
         cdef double tt[3]
         cdef double pp[6]
         if lam != 1.0:
@@ -329,31 +331,12 @@ cdef class NewtonLogistic:
             q2 = p02 * x0 + p12 * x1 + p22 * x2
             v = x0 * q0 + x1 * q1 + x2 * q2
             if v > 0.0:
-                z = t0 * x0 + t1 * x1 + t2 * x2
-                c = w * v
-                if z >= 0.0:
-                    e = exp(-z)
-                    p = 1.0 / (1.0 + e)
-                    om = e * p
-                else:
-                    e = exp(z)
-                    om = 1.0 / (1.0 + e)
-                    p = e * om
-                r = om if y != 0.0 else -p
-                h = p * om
-                dd = 1.0 + c * h
-                cr = c * r
-                if c * fabs(cr) <= ACCEPT:
-                    k = w * r / dd  # the explicit step, accurate to RTOL
-                else:
-                    k = (implicit_root(z, c, y) - z) / v
+                if event_gains(t0 * x0 + t1 * x1 + t2 * x2, v, y, w, &k, &b):
+                    return 1
                 t0 += k * q0
                 t1 += k * q1
                 t2 += k * q2
-                wh = w * h
-                if not (wh * v <= SM_MAX):
-                    return 1
-                b = wh / dd  # Sherman-Morrison: P <- P - b (P x)(P x)'
+                # Sherman-Morrison: P <- P - b (P x)(P x)'
                 b0 = b * q0
                 b1 = b * q1
                 p00 -= b0 * q0
