@@ -109,7 +109,7 @@ def _check_n_bins(owner: str, n_bins) -> None:
     )
 
 
-class ECE(BinaryCalibrationMetric):
+class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
     """Expected calibration error over bins of the forecast, kept up to date per event.
 
     ``sum over bins b of (W_b / W) * |mean outcome in b - mean forecast in b|`` with
@@ -325,9 +325,6 @@ class ECE(BinaryCalibrationMetric):
         if store.window is not None:
             assert len(store.window) == store.n <= self.window_size
 
-    def _get_state(self) -> dict:
-        return self._store.get_state()
-
     def _set_state(self, state: dict) -> None:
         if self._uniform:
             w, y, p, k = state["bins"]
@@ -338,12 +335,6 @@ class ECE(BinaryCalibrationMetric):
         self._store.set_state(state)
 
     # ------------------------------------------------------------------ events
-
-    def _update(self, y: float, p: float, w: float) -> None:
-        self._store.update_one(y, p, w)
-
-    def _update_many_validated(self, y, p, w) -> None:
-        self._store.update_many(y, p, w)
 
     def _revert(self, y: float, p: float, w: float) -> None:
         if not self._store.revert(y, p, w):
@@ -411,7 +402,7 @@ class ECE(BinaryCalibrationMetric):
         )
 
 
-class _EqualWidthSums(BinaryCalibrationMetric):
+class _EqualWidthSums(_kernels.StoreShell, BinaryCalibrationMetric):
     """Base of :class:`Sharpness` and :class:`MurphyDecomposition`: weighted sums per
     equal-width bin of the forecast (bin weights and label sums first, then the
     subclass's own), each bin with the number of events behind it, so that a bin whose
@@ -453,17 +444,8 @@ class _EqualWidthSums(BinaryCalibrationMetric):
             1.0, self._weight
         )
 
-    def _update(self, y: float, p: float, w: float) -> None:
-        self._store.update_one(y, p, w)
-
-    def _update_many_validated(self, y, p, w) -> None:
-        self._store.update_many(y, p, w)
-
     def _revert(self, y: float, p: float, w: float) -> None:
         self._store.revert(y, p, w)
-
-    def _get_state(self) -> dict:
-        return self._store.get_state()
 
     def _set_state(self, state: dict) -> None:
         bins = state["bins"]

@@ -19,6 +19,10 @@ Every store
 - runs ``update_many(y, p, w)`` over float64 arrays as one loop of ``add``, so a batch
   leaves exactly the state of a loop of ``update``.
 
+Each store keeps its own ``update_one`` / ``update_many`` (four lines alike): the stores
+are final classes, so each loop calls its own ``add`` directly (inlined where it is
+``inline``), where a shared base would dispatch every event through a vtable.
+
 The per-event ``update`` of each metric is a module-level function here, bound as the
 shell class's ``update`` method (Cython functions bind like Python ones): one call from
 Python, no Python frame.
@@ -56,6 +60,16 @@ cdef inline Py_ssize_t uniform_bin(double p, Py_ssize_t n, const double* edges) 
     return b
 
 
+cdef inline int check_event(object y_true, object y_pred, object w, str owner,
+                            double* event) except -1:
+    # the event preamble of every metric's update: label, probability, weight (in that
+    # order, so the first bad argument is the one named), as C doubles in event[0..2]
+    event[0] = check_label(y_true, owner, "update", "y_true")
+    event[1] = check_probability(y_pred, owner, "update")
+    event[2] = check_weight(w, owner, "update")
+    return 0
+
+
 cdef double* new_doubles(Py_ssize_t n) except NULL:
     cdef double* x = <double*>PyMem_Malloc((n if n > 0 else 1) * sizeof(double))
     if x == NULL:
@@ -70,6 +84,36 @@ cdef long long* new_counts(Py_ssize_t n) except NULL:
         raise MemoryError()
     memset(x, 0, (n if n > 0 else 1) * sizeof(long long))
     return x
+
+
+class StoreShell:
+    """The shell's side of a compiled store: the hooks of
+    :class:`streamcal.metrics.base.BinaryCalibrationMetric` that hand a validated event,
+    a validated batch or the snapshot state to ``self._store`` unchanged. Listed first
+    among a shell's bases (before the metric base, whose ``_update`` is abstract).
+
+    Examples
+    --------
+    >>> from streamcal.metrics import Brier
+    >>> from streamcal.metrics._kernels import StoreShell
+    >>> isinstance(Brier(), StoreShell)
+    True
+    >>> m = Brier()
+    >>> m._update(1.0, 0.75, 2.0)
+    >>> m._get_state()
+    {'weight': 2.0, 'total': 0.125, 'n': 1}
+    """
+
+    __slots__ = ()
+
+    def _update(self, y, p, w):
+        self._store.update_one(y, p, w)
+
+    def _update_many_validated(self, y, p, w):
+        self._store.update_many(y, p, w)
+
+    def _get_state(self):
+        return self._store.get_state()
 
 
 # ============================================================================ mean scores
@@ -157,10 +201,9 @@ def mean_score_update(self, y_true, y_pred, w=1.0):
     """Add one event; O(1). The checks of :mod:`streamcal._validation` run in compiled
     code (their messages unchanged): a bad event raises and changes nothing."""
     cdef MeanScore s = self._store
-    cdef double y = check_label(y_true, s.owner, "update", "y_true")
-    cdef double p = check_probability(y_pred, s.owner, "update")
-    cdef double ww = check_weight(w, s.owner, "update")
-    s.add(y, p, ww)
+    cdef double e[3]
+    check_event(y_true, y_pred, w, s.owner, e)
+    s.add(e[0], e[1], e[2])
 
 
 # ============================================================================ binned sums
@@ -508,10 +551,9 @@ def binned_update(self, y_true, y_pred, w=1.0):
     of :mod:`streamcal._validation` run in compiled code (their messages unchanged): a
     bad event raises and changes nothing."""
     cdef Binned s = self._store
-    cdef double y = check_label(y_true, s.owner, "update", "y_true")
-    cdef double p = check_probability(y_pred, s.owner, "update")
-    cdef double ww = check_weight(w, s.owner, "update")
-    s.add(y, p, ww)
+    cdef double e[3]
+    check_event(y_true, y_pred, w, s.owner, e)
+    s.add(e[0], e[1], e[2])
 
 
 # ============================================================================ Foster-Hart
@@ -569,6 +611,12 @@ cdef class Groups:
         self.n = 0
         self.weight = self.score = self.cal = self.ref = 0.0
 
+    cdef inline double snap(self, double p, Py_ssize_t* key) noexcept:
+        # the grid cell of p (resolution > 0) and its pooled forecast, capped at 1
+        key[0] = <Py_ssize_t>(p / self.resolution + 0.5)  # floor: the argument is >= 0
+        p = key[0] * self.resolution
+        return p if p <= 1.0 else 1.0
+
     cdef int add(self, double y, double p, double w) except -1:
         cdef Py_ssize_t key = 0
         cdef object okey
@@ -577,9 +625,7 @@ cdef class Groups:
         if not w > 0.0:
             return 0
         if self.resolution > 0.0:
-            key = <Py_ssize_t>(p / self.resolution + 0.5)  # floor: the argument is >= 0
-            p = key * self.resolution
-            p = p if p <= 1.0 else 1.0
+            p = self.snap(p, &key)
         d = p - y
         wd = w * d
         self.score += wd * d
@@ -636,9 +682,7 @@ cdef class Groups:
         if not w > 0.0:
             return True
         if self.resolution > 0.0:
-            key = <Py_ssize_t>(p / self.resolution + 0.5)
-            p = key * self.resolution
-            p = p if p <= 1.0 else 1.0
+            p = self.snap(p, &key)
         if self.dense:
             if self.gk[key] == 0:
                 return False
@@ -754,10 +798,9 @@ def groups_update(self, y_true, y_pred, w=1.0):
     """Add one event; O(1). The checks of :mod:`streamcal._validation` run in compiled
     code (their messages unchanged): a bad event raises and changes nothing."""
     cdef Groups s = self._store
-    cdef double y = check_label(y_true, s.owner, "update", "y_true")
-    cdef double p = check_probability(y_pred, s.owner, "update")
-    cdef double ww = check_weight(w, s.owner, "update")
-    s.add(y, p, ww)
+    cdef double e[3]
+    check_event(y_true, y_pred, w, s.owner, e)
+    s.add(e[0], e[1], e[2])
 
 
 # ============================================================================ ROC AUC
@@ -1300,10 +1343,9 @@ def ranks_update(self, y_true, y_pred, w=1.0):
     held. The checks of :mod:`streamcal._validation` run in compiled code (their
     messages unchanged): a bad event raises and changes nothing."""
     cdef Ranks s = self._store
-    cdef double y = check_label(y_true, s.owner, "update", "y_true")
-    cdef double p = check_probability(y_pred, s.owner, "update")
-    cdef double ww = check_weight(w, s.owner, "update")
-    s.add(y, p, ww)
+    cdef double e[3]
+    check_event(y_true, y_pred, w, s.owner, e)
+    s.add(e[0], e[1], e[2])
 
 
 #: Blocks per superblock of :class:`Ranks` (for the shell's ``_check``).

@@ -16,7 +16,7 @@ __all__ = ["ROCAUC"]
 _LOAD = 256
 
 
-class ROCAUC(BinaryCalibrationMetric):
+class ROCAUC(_kernels.StoreShell, BinaryCalibrationMetric):
     """Area under the ROC curve, exact, weighted and revertible.
 
     The probability that a random positive event outranks a random negative one, ties
@@ -143,12 +143,6 @@ class ROCAUC(BinaryCalibrationMetric):
 
     # ------------------------------------------------------------------ events
 
-    def _update(self, y: float, p: float, w: float) -> None:
-        self._store.update_one(y, p, w)
-
-    def _update_many_validated(self, y, p, w) -> None:
-        self._store.update_many(y, p, w)
-
     def _revert(self, y: float, p: float, w: float) -> None:
         if not self._store.revert(y, p, w):
             raise self._not_held(y, p)
@@ -169,9 +163,6 @@ class ROCAUC(BinaryCalibrationMetric):
     @property
     def bigger_is_better(self) -> bool:
         return True
-
-    def _get_state(self) -> dict:
-        return self._store.get_state()
 
     def _set_state(self, state: dict) -> None:
         lists = [state[k] for k in ("keys", "neg_w", "pos_w", "neg_n", "pos_n")]

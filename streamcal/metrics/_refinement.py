@@ -11,7 +11,7 @@ from streamcal.metrics.base import BinaryCalibrationMetric
 __all__ = ["CalibrationRefinement"]
 
 
-class CalibrationRefinement(BinaryCalibrationMetric):
+class CalibrationRefinement(_kernels.StoreShell, BinaryCalibrationMetric):
     """The Brier score and its Foster-Hart parts: ``brier = calibration + refinement``.
 
     Group the events held by distinct forecast value ``p``; with ``W_p`` the weight of
@@ -149,12 +149,6 @@ class CalibrationRefinement(BinaryCalibrationMetric):
         if store.n == 0:
             assert store.weight == store.score == store.cal == store.ref == 0.0
 
-    def _update(self, y: float, p: float, w: float) -> None:
-        self._store.update_one(y, p, w)
-
-    def _update_many_validated(self, y, p, w) -> None:
-        self._store.update_many(y, p, w)
-
     def _revert(self, y: float, p: float, w: float) -> None:
         if not self._store.revert(y, p, w):
             if self.resolution is not None:
@@ -177,9 +171,6 @@ class CalibrationRefinement(BinaryCalibrationMetric):
         """``sum_p W_p ybar_p (1 - ybar_p) / W``; O(1)."""
         store = self._store
         return store.ref / store.weight if store.n else 0.0
-
-    def _get_state(self) -> dict:
-        return self._store.get_state()
 
     def _set_state(self, state: dict) -> None:
         self._store.set_state(state)

@@ -58,7 +58,7 @@ class _MeanScore:
         self._n = int(state["n"])
 
 
-class _BinaryMeanScore(BinaryCalibrationMetric):
+class _BinaryMeanScore(_kernels.StoreShell, BinaryCalibrationMetric):
     """The weighted mean of a per-event score of binary forecasts, revertible; the state
     (total weight, weighted score sum, count of positive-weight events, as in
     :class:`_MeanScore`) lives in a compiled store, which also runs ``update`` (its
@@ -75,21 +75,12 @@ class _BinaryMeanScore(BinaryCalibrationMetric):
     def _n(self) -> int:
         return self._store.n
 
-    def _update(self, y: float, p: float, w: float) -> None:
-        self._store.update_one(y, p, w)
-
-    def _update_many_validated(self, y, p, w) -> None:
-        self._store.update_many(y, p, w)
-
     def _revert(self, y: float, p: float, w: float) -> None:
         self._store.revert(y, p, w)
 
     def get(self) -> float:
         """The weighted mean score of the events held (0.0 before any); O(1)."""
         return self._store.get()
-
-    def _get_state(self) -> dict:
-        return self._store.get_state()
 
     def _set_state(self, state: dict) -> None:
         self._store.set_state(state)
