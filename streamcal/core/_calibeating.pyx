@@ -611,42 +611,25 @@ cdef class _Expert:
         return 0
 
 
-cdef class TrackingKernel:
-    """The per-event state machine of :class:`streamcal.TrackingCalibeater`: the
-    statistics of the expert's bins (a dense :class:`BinOutcomes`), the base, the count
-    of events. Built and snapshotted by the shell."""
+cdef class _BinnedExpertKernel:
+    """What the kernels of a calibeater over an expert's bins share: the expert (the base
+    calibrator), the number of bins, the count of events, the owner's name for the
+    messages, and the per-event methods over the subclass's ``c_predict`` (of the expert
+    forecast) and ``c_learn``. Those are cdef methods of a non-final class, dispatched
+    through the vtable as they were before this base existed; the subclasses keep their
+    own ``predict_learn_many``, whose loop is not the sum of these two."""
 
-    cdef readonly BinOutcomes stats
     cdef readonly object base
     cdef _Expert expert
     cdef readonly Py_ssize_t n_bins
-    cdef readonly double prior_weight
     cdef readonly long long n_events
     cdef str owner
 
-    def __init__(self, base, Py_ssize_t n_bins, double prior_weight, str owner,
-                 stats=None, long long n_events=0):
-        self.base = base
-        self.expert = _Expert(base)
-        self.n_bins = n_bins
-        self.prior_weight = prior_weight
-        self.owner = owner
-        self.stats = BinOutcomes(n_bins) if stats is None else stats
-        self.n_events = n_events
-
-    def __reduce__(self):
-        return type(self), (self.base, self.n_bins, self.prior_weight, self.owner,
-                            self.stats, self.n_events)
-
-    cdef inline double c_predict(self, double x) noexcept:
-        return clip01(self.stats.c_mean_dense(bin_of(x, self.n_bins), x, self.prior_weight))
+    cdef double c_predict(self, double x) noexcept:
+        return x
 
     cdef int c_learn(self, double s, double x, double y, double w) except -1:
-        # the base first: if it refuses the event, nothing has changed
-        self.expert.c_learn(s, y, w)
-        self.stats.c_add_dense(bin_of(x, self.n_bins), y, w)
-        self.n_events += 1
-        return 0
+        raise NotImplementedError
 
     def predict_one(self, score):
         cdef double s = check_score(score, self.owner, "predict_one")
@@ -671,6 +654,39 @@ cdef class TrackingKernel:
         for i in range(scores.shape[0]):
             self.c_learn(scores[i], self.expert.c_expert(scores[i]), labels[i], w[i])
 
+
+cdef class TrackingKernel(_BinnedExpertKernel):
+    """The per-event state machine of :class:`streamcal.TrackingCalibeater`: the
+    statistics of the expert's bins (a dense :class:`BinOutcomes`), the base, the count
+    of events. Built and snapshotted by the shell."""
+
+    cdef readonly BinOutcomes stats
+    cdef readonly double prior_weight
+
+    def __init__(self, base, Py_ssize_t n_bins, double prior_weight, str owner,
+                 stats=None, long long n_events=0):
+        self.base = base
+        self.expert = _Expert(base)
+        self.n_bins = n_bins
+        self.prior_weight = prior_weight
+        self.owner = owner
+        self.stats = BinOutcomes(n_bins) if stats is None else stats
+        self.n_events = n_events
+
+    def __reduce__(self):
+        return type(self), (self.base, self.n_bins, self.prior_weight, self.owner,
+                            self.stats, self.n_events)
+
+    cdef double c_predict(self, double x) noexcept:
+        return clip01(self.stats.c_mean_dense(bin_of(x, self.n_bins), x, self.prior_weight))
+
+    cdef int c_learn(self, double s, double x, double y, double w) except -1:
+        # the base first: if it refuses the event, nothing has changed
+        self.expert.c_learn(s, y, w)
+        self.stats.c_add_dense(bin_of(x, self.n_bins), y, w)
+        self.n_events += 1
+        return 0
+
     def predict_learn_many(self, const double[:] scores, const double[:] labels,
                            const double[:] w):
         # the expert forecast is computed once per event: the loop's predict_one and
@@ -686,21 +702,16 @@ cdef class TrackingKernel:
         return out
 
 
-cdef class HedgingKernel:
+cdef class HedgingKernel(_BinnedExpertKernel):
     """The per-event state machine of :class:`streamcal.HedgingCalibeater`: one
     :class:`FosterGame` per expert bin seen with a positive weight (``games``, in order
     of first arrival), the seed and count of the draws, the base."""
 
     cdef readonly dict games
     cdef list slots                 # slots[b]: the game of bin b, or None
-    cdef readonly object base
-    cdef _Expert expert
-    cdef readonly Py_ssize_t n_bins
     cdef readonly object seed
     cdef uint64_t seed64
-    cdef readonly long long n_events
     cdef object game_type
-    cdef str owner
 
     def __init__(self, base, Py_ssize_t n_bins, seed, game_type, str owner,
                  games=None, long long n_events=0):
@@ -757,16 +768,6 @@ cdef class HedgingKernel:
         self.n_events += 1
         return 0
 
-    def predict_one(self, score):
-        cdef double s = check_score(score, self.owner, "predict_one")
-        return self.c_predict(self.expert.c_expert(s))
-
-    def learn_one(self, score, label, w=1.0):
-        cdef double s = check_score(score, self.owner, "learn_one")
-        cdef double y = check_label(label, self.owner, "learn_one")
-        cdef double ww = check_weight(w, self.owner, "learn_one")
-        self.c_learn(s, self.expert.c_expert(s), y, ww)
-
     def distribution(self, double s):
         """``(x, low, high, p_low)`` for a validated score: the expert forecast and the
         strategy of its bin's game (``low = high = -1`` when the bin has none)."""
@@ -780,19 +781,6 @@ cdef class HedgingKernel:
             (<FosterGame>g).total_ysum / (<FosterGame>g).total_weight, &low, &high, &p
         )
         return x, low, high, p
-
-    def predict_many(self, const double[:] scores):
-        cdef Py_ssize_t i, m = scores.shape[0]
-        out = np.empty(m, dtype=np.float64)
-        cdef double[::1] o = out
-        for i in range(m):
-            o[i] = self.c_predict(self.expert.c_expert(scores[i]))
-        return out
-
-    def learn_many(self, const double[:] scores, const double[:] labels, const double[:] w):
-        cdef Py_ssize_t i
-        for i in range(scores.shape[0]):
-            self.c_learn(scores[i], self.expert.c_expert(scores[i]), labels[i], w[i])
 
     def predict_learn_many(self, const double[:] scores, const double[:] labels,
                            const double[:] w):
