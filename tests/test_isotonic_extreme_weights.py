@@ -32,7 +32,6 @@ def test_window_eviction_does_not_add_the_new_event_twice():
     _assert_matches(cal, [0.5, 0.5], [0, 1], [1e-7, 1e-7], [0.0, 0.5, 1.0])
 
 
-@pytest.mark.xfail(strict=True, reason="block totals by subtraction: fixed with the new block store")
 def test_window_removal_of_a_heavy_event_leaves_no_residue():
     """window_size=4 after a 1e12 event: block totals kept by subtraction held its
     residue (0.6060516 at 0.25 instead of 2/3.3, and _check failed)."""
