@@ -87,6 +87,8 @@ cdef double _TWO53 = 9007199254740992.0
 cdef double _COORD_ERR = 4e-13
 # weight balance: a child may hold at most this fraction of its parent's leaves (+1)
 cdef double _ALPHA = 0.75
+# relative width of the tie band of the orientation fallback (8 units of roundoff)
+cdef double _TIE = 8.0 * 2.0 ** -53
 cdef int _NO_Q = 1 << 20
 
 
@@ -415,7 +417,12 @@ cdef class IsotonicBlockStore:
         e1 = fma(su.W, sv.S, -p1) + (su.Wlo * sv.S + su.W * sv.Slo)
         p2 = su.S * sv.W
         e2 = fma(su.S, sv.W, -p2) + (su.Slo * sv.W + su.S * sv.Wlo)
-        return _sign((p1 - p2) + (e1 - e2))
+        det = (p1 - p2) + (e1 - e2)
+        # slopes equal up to the rounding of their doubles: pool (a tie), so that the
+        # blocks' values S / W strictly increase as doubles, as PAV's comparisons give
+        if fabs(det) <= _TIE * (fabs(p1) + fabs(p2)) or sv.S / sv.W == su.S / su.W:
+            return 0
+        return _sign(det)
 
     cdef inline int _orient(self, Node* frame, Pt a, Pt b, Pt c) noexcept:
         """> 0 when a, b, c (keys increasing) turn strictly upwards (b strictly below
@@ -437,7 +444,7 @@ cdef class IsotonicBlockStore:
         abscissa <= xs (i.e. l2(xs) >= l1(xs))?"""
         cdef double dx1 = b.x - a.x, dy1 = b.y - a.y, dx2 = d.x - c.x, dy2 = d.y - c.y
         cdef double cbx = c.x - b.x, cby = c.y - b.y, e = xs - b.x
-        cdef double F, t1, t2, t3, q, delta, err
+        cdef double F, t1, t2, t3, q, delta, err, f
         cdef Sums s
         if self._exact(frame):
             # every coordinate is an exact multiple of 2**qexp: decide exactly
@@ -475,10 +482,10 @@ cdef class IsotonicBlockStore:
         dx2 = s.W
         dy2 = s.S
         s = _range(frame, b.k, c.k)
-        cbx = s.W
         cby = s.S
-        e = _range_from(left, b.k).W
-        return cby - (dy2 / dx2) * (cbx - e) >= (dy1 / dx1) * e
+        e = _range_from(left, b.k).W                  # xs - b.x
+        f = _range_upto(frame.right, c.k).W           # c.x - xs, without a difference
+        return cby - (dy2 / dx2) * f >= (dy1 / dx1) * e
 
     # ------------------------------------------------------------------ node upkeep
 
@@ -1045,24 +1052,29 @@ cdef class IsotonicBlockStore:
         return out
 
     def _canonical_blocks(self):
-        """Per block ``(xs, ws, ss, ns, W, S)``: numpy slices, and W, S summed cell by
-        cell from the left, so they do not depend on the tree's shape. O(cells)."""
+        """Per block ``(xs, ws, ss, ns, W, S)``: numpy slices of the cells, and the
+        block's totals as range sums (double-double, rounded once: the same doubles
+        whatever the tree's shape, and the ones predictions use). O(cells)."""
         xs, ws, ss, ns = self.cells()
-        cdef double[::1] Wv = ws, Sv = ss
-        cdef Py_ssize_t a = 0, b, t
-        cdef double W, S
+        cdef Sums s
+        cdef Py_ssize_t a = 0, b
+        cdef double lo
         bounds = self._block_bounds()
         ends = np.searchsorted(xs, np.array([hi for _, hi in bounds], dtype=np.float64), side="right")
         out = []
-        for b in ends.tolist():
-            W = 0.0
-            S = 0.0
-            for t in range(a, b):
-                W += Wv[t]
-                S += Sv[t]
-            out.append((xs[a:b], ws[a:b], ss[a:b], ns[a:b], W, S))
+        lo = -INFINITY
+        for k, b in enumerate(ends.tolist()):
+            hi = bounds[k][1]
+            s = _range(self.root, lo, hi)
+            out.append((xs[a:b], ws[a:b], ss[a:b], ns[a:b], s.W, s.S))
             a = b
+            lo = hi
         return out
+
+    @property
+    def _values(self):
+        """The blocks' fitted values, in score order (a list; tests). O(b log n)."""
+        return [S / W for _, _, _, _, W, S in self._canonical_blocks()]
 
     def arrays(self):
         """Return ``(starts, ends, values)`` numpy arrays, one entry per block. O(b log n)."""
@@ -1329,7 +1341,6 @@ cdef class IsotonicBlockStore:
         assert (ws > 0).all() and (ns >= 1).all(), "empty cell"
         assert ((ss >= -rtol * ws) & (ss <= ws * (1 + rtol))).all(), "label sum out of range"
         prev = -INFINITY
-        pW = pS = 0.0
         nb = 0
         for bx, bw, bs, bn, W, S in self._canonical_blocks():
             nb += 1
@@ -1338,10 +1349,7 @@ cdef class IsotonicBlockStore:
             v = S / W
             # strictly increasing as ratios of the stored sums; with non-dyadic sums two
             # neighbours whose ratios differ by rounding may print as the same double
-            assert v > prev or (v == prev and pW * S - pS * W > -1e-15 * pW * W), (
-                f"values not increasing ({prev} then {v}) " + where
-            )
-            pW, pS = W, S
+            assert v > prev, f"values not strictly increasing ({prev} then {v}) " + where
             assert abs(self.predict_step(float(bx[0])) - v) <= rtol * max(abs(v), 1e-300) + 1e-15, (
                 "stale value " + where
             )
