@@ -389,6 +389,7 @@ cdef class IsotonicBlockStore:
         c.k < d.k in ``frame``'s coordinates (orientation of a, b, d when b == c)."""
         cdef double ux = b.x - a.x, uy = b.y - a.y, vx = d.x - c.x, vy = d.y - c.y
         cdef double q, nu, nv, det, err, p1, p2, e1, e2
+        cdef int ku, kv
         cdef Sums su, sv
         if self._exact(frame):
             if frame.W * self.qscale < 67108864.0:
@@ -413,6 +414,20 @@ cdef class IsotonicBlockStore:
         sv = _range(frame, c.k, d.k)
         # u x v = uW vS - uS vW from the double-double sums, products with FMA: a
         # geometric decision (the same in every frame), far finer than the filter's
+        if su.W <= 0.0 or sv.W <= 0.0:
+            return 0
+        # scale each vector by a power of two (exact) to about 1: products of weights
+        # spanning 2**1000 would underflow or overflow
+        frexp(su.W, &ku)
+        frexp(sv.W, &kv)
+        su.W = ldexp(su.W, -ku)
+        su.Wlo = ldexp(su.Wlo, -ku)
+        su.S = ldexp(su.S, -ku)
+        su.Slo = ldexp(su.Slo, -ku)
+        sv.W = ldexp(sv.W, -kv)
+        sv.Wlo = ldexp(sv.Wlo, -kv)
+        sv.S = ldexp(sv.S, -kv)
+        sv.Slo = ldexp(sv.Slo, -kv)
         p1 = su.W * sv.S
         e1 = fma(su.W, sv.S, -p1) + (su.Wlo * sv.S + su.W * sv.Slo)
         p2 = su.S * sv.W
