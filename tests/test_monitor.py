@@ -164,6 +164,8 @@ def test_core_factor_has_expectation_one(p, g, lams):
                 assert math.isclose(
                     lw, math.log(lam + (1 - lam) * r), rel_tol=1e-12, abs_tol=1e-15
                 )
+            elif 0.0 < p < 1.0 and lam == 1.0:  # the component ignores the ratio
+                assert lw == 0.0
             elif 0.0 < p < 1.0:  # overflow: computed in log space
                 assert math.isfinite(lw) and lw > 700
             else:
