@@ -66,11 +66,15 @@ class OnlineIsotonic(BinaryCalibrator):
 
     Notes
     -----
-    Cost per event (``b`` blocks, ``m`` distinct scores in the block the event falls
-    into): O(log b + log m) to locate it, plus O(m) work done in C (a new distinct score
-    is inserted by a memory move; the check for a split is skipped while per-block gap
-    bounds rule it out, and otherwise scans that block with numpy). A split or a merge costs O(m); merges are amortised O(1) per block
-    created. With ``resolution=r``, ``m <= floor(1/r + 1/2) + 1``. Prediction is O(log b).
+    Cost per event (``n`` distinct scores held): amortised O(log² n), whatever the
+    stream (ascending, flat or one-sided fits included): the block store is one
+    balanced tree over the scores whose nodes keep the bridges of their children's
+    lower hulls (see :mod:`streamcal.core.pav`), so an event re-bridges the O(log n)
+    nodes above its score, O(log n) steps each, and a new score moves at most one
+    leaf's 64 cells of memory. Prediction is O(log n). With ``resolution=r``,
+    ``n <= floor(1/r + 1/2) + 1``. The window, the forgetting clock and the grid run in
+    compiled code (:mod:`streamcal.core._isotonic_stream`), as does
+    ``predict_learn_many``.
     ``learn_many`` refits from aggregated cells in C when the batch is large compared to
     the state (O((n + cells) log(n + cells))) and loops otherwise; with ``half_life``
     it always loops.
