@@ -97,11 +97,15 @@ class BinaryCalibrator(_snapshot.Snapshot, base.Estimator):
         w
             Optional sequence of non-negative sample weights (default: all 1).
         """
+        self._learn_many_validated(*self._check_batch(scores, labels, w, "learn_many"))
+
+    def _check_batch(self, scores, labels, w, method: str):
+        """Validate a whole batch (scores, labels, weights) for ``method``; returns
+        float64 arrays, or raises naming the first bad element's index."""
         name = type(self).__name__
-        s = V.check_scores_array(scores, name, "learn_many")
-        y = V.check_labels_array(labels, len(s), name, "learn_many")
-        ws = V.check_weights_array(w, len(s), name, "learn_many")
-        self._learn_many_validated(s, y, ws)
+        s = V.check_scores_array(scores, name, method)
+        y = V.check_labels_array(labels, len(s), name, method)
+        return s, y, V.check_weights_array(w, len(s), name, method)
 
     def _learn_many_validated(
         self, scores: np.ndarray, labels: np.ndarray, w: np.ndarray
@@ -145,11 +149,7 @@ class BinaryCalibrator(_snapshot.Snapshot, base.Estimator):
         1.0
 
         """
-        name = type(self).__name__
-        s = V.check_scores_array(scores, name, "predict_learn_many")
-        y = V.check_labels_array(labels, len(s), name, "predict_learn_many")
-        ws = V.check_weights_array(w, len(s), name, "predict_learn_many")
-        return self._predict_learn_many_validated(s, y, ws)
+        return self._predict_learn_many_validated(*self._check_batch(scores, labels, w, "predict_learn_many"))
 
     def _predict_learn_many_validated(
         self, scores: np.ndarray, labels: np.ndarray, w: np.ndarray

@@ -256,7 +256,7 @@ cdef class IsotonicStream:
         else:
             # forget below 2**-1000 of what a new unit-weight event weighs after the shift
             self._rescale_cells(shift, _FORGET * 2.0 ** (e - shift))
-        self._total = float(np.sum(self.store.cells()[1])) if len(self.store) else 0.0
+        self.reset_total()
         self.t_ref = self.n_events
         self.phase = e - shift
 
