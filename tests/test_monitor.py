@@ -166,8 +166,9 @@ def test_core_factor_has_expectation_one(p, g, lams):
                 )
             elif 0.0 < p < 1.0 and lam == 1.0:  # the component ignores the ratio
                 assert lw == 0.0
-            elif 0.0 < p < 1.0:  # overflow: computed in log space
-                assert math.isfinite(lw) and lw > 700
+            elif 0.0 < p < 1.0:  # overflow of r = g / p (y = 1): computed in log space
+                expected = np.logaddexp(math.log(lam), math.log1p(-lam) + math.log(g) - math.log(p))
+                assert math.isfinite(lw) and math.isclose(lw, expected, rel_tol=1e-9)
             else:
                 assert lw == math.inf
 
