@@ -556,7 +556,7 @@ def _replay_inputs(args) -> dict:
     """Check the arguments that argparse cannot check; return the arguments of
     :func:`streamcal.replay` and what the report says about them."""
     from streamcal import registry
-    from streamcal.replay import _MULTICLASS_METRICS  # the names replay resolves
+    from streamcal.replay._metrics import _MULTICLASS_METRICS  # the names replay resolves
 
     score = args.score or "score"
     score_cols = [c.strip() for c in score.split(",")]

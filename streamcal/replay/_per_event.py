@@ -1,20 +1,9 @@
-"""Prequential replay of prediction logs through calibrators.
-
-:func:`replay` reads a log of events (a score, or one probability per class, and a
-label), and for each event lets every calibrator predict from the score, scores the
-prediction with streaming metrics, then lets the calibrator learn the label: the
-*prequential* (test-then-train) protocol, in which each prediction uses only the labels
-known when it is made. Labels may arrive late (a label-time column, or label records
-joined on an event id); the whole state can be checkpointed and a replay resumed with
-exactly the outputs of an uninterrupted one; malformed rows are reported with their line
-number and skipped, or stop the replay.
-"""
+"""The per-event replay engine: each event predicted, scored and learnt one at a time."""
 
 from __future__ import annotations
 
 import collections
 import heapq
-import inspect
 import json
 import math
 import os
@@ -23,373 +12,18 @@ from streamcal import _logs
 from streamcal import _validation as V
 from streamcal._logs import BINARY_LABELS, RowError
 from streamcal.base import BinaryCalibrator
-from streamcal.metrics import (
-    CORP,
-    ECE,
-    ROCAUC,
-    TECE,
-    Brier,
-    CalibrationRefinement,
-    ClasswiseECE,
-    ConfidenceECE,
-    CrossEntropy,
-    LogLoss,
-    MulticlassBrier,
-    MurphyDecomposition,
-    Sharpness,
-    TopLabelECE,
-)
-from streamcal.metrics._multiclass import MulticlassCalibrationMetric
 from streamcal.metrics.base import StreamingMetric
-
-__all__ = ["ReplayError", "ReplayResult", "replay"]
+from streamcal.replay._errors import ReplayError
+from streamcal.replay._metrics import WINDOW_SUFFIX, _resolve_metrics, _values, _windowed
+from streamcal.replay._result import ReplayResult
 
 #: Version tag of the checkpoint files written by :func:`replay`.
 CHECKPOINT_FORMAT = "streamcal.replay/1"
-
-#: Suffix of the keys of windowed metrics in ``ReplayResult.series`` / ``summary``.
-WINDOW_SUFFIX = "@window"
 
 # A multiclass row's probabilities are divided by their sum when it differs from 1 by
 # more than _SUM_EXACT, and the row is malformed when it differs by more than _SUM_TOL.
 _SUM_EXACT = 1e-9
 _SUM_TOL = 0.01
-
-
-# ---------------------------------------------------------------------- errors
-
-
-class ReplayError(ValueError):
-    """A malformed row stopped a replay run with ``on_error="raise"``.
-
-    Attributes
-    ----------
-    line
-        Line number of the row (see :func:`replay` for how rows are numbered).
-    reason
-        What is wrong with it.
-    source
-        ``"events"``, or ``"labels"`` for a row of the label records.
-    n_events
-        Events replayed before the row (all of them learnt or waiting for their label).
-    checkpoint
-        Path of the checkpoint holding the state just before the row, or None.
-
-    Examples
-    --------
-    >>> from streamcal import OnlineIsotonic, ReplayError, replay
-    >>> rows = [{"score": 0.2, "label": 0}, {"score": "high", "label": 1}]
-    >>> try:
-    ...     replay(rows, {"isotonic": OnlineIsotonic()}, on_error="raise")
-    ... except ReplayError as exc:
-    ...     print(exc.line, "|", exc.reason)
-    1 | non-numeric score 'high' (column 'score')
-
-    """
-
-    def __init__(
-        self,
-        line,
-        reason,
-        source="events",
-        name="",
-        n_events=0,
-        checkpoint=None,
-        unit="line",
-    ):
-        self.line = line
-        self.reason = reason
-        self.source = source
-        self.n_events = n_events
-        self.checkpoint = checkpoint
-        where = unit
-        of = f" of {name}" if name else ""
-        labels = "label record, " if source == "labels" else ""
-        text = f"malformed {labels}{where} {line}{of}: {reason}"
-        if checkpoint is not None:
-            text += f" (the state before this row is saved in {checkpoint!r})"
-        super().__init__(text)
-
-
-# ---------------------------------------------------------------------- metric names
-
-_BINARY_METRICS = {
-    "brier": Brier,
-    "log_loss": LogLoss,
-    "ece": ECE,
-    "sharpness": Sharpness,
-    "roc_auc": ROCAUC,
-    "calibration_refinement": CalibrationRefinement,
-    "murphy": MurphyDecomposition,
-    "corp": CORP,
-}
-
-_MULTICLASS_METRICS = {
-    "brier": MulticlassBrier,
-    "log_loss": CrossEntropy,
-    "ece": ConfidenceECE,
-    "confidence_ece": ConfidenceECE,
-    "top_label_ece": TopLabelECE,
-    "classwise_ece": ClasswiseECE,
-    "tece": TECE,
-}
-
-_SHORT_NAMES = {cls: name for name, cls in _BINARY_METRICS.items()}
-_SHORT_NAMES.update({cls: name for name, cls in reversed(_MULTICLASS_METRICS.items())})
-
-# Components of the decompositions, reported as "<metric>.<component>".
-_COMPONENTS = {
-    CORP: ("mcb", "dsc", "unc"),
-    CalibrationRefinement: ("calibration", "refinement"),
-    MurphyDecomposition: (
-        "reliability",
-        "resolution",
-        "uncertainty",
-        "within_bin_variance",
-        "within_bin_covariance",
-    ),
-}
-
-
-def _spec_value(value) -> str:
-    return value if isinstance(value, str) else repr(value)
-
-
-def _metric_key(metric) -> str:
-    """``"ece"`` for ``ECE()``, ``"ece:n_bins=15"`` for ``ECE(n_bins=15)``: the short
-    name of the class and the parameters that differ from their defaults."""
-    cls = type(metric)
-    base = _SHORT_NAMES.get(cls, cls.__name__)
-    changed = []
-    for name, param in inspect.signature(cls.__init__).parameters.items():
-        if name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
-        value = getattr(metric, name, param.default)
-        if param.default is inspect.Parameter.empty or value != param.default:
-            changed.append(f"{name}={_spec_value(value)}")
-    return base + (":" + ",".join(changed) if changed else "")
-
-
-def _resolve_metrics(metrics, multiclass: bool) -> dict:
-    """key -> a fresh template metric (cloned again per calibrator)."""
-    table = _MULTICLASS_METRICS if multiclass else _BINARY_METRICS
-    kind = "multiclass" if multiclass else "binary"
-    if isinstance(metrics, (str, StreamingMetric)):
-        metrics = (metrics,)
-    items = (
-        list(metrics.items())
-        if isinstance(metrics, dict)
-        else [(None, m) for m in metrics]
-    )
-    out = {}
-    for key, spec in items:
-        if isinstance(spec, str):
-            if spec not in table:
-                raise ValueError(
-                    f"The 'metrics' argument of replay must name {kind} metrics among "
-                    f"{{{', '.join(repr(n) for n in table)}}} or be metric objects. "
-                    f"Got {spec!r} instead."
-                )
-            metric = table[spec]()
-            key = spec if key is None else key
-        elif isinstance(spec, StreamingMetric):
-            is_mc = isinstance(spec, MulticlassCalibrationMetric)
-            if is_mc != multiclass:
-                raise ValueError(
-                    f"The 'metrics' argument of replay must hold {kind} metrics for a "
-                    f"{kind} log. Got {type(spec).__name__} instead."
-                )
-            metric = spec.clone()
-            key = _metric_key(metric) if key is None else key
-        else:
-            raise TypeError(
-                "The 'metrics' argument of replay must hold metric short names or "
-                f"StreamingMetric objects. Got {V.format_value(spec)} instead."
-            )
-        if not isinstance(key, str) or not key:
-            raise TypeError(
-                f"Metric names must be non-empty strings. Got {key!r} instead."
-            )
-        if key in out:
-            raise ValueError(
-                f"Two metrics are named {key!r}; pass a dict name -> metric to name them apart."
-            )
-        out[key] = metric
-    return out
-
-
-def _windowed(template: StreamingMetric, window: int):
-    """A metric for the last ``window`` events: a clone updated and reverted by the
-    replay (revertible metrics), or a clone with ``window_size=window``."""
-    if template._revertible:
-        return template.clone(), True
-    params = inspect.signature(type(template).__init__).parameters
-    if "window_size" in params:
-        new = {"window_size": window}
-        if "half_life" in params:
-            new["half_life"] = None
-        return template.clone(new), False
-    raise ValueError(
-        f"The metric {type(template).__name__} can neither revert an event nor take a "
-        "window_size, so it cannot be followed over a window; drop 'window' or this metric."
-    )
-
-
-def _values(metric, key: str, out: dict, suffix: str = "") -> None:
-    """Put the value of ``metric`` (and of its components) into ``out``, under ``key``
-    (and ``key.component``) followed by ``suffix``."""
-    out[key + suffix] = metric.get()
-    for part in _COMPONENTS.get(type(metric), ()):
-        out[f"{key}.{part}{suffix}"] = getattr(metric, part)
-
-
-def _finite(x):
-    return (
-        x
-        if isinstance(x, float) and math.isfinite(x)
-        else (x if isinstance(x, int) else None)
-    )
-
-
-# ---------------------------------------------------------------------- the result
-
-
-class ReplayResult:
-    """What a :func:`replay` run measured.
-
-    Attributes
-    ----------
-    summary
-        Dict calibrator name (``"raw"`` first when the raw scores are scored) -> dict
-        metric key -> final value; decompositions also give their components as
-        ``"<metric>.<component>"`` (``"corp.mcb"``, ``"corp.dsc"``, ``"corp.unc"``,
-        ``"calibration_refinement.calibration"``, ``"murphy.reliability"``, ...), and
-        with ``window`` every key also appears as ``"<key>@window"``, the value over the
-        last ``window`` scored events.
-    series
-        ``"t"``: the event counts at which the metrics were sampled (every ``every``
-        events, and once at the end); ``"time"`` (when a time column was given): the
-        time of the event at each sample, as found in the log (text, number, or ISO
-        8601 for datetimes); and for each calibrator a dict metric key (as in
-        ``summary``) -> list of ``(t, value)`` pairs (with ``window``, the windowed
-        values under ``"<key>@window"``, e.g. ``"brier@window"``, ``"corp.mcb@window"``).
-    n_events
-        Events replayed (valid rows; each was predicted by every calibrator).
-    n_learnt
-        Events whose label was scored and learnt.
-    n_skipped
-        Malformed rows skipped (event rows and label records).
-    n_unlabelled
-        Events whose label never arrived (label records joined by id only).
-    errors
-        List of ``(line_number, message)`` of the malformed rows, the first
-        ``max_errors`` of them (messages about label records start with ``"labels: "``).
-    calibrators
-        Dict name -> the calibrator objects (those given, which learnt in place).
-    metrics
-        Dict calibrator name -> dict metric key -> the metric objects (with ``window``,
-        the windowed ones under ``"<key>@window"``), e.g. ``result.metrics["isotonic"]
-        ["ece"].bins`` for a reliability diagram.
-    forecasts
-        With ``keep_forecasts=True``, a dict of equal-length lists, one entry per scored
-        event in the order the labels were scored: ``"index"`` (the event's 0-based
-        number), ``"label"``, and one list of predictions per calibrator (``"raw"``
-        included); else None.
-
-    Examples
-    --------
-    >>> from streamcal import OnlineIsotonic, replay
-    >>> rows = [{"score": s, "label": y} for s, y in [(0.2, 0), (0.7, 1), (0.6, 0), (0.9, 1)]]
-    >>> result = replay(rows, {"isotonic": OnlineIsotonic()}, metrics=["brier"], every=2)
-    >>> result.series["t"]
-    [2, 4]
-    >>> [(t, round(v, 4)) for t, v in result.series["raw"]["brier"]]
-    [(2, 0.065), (4, 0.125)]
-    >>> sorted(result.to_dict())
-    ['errors', 'n_events', 'n_learnt', 'n_skipped', 'n_unlabelled', 'series', 'summary']
-
-    """
-
-    def __init__(
-        self,
-        summary,
-        series,
-        n_events,
-        n_learnt,
-        n_skipped,
-        n_unlabelled,
-        errors,
-        calibrators,
-        metrics,
-        forecasts=None,
-    ):
-        self.summary = summary
-        self.series = series
-        self.n_events = n_events
-        self.n_learnt = n_learnt
-        self.n_skipped = n_skipped
-        self.n_unlabelled = n_unlabelled
-        self.errors = errors
-        self.calibrators = calibrators
-        self.metrics = metrics
-        self.forecasts = forecasts
-
-    def to_dict(self) -> dict:
-        """JSON-safe copy of the counts, ``summary``, ``series`` and ``errors`` (and the
-        ``forecasts`` when kept; multiclass predictions as dicts with text keys).
-        Pairs become lists, and NaN or infinite values None. O(size of the series)."""
-        summary = {
-            name: {k: _finite(v) for k, v in values.items()}
-            for name, values in self.summary.items()
-        }
-        series = {}
-        for name, value in self.series.items():
-            if isinstance(value, dict):
-                series[name] = {
-                    k: [[t, _finite(v)] for t, v in pairs] for k, pairs in value.items()
-                }
-            else:
-                series[name] = list(value)
-        out = {
-            "n_events": self.n_events,
-            "n_learnt": self.n_learnt,
-            "n_skipped": self.n_skipped,
-            "n_unlabelled": self.n_unlabelled,
-            "summary": summary,
-            "series": series,
-            "errors": [[line, message] for line, message in self.errors],
-        }
-        if self.forecasts is not None:
-            out["forecasts"] = {
-                k: [
-                    (
-                        {str(c): p for c, p in x.items()}
-                        if isinstance(x, dict)
-                        else (
-                            x
-                            if isinstance(x, (int, float, str)) or x is None
-                            else str(x)
-                        )
-                    )
-                    for x in v
-                ]
-                for k, v in self.forecasts.items()
-            }
-        return out
-
-    def to_json(self, path) -> None:
-        """Write :meth:`to_dict` to ``path`` as JSON (strict: no NaN)."""
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(self.to_dict(), f, allow_nan=False)
-
-    def __repr__(self):
-        return (
-            f"ReplayResult(n_events={self.n_events}, n_learnt={self.n_learnt}, "
-            f"n_skipped={self.n_skipped}, calibrators={list(self.summary)})"
-        )
-
-
-# ---------------------------------------------------------------------- replay
 
 
 def replay(
@@ -593,6 +227,7 @@ def replay(
     ).run(events)
 
 
+
 def _check_column(value, name: str, allow_none: bool = True):
     if value is None:
         ok = allow_none
@@ -635,6 +270,7 @@ def _restore_in_place(obj, snapshot) -> object:
         obj.__dict__.update(restored.__dict__)
         return obj
     return restored  # pragma: no cover - objects with __slots__
+
 
 
 class _Replay:
@@ -1541,3 +1177,4 @@ class _Replay:
                 k: (v if k == "index" else [dec(x) for x in v])
                 for k, v in state["forecasts"].items()
             }
+
