@@ -47,6 +47,7 @@ def replay(
     progress=None,
     keep_forecasts=False,
     max_errors=1000,
+    stop=None,
 ) -> ReplayResult:
     """Replay a log of scores and labels through calibrators, prequentially.
 
@@ -205,7 +206,9 @@ def replay(
     [0.3, 0.3, 1.0]
 
     """
-    return _Replay(
+    from streamcal.replay._engine import ColumnarReplay
+
+    return ColumnarReplay(
         calibrators,
         metrics,
         score=score,
@@ -224,6 +227,7 @@ def replay(
         progress=progress,
         keep_forecasts=keep_forecasts,
         max_errors=max_errors,
+        stop=stop,
     ).run(events)
 
 

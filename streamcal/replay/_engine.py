@@ -1,0 +1,494 @@
+"""The columnar replay engine: the log read in chunks, each calibrator run once per run
+of events.
+
+The per-event protocol (see :func:`streamcal.replay`) is a sequence of operations:
+*predict* event ``i`` (every calibrator, with the labels known so far) and *reveal* the
+label of event ``j`` (score the predictions stored for ``j``, then learn ``j``). This
+engine builds that sequence and executes maximal runs of it at once:
+
+- a run of events each predicted and then revealed at once (labels known at once, or a
+  label time not after the event's) is one ``predict_learn_many`` call per calibrator;
+- a run of predictions with no reveal between them is one ``predict_many`` call;
+- a run of reveals is one ``learn_many`` call;
+
+and the metrics take each run's predictions with one ``update_many`` call. These
+batch calls return exactly the floats of the per-event loop and leave exactly its state
+(the shared checks ``check_predict_learn_many_matches_loop`` and
+``check_update_many_matches_update`` test every calibrator and metric), so the results,
+the series and the checkpoints are the per-event protocol's, bit for bit, whatever the
+chunk size. Runs are cut where the protocol samples the metrics, reports progress or
+writes a checkpoint, so that each of these sees the state after exactly that event.
+
+Binary logs with labels known at once are parsed a chunk at a time (one ``float`` per
+score, a dict lookup per label, and a numpy check of the chunk); a chunk holding a
+malformed row is parsed row by row, so each malformed row is reported with its line and
+reason exactly as the row parser words it. Logs with delayed labels or several score
+columns are parsed row by row (the schedule of reveals needs each row's times or id),
+and still run the calibrators and metrics a run at a time.
+
+Calibrators and metrics without the batch methods (a user's object with only
+``predict_one`` / ``learn_one``, multiclass metrics) are run event by event inside the
+same runs.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import heapq
+import itertools
+import math
+
+import numpy as np
+
+from streamcal._logs import BINARY_LABELS, RowError
+from streamcal._logs import _short
+from streamcal.base import BinaryCalibrator
+from streamcal.replay._per_event import _Replay, _strip_state
+
+__all__ = ["ColumnarReplay"]
+
+#: Rows read and parsed at a time.
+CHUNK_ROWS = 65536
+
+_PREDICT, _REVEAL = 0, 1
+
+
+def _row_bytes(row) -> bytes:
+    """The bytes a row contributes to the log's fingerprint: its fields as text,
+    separated by unit separators (CSV rows are lists of text; other rows are
+    represented by ``repr``)."""
+    if isinstance(row, list) and all(type(v) is str for v in row):
+        return ("\x1f".join(row) + "\x1e").encode("utf-8", "surrogatepass")
+    return (repr(row) + "\x1e").encode("utf-8", "surrogatepass")
+
+
+class ColumnarReplay(_Replay):
+    """A replay run executed a run of events at a time (see the module docstring)."""
+
+    chunk_rows = CHUNK_ROWS
+
+    def __init__(self, *args, stop=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.stop = stop
+        self.stopped = False
+        self.ops = []
+        self.hash = hashlib.blake2b(digest_size=16) if self.checkpoint else None
+        # batch paths of each calibrator (None: run event by event)
+        self.batch = {
+            name: isinstance(cal, BinaryCalibrator) and not self.multiclass
+            for name, cal in self.cals.items()
+        }
+
+    # ------------------------------------------------------------------ fingerprint
+
+    def _hash_rows(self, rows) -> None:
+        if self.hash is not None:
+            self.hash.update(b"".join(map(_row_bytes, rows)))
+
+    # ------------------------------------------------------------------ executing runs
+
+    def _predict_run(self, scores: list, slots: list) -> None:
+        """Predictions of every calibrator for a run of events, with no reveal between
+        them, stored in each event's slot list."""
+        for i, name in enumerate(self.names):
+            if name == "raw":
+                values = scores
+            elif self.batch[name]:
+                values = self.cals[name].predict_many(np.asarray(scores, dtype=np.float64)).tolist()
+            else:
+                predict = self.cals[name].predict_one
+                values = [predict(s) for s in scores]
+            for slot, p in zip(slots, values):
+                slot[i] = p
+
+    def _score_run(self, indices, labels, preds_by_name) -> None:
+        """Score a run of revealed events: the metrics, the window, the forecasts."""
+        y = None
+        for name, preds in zip(self.names, preds_by_name):
+            for m in self.metrics[name].values():
+                if not self.multiclass and hasattr(m, "update_many"):
+                    if y is None:
+                        y = np.asarray(labels, dtype=np.float64)
+                    m.update_many(y, np.asarray(preds, dtype=np.float64))
+                else:
+                    update = m.update
+                    for yi, pi in zip(labels, preds):
+                        update(yi, pi)
+        if self.wmetrics is not None:
+            buf, window, revert = self.wbuf, self.window, self.wrevert
+            names = self.names
+            for k, yi in enumerate(labels):
+                preds = [column[k] for column in preds_by_name]
+                buf.append((yi, preds))
+                old = buf.popleft() if len(buf) > window else None
+                for i, name in enumerate(names):
+                    p = preds[i]
+                    for key, m in self.wmetrics[name].items():
+                        m.update(yi, p)
+                        if old is not None and revert[key]:
+                            m.revert(old[0], old[1][i])
+        if self.forecasts is not None:
+            f = self.forecasts
+            f["index"].extend(indices)
+            f["label"].extend(labels)
+            for name, preds in zip(self.names, preds_by_name):
+                f[name].extend(preds)
+        self.n_learnt += len(labels)
+
+    def _learn_run(self, scores, labels) -> None:
+        for name, cal in self.cals.items():
+            if self.batch[name]:
+                cal.learn_many(np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64))
+            else:
+                learn = cal.learn_one
+                for s, y in zip(scores, labels):
+                    learn(s, y)
+
+    def _predict_learn_run(self, indices, scores, labels) -> list:
+        """A run of events each predicted then learnt at once: one prequential pass per
+        calibrator. Returns the predictions per name."""
+        out = []
+        s = y = None
+        for name in self.names:
+            if name == "raw":
+                out.append(scores)
+                continue
+            cal = self.cals[name]
+            if self.batch[name]:
+                if s is None:
+                    s = np.asarray(scores, dtype=np.float64)
+                    y = np.asarray(labels, dtype=np.float64)
+                out.append(cal.predict_learn_many(s, y).tolist())
+            else:
+                predict, learn = cal.predict_one, cal.learn_one
+                preds = []
+                for si, yi in zip(scores, labels):
+                    preds.append(predict(si))
+                    learn(si, yi)
+                out.append(preds)
+        self._score_run(indices, labels, out)
+        return out
+
+    def _flush(self) -> None:
+        """Execute the recorded operations, a maximal run at a time."""
+        ops = self.ops
+        if not ops:
+            return
+        self.ops = []
+        n = len(ops)
+        i = 0
+        while i < n:
+            kind = ops[i][0]
+            if kind == _PREDICT and i + 1 < n and ops[i + 1][0] == _REVEAL and ops[i + 1][4] is ops[i][2]:
+                # predicted then revealed at once: a prequential run
+                j = i
+                indices, scores, labels, slots = [], [], [], []
+                while j + 1 < n and ops[j][0] == _PREDICT and ops[j + 1][0] == _REVEAL and ops[j + 1][4] is ops[j][2]:
+                    _, index, s, y, slot = ops[j + 1]
+                    indices.append(index)
+                    scores.append(s)
+                    labels.append(y)
+                    slots.append(slot)
+                    j += 2
+                # learn: the scores and labels; predictions into the slots
+                preds_by_name = self._predict_learn_run(indices, scores, labels)
+                for i_name, column in enumerate(preds_by_name):
+                    for slot, p in zip(slots, column):
+                        slot[i_name] = p
+                i = j
+            elif kind == _PREDICT:
+                j = i
+                while j < n and ops[j][0] == _PREDICT and not (
+                    j + 1 < n and ops[j + 1][0] == _REVEAL and ops[j + 1][4] is ops[j][2]
+                ):
+                    j += 1
+                if j == i:  # pragma: no cover - the first branch takes it
+                    j = i + 1
+                self._predict_run([op[1] for op in ops[i:j]], [op[2] for op in ops[i:j]])
+                i = j
+            else:
+                j = i
+                while j < n and ops[j][0] == _REVEAL:
+                    j += 1
+                run = ops[i:j]
+                indices = [op[1] for op in run]
+                scores = [op[2] for op in run]
+                labels = [op[3] for op in run]
+                preds_by_name = [[op[4][k] for op in run] for k in range(len(self.names))]
+                self._score_run(indices, labels, preds_by_name)
+                self._learn_run(scores, labels)
+                i = j
+
+    # ------------------------------------------------------------------ the protocol's hooks
+
+    def _predicted(self, s) -> list:
+        """Record the prediction of an event; its slot list is filled when the run is
+        executed."""
+        slot = [None] * len(self.names)
+        self.ops.append((_PREDICT, s, slot))
+        return slot
+
+    def _score_learn(self, index, s, y, preds) -> None:
+        """Record the reveal of event ``index`` (executed with its run)."""
+        self.ops.append((_REVEAL, index, s, y, preds))
+
+    def _bad(self, line, reason, source="events") -> None:
+        self._flush()  # the state before the row, for a checkpoint and the error
+        super()._bad(line, reason, source)
+
+    def _mark(self, row) -> int:
+        self._flush()
+        return super()._mark(row)
+
+    def _finish(self) -> None:
+        """The end of the log (or a stop): reveal the pending labels (not on a stop),
+        take the last sample."""
+        if self.delay is not None and not self.stopped:
+            self._release(math.inf)
+        self._flush()
+        if self.delay == "id" and not self.stopped:
+            self.n_unlabelled = len(self.pending)
+            self.pending = {}
+        self._sample()
+        n = self.n_events
+        if self.progress is not None and not (self.every and n and n % self.every == 0):
+            self.progress(n)
+
+    # ------------------------------------------------------------------ the loops
+
+    def _chunks(self, log):
+        """Chunks of rows of the log, with the line number of each row (taken as it is
+        read: a CSV reader knows only its current line); polls ``stop`` between them."""
+        rows = log.rows
+        size = self.chunk_rows
+        line = log.line
+        read = self.events_read
+        while True:
+            chunk, lines = [], []
+            append, append_line = chunk.append, lines.append
+            for row in itertools.islice(rows, size):
+                read += 1
+                append(row)
+                append_line(line(read))
+            if not chunk:
+                return
+            self._lines = lines
+            yield chunk
+            if self.stop is not None and self.stop():
+                self.stopped = True
+                return
+
+    def _run_general(self, log, keys) -> None:
+        """Row-by-row parsing and schedule (delayed labels, multiclass), batched runs;
+        binary logs with labels known at once take :meth:`_run_lean`."""
+        if self.delay is None and not self.multiclass:
+            self._run_lean(log, keys)
+            return
+        parse = self._parse_event
+        delay = self.delay
+        pending, early = self.pending, self.early
+        mark = self.next_mark
+        last = None
+        read = self.events_read
+        predicted = self._predicted
+        push = heapq.heappush
+        heap = self.heap
+        for chunk in self._chunks(log):
+            first = read + 1
+            for row in chunk:
+                read += 1
+                try:
+                    s, y, t, lt, eid = parse(row)
+                except RowError as exc:
+                    self.events_read = read - 1
+                    self._bad(self._lines[read - first], str(exc))
+                    self._hash_rows((row,))
+                    self.events_read = read
+                    continue
+                if delay is not None:
+                    self.events_read = read - 1
+                    self._release(t)
+                    if delay == "id" and eid in pending:
+                        self._bad(
+                            self._lines[read - first],
+                            f"duplicate id {_short(eid)} (column {self.id!r}): an event "
+                            "with this id is still waiting for its label",
+                        )
+                        self._hash_rows((row,))
+                        self.events_read = read
+                        continue
+                    self.last_time = t
+                preds = predicted(s)
+                index = self.n_events
+                self.n_events = index + 1
+                if delay is None:
+                    self._score_learn(index, s, y, preds)
+                elif delay == "time":
+                    push(heap, (lt, index, s, y, preds))
+                    if lt <= t:
+                        self._release(t)
+                elif eid in early:
+                    self._score_learn(index, s, early.pop(eid)[1], preds)
+                else:
+                    pending[eid] = (index, s, preds)
+                self._hash_rows((row,))
+                self.events_read = read
+                last = row
+                if index + 1 == mark:
+                    mark = self._mark(row)
+            self._flush()
+        self.events_read = read
+        if last is not None:
+            self.last_time_raw = self._time_raw(last)
+
+    def _run_lean(self, log, keys) -> None:
+        """Binary log, labels known at once: chunks parsed at once, one prequential
+        pass per calibrator and segment (a segment ends where the protocol samples,
+        checkpoints, or, with ``on_error="raise"``, meets a malformed row)."""
+        si, li = keys["score"], keys["label"]
+        mark = self.next_mark
+        read = self.events_read
+        last = None
+        raising = self.on_error == "raise"
+        for chunk in self._chunks(log):
+            self._chunk_ref = chunk
+            self._hashed = 0
+            parsed = self._parse_chunk(chunk, si, li)
+            if parsed is None:  # a malformed row: the careful path for this chunk
+                parsed = self._parse_chunk_rows(chunk)
+            scores, labels, rows_at = parsed
+            # rows_at[k]: 1-based position in the chunk of event k
+            start = 0
+            m = len(scores)
+            while start < m:
+                n = self.n_events
+                stop = m if mark < 0 else min(m, start + (mark - n))
+                if raising and self._bad_rows:
+                    # the events before the first malformed row, then the row stops it
+                    first = bisect.bisect_left(rows_at, self._bad_rows[0][0], start, stop)
+                    if first == start:
+                        self._record_bad_rows(log, read, self._bad_rows[0][0])
+                    stop = first
+                end_row = rows_at[stop - 1]
+                self._record_bad_rows(log, read, end_row)
+                self._hash_upto(end_row)
+                self._predict_learn_run(range(n, n + stop - start), scores[start:stop], labels[start:stop])
+                self.n_events = n + stop - start
+                self.events_read = read + end_row
+                last = chunk[end_row - 1]
+                start = stop
+                if self.n_events == mark:
+                    mark = self._mark(last)
+            self._record_bad_rows(log, read, len(chunk))
+            self._hash_upto(len(chunk))
+            read += len(chunk)
+            self.events_read = read
+        self.events_read = read
+        if last is not None:
+            self.last_time_raw = self._time_raw(last)
+
+    def _hash_upto(self, pos: int) -> None:
+        """Hash the rows of the current chunk up to position ``pos`` (1-based)."""
+        if self._hashed < pos:
+            self._hash_rows(self._chunk_ref[self._hashed:pos])
+            self._hashed = pos
+
+    _hashed = 0
+    _bad_rows = ()
+
+    def _record_bad_rows(self, log, read, upto) -> None:
+        """Report the malformed rows of the chunk at positions < ``upto`` + 1."""
+        bad = self._bad_rows
+        while bad and bad[0][0] <= upto:
+            pos, reason = bad.pop(0)
+            self.events_read = read + pos - 1
+            self._hash_upto(pos - 1)
+            self._bad(self._lines[pos - 1], reason)
+            self._hash_upto(pos)
+            self.events_read = read + pos
+
+    def _parse_chunk(self, chunk, si, li):
+        """Scores, labels and positions of a chunk of binary rows, or None if a row is
+        malformed (then the careful path reports it)."""
+        self._bad_rows = []
+        try:
+            raw = [row[si] for row in chunk]
+            scores = list(map(float, raw))
+            labels = [BINARY_LABELS[row[li]] for row in chunk]
+        except (LookupError, TypeError, ValueError):
+            return None
+        s = np.asarray(scores, dtype=np.float64)
+        if not bool(np.all((s >= 0.0) & (s <= 1.0))):
+            return None
+        if any(type(v) is bool for v in raw):
+            return None
+        return scores, labels, range(1, len(chunk) + 1)
+
+    def _parse_chunk_rows(self, chunk):
+        """The careful path: every row through the row parser."""
+        parse = self._parse_event
+        scores, labels, rows_at, bad = [], [], [], []
+        for pos, row in enumerate(chunk, 1):
+            try:
+                s, y, _, _, _ = parse(row)
+            except RowError as exc:
+                bad.append((pos, str(exc)))
+                continue
+            scores.append(s)
+            labels.append(y)
+            rows_at.append(pos)
+        self._bad_rows = bad
+        return scores, labels, rows_at
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def _state(self) -> dict:
+        state = super()._state()
+        if self.hash is not None:
+            state["fingerprint"] = {"rows": self.events_read, "blake2b": self.hash.hexdigest()}
+        return state
+
+    def _read_checkpoint(self) -> dict:
+        state = super()._read_checkpoint()
+        self._saved_fingerprint = state.get("fingerprint")
+        # the calibrators' and metrics' parameters inside the saved state must be those
+        # configured (the configuration check compares the settings saved beside it)
+        for name, snapshot in state.get("calibrators", {}).items():
+            if _strip_state(snapshot) != self.config["calibrators"].get(name):
+                raise ValueError(
+                    f"The checkpoint {self.checkpoint!r} holds the calibrator {name!r} "
+                    "with other parameters than those given; resume with the same "
+                    "calibrators."
+                )
+        for name, metrics in state.get("metrics", {}).items():
+            for key, snapshot in metrics.items():
+                if _strip_state(snapshot) != self.config["metrics"].get(key):
+                    raise ValueError(
+                        f"The checkpoint {self.checkpoint!r} holds the metric {key!r} "
+                        "with other parameters than those given; resume with the same "
+                        "metrics."
+                    )
+        return state
+
+    def _skip_read(self, events_read: int, labels_read: int) -> None:
+        """Skip the rows a checkpoint has replayed, checking that they are the rows it
+        replayed (their fingerprint), when the checkpoint has one."""
+        saved = getattr(self, "_saved_fingerprint", None)
+        rows = list(itertools.islice(self.log.rows, events_read))
+        if len(rows) < events_read:
+            raise ValueError(
+                f"The log {self.log.name} has {len(rows)} rows, but the checkpoint "
+                f"{self.checkpoint!r} was written after {events_read}: it belongs "
+                "to another log."
+            )
+        self._hash_rows(rows)
+        if saved is not None and self.hash is not None:
+            if saved.get("rows") != events_read or saved.get("blake2b") != self.hash.hexdigest():
+                raise ValueError(
+                    f"The first {events_read} rows of {self.log.name} are not those the "
+                    f"checkpoint {self.checkpoint!r} replayed (their fingerprint differs): "
+                    "the log was edited, or it is another log. Resume with the same log, "
+                    "or start again without --resume."
+                )
+        super()._skip_read(0, labels_read)
