@@ -449,6 +449,11 @@ class ColumnarReplay(_Replay):
             state["fingerprint"] = {"rows": self.events_read, "blake2b": self.hash.hexdigest()}
         return state
 
+    def _result(self):
+        result = super()._result()
+        result.stopped = self.stopped
+        return result
+
     def _read_checkpoint(self) -> dict:
         state = super()._read_checkpoint()
         self._saved_fingerprint = state.get("fingerprint")

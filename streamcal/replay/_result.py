@@ -57,6 +57,9 @@ class ReplayResult:
         event in the order the labels were scored: ``"index"`` (the event's 0-based
         number), ``"label"``, and one list of predictions per calibrator (``"raw"``
         included); else None.
+    stopped
+        True when the replay was stopped before the end of the log (its ``stop``
+        callable returned True): the figures are those of the events replayed so far.
 
     Examples
     --------
@@ -84,6 +87,7 @@ class ReplayResult:
         calibrators,
         metrics,
         forecasts=None,
+        stopped=False,
     ):
         self.summary = summary
         self.series = series
@@ -95,6 +99,7 @@ class ReplayResult:
         self.calibrators = calibrators
         self.metrics = metrics
         self.forecasts = forecasts
+        self.stopped = stopped
 
     def to_dict(self) -> dict:
         """JSON-safe copy of the counts, ``summary``, ``series`` and ``errors`` (and the

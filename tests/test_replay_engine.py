@@ -1,0 +1,267 @@
+"""The columnar replay engine against the per-event one (the oracle): the same results,
+series, errors, calibrator and metric states and checkpoints, bit for bit, whatever the
+chunk size; its fingerprint check on resume; its stop hook."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from streamcal import (
+    HistogramBinning,
+    OnlineIsotonic,
+    OnlinePlatt,
+    TrackingCalibeater,
+    replay,
+)
+from streamcal.replay._engine import ColumnarReplay
+from streamcal.replay._per_event import _Replay
+
+from tests.references_replay import MixingCalibrator
+from tests.test_replay import (
+    ALL_BINARY,
+    delayed_events,
+    label_records,
+    make_events,
+    multiclass_events,
+    state,
+    write_csv,
+)
+
+
+class PlainCalibrator:
+    """A user's calibrator with predict_one / learn_one only (run event by event)."""
+
+    def __init__(self):
+        self.n = 0
+        self.s = 0.0
+
+    def predict_one(self, x):
+        return (self.s + 0.5) / (self.n + 1)
+
+    def learn_one(self, x, y):
+        self.n += 1
+        self.s += y
+
+    def to_dict(self):
+        return {"class": "PlainCalibrator", "state": {"n": self.n, "s": self.s}}
+
+    @classmethod
+    def from_dict(cls, d):
+        new = cls()
+        new.n, new.s = d["state"]["n"], d["state"]["s"]
+        return new
+
+
+def cals(plain=False):
+    out = {
+        "isotonic": OnlineIsotonic(),
+        "grid": OnlineIsotonic(resolution=0.01, window_size=40),
+        "platt": OnlinePlatt(),
+        "histogram": HistogramBinning(n_bins=5),
+        "tops": TrackingCalibeater(base=OnlinePlatt()),
+    }
+    if plain:
+        out["plain"] = PlainCalibrator()
+    return out
+
+
+def run(engine, events, calibrators, chunk_rows=None, checkpoints=None, **kw):
+    """One replay with ``engine``; with ``checkpoints`` (a list), every checkpoint state
+    it writes is appended to it."""
+    obj = engine(
+        calibrators,
+        kw.pop("metrics", ALL_BINARY),
+        score=kw.pop("score", "score"),
+        label=kw.pop("label", "label"),
+        time=kw.pop("time", None),
+        label_time=kw.pop("label_time", None),
+        id=kw.pop("id", None),
+        labels=kw.pop("labels", None),
+        include_raw=kw.pop("include_raw", True),
+        every=kw.pop("every", 1000),
+        window=kw.pop("window", None),
+        checkpoint=kw.pop("checkpoint", None),
+        checkpoint_every=kw.pop("checkpoint_every", 10000),
+        resume=False,
+        on_error=kw.pop("on_error", "skip"),
+        progress=None,
+        keep_forecasts=kw.pop("keep_forecasts", False),
+        max_errors=1000,
+    )
+    assert not kw, kw
+    if chunk_rows is not None:
+        obj.chunk_rows = chunk_rows
+    if checkpoints is not None:
+        save = obj._save_checkpoint
+
+        def recording():
+            state = obj._state()
+            state.pop("fingerprint", None)
+            checkpoints.append(json.loads(json.dumps(state)))
+            save()
+
+        obj._save_checkpoint = recording
+    return obj.run(events)
+
+
+def binary_rows(n, seed, bad=True):
+    rows = [{"t": i // 3, "score": s, "label": y} for i, (s, y) in enumerate(make_events(n, seed))]
+    if bad:
+        rng = random.Random(seed)
+        for i in rng.sample(range(n), n // 20):
+            rows[i] = dict(rows[i], **rng.choice(
+                [{"score": "x"}, {"score": 1.5}, {"label": 2}, {"score": float("nan")}, {"score": True}]
+            ))
+    return rows
+
+
+def same(engine_kw, events_factory, plain=False, chunks=(1, 7, 64, 100000)):
+    expected_ckpts = []
+    expected = run(_Replay, events_factory(), cals(plain), checkpoints=expected_ckpts, **dict(engine_kw))
+    for chunk_rows in chunks:
+        ckpts = []
+        got = run(ColumnarReplay, events_factory(), cals(plain), chunk_rows=chunk_rows, checkpoints=ckpts, **dict(engine_kw))
+        assert state(got) == state(expected), chunk_rows
+        assert got.forecasts == expected.forecasts
+        assert ckpts == expected_ckpts, chunk_rows
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"every": 10, "window": 25},
+        {"every": 7, "keep_forecasts": True, "time": "t"},
+        {"every": 50, "checkpoint": "CKPT", "checkpoint_every": 33},
+    ],
+    ids=["plain", "window", "forecasts", "checkpoints"],
+)
+def test_binary_labels_known_at_once(seed, kw, tmp_path):
+    kw = {k: (str(tmp_path / "c.json") if v == "CKPT" else v) for k, v in kw.items()}
+    same(kw, lambda: binary_rows(300, seed), plain=seed == 0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("window", [None, 20])
+def test_delayed_label_times(seed, window, tmp_path):
+    events = delayed_events(250, seed)
+    rows = [{"t": t, "lt": lt, "score": s, "label": y} for t, lt, s, y in events]
+    rows[17]["score"] = "bad"
+    rows[40]["t"] = -5  # out of time order
+    kw = {"time": "t", "label_time": "lt", "window": window, "every": 9, "keep_forecasts": True,
+          "checkpoint": str(tmp_path / "c.json"), "checkpoint_every": 31}
+    same(kw, lambda: [dict(r) for r in rows], plain=True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_label_records_by_id(seed, tmp_path):
+    events, labels = label_records(delayed_events(200, seed), seed)
+    events[5]["id"] = events[4]["id"]  # a duplicate id while the first waits
+    labels.append({"id": "nobody", "t": 10**6, "label": 1})
+    kw = {"time": "t", "id": "id", "labels": labels, "every": 13, "window": 15,
+          "checkpoint": str(tmp_path / "c.json"), "checkpoint_every": 29}
+    same(kw, lambda: [dict(r) for r in events])
+
+
+def test_multiclass():
+    events = multiclass_events(200, 3)
+    records = [{**{f"p_{c}": v for c, v in p.items()}, "y": y} for p, y in events]
+    records[9]["p_rain"] = "?"
+    score = {"rain": "p_rain", "snow": "p_snow", "dry": "p_dry"}
+
+    def run_both(engine, chunk):
+        return run(engine, [dict(r) for r in records], {"mix": MixingCalibrator()}, chunk_rows=chunk,
+                   metrics=("brier", "log_loss", "ece"), score=score, label="y", every=11, window=17)
+
+    expected = run_both(_Replay, None)
+    for chunk in (1, 5, 1000):
+        got = run_both(ColumnarReplay, chunk)
+        assert got.to_dict() == expected.to_dict()
+        assert got.calibrators["mix"].to_dict() == expected.calibrators["mix"].to_dict()
+
+
+def test_raise_stops_at_the_row_with_the_state_before_it(tmp_path):
+    rows = binary_rows(200, 5, bad=False)
+    rows[123]["score"] = "nope"
+    for engine, chunk in ((_Replay, None), (ColumnarReplay, 1), (ColumnarReplay, 50), (ColumnarReplay, 1000)):
+        ckpts = []
+        with pytest.raises(ValueError) as info:
+            run(engine, [dict(r) for r in rows], cals(), chunk_rows=chunk, on_error="raise",
+                checkpoint=str(tmp_path / "c.json"), checkpoint_every=1000, checkpoints=ckpts)
+        assert info.value.line == 123 and ckpts[-1]["events_read"] == 123
+        if engine is _Replay:
+            expected = ckpts[-1]
+        else:
+            assert ckpts[-1] == expected
+
+
+# ---------------------------------------------------------------------- resume checks
+
+
+def test_resume_refuses_an_edited_or_another_log(tmp_path):
+    path, ckpt = tmp_path / "log.csv", tmp_path / "state.json"
+    events = make_events(400, 1)
+    write_csv(path, ["score", "label"], events)
+    kw = {"checkpoint": str(ckpt), "checkpoint_every": 100, "every": 100}
+
+    class Stop(Exception):
+        pass
+
+    def progress(n):
+        if n >= 200:
+            raise Stop
+
+    with pytest.raises(Stop):
+        replay(str(path), {"iso": OnlineIsotonic()}, progress=progress, **kw)
+    # labels flipped in the rows already replayed
+    edited = [(s, 1 - y) if i == 50 else (s, y) for i, (s, y) in enumerate(events)]
+    write_csv(path, ["score", "label"], edited)
+    with pytest.raises(ValueError, match="fingerprint differs"):
+        replay(str(path), {"iso": OnlineIsotonic()}, resume=True, **kw)
+    # another log of the same length
+    write_csv(path, ["score", "label"], make_events(400, 2))
+    with pytest.raises(ValueError, match="fingerprint differs"):
+        replay(str(path), {"iso": OnlineIsotonic()}, resume=True, **kw)
+    # the log as it was, with rows appended: resumes
+    write_csv(path, ["score", "label"], events + make_events(50, 3))
+    resumed = replay(str(path), {"iso": OnlineIsotonic()}, resume=True, **kw)
+    assert resumed.n_events == 450
+
+
+def test_resume_refuses_parameters_edited_inside_the_state(tmp_path):
+    path, ckpt = tmp_path / "log.csv", tmp_path / "state.json"
+    write_csv(path, ["score", "label"], make_events(300, 1))
+    kw = {"checkpoint": str(ckpt), "checkpoint_every": 100}
+    replay(str(path), {"iso": OnlineIsotonic(window_size=50)}, **kw)
+    saved = json.loads(ckpt.read_text())
+    snapshot = saved["calibrators"]["iso"]
+    assert snapshot["params"]["window_size"] == 50
+    snapshot["params"]["window_size"] = 60
+    ckpt.write_text(json.dumps(saved))
+    with pytest.raises(ValueError, match="other parameters"):
+        replay(str(path), {"iso": OnlineIsotonic(window_size=50)}, resume=True, **kw)
+
+
+def test_stop_hook_ends_at_a_chunk_with_a_checkpoint(tmp_path):
+    path, ckpt = tmp_path / "log.csv", tmp_path / "state.json"
+    events = make_events(300_000, 4, ties=False)
+    write_csv(path, ["score", "label"], events)
+    polls = []
+
+    def stop():
+        polls.append(1)
+        return True
+
+    result = replay(str(path), {"iso": OnlineIsotonic()}, checkpoint=str(ckpt), stop=stop)
+    assert result.stopped and len(polls) == 1
+    assert 0 < result.n_events < 300_000
+    saved = json.loads(ckpt.read_text())
+    assert saved["events_read"] == result.n_events
+    # resuming finishes the replay exactly as an uninterrupted one
+    resumed = replay(str(path), {"iso": OnlineIsotonic()}, checkpoint=str(ckpt), resume=True)
+    fresh = replay(str(path), {"iso": OnlineIsotonic()})
+    assert resumed.to_dict() == fresh.to_dict() and not fresh.stopped
