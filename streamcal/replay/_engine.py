@@ -34,7 +34,6 @@ same runs.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import heapq
 import itertools
 import math
@@ -44,6 +43,7 @@ import numpy as np
 from streamcal._logs import BINARY_LABELS, RowError
 from streamcal._logs import _short
 from streamcal.base import BinaryCalibrator
+from streamcal.replay._checkpoint import RowFingerprint, remove_partial_writes, write_atomic
 from streamcal.replay._per_event import _Replay, _strip_state
 
 __all__ = ["ColumnarReplay"]
@@ -52,15 +52,6 @@ __all__ = ["ColumnarReplay"]
 CHUNK_ROWS = 65536
 
 _PREDICT, _REVEAL = 0, 1
-
-
-def _row_bytes(row) -> bytes:
-    """The bytes a row contributes to the log's fingerprint: its fields as text,
-    separated by unit separators (CSV rows are lists of text; other rows are
-    represented by ``repr``)."""
-    if isinstance(row, list) and all(type(v) is str for v in row):
-        return ("\x1f".join(row) + "\x1e").encode("utf-8", "surrogatepass")
-    return (repr(row) + "\x1e").encode("utf-8", "surrogatepass")
 
 
 class ColumnarReplay(_Replay):
@@ -73,7 +64,8 @@ class ColumnarReplay(_Replay):
         self.stop = stop
         self.stopped = False
         self.ops = []
-        self.hash = hashlib.blake2b(digest_size=16) if self.checkpoint else None
+        self.hash = RowFingerprint() if self.checkpoint else None
+        self._cleaned = False
         # batch paths of each calibrator (None: run event by event)
         self.batch = {
             name: isinstance(cal, BinaryCalibrator) and not self.multiclass
@@ -84,7 +76,7 @@ class ColumnarReplay(_Replay):
 
     def _hash_rows(self, rows) -> None:
         if self.hash is not None:
-            self.hash.update(b"".join(map(_row_bytes, rows)))
+            self.hash.update(rows)
 
     # ------------------------------------------------------------------ executing runs
 
@@ -442,6 +434,12 @@ class ColumnarReplay(_Replay):
         return scores, labels, rows_at
 
     # ------------------------------------------------------------------ checkpoints
+
+    def _save_checkpoint(self) -> None:
+        if not self._cleaned:
+            remove_partial_writes(self.checkpoint)
+            self._cleaned = True
+        write_atomic(self.checkpoint, self._state())
 
     def _state(self) -> dict:
         state = super()._state()
