@@ -22,9 +22,10 @@ bins; the ``"resampling_Bernoulli"`` consistency band of the R package reliabili
 for CORP). Points outside the band are evidence of miscalibration at that forecast
 value (pointwise: with many points, some fall outside by chance).
 
-Below each diagram a small panel shows the distribution of the forecasts (share of the
-total weight per ``1 / hist_bins`` of forecast probability): where forecasts are rare
-the curve is poorly determined.
+Below each diagram a small panel shows the distribution of the forecasts: each bar's
+height is the share of the total weight whose forecasts fall in it (bars ``1 /
+hist_bins`` wide, or the metric's own bins for a binned state; the panel's label says
+which): where forecasts are rare the curve is poorly determined.
 
 The module has two layers:
 
@@ -55,12 +56,14 @@ metric or calibrator (duck-typed) or the records it exposes:
   the bins' weights;
 - an object with ``recalibration`` (the ``CORP`` metric) or ``blocks``
   (:class:`streamcal.OnlineIsotonic`), or a sequence of
-  :class:`streamcal.core.pav.BlockView` PAV blocks, gives a CORP diagram. A resampled
-  band needs every forecast, which the blocks do not keep: no band is drawn (the panel
-  says so; pass the arrays for a band). The histogram spreads each block's weight
-  evenly over its score range (the forecasts inside a block are not kept either). The
-  decomposition shown is the metric's ``mcb``, ``dsc``, ``unc`` and ``get()`` when it
-  has them, else the ``DSC`` and ``UNC`` that the blocks determine.
+  :class:`streamcal.core.pav.BlockView` PAV blocks, gives a CORP diagram. A ``CORP``
+  metric keeps one cell per distinct forecast (its weight and event count, read from
+  its snapshot ``to_dict()``), which is all the resampling needs: its band is
+  :func:`consistency_band` with ``counts`` (exact for unit event weights). Blocks alone
+  do not keep the forecasts: no band is drawn for them (the panel says so; pass the
+  arrays for a band). The histogram spreads each block's weight evenly over its score
+  range. The decomposition shown is the metric's ``mcb``, ``dsc``, ``unc`` and
+  ``get()`` when it has them, else the ``DSC`` and ``UNC`` that the blocks determine.
 
 **Multiclass.** :func:`multiclass_views` turns an ``(n, K)`` probability array and
 labels into binary views, the *confidence* view (top probability, whether the top class
@@ -87,6 +90,7 @@ from streamcal.metrics._binned import linear_quantile_edges
 __all__ = [
     "ConsistencyBand",
     "binned_reliability",
+    "calibrator_color",
     "consistency_band",
     "consistency_band_from_bins",
     "corp_reliability",
@@ -335,15 +339,22 @@ def _corp_blocks(p, y, w) -> tuple:
     return tuple(out)
 
 
-def _bernoulli_sums(p, w, rng, n_resamples, reduce):
-    """Yield ``reduce(sums)`` per chunk, sums the weighted outcomes drawn ~ Bernoulli(p)."""
+def _bernoulli_sums(p, w, rng, n_resamples, reduce, counts=None):
+    """Yield ``reduce(sums)`` per chunk of resamples, ``sums[r, i]`` the weighted outcome
+    drawn for entry ``i``: ``w * Bernoulli(p)`` (one uniform draw per entry), or with
+    ``counts``, ``(w / counts) * Binomial(counts, p)`` (``counts`` events of equal weight
+    behind the entry). Draws fill the ``(n_resamples, n)`` array row by row, so the
+    chunking does not change them."""
     n = len(p)
     chunk = max(1, _CHUNK // max(n, 1))
     done = 0
     while done < n_resamples:
         r = min(chunk, n_resamples - done)
-        draws = rng.random((r, n)) < p  # P(u < p) = p for u ~ U[0, 1)
-        yield reduce(draws * w)
+        if counts is None:
+            draws = rng.random((r, n)) < p  # P(u < p) = p for u ~ U[0, 1)
+            yield reduce(draws * w)
+        else:
+            yield reduce(rng.binomial(counts, p, size=(r, n)) * (w / counts))
         done += r
 
 
@@ -357,6 +368,7 @@ def consistency_band(
     level: float = 0.9,
     n_resamples: int = 500,
     seed: int | None = 0,
+    counts=None,
 ) -> ConsistencyBand:
     """Pointwise band of the reliability curve of a calibrated forecaster with these forecasts.
 
@@ -368,6 +380,14 @@ def consistency_band(
     linear interpolation). Only the forecasts are needed, not the outcomes. Cost
     O(n_resamples * n) for the draws, plus one PAV fit per resample for ``"corp"``
     (O(n_resamples * n log n) in all).
+
+    With ``counts``, entry ``i`` stands for ``counts[i]`` events forecast ``probs[i]``
+    of total weight ``weights[i]`` (e.g. the cells of a ``CORP`` metric: one per
+    distinct forecast): its resampled outcome sum is ``weights[i] / counts[i]`` times a
+    ``Binomial(counts[i], probs[i])`` draw. With unit event weights this is the same
+    distribution as resampling every event (exact); with unequal weights inside an
+    entry it treats them as equal. The draws then differ from those without
+    ``counts`` (binomial rather than uniform draws), for the same ``seed``.
 
     Parameters
     ----------
@@ -385,6 +405,9 @@ def consistency_band(
         Number of resamples, an int >= 1.
     seed
         Seed of the resampling (an int >= 0, or None for fresh entropy).
+    counts
+        Optional number of events behind each entry, ints >= 1, same length (default:
+        one each); see above.
 
     Returns
     -------
@@ -403,6 +426,12 @@ def consistency_band(
     >>> bool(np.all((band.lower <= band.x) & (band.x <= band.upper)))
     True
 
+    Distinct forecasts with their event counts (e.g. a metric's cells):
+
+    >>> band = consistency_band([0.1, 0.5, 0.9], "corp", counts=[40, 20, 40], seed=1)
+    >>> band.x.tolist(), bool(np.all(band.lower <= band.upper))
+    ([0.1, 0.5, 0.9], True)
+
     """
     owner = "consistency_band"
     kind = _check_choice(kind, owner, "kind", _KINDS)
@@ -411,12 +440,53 @@ def consistency_band(
     level = _check_level(level, owner)
     n_resamples = V.check_int(n_resamples, owner, "n_resamples", minimum=1)
     seed = V.check_int(seed, owner, "seed", minimum=0, allow_none=True)
-    p, _, w = _check_forecasts(probs, weights, owner)
-    return _band(p, w, kind, n_bins, strategy, level, n_resamples, seed)
+    if counts is None:
+        p, _, w = _check_forecasts(probs, weights, owner)
+        return _band(p, w, kind, n_bins, strategy, level, n_resamples, seed)
+    p = V.check_scores_array(probs, owner, None, name="probs")
+    c = _check_counts(counts, len(p), owner)
+    w = c.astype(np.float64) if weights is None else None
+    if w is None:
+        w = V.check_weights_array(weights, len(p), owner, None, name="weights")
+        bad = np.flatnonzero(w <= 0)
+        if len(bad):
+            raise ValueError(
+                f"The 'weights' argument of {owner} must hold positive weights when "
+                f"'counts' is given. Got {V.format_value(w[bad[0]].item())} at index "
+                f"{bad[0]} instead."
+            )
+    return _band(p, w, kind, n_bins, strategy, level, n_resamples, seed, c)
 
 
-def _band(p, w, kind, n_bins, strategy, level, n_resamples, seed) -> ConsistencyBand:
-    """:func:`consistency_band` on validated arguments."""
+def _check_counts(counts, n, owner) -> np.ndarray:
+    """``counts`` as an int64 array of ``n`` entries >= 1."""
+    domain = f"a sequence of {n} integers >= 1"
+    if n == 0:
+        raise ValueError(
+            f"The 'probs' argument of {owner} must hold at least one forecast. Got an "
+            "empty sequence instead."
+        )
+    try:
+        a = np.asarray(counts)
+    except (TypeError, ValueError):
+        a = None
+    if (
+        a is None
+        or a.ndim != 1
+        or len(a) != n
+        or not (a.dtype.kind in "iu" or (a.dtype.kind == "f" and np.all(a == np.round(a))))
+    ):
+        raise V.argument_error(TypeError, "counts", owner, None, domain, counts)
+    bad = np.flatnonzero(~(a >= 1))
+    if len(bad):
+        raise V.argument_error(ValueError, "counts", owner, None, domain, a[bad[0]].item())
+    return a.astype(np.int64)
+
+
+def _band(
+    p, w, kind, n_bins, strategy, level, n_resamples, seed, counts=None
+) -> ConsistencyBand:
+    """:func:`consistency_band` on validated arguments (``counts``: see there)."""
     rng = np.random.default_rng(seed)
     qs = ((1.0 - level) / 2.0, (1.0 + level) / 2.0)
 
@@ -432,7 +502,9 @@ def _band(p, w, kind, n_bins, strategy, level, n_resamples, seed) -> Consistency
         def rates_of(draws):  # draws in input order, one per event
             return np.add.reduceat(draws[:, order], starts, axis=1) / W[used]
 
-        rates = np.concatenate(list(_bernoulli_sums(p, w, rng, n_resamples, rates_of)))
+        rates = np.concatenate(
+            list(_bernoulli_sums(p, w, rng, n_resamples, rates_of, counts))
+        )
         SP = np.bincount(idx, weights=w * p, minlength=n_bins)
         x = np.minimum(1.0, SP[used] / W[used])
         lo, hi = np.quantile(rates, qs, axis=0)
@@ -450,7 +522,9 @@ def _band(p, w, kind, n_bins, strategy, level, n_resamples, seed) -> Consistency
         S = np.add.reduceat(draws[:, order], starts, axis=1)
         return np.stack([isotonic_regression(s / W, weights=W).x[keep] for s in S])
 
-    curves = np.concatenate(list(_bernoulli_sums(p, w, rng, n_resamples, fits)))
+    curves = np.concatenate(
+        list(_bernoulli_sums(p, w, rng, n_resamples, fits, counts))
+    )
     lo, hi = np.quantile(curves, qs, axis=0)
     return ConsistencyBand(xs[keep], lo, hi, level)
 
@@ -593,6 +667,79 @@ def _hashable_in(c, mapping) -> bool:
         return False
 
 
+# --------------------------------------------------------------------- colours
+
+#: The colour of each registry calibrator name (and of ``"raw"``, the log's own
+#: scores). Binary and multiclass names share hues: a replay shows only one kind.
+#: Append new names, never reorder: reports must keep their colours.
+_NAME_COLORS = {
+    "raw": "#444444",
+    # binary (streamcal.registry.CALIBRATOR_NAMES)
+    "isotonic": "#1f77b4",
+    "histogram": "#d62728",
+    "platt": "#2ca02c",
+    "beta": "#9467bd",
+    "tops": "#ff7f0e",
+    "tracking": "#8c564b",
+    "hedging": "#e377c2",
+    "foster": "#17becf",
+    "hops": "#bcbd22",
+    "irp": "#393b79",
+    # multiclass (streamcal.registry.MULTICLASS_CALIBRATOR_NAMES)
+    "temperature": "#1f77b4",
+    "fir": "#d62728",
+    "ovr_isotonic": "#2ca02c",
+    "class_wise": "#9467bd",
+    "nafir": "#ff7f0e",
+    "scir": "#8c564b",
+    "top_label": "#e377c2",
+}
+# Other names (parameters given, e.g. "isotonic:resolution=0.0001", or user names) are
+# hashed into this palette, whose colours differ from the table's.
+_HASHED_COLORS = (
+    "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354",
+    "#756bb1", "#5254a3", "#ad494a", "#a55194", "#6b6ecf", "#b5cf6b", "#e7ba52",
+    "#d6616b", "#ce6dbd", "#9c9ede", "#fd8d3c", "#74c476", "#969696",
+)  # fmt: skip
+
+
+def calibrator_color(name: str) -> str:
+    """The colour of a calibrator, fixed by its name: the same in every figure and report.
+
+    The registry's calibrator names (:data:`streamcal.registry.CALIBRATOR_NAMES` and
+    :data:`streamcal.registry.MULTICLASS_CALIBRATOR_NAMES`) and ``"raw"`` have a colour
+    of their own; any other name (a spec with parameters such as
+    ``"isotonic:resolution=0.0001"``, a name of your own) gets one of 20 other colours
+    by a stable hash of its text (CRC-32, the same in every run and on every machine),
+    so two such names may share a colour. Cost O(len(name)).
+
+    Parameters
+    ----------
+    name
+        The calibrator's name, as in a replay's ``summary``.
+
+    Returns
+    -------
+    str
+        A colour as ``"#rrggbb"``.
+
+    Examples
+    --------
+    >>> calibrator_color("isotonic"), calibrator_color("raw")
+    ('#1f77b4', '#444444')
+    >>> calibrator_color("isotonic:resolution=0.0001") == calibrator_color("isotonic:resolution=0.0001")
+    True
+
+    """
+    import zlib
+
+    if not isinstance(name, str):
+        raise V.argument_error(TypeError, "name", "calibrator_color", None, "a str", name)
+    if name in _NAME_COLORS:
+        return _NAME_COLORS[name]
+    return _HASHED_COLORS[zlib.crc32(name.encode("utf-8")) % len(_HASHED_COLORS)]
+
+
 # --------------------------------------------------------------------- drawing
 
 
@@ -615,7 +762,7 @@ class _Panel(typing.NamedTuple):
     kind: str
     points: tuple  # ReliabilityBin (binned) or BlockView (corp)
     band: ConsistencyBand | None
-    hist: tuple  # (lefts, widths, heights): share of weight per 1 / hist_bins
+    hist: tuple  # (lefts, widths, heights): share of the total weight in each bar
     stats: list  # (label, value) pairs shown above the diagram
     note: str | None  # e.g. why there is no band
 
@@ -745,13 +892,12 @@ def _panel_from_state(source, opts: _Options, owner) -> _Panel:
     if found == "binned":
         lo = np.array([b.lower for b in points])
         width = np.array([b.upper - b.lower for b in points])
+        # one bar per bin of the metric, its height the bin's share of the weight; a
+        # bin of zero width (ties at an equal-mass edge) is drawn 1 / hist_bins wide
         heights = np.array([b.weight / total for b in points])
-        # per 1 / hist_bins of forecast, like the histogram from arrays; a bin of zero
-        # width (ties at an equal-mass edge) is drawn 1 / hist_bins wide
         point = width <= 0
         width = np.where(point, 1.0 / hist_bins, width)
         lo = np.where(point, lo - 0.5 / hist_bins, lo)
-        heights = heights / (width * hist_bins)
         hist = (lo, width, heights)
         value = source.get() if callable(getattr(source, "get", None)) else None
         ece = value if isinstance(value, float) else _ece(points)
@@ -767,8 +913,40 @@ def _panel_from_state(source, opts: _Options, owner) -> _Panel:
         hist = (edges[:-1], np.diff(edges), heights)
         stats = [*_corp_stats(points, metric=source), ("n", _fmt_n(total))]
         if bands is not None:
-            note = "no band: needs the forecasts"
+            cells = _corp_cells(source)
+            if cells is None:
+                note = "no band: needs the forecasts"
+            else:
+                xs, ws, ns = cells
+                band = _band(
+                    xs, ws, "corp", opts.n_bins, opts.strategy, bands,
+                    opts.n_resamples, opts.seed, ns,
+                )  # fmt: skip
     return _Panel(found, points, band, hist, stats, note)
+
+
+def _corp_cells(source):
+    """``(xs, ws, ns)`` of a ``CORP`` metric: its distinct forecasts, their total
+    weights and event counts, read from the metric's snapshot (:meth:`to_dict`, whose
+    state holds its block store's cells per PAV block); None for anything else (an
+    ``OnlineIsotonic``'s blocks are its training data, not forecasts to test)."""
+    if not hasattr(source, "recalibration") or not callable(
+        getattr(source, "to_dict", None)
+    ):
+        return None
+    try:
+        blocks = source.to_dict()["state"]["blocks"]
+        xs = np.array([x for b in blocks for x in b[0]], dtype=np.float64)
+        ws = np.array([w for b in blocks for w in b[1]], dtype=np.float64)
+        ns = np.array([n for b in blocks for n in b[3]], dtype=np.int64)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    if not (len(xs) == len(ws) == len(ns)):
+        return None
+    keep = (ws > 0) & (ns > 0)
+    if not keep.any():
+        return None
+    return xs[keep], ws[keep], ns[keep]
 
 
 def _stat_lines(panel: _Panel) -> list:
@@ -783,9 +961,11 @@ def _stat_lines(panel: _Panel) -> list:
 
 
 def _draw(
-    ax, hax, panel: _Panel, title, hist_bins, show_legend, ylabel=True, n_lines=0
-):
-    """Draw one diagram into ``ax`` and its histogram into ``hax``."""
+    ax, hax, panel: _Panel, title, hist_label, show_legend, ylabel=True, n_lines=0,
+    color=None,
+):  # fmt: skip
+    """Draw one diagram into ``ax`` and its histogram into ``hax`` (the curve in
+    ``color``, default the kind's own)."""
     from matplotlib.lines import Line2D
 
     ax.plot([0, 1], [0, 1], ls="--", lw=0.9, color="0.45", zorder=1)
@@ -816,17 +996,19 @@ def _draw(
         # not look as certain as a full one (its band says the same)
         ws = np.array([p.weight for p in panel.points])
         sizes = 10.0 + 90.0 * ws / ws.max()
-        (h,) = ax.plot(xs, ys, "-", color=_BINNED_COLOR, lw=1.2, zorder=3)
-        ax.scatter(xs, ys, s=sizes, color=_BINNED_COLOR, zorder=3, lw=0)
+        color = color or _BINNED_COLOR
+        (h,) = ax.plot(xs, ys, "-", color=color, lw=1.2, zorder=3)
+        ax.scatter(xs, ys, s=sizes, color=color, zorder=3, lw=0)
         h = Line2D(
-            [], [], color=_BINNED_COLOR, lw=1.2, marker="o", ms=5,
+            [], [], color=color, lw=1.2, marker="o", ms=5,
             label="outcome rate per bin (area ∝ events)",
         )  # fmt: skip
     else:
         xs = [v for b in panel.points for v in (b.score_min, b.score_max)]
         ys = [b.value for b in panel.points for _ in (0, 1)]
         label = "CORP (isotonic) recalibration"
-        (h,) = ax.plot(xs, ys, "-", color=_CORP_COLOR, lw=1.6, zorder=3, label=label)
+        color = color or _CORP_COLOR
+        (h,) = ax.plot(xs, ys, "-", color=color, lw=1.6, zorder=3, label=label)
     handles.insert(0, h)
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
@@ -866,7 +1048,16 @@ def _draw(
     hax.tick_params(labelsize=8)
     hax.set_xlabel("forecast probability", fontsize=9)
     if ylabel:
-        hax.set_ylabel(f"share per\n{1 / hist_bins:.3g} of forecast", fontsize=7.5)
+        hax.set_ylabel(hist_label, fontsize=7.5)
+
+
+def _hist_label(panels) -> str:
+    """The histograms' vertical label: each bar's height is its share of the weight;
+    the bars' width is named when every bar of every panel has the same one."""
+    widths = np.concatenate([np.asarray(p.hist[1], dtype=np.float64) for p in panels])
+    if len(widths) and np.allclose(widths, widths[0], rtol=1e-9, atol=0.0):
+        return f"share per bar\n({float(widths[0]):.3g} wide)"
+    return "share of forecasts\nper bar"
 
 
 def _set_hist_ylim(haxes, panels):
@@ -918,8 +1109,9 @@ def reliability_diagram(
     the CORP recalibration (red; the band shaded around the diagonal). Above it, under
     the title, are the ECE (binned) or the CORP decomposition ``MCB``, ``DSC``,
     ``UNC`` and the Brier score ``S = MCB - DSC + UNC`` (CORP), and the total weight
-    ``n``; the key is placed where it hides least of the data. A small panel beneath shows the share of forecasts per
-    ``1 / hist_bins`` of forecast probability. Cost: that of :func:`consistency_band`
+    ``n``; the key is placed where it hides least of the data. A small panel beneath
+    shows the share of the forecasts' weight in each bar (bars ``1 / hist_bins`` wide,
+    or the bins of a binned metric's state). Cost: that of :func:`consistency_band`
     (the resampling dominates; ``bands=None`` skips it), plus drawing.
 
     Parameters
@@ -930,7 +1122,8 @@ def reliability_diagram(
     metric
         Draw from a state instead (see the module docstring): an object with ``bins``
         (a binned metric such as ``ECE`` or ``ConfidenceECE``; binomial band), with
-        ``recalibration`` (``CORP``) or ``blocks`` (``OnlineIsotonic``) (no band), or
+        ``recalibration`` (``CORP``: resampled band from its cells) or ``blocks``
+        (``OnlineIsotonic``: no band), or
         a sequence of such bins or blocks (e.g. one entry of a multiclass metric's
         ``bins_by_class``).
     kind
@@ -946,7 +1139,8 @@ def reliability_diagram(
     n_resamples, seed
         Resampling of the band (see :func:`consistency_band`).
     hist_bins
-        Number of equal-width bins of the forecast histogram.
+        Number of equal-width bars of the forecast histogram (a binned metric's state
+        shows its own bins instead).
     ax
         A matplotlib Axes to draw into (the histogram is appended below it); default:
         a new Figure.
@@ -1015,7 +1209,7 @@ def reliability_diagram(
 
             divider = make_axes_locatable(ax)
             hax = divider.append_axes("bottom", size="25%", pad=0.08, sharex=ax)
-    _draw(ax, hax, panel, title, hist_bins, show_legend=True)
+    _draw(ax, hax, panel, title, _hist_label([panel]), show_legend=True)
     _set_hist_ylim([hax], [panel])
     if path is not None:
         save_png(fig, path, dpi=dpi)
@@ -1036,6 +1230,7 @@ def reliability_diagrams(
     hist_bins: int = 20,
     ncols: int | None = None,
     suptitle: str | None = None,
+    colors: dict | None = None,
     path=None,
     dpi: float = 150,
 ):
@@ -1062,6 +1257,10 @@ def reliability_diagrams(
         Panels per row, an int >= 1 (default: all in one row, up to 4 per row).
     suptitle
         Title of the whole figure.
+    colors
+        Optional dict, name -> matplotlib colour of that forecaster's curve (e.g.
+        ``{name: calibrator_color(name) for name in forecasts}``, as the replay report
+        draws them); names not in it get the kind's default colour.
     path, dpi
         If ``path`` is given, the figure is also saved there as a PNG.
 
@@ -1100,6 +1299,13 @@ def reliability_diagrams(
             forecasts,
         )  # fmt: skip
     ncols = V.check_int(ncols, owner, "ncols", minimum=1, allow_none=True)
+    if colors is None:
+        colors = {}
+    elif not isinstance(colors, dict):
+        raise V.argument_error(
+            TypeError, "colors", owner, None, "a dict of name -> colour, or None", colors
+        )
+    colors = {str(k): v for k, v in colors.items()}
     panels = []
     for name, source in forecasts.items():
         if _state_kind(source) is not None:
@@ -1120,6 +1326,7 @@ def reliability_diagrams(
     FigureCanvasAgg(fig)
     grid = fig.add_gridspec(2 * nrows, ncols, height_ratios=[4, 1] * nrows)
     n_lines = max(len(_stat_lines(p)) for _, p in panels)
+    hist_label = _hist_label([p for _, p in panels])
     first = first_h = None
     haxes = []
     for i, (name, panel) in enumerate(panels):
@@ -1127,8 +1334,8 @@ def reliability_diagrams(
         ax = fig.add_subplot(grid[2 * r, c], sharex=first, sharey=first)
         hax = fig.add_subplot(grid[2 * r + 1, c], sharex=first, sharey=first_h)
         _draw(
-            ax, hax, panel, name, hist_bins, show_legend=i == 0, ylabel=c == 0,
-            n_lines=n_lines,
+            ax, hax, panel, name, hist_label, show_legend=i == 0, ylabel=c == 0,
+            n_lines=n_lines, color=colors.get(name),
         )  # fmt: skip
         if c > 0:
             ax.tick_params(labelleft=False)

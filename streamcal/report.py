@@ -8,7 +8,15 @@
 - ``over_time_<metric>.png``: each metric over the replay, one line per calibrator;
 - ``reliability_binned.png`` and ``reliability_corp.png``: the calibrators' reliability
   diagrams side by side (:func:`streamcal.plot.reliability_diagrams`), drawn from the
-  final state of the replay's ``ece`` and ``corp`` metrics, when it has them;
+  final state of the replay's ``ece`` and ``corp`` metrics, when it has them, with
+  their consistency bands (binomial for the bins; for CORP, resampled from the
+  metric's distinct forecasts with the fixed seed :data:`BAND_SEED`, so the same
+  replay gives the same figure). For a multiclass replay the binned diagrams are the
+  top-class (confidence) view, and the page says so;
+
+Each calibrator has the same colour in every figure and every report
+(:func:`streamcal.plot.calibrator_color`); the over-time plots have the event time on
+their horizontal axis when the log has a time column.
 - ``index.html``: a page showing the summary table (best value per column marked) and
   the images; plain HTML and CSS, no script, self-contained apart from the PNG files
   next to it.
@@ -30,7 +38,14 @@ import re
 
 from streamcal import registry
 
-__all__ = ["FORMAT", "column_groups", "format_number", "summary_table", "write_report"]
+__all__ = [
+    "BAND_SEED",
+    "FORMAT",
+    "column_groups",
+    "format_number",
+    "summary_table",
+    "write_report",
+]
 
 #: The value of the ``"format"`` key of ``summary.json``.
 FORMAT = "streamcal-replay-report/1"
@@ -41,6 +56,7 @@ _MAX_ERRORS_JSON = 1000
 _MAX_ERRORS_HTML = 50
 
 _DESCRIPTIONS = {
+  "binary": {
     "brier": "Brier score: mean squared difference between probability and outcome.",
     "log_loss": "Log loss: mean negative log-likelihood of the outcomes.",
     "ece": "Expected calibration error: weighted mean gap between forecast and outcome rate per bin.",
@@ -49,7 +65,17 @@ _DESCRIPTIONS = {
     "calibration_refinement": "Foster-Hart decomposition, Brier = calibration + refinement.",
     "murphy": "Murphy decomposition of the binned Brier score: reliability - resolution + uncertainty.",
     "corp": "CORP decomposition (isotonic recalibration): score = MCB - DSC + UNC.",
-}
+  },
+  "multiclass": {
+    "brier": "Multiclass Brier score: squared distance between the probability vector and the one-hot outcome, a sum over classes, in [0, 2].",
+    "log_loss": "Cross-entropy: mean negative log-probability of the observed class.",
+    "ece": "Confidence ECE (top-class view): weighted mean gap, per bin of the top probability, between that probability and how often the top class was right.",
+    "confidence_ece": "Confidence ECE (top-class view): weighted mean gap, per bin of the top probability, between that probability and how often the top class was right.",
+    "top_label_ece": "Top-label ECE: the confidence ECE computed separately for each predicted class, weighted by how often it is predicted.",
+    "classwise_ece": "Class-wise ECE: the binned calibration error of each class's probability (one-vs-rest), averaged over classes.",
+    "tece": "TECE: the class-wise ECE over the probabilities above a threshold, in equal-mass bins, averaged over classes.",
+  },
+}  # fmt: skip
 
 
 def format_number(value) -> str:
@@ -160,6 +186,11 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "metric"
 
 
+def _metric_name(column: str) -> str:
+    """The metric of a summary column: ``"corp"`` for ``"corp.mcb@window"``."""
+    return column.split("@")[0].split(":")[0].split(".")[0]
+
+
 def _have_matplotlib() -> bool:
     try:
         import matplotlib  # noqa: F401
@@ -183,29 +214,85 @@ def _metric_series(series: dict, rows: list[str]) -> dict:
     return out
 
 
-def _colors(rows):
-    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
-               "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"]  # fmt: skip
-    colors, i = {}, 0
-    for name in rows:
-        if name == "raw":
-            colors[name] = "#444444"
-        else:
-            colors[name] = palette[i % len(palette)]
-            i += 1
-    return colors
+def _colors(rows) -> dict:
+    """calibrator -> its colour, fixed by its name (:func:`streamcal.plot.calibrator_color`)."""
+    from streamcal.plot import calibrator_color
+
+    return {name: calibrator_color(name) for name in rows}
 
 
-def _plot_over_time(key, lines, colors, path, window, dpi):
+def _task(result, options) -> str:
+    """``"multiclass"`` when the replay scored multiclass forecasts, else ``"binary"``."""
+    from streamcal.metrics import MulticlassCalibrationMetric
+
+    for per_metric in (getattr(result, "metrics", None) or {}).values():
+        for m in (per_metric or {}).values():
+            if isinstance(m, MulticlassCalibrationMetric):
+                return "multiclass"
+    score = (options or {}).get("score")
+    if isinstance(score, (list, tuple)) and len(score) > 1:
+        return "multiclass"
+    if isinstance(score, str) and "," in score:
+        return "multiclass"
+    return "binary"
+
+
+def _parse_times(times):
+    """The sampled event times as numbers or naive datetimes (aware ones converted to
+    UTC), and the unit to show (``""`` or ``" (UTC)"``); None when they are missing
+    or not all of one kind (numbers, or ISO 8601 text)."""
+    if not times or any(v is None or isinstance(v, bool) for v in times):
+        return None
+    try:
+        values = [float(v) for v in times]
+        if all(math.isfinite(v) for v in values):
+            return values, ""
+        return None
+    except (TypeError, ValueError):
+        pass
+    try:
+        parsed = [datetime.datetime.fromisoformat(str(v).strip()) for v in times]
+    except ValueError:
+        return None
+    aware = [d.utcoffset() is not None for d in parsed]
+    if all(aware):
+        utc = datetime.timezone.utc
+        return [d.astimezone(utc).replace(tzinfo=None) for d in parsed], " (UTC)"
+    if any(aware):
+        return None
+    return parsed, ""
+
+
+def _time_axis(series: dict, column) -> tuple | None:
+    """``(event count -> time, axis label)`` when the replay kept the event times
+    (``series["time"]``, one per sample of ``series["t"]``), else None."""
+    ts, times = series.get("t") or [], series.get("time") or []
+    if not ts or len(ts) != len(times):
+        return None
+    parsed = _parse_times(times)
+    if parsed is None:
+        return None
+    values, unit = parsed
+    name = f" ({column})" if column and column != "time" else ""
+    return dict(zip(ts, values)), f"event time{name}{unit}"
+
+
+def _over_time_figure(key, lines, colors, window, time_axis=None):
+    """The figure of one metric over the replay, one line per calibrator, or None when
+    no line has a finite value. With ``time_axis`` (see :func:`_time_axis`) the
+    horizontal axis is the event time, else the number of events replayed."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(6.2, 3.4), layout="constrained")
+    fig = Figure(figsize=(6.2, 4.0), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.subplots()
+    to_x = time_axis[0] if time_axis else None
     drawn = 0
     for name, points in lines.items():
         pts = [(t, v) for t, v in points if _finite(v)]
+        if to_x is not None:
+            pts = [(to_x[t], v) for t, v in pts if t in to_x]
         if not pts:
             continue
         t, v = zip(*pts)
@@ -227,7 +314,6 @@ def _plot_over_time(key, lines, colors, path, window, dpi):
         else (" (higher is better)" if bigger else " (lower is better)")
     )
     ax.set_title(f"{key}{hint}", fontsize=11, loc="left")
-    ax.set_xlabel("events replayed")
     over = (
         f"over the last {window:,} events"
         if window and key.endswith("window")
@@ -235,9 +321,32 @@ def _plot_over_time(key, lines, colors, path, window, dpi):
     )
     ax.set_ylabel(f"{metric}, {over}", fontsize=9)
     ax.grid(True, alpha=0.3)
-    ax.ticklabel_format(axis="x", style="plain", useOffset=False)
-    ax.xaxis.set_major_formatter(_thousands())
-    ax.legend(fontsize=9, frameon=False, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    if time_axis is None:
+        ax.set_xlabel("events replayed")
+        ax.ticklabel_format(axis="x", style="plain", useOffset=False)
+        ax.xaxis.set_major_formatter(_thousands())
+    else:
+        ax.set_xlabel(time_axis[1])
+        if isinstance(next(iter(time_axis[0].values())), datetime.datetime):
+            from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+
+            locator = AutoDateLocator(maxticks=6)
+            ax.xaxis.set_major_locator(locator)
+            ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+        else:
+            ax.ticklabel_format(axis="x", useOffset=False)
+    # the key below the plot, in rows: it stays inside the image at any width
+    fig.legend(
+        *ax.get_legend_handles_labels(), loc="outside lower center",
+        ncols=min(drawn, 4), fontsize=9, frameon=False,
+    )  # fmt: skip
+    return fig
+
+
+def _plot_over_time(key, lines, colors, path, window, dpi, time_axis=None):
+    fig = _over_time_figure(key, lines, colors, window, time_axis)
+    if fig is None:
+        return None
     fig.savefig(path, format="png", dpi=dpi)
     return path
 
@@ -277,14 +386,20 @@ def _reliability_sources(metrics: dict, rows, attribute: str) -> dict:
     return sources
 
 
-def _plot_reliability(sources: dict, kind, title, path, dpi):
+#: Seed of the resampled consistency bands of the report's CORP diagrams (fixed, so
+#: that the same replay draws the same figure).
+BAND_SEED = 0
+
+
+def _plot_reliability(sources: dict, kind, title, path, dpi, colors):
     from streamcal.plot import reliability_diagrams
 
     k = len(sources)
     ncols = 3 if k in (5, 6, 9) else min(k, 4)
     reliability_diagrams(
-        sources, kind=kind, ncols=ncols, suptitle=title, path=path, dpi=dpi
-    )
+        sources, kind=kind, ncols=ncols, suptitle=title, path=path, dpi=dpi,
+        colors=colors, seed=BAND_SEED,
+    )  # fmt: skip
     return path
 
 
@@ -310,16 +425,23 @@ table.summary td.best { background: #e6f4ea; font-weight: 700; color: #0b5b25; }
 .note { color: #444; font-size: 0.93em; }
 .warning { background: #fff6e0; border-left: 4px solid #e0a000; padding: 0.6em 1em; }
 figure { margin: 1.2em 0; }
-.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 0 1.5em; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(480px, 100%), 1fr)); gap: 0 1.5em; }
 .grid figure { margin: 0.6em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #444; font-size: 0.93em; }
-dl.settings { display: grid; grid-template-columns: max-content 1fr; gap: 0.2em 1.2em; }
+dl.settings { display: grid; grid-template-columns: minmax(0, max-content) minmax(0, 1fr); gap: 0.2em 1.2em; }
 dl.settings dt { font-weight: 600; }
 dl.settings dd { margin: 0; font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace;
                  overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; }
-ul.errors { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: 0.9em; }
+ul.errors { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: 0.9em;
+            overflow-wrap: anywhere; }
+@media (max-width: 560px) {
+  body { margin: 1em auto; padding: 0 0.7em; font-size: 15px; }
+  table.summary th, table.summary td { padding: 0.3em 0.45em; }
+  dl.settings { grid-template-columns: minmax(0, 1fr); }
+  dl.settings dd { margin-bottom: 0.4em; }
+}
 """
 
 
@@ -383,10 +505,19 @@ def _html_page(doc: dict, summary: dict, images: dict, notes: list[str]) -> str:
     source = doc.get("source") or {}
     series = doc.get("series") or {}
     times, ts = series.get("time") or [], series.get("t") or []
-    if times and len(times) == len(ts):
+    if doc.get("time_range"):
+        first, last = doc["time_range"]
+        meta += f". Event times: {first} (first event) to {last} (last event)"
+    elif times and len(times) == len(ts):
+        # only the sampled times are known: say which events they are
         meta += (
-            f". Event times: {times[0]} (event {ts[0]:,}) to {times[-1]} "
+            f". Event times sampled from {times[0]} (event {ts[0]:,}) to {times[-1]} "
             f"(event {ts[-1]:,})"
+        )
+    if doc.get("task") == "multiclass":
+        meta += (
+            ". Multiclass forecasts: the ece column and the binned diagrams show the "
+            "top-class (confidence) view"
         )
     parts.append(
         f'<p class="meta">{_e(meta)}.<br>Written {_e(doc["created"])} by streamcal {_e(doc["streamcal_version"])}.</p>'
@@ -421,15 +552,16 @@ def _html_page(doc: dict, summary: dict, images: dict, notes: list[str]) -> str:
         "bold &#9733;</span> marks the best value in each column.</p>"
     )
     _, columns, _ = summary_table(summary)
+    descriptions = _DESCRIPTIONS[doc.get("task") or "binary"]
     described = []
     for column in columns:
-        key = column.split(":")[0].split(".")[0]
-        if key in _DESCRIPTIONS and key not in described:
+        key = _metric_name(column)
+        if key in descriptions and key not in described:
             described.append(key)
     if described:
         parts.append('<ul class="note">')
         parts += [
-            f"<li><strong>{_e(k)}</strong>: {_e(_DESCRIPTIONS[k])}</li>"
+            f"<li><strong>{_e(k)}</strong>: {_e(descriptions[k])}</li>"
             for k in described
         ]
         parts.append("</ul>")
@@ -445,7 +577,11 @@ def _html_page(doc: dict, summary: dict, images: dict, notes: list[str]) -> str:
         parts.append('<div class="grid">')
         for item in over_time:
             alt = f"{item['metric']} over time, one line per calibrator"
-            parts.append(f"<figure>{_image(item['file'], alt)}</figure>")
+            caption = ""
+            if doc.get("task") == "multiclass":
+                text = descriptions.get(_metric_name(item["metric"]))
+                caption = f"<figcaption>{_e(text)}</figcaption>" if text else ""
+            parts.append(f"<figure>{_image(item['file'], alt)}{caption}</figure>")
         parts.append("</div>")
     reliability = images.get("reliability", [])
     if reliability:
@@ -522,6 +658,12 @@ def write_report(
     result
         What :func:`streamcal.replay` returned (a ``ReplayResult``: ``summary``,
         ``series``, ``n_events``, ``n_learnt``, ``n_skipped``, ``errors``, ``metrics``).
+        When the log has a time column, the over-time plots use the event times of
+        ``series["time"]`` (numbers or ISO 8601 text, one per sample of
+        ``series["t"]``; datetimes with a zone are shown in UTC) on their horizontal
+        axis; a ``time_range`` attribute ``(first event's time, last event's time)``,
+        when the result has one, gives the header's time span, which is otherwise
+        the span of the sampled times (and says so).
     out
         The directory to write into; existing files of the same names are replaced.
     title
@@ -540,7 +682,8 @@ def write_report(
     dict
         The content of ``summary.json``, whose keys are: ``format`` (:data:`FORMAT`),
         ``title``, ``created`` (ISO 8601), ``streamcal_version``, ``source``,
-        ``options``, ``n_events``, ``n_learnt``, ``n_skipped``, ``n_errors``,
+        ``options``, ``task`` (``"binary"`` or ``"multiclass"``), ``time_range``
+        (``[first, last]`` event time, or null), ``n_events``, ``n_learnt``, ``n_skipped``, ``n_errors``,
         ``errors`` (the first 1000 ``[line, message]`` pairs), ``columns`` (the
         metric columns), ``bigger_is_better`` (column -> true, false or null),
         ``best`` (column -> best calibrators), ``summary`` (calibrator -> column ->
@@ -576,6 +719,8 @@ def write_report(
     notes: list[str] = []
     images: dict = {"over_time": [], "reliability": []}
     window = (options or {}).get("window")
+    task = _task(result, options)
+    time_range = getattr(result, "time_range", None)
 
     if plots and not _have_matplotlib():
         notes.append(
@@ -585,6 +730,7 @@ def write_report(
         plots = False
     if plots:
         colors = _colors(rows)
+        time_axis = _time_axis(series, (options or {}).get("time"))
         by_key = _metric_series(series, rows)
         # each metric followed by its windowed version ("<key>@window")
         keys = list(by_key)
@@ -598,21 +744,31 @@ def write_report(
             lines = by_key[key]
             file = f"over_time_{_slug(key)}.png"
             if _plot_over_time(
-                key, lines, colors, os.path.join(out, file), window, dpi
+                key, lines, colors, os.path.join(out, file), window, dpi, time_axis
             ):
                 images["over_time"].append({"metric": key, "file": file})
         metrics = getattr(result, "metrics", None) or {}
+        view = (
+            "top-class view: the top probability against whether the top class was "
+            "right; " if task == "multiclass" else ""
+        )
         for attribute, kind, heading, caption in [
-            ("bins", "binned", "Binned reliability diagrams (final state of the ece metric)",
-             "Binned reliability diagrams (from the ece metric's bins), with 90% binomial consistency bands."),
+            ("bins", "binned",
+             "Binned reliability diagrams (final state of the ece metric"
+             + (", top-class view)" if task == "multiclass" else ")"),
+             f"Binned reliability diagrams ({view}from the ece metric's bins), with "
+             "90% binomial consistency bands."),
             ("recalibration", "corp", "CORP reliability diagrams (final state of the corp metric)",
-             "CORP reliability diagrams: the isotonic recalibration of each calibrator's forecasts."),
+             "CORP reliability diagrams: the isotonic recalibration of each calibrator's "
+             "forecasts, with 90% consistency bands: where the recalibration of a "
+             "calibrated forecaster with the same forecasts would lie, from 500 "
+             f"resamples of the outcomes under calibration (seed {BAND_SEED})."),
         ]:  # fmt: skip
             sources = _reliability_sources(metrics, rows, attribute)
             if sources:
                 file = f"reliability_{kind}.png"
                 _plot_reliability(
-                    sources, kind, heading, os.path.join(out, file), dpi * 1.1
+                    sources, kind, heading, os.path.join(out, file), dpi * 1.1, colors
                 )
                 images["reliability"].append(
                     {"kind": kind, "file": file, "caption": caption}
@@ -631,6 +787,8 @@ def write_report(
         "streamcal_version": streamcal.__version__,
         "source": source or {},
         "options": options or {},
+        "task": task,
+        "time_range": list(time_range) if time_range else None,
         "n_events": int(result.n_events),
         "n_learnt": int(result.n_learnt),
         "n_skipped": int(result.n_skipped),

@@ -395,7 +395,9 @@ def test_diagrams_from_metric_states(tmp_path):
     assert f"ECE {ece.get():.4f}" in text
     fig = plot.reliability_diagram(metric=corp, path=tmp_path / "corp.png", dpi=40)
     text = fig.axes[0].texts[0].get_text()
-    assert f"MCB {corp.mcb:.4f}" in text and "no band" in text
+    # a CORP metric keeps its distinct forecasts: the band is drawn (issue 12)
+    assert f"MCB {corp.mcb:.4f}" in text and "no band" not in text
+    assert [c.get_label() for c in fig.axes[0].collections] == ["90% consistency band"]
     # same curve as the arrays give
     line = fig.axes[0].lines[1]
     blocks = plot.corp_reliability(p, y)

@@ -146,8 +146,9 @@ def test_report_files_json_schema_and_page(tmp_path):
     assert set(data) == {
         "format", "title", "created", "streamcal_version", "source", "options", "n_events",
         "n_learnt", "n_skipped", "n_errors", "errors", "columns", "bigger_is_better", "best",
-        "summary", "series", "images", "notes",
+        "summary", "series", "images", "notes", "task", "time_range",
     }  # fmt: skip
+    assert data["task"] == "binary" and data["time_range"] is None
     assert data["format"] == FORMAT
     assert (
         data["n_events"],
@@ -205,9 +206,11 @@ def test_report_files_json_schema_and_page(tmp_path):
     assert "summary.json" in page.links
     text = " ".join(page.text)
     assert "300 events replayed" in text
+    # without the result's time_range only the sampled times are known, and the
+    # header says which events they are (issue 12: not "the first event time")
     assert (
-        "Event times: 2013-01-01T00:00:50 (event 50) to 2013-01-01T00:00:300 (event 300)"
-        in text
+        "Event times sampled from 2013-01-01T00:00:50 (event 50) to "
+        "2013-01-01T00:00:300 (event 300)" in text
     )
     assert "lower is better" in text
 
