@@ -36,8 +36,6 @@ from pathlib import Path
 
 import numpy as np
 
-from streamcal import _logs
-
 __all__ = ["build_parser", "main"]
 
 
@@ -475,15 +473,13 @@ def _count_rows(path: str) -> int | None:
 def _csv_header(path: str) -> list[str] | None:
     """The column names of a CSV (or TSV) log, else None; the file is opened as
     :func:`streamcal.replay` opens it."""
-    ext, gz = _logs._suffixes(path)
-    if ext not in _logs._CSV_SUFFIXES:
-        return None
     import csv
 
+    from streamcal.replay._readers import csv_header
+
     try:
-        with _logs._open_text(path, gz) as f:
-            return next(csv.reader(f, delimiter=_logs._CSV_SUFFIXES[ext]), None)
-    except (OSError, UnicodeDecodeError, EOFError, csv.Error):
+        return csv_header(path)
+    except (OSError, UnicodeDecodeError, EOFError, csv.Error, ValueError):
         return None
 
 

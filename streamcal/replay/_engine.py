@@ -40,8 +40,8 @@ import math
 
 import numpy as np
 
-from streamcal._logs import BINARY_LABELS, RowError
-from streamcal._logs import _short
+from streamcal.replay._rows import BINARY_LABELS, RowError
+from streamcal.replay._rows import short_repr as _short
 from streamcal.base import BinaryCalibrator
 from streamcal.replay._checkpoint import RowFingerprint, remove_partial_writes, write_atomic
 from streamcal.replay._per_event import _Replay, _strip_state

@@ -8,9 +8,9 @@ import json
 import math
 import os
 
-from streamcal import _logs
+from streamcal.replay import _readers, _rows
 from streamcal import _validation as V
-from streamcal._logs import BINARY_LABELS, RowError
+from streamcal.replay._rows import BINARY_LABELS, RowError
 from streamcal.base import BinaryCalibrator
 from streamcal.metrics.base import StreamingMetric
 from streamcal.replay._errors import ReplayError
@@ -544,11 +544,11 @@ class _Replay:
         saved = None
         if self.resume and os.path.exists(self.checkpoint):
             saved = self._read_checkpoint()
-        self.log = log = _logs.open_log(events, "events")
+        self.log = log = _readers.open_log(events, "events")
         try:
             keys = self._resolve_keys(log)
             if self.delay == "id":
-                self.label_log = _logs.open_log(self.labels_source, "labels")
+                self.label_log = _readers.open_log(self.labels_source, "labels")
                 self._resolve_label_keys(self.label_log)
             if saved is not None:  # nothing changes before the log is known to fit
                 self._skip_read(saved["events_read"], saved["labels_read"])
@@ -635,7 +635,7 @@ class _Replay:
         if key is None:
             return None
         try:
-            return _logs.json_safe_time(row[key])
+            return _rows.json_safe_time(row[key])
         except (LookupError, TypeError):
             return None
 
@@ -689,12 +689,12 @@ class _Replay:
 
     def _parse_event(self, row):
         """(score, label, time, label_time, id) of an event row, or raise RowError."""
-        field = _logs.field
+        field = _rows.field
         keys = self.keys
         if self.multiclass:
             s = self._parse_probabilities(row)
         else:
-            s = _logs.parse_score(
+            s = _rows.parse_score(
                 field(row, keys["score"], self.score_columns[0], "score"),
                 self.score_columns[0],
             )
@@ -703,14 +703,14 @@ class _Replay:
             y = self._parse_label(field(row, keys["label"], self.label, "label"))
         t = lt = eid = None
         if self.delay is not None:
-            t = _logs.parse_time(field(row, keys["time"], self.time, "time"), self.time)
+            t = _rows.parse_time(field(row, keys["time"], self.time, "time"), self.time)
             if t < self.last_time:
                 raise RowError(
-                    f"time {_logs._short(row[keys['time']])} is earlier than the previous "
+                    f"time {_rows.short_repr(row[keys['time']])} is earlier than the previous "
                     f"event's (column {self.time!r}): delayed labels need the log in time order"
                 )
             if self.delay == "time":
-                lt = _logs.parse_time(
+                lt = _rows.parse_time(
                     field(row, keys["label_time"], self.label_time, "label_time"),
                     self.label_time,
                     "label_time",
@@ -724,13 +724,13 @@ class _Replay:
             hash(value)
         except TypeError:
             raise RowError(
-                f"id {_logs._short(value)} is not hashable (column {self.id!r})"
+                f"id {_rows.short_repr(value)} is not hashable (column {self.id!r})"
             ) from None
         return value
 
     def _parse_label(self, value):
         if not self.multiclass:
-            return _logs.parse_binary_label(value, self.label)
+            return _rows.parse_binary_label(value, self.label)
         lookup = self._class_lookup
         try:
             return lookup[value]
@@ -741,12 +741,12 @@ class _Replay:
         except KeyError:
             shown = ", ".join(repr(c) for c in self.classes[:10])
             raise RowError(
-                f"unknown label {_logs._short(value)} (column {self.label!r}): expected "
+                f"unknown label {_rows.short_repr(value)} (column {self.label!r}): expected "
                 f"one of {shown}"
             ) from None
 
     def _parse_probabilities(self, row) -> dict:
-        field, parse = _logs.field, _logs.parse_score
+        field, parse = _rows.field, _rows.parse_score
         values = [
             parse(field(row, key, col, "probability"), col, "probability")
             for key, col in zip(self.score_keys, self.score_columns)
@@ -762,12 +762,12 @@ class _Replay:
 
     def _parse_label_record(self, row):
         """(time, id, label) of a label record, or raise RowError."""
-        field, keys = _logs.field, self.lkeys
+        field, keys = _rows.field, self.lkeys
         y = self._parse_label(field(row, keys["label"], self.label, "label"))
-        t = _logs.parse_time(field(row, keys["time"], self.time, "time"), self.time)
+        t = _rows.parse_time(field(row, keys["time"], self.time, "time"), self.time)
         if t < self.last_label_time:
             raise RowError(
-                f"time {_logs._short(row[keys['time']])} is earlier than the previous "
+                f"time {_rows.short_repr(row[keys['time']])} is earlier than the previous "
                 f"label record's (column {self.time!r}): label records must be in time order"
             )
         eid = self._parse_id(field(row, keys["id"], self.id, "id"))
@@ -870,7 +870,7 @@ class _Replay:
                 if delay == "id" and eid in pending:
                     self._bad(
                         log.line(read),
-                        f"duplicate id {_logs._short(eid)} (column {self.id!r}): an event "
+                        f"duplicate id {_rows.short_repr(eid)} (column {self.id!r}): an event "
                         "with this id is still waiting for its label",
                     )
                     self.events_read = read
@@ -955,7 +955,7 @@ class _Replay:
 
     def _no_match(self, eid) -> str:
         return (
-            f"the id {_logs._short(eid)} (column {self.id!r}) matches no event waiting "
+            f"the id {_rows.short_repr(eid)} (column {self.id!r}) matches no event waiting "
             "for its label (an unknown id, a second label, or a label earlier than its "
             "event)"
         )

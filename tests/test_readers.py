@@ -1,4 +1,5 @@
-"""Log readers and field parsing (streamcal._logs), and the bundled rain-forecast log."""
+"""Log readers (streamcal.replay._readers) and field parsing (streamcal.replay._rows), and
+the bundled rain-forecast log."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import os
 import numpy as np
 import pytest
 
-from streamcal import _logs as L
+from streamcal.replay import _readers as R
+from streamcal.replay import _rows as L
 from streamcal.datasets import RAIN_FORECAST_LOG_COLUMNS, rain_forecast_log_path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -189,7 +191,7 @@ def test_csv_rows_and_line_numbers(tmp_path, name):
         [["0.1", "0"], ["0.2", "1"]],
         "\t" if ".tsv" in name else ",",
     )
-    log = L.open_log(str(path))
+    log = R.open_log(str(path))
     assert log.kind == "csv" and log.columns == ["score", "label"]
     assert rows_of(log, "score", "label") == [(2, "0.1", "0"), (3, "0.2", "1")]
 
@@ -199,7 +201,7 @@ def test_csv_line_numbers_count_blank_and_multiline_rows(tmp_path):
     path.write_text(
         '\ufeffnote,score,label\n"a",0.1,0\n\n"multi\nline",0.2,1\n"b",0.3,0\n'
     )
-    log = L.open_log(path)  # PathLike works; the BOM is not part of the first column
+    log = R.open_log(path)  # PathLike works; the BOM is not part of the first column
     assert log.columns == ["note", "score", "label"]
     assert rows_of(log, "score") == [(2, "0.1"), (5, "0.2"), (6, "0.3")]
 
@@ -207,7 +209,7 @@ def test_csv_line_numbers_count_blank_and_multiline_rows(tmp_path):
 def test_csv_short_rows_are_rows(tmp_path):
     path = tmp_path / "log.csv"
     path.write_text("score,label\n0.1\n0.2,1\n")
-    log = L.open_log(str(path))
+    log = R.open_log(str(path))
     rows = list(log.rows)
     assert rows == [["0.1"], ["0.2", "1"]]
 
@@ -215,7 +217,7 @@ def test_csv_short_rows_are_rows(tmp_path):
 def test_empty_csv(tmp_path):
     path = tmp_path / "log.csv"
     path.write_text("")
-    log = L.open_log(str(path))
+    log = R.open_log(str(path))
     assert log.columns == [] and list(log.rows) == []
     with pytest.raises(ValueError, match="The score column 'score' is not in log.csv"):
         log.key("score", "score")
@@ -224,7 +226,7 @@ def test_empty_csv(tmp_path):
 def test_missing_column_is_named(tmp_path):
     path = tmp_path / "log.csv"
     write_csv(path, ["p", "y"], [["0.1", "0"]])
-    log = L.open_log(str(path))
+    log = R.open_log(str(path))
     with pytest.raises(
         ValueError,
         match=r"The score column 'score' is not in log.csv. Its columns: 'p', 'y'.",
@@ -242,7 +244,7 @@ def test_jsonl_rows_line_numbers_and_bad_json(tmp_path, name):
             f.write(text)
     else:
         path.write_text(text)
-    log = L.open_log(str(path))
+    log = R.open_log(str(path))
     assert log.kind == "jsonl" and log.columns == ["score", "label"]
     key = log.key("score", "score")
     seen = []
@@ -257,7 +259,7 @@ def test_jsonl_rows_line_numbers_and_bad_json(tmp_path, name):
 
 def test_records_and_skip():
     records = ({"score": i / 10, "label": i % 2} for i in range(5))
-    log = L.open_log(records)
+    log = R.open_log(records)
     assert log.kind == "records" and log.columns == ["score", "label"]
     assert log.skip(2) == 2
     assert [(log.line(n), r["score"]) for n, r in enumerate(log.rows, 3)] == [
@@ -265,28 +267,28 @@ def test_records_and_skip():
         (3, 0.3),
         (4, 0.4),
     ]
-    assert L.open_log([]).skip(3) == 0
+    assert R.open_log([]).skip(3) == 0
     with pytest.raises(ValueError, match="The label column 'y' is not in the records"):
-        L.open_log([{"score": 0.1}]).key("y", "label")
+        R.open_log([{"score": 0.1}]).key("y", "label")
 
 
 def test_unsupported_inputs(tmp_path):
     with pytest.raises(ValueError, match="unsupported file type"):
-        L.open_log(str(tmp_path / "log.xlsx"))
+        R.open_log(str(tmp_path / "log.xlsx"))
     with pytest.raises(ValueError, match="unsupported file type"):
-        L.open_log(str(tmp_path / "log.parquet.gz"))
+        R.open_log(str(tmp_path / "log.parquet.gz"))
     with pytest.raises(
         TypeError, match="must be a path, a pandas DataFrame or an iterable"
     ):
-        L.open_log(3.5)
+        R.open_log(3.5)
     with pytest.raises(TypeError, match="must be a path"):
-        L.open_log(b"score,label")
+        R.open_log(b"score,label")
 
 
 def test_dataframe():
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"score": [0.1, 0.2], "label": [0, 1], 7: ["a", "b"]})
-    log = L.open_log(df)
+    log = R.open_log(df)
     assert log.kind == "dataframe" and log.key(7, "id") == 2
     assert rows_of(log, "score", "label") == [(0, 0.1, 0), (1, 0.2, 1)]
 
@@ -297,7 +299,7 @@ def test_parquet(tmp_path):
 
     path = tmp_path / "log.parquet"
     pq.write_table(pa.table({"score": [0.1, 0.2, 0.3], "label": [0, 1, 0]}), str(path))
-    log = L.open_log(str(path))
+    log = R.open_log(str(path))
     assert log.kind == "parquet" and log.columns == ["score", "label"]
     assert rows_of(log, "score", "label") == [(0, 0.1, 0), (1, 0.2, 1), (2, 0.3, 0)]
 
