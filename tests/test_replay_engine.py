@@ -324,3 +324,111 @@ def test_killed_at_random_moments_then_resumed_is_byte_identical(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["log.csv", "state.json", "run.py", "whole.json", "resumed.json"]
     )
+
+
+# ---------------------------------------------------------------------- plain CSV blocks (pyarrow)
+
+
+def _csv_text(events, crlf=False, sep=","):
+    end = "\r\n" if crlf else "\n"
+    return f"score{sep}label{end}" + "".join(f"{s!r}{sep}{y}{end}" for s, y in events)
+
+
+@pytest.mark.parametrize(
+    "variant",
+    ["plain", "crlf", "tsv", "gz", "no_final_newline", "bad_row_late", "quoted", "blank_line", "bom"],
+)
+def test_plain_blocks_equal_the_row_reader(variant, tmp_path, monkeypatch):
+    """The pyarrow block reader gives the row reader's results, errors, line numbers and
+    checkpoints (fingerprints included), and hands over to it at the first block that is
+    not plain."""
+    pytest.importorskip("pyarrow")
+    import gzip
+
+    from streamcal.replay import _engine, _fastcsv
+
+    monkeypatch.setattr(_fastcsv, "BLOCK_BYTES", 997)  # many blocks, cut anywhere
+    events = make_events(3000, 11)
+    sep = "\t" if variant == "tsv" else ","
+    text = _csv_text(events, crlf=variant == "crlf", sep=sep)
+    lines = text.split("\n")
+    if variant == "no_final_newline":
+        text = text[:-1]
+    elif variant == "bad_row_late":
+        lines[2500] = "0.7,maybe"
+        text = "\n".join(lines)
+    elif variant == "quoted":
+        lines[1800] = '"0.25",1'
+        text = "\n".join(lines)
+    elif variant == "blank_line":
+        lines[1200] = ""
+        text = "\n".join(lines)
+    elif variant == "bom":
+        text = "\ufeff" + text
+    name = "log.tsv" if variant == "tsv" else "log.csv"
+    path = tmp_path / (name + (".gz" if variant == "gz" else ""))
+    if variant == "gz":
+        with gzip.open(path, "wt", newline="") as f:
+            f.write(text)
+    else:
+        path.write_bytes(text.encode("utf-8"))
+    kw = {"metrics": ("brier", "ece"), "every": 250, "checkpoint_every": 700}
+
+    def one(fast):
+        if not fast:
+            monkeypatch.setattr(_engine, "open_fast_csv", lambda *a: None)
+        ckpts = []
+        ckpt = tmp_path / f"c{fast}.json"
+        obj = ColumnarReplay(
+            {"iso": OnlineIsotonic(), "platt": OnlinePlatt()}, kw["metrics"], score="score",
+            label="label", time=None, label_time=None, id=None, labels=None, include_raw=True,
+            every=kw["every"], window=None, checkpoint=str(ckpt), checkpoint_every=kw["checkpoint_every"],
+            resume=False, on_error="skip", progress=None, keep_forecasts=False, max_errors=100,
+        )
+        save = obj._save_checkpoint
+
+        def recording():
+            ckpts.append(json.loads(json.dumps(obj._state())))
+            save()
+
+        obj._save_checkpoint = recording
+        result = obj.run(str(path))
+        monkeypatch.undo()
+        monkeypatch.setattr(_fastcsv, "BLOCK_BYTES", 997)
+        return state(result), ckpts
+
+    fast, fast_ckpts = one(True)
+    rows, row_ckpts = one(False)
+    assert fast == rows
+    assert fast_ckpts == row_ckpts
+    errors = fast["result"]["errors"]
+    if variant == "bad_row_late":
+        assert [line for line, _ in errors] == [2501] and "maybe" in errors[0][1]
+    else:
+        assert errors == []
+    assert fast["result"]["n_events"] == 3000 - (variant in ("bad_row_late", "blank_line"))
+
+
+def test_plain_blocks_resume_from_a_checkpoint_written_by_the_row_reader(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    from streamcal.replay import _engine
+
+    path, ckpt = tmp_path / "log.csv", tmp_path / "state.json"
+    events = make_events(2000, 12)
+    path.write_text(_csv_text(events))
+    kw = {"checkpoint": str(ckpt), "checkpoint_every": 500, "every": 500}
+
+    class Stop(Exception):
+        pass
+
+    def progress(n):
+        if n >= 1000:
+            raise Stop
+
+    monkeypatch.setattr(_engine, "open_fast_csv", lambda *a: None)
+    with pytest.raises(Stop):
+        replay(str(path), {"iso": OnlineIsotonic()}, progress=progress, **kw)
+    monkeypatch.undo()
+    resumed = replay(str(path), {"iso": OnlineIsotonic()}, resume=True, **kw)
+    fresh = replay(str(path), {"iso": OnlineIsotonic()}, **{k: v for k, v in kw.items() if k != "checkpoint"})
+    assert resumed.to_dict() == fresh.to_dict()

@@ -103,7 +103,17 @@ class RowFingerprint:
         self._hash = hashlib.blake2b(digest_size=16)
 
     def update(self, rows) -> None:
-        self._hash.update(b"".join(map(_row_bytes, rows)))
+        """Add rows (lists of text, or any rows: see the class docstring)."""
+        self._hash.update(self.encode(rows))
+
+    @staticmethod
+    def encode(rows) -> bytes:
+        """The bytes :meth:`update` adds for ``rows``."""
+        return b"".join(map(_row_bytes, rows))
+
+    def update_bytes(self, data: bytes) -> None:
+        """Add rows already encoded as :meth:`update` encodes them."""
+        self._hash.update(data)
 
     def hexdigest(self) -> str:
         return self._hash.hexdigest()

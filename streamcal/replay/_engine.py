@@ -34,15 +34,16 @@ same runs.
 from __future__ import annotations
 
 import bisect
+import gc
 import heapq
 import itertools
 import math
 
 import numpy as np
 
-from streamcal.replay._rows import BINARY_LABELS, RowError
-from streamcal.replay._rows import short_repr as _short
+from streamcal.replay._rows import BINARY_LABELS, RowError, short_repr
 from streamcal.base import BinaryCalibrator
+from streamcal.replay._fastcsv import open_fast_csv
 from streamcal.replay._checkpoint import RowFingerprint, remove_partial_writes, write_atomic
 from streamcal.replay._per_event import _Replay, _strip_state
 
@@ -259,10 +260,19 @@ class ColumnarReplay(_Replay):
         while True:
             chunk, lines = [], []
             append, append_line = chunk.append, lines.append
-            for row in itertools.islice(rows, size):
-                read += 1
-                append(row)
-                append_line(line(read))
+            # a chunk is tens of thousands of new containers that all stay alive: the
+            # cyclic collector would traverse them again and again (about a third of
+            # the reading time); they hold no cycles
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                for row in itertools.islice(rows, size):
+                    read += 1
+                    append(row)
+                    append_line(line(read))
+            finally:
+                if collecting:
+                    gc.enable()
             if not chunk:
                 return
             self._lines = lines
@@ -304,7 +314,7 @@ class ColumnarReplay(_Replay):
                     if delay == "id" and eid in pending:
                         self._bad(
                             self._lines[read - first],
-                            f"duplicate id {_short(eid)} (column {self.id!r}): an event "
+                            f"duplicate id {short_repr(eid)} (column {self.id!r}): an event "
                             "with this id is still waiting for its label",
                         )
                         self._hash_rows((row,))
@@ -335,103 +345,102 @@ class ColumnarReplay(_Replay):
             self.last_time_raw = self._time_raw(last)
 
     def _run_lean(self, log, keys) -> None:
-        """Binary log, labels known at once: chunks parsed at once, one prequential
-        pass per calibrator and segment (a segment ends where the protocol samples,
-        checkpoints, or, with ``on_error="raise"``, meets a malformed row)."""
-        si, li = keys["score"], keys["label"]
+        """Binary log, labels known at once: chunks parsed at once (plain CSV blocks by
+        pyarrow when it is installed), one prequential pass per calibrator and segment
+        (a segment ends where the protocol samples, checkpoints, or, with
+        ``on_error="raise"``, meets a malformed row)."""
+        self._keys_lean = (keys["score"], keys["label"])
+        fast = None
+        if self.events_read == 0:
+            fast = open_fast_csv(self.source, log, self.score_columns[0], self.label)
+        if fast is not None:
+            try:
+                for block in fast.blocks():
+                    self._lean_chunk(block, log)
+                    if self.stop is not None and self.stop():
+                        self.stopped = True
+                        return
+                if fast.done:
+                    self.last_time_raw = self._time_raw_of(self._last_row)
+                    return
+                rest = fast.rows_read
+            finally:
+                fast.close()
+            # the first block that is not plain: the row reader from its first row on
+            for _ in itertools.islice(log.rows, rest):
+                pass
+        for chunk in self._chunks(log):
+            self._lean_chunk(_RowChunk(chunk, self._lines, self, *self._keys_lean), log)
+        self.last_time_raw = self._time_raw_of(self._last_row)
+
+    _last_row = None
+
+    def _time_raw_of(self, row):
+        return self.last_time_raw if row is None else self._time_raw(row)
+
+    def _lean_chunk(self, chunk, log) -> None:
+        """One chunk of a binary log with labels known at once."""
         mark = self.next_mark
         read = self.events_read
-        last = None
         raising = self.on_error == "raise"
-        for chunk in self._chunks(log):
-            self._chunk_ref = chunk
-            self._hashed = 0
-            parsed = self._parse_chunk(chunk, si, li)
-            if parsed is None:  # a malformed row: the careful path for this chunk
-                parsed = self._parse_chunk_rows(chunk)
-            scores, labels, rows_at = parsed
-            # rows_at[k]: 1-based position in the chunk of event k
-            start = 0
-            m = len(scores)
-            while start < m:
-                n = self.n_events
-                stop = m if mark < 0 else min(m, start + (mark - n))
-                if raising and self._bad_rows:
-                    # the events before the first malformed row, then the row stops it
-                    first = bisect.bisect_left(rows_at, self._bad_rows[0][0], start, stop)
-                    if first == start:
-                        self._record_bad_rows(log, read, self._bad_rows[0][0])
-                    stop = first
-                end_row = rows_at[stop - 1]
-                self._record_bad_rows(log, read, end_row)
-                self._hash_upto(end_row)
-                self._predict_learn_run(range(n, n + stop - start), scores[start:stop], labels[start:stop])
-                self.n_events = n + stop - start
-                self.events_read = read + end_row
-                last = chunk[end_row - 1]
-                start = stop
-                if self.n_events == mark:
-                    mark = self._mark(last)
-            self._record_bad_rows(log, read, len(chunk))
-            self._hash_upto(len(chunk))
-            read += len(chunk)
-            self.events_read = read
-        self.events_read = read
-        if last is not None:
-            self.last_time_raw = self._time_raw(last)
+        plain_lists = self.wmetrics is not None or self.forecasts is not None
+        self._chunk = chunk
+        self._hashed = 0
+        scores, labels, rows_at, bad = chunk.scores, chunk.labels, chunk.rows_at, chunk.bad
+        start = 0
+        m = len(scores)
+        while start < m:
+            n = self.n_events
+            stop = m if mark < 0 else min(m, start + (mark - n))
+            if raising and bad:
+                # the events before the first malformed row, then the row stops it
+                first = bisect.bisect_left(rows_at, bad[0][0], start, stop)
+                if first == start:
+                    self._record_bad_rows(read, bad[0][0])
+                stop = first
+            end_row = rows_at[stop - 1]
+            self._record_bad_rows(read, end_row)
+            self._hash_upto(end_row)
+            seg_s, seg_y = scores[start:stop], labels[start:stop]
+            if plain_lists and isinstance(seg_s, np.ndarray):
+                seg_s, seg_y = seg_s.tolist(), seg_y.astype(np.int64).tolist()
+            self._predict_learn_run(range(n, n + stop - start), seg_s, seg_y)
+            self.n_events = n + stop - start
+            self.events_read = read + end_row
+            start = stop
+            if self.n_events == mark:
+                self._last_row = chunk.row(end_row)
+                mark = self._mark(self._last_row)
+                self.next_mark = mark
+        self._record_bad_rows(read, chunk.n_rows)
+        self._hash_upto(chunk.n_rows)
+        if m:
+            self._last_row = chunk.row(rows_at[m - 1])
+        self.next_mark = mark
+        self.events_read = read + chunk.n_rows
 
     def _hash_upto(self, pos: int) -> None:
         """Hash the rows of the current chunk up to position ``pos`` (1-based)."""
-        if self._hashed < pos:
-            self._hash_rows(self._chunk_ref[self._hashed:pos])
-            self._hashed = pos
+        if self.hash is not None and self._hashed < pos:
+            self.hash.update_bytes(self._chunk.fingerprint_bytes(self._hashed, pos))
+        self._hashed = max(self._hashed, pos)
 
     _hashed = 0
-    _bad_rows = ()
 
-    def _record_bad_rows(self, log, read, upto) -> None:
-        """Report the malformed rows of the chunk at positions < ``upto`` + 1."""
-        bad = self._bad_rows
+    def _record_bad_rows(self, read, upto) -> None:
+        """Report the malformed rows of the chunk at positions <= ``upto``."""
+        bad = self._chunk.bad
         while bad and bad[0][0] <= upto:
             pos, reason = bad.pop(0)
             self.events_read = read + pos - 1
             self._hash_upto(pos - 1)
-            self._bad(self._lines[pos - 1], reason)
+            self._bad(self._chunk.line(pos), reason)
             self._hash_upto(pos)
             self.events_read = read + pos
 
-    def _parse_chunk(self, chunk, si, li):
-        """Scores, labels and positions of a chunk of binary rows, or None if a row is
-        malformed (then the careful path reports it)."""
-        self._bad_rows = []
-        try:
-            raw = [row[si] for row in chunk]
-            scores = list(map(float, raw))
-            labels = [BINARY_LABELS[row[li]] for row in chunk]
-        except (LookupError, TypeError, ValueError):
-            return None
-        s = np.asarray(scores, dtype=np.float64)
-        if not bool(np.all((s >= 0.0) & (s <= 1.0))):
-            return None
-        if any(type(v) is bool for v in raw):
-            return None
-        return scores, labels, range(1, len(chunk) + 1)
-
-    def _parse_chunk_rows(self, chunk):
-        """The careful path: every row through the row parser."""
-        parse = self._parse_event
-        scores, labels, rows_at, bad = [], [], [], []
-        for pos, row in enumerate(chunk, 1):
-            try:
-                s, y, _, _, _ = parse(row)
-            except RowError as exc:
-                bad.append((pos, str(exc)))
-                continue
-            scores.append(s)
-            labels.append(y)
-            rows_at.append(pos)
-        self._bad_rows = bad
-        return scores, labels, rows_at
+    def run(self, events):
+        self.source = events
+        return super().run(events)
 
     # ------------------------------------------------------------------ checkpoints
 
@@ -495,3 +504,64 @@ class ColumnarReplay(_Replay):
                     "or start again without --resume."
                 )
         super()._skip_read(0, labels_read)
+
+
+class _RowChunk:
+    """A chunk of rows from the row reader, parsed: the scores, labels and positions of
+    its valid events and the malformed rows with their reasons. The rows are parsed a
+    chunk at a time (one ``float`` per score, a dict lookup per label, a numpy range
+    check); a chunk with a malformed row goes through the row parser row by row."""
+
+    def __init__(self, rows, lines, replay, si, li):
+        self.rows = rows
+        self.lines = lines
+        self.n_rows = len(rows)
+        self.bad = []
+        parsed = self._at_once(rows, si, li)
+        if parsed is None:
+            parsed = self._row_by_row(rows, replay)
+        self.scores, self.labels, self.rows_at = parsed
+
+    @staticmethod
+    def _at_once(rows, si, li):
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            raw = [row[si] for row in rows]
+            scores = list(map(float, raw))
+            labels = [BINARY_LABELS[row[li]] for row in rows]
+        except (LookupError, TypeError, ValueError):
+            return None
+        finally:
+            if collecting:
+                gc.enable()
+        s = np.asarray(scores, dtype=np.float64)
+        if not bool(np.all((s >= 0.0) & (s <= 1.0))):
+            return None
+        if any(type(v) is bool for v in raw):
+            return None
+        return scores, labels, range(1, len(rows) + 1)
+
+    def _row_by_row(self, rows, replay):
+        parse = replay._parse_event
+        scores, labels, rows_at = [], [], []
+        for pos, row in enumerate(rows, 1):
+            try:
+                s, y, _, _, _ = parse(row)
+            except RowError as exc:
+                self.bad.append((pos, str(exc)))
+                continue
+            scores.append(s)
+            labels.append(y)
+            rows_at.append(pos)
+        return scores, labels, rows_at
+
+    def line(self, pos: int) -> int:
+        return self.lines[pos - 1]
+
+    def row(self, pos: int):
+        return self.rows[pos - 1]
+
+    def fingerprint_bytes(self, a: int, b: int) -> bytes:
+        out = RowFingerprint.encode(self.rows[a:b])
+        return out

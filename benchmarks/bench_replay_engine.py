@@ -1,0 +1,130 @@
+"""The replay command against reading the log and against river (issue 12). Run by hand
+from the repository root (never by CI or pytest):
+
+    python benchmarks/bench_replay_engine.py              # 10^6 rows, 5 rounds
+    python benchmarks/bench_replay_engine.py --rows 100000 --rounds 3
+    python benchmarks/bench_replay_engine.py --memory     # also peak RSS at 10^6 and 10^7 rows
+
+Every figure is the wall time of a whole process (interpreter start and imports
+included), measured in interleaved rounds on the same file (read once before timing, so
+from the page cache), and quoted as the median ratio of the rounds:
+
+1. ``streamcal replay LOG --calibrator isotonic:resolution=1e-4 --out DIR`` (the default
+   metrics) against ``python -c`` reading the same file with ``pyarrow.csv.read_csv``.
+   Target: at most 3x.
+2. ``streamcal replay LOG --out DIR`` (the default calibrator set) against river's
+   ``evaluate.progressive_val_score`` with a ``NoChangeClassifier`` over the same events
+   (``stream.iter_csv``, the score as the one feature, river's LogLoss). Target: the
+   replay at least 3x faster.
+3. With ``--memory``: the peak resident set size of ``streamcal replay`` with bounded
+   calibrators (``isotonic:resolution=1e-4``, ``histogram``, ``platt``) on 10^6 and 10^7
+   rows. Target: within 1.2x.
+
+The log: scores ~ Beta(2, 2) written with ``repr`` (distinct values), labels ~
+Bernoulli(s^2 / (s^2 + (1 - s)^2)); files are generated once into ``--dir``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+PY = sys.executable
+
+
+def make_log(path: str, n: int, seed: int = 0) -> str:
+    if os.path.exists(path):
+        return path
+    rng = np.random.default_rng(seed)
+    tmp = path + ".part"
+    with open(tmp, "w") as f:
+        f.write("score,label\n")
+        step = 1_000_000
+        for a in range(0, n, step):
+            s = rng.beta(2.0, 2.0, min(step, n - a))
+            y = (rng.random(len(s)) < s**2 / (s**2 + (1 - s) ** 2)).astype(int)
+            f.write("".join(f"{v!r},{b}\n" for v, b in zip(s.tolist(), y.tolist())))
+    os.replace(tmp, path)
+    return path
+
+
+def wall(cmd: list) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def peak_rss_mb(cmd: list) -> float:
+    """Peak resident set size of a child process, MB (ru_maxrss of the waited child)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.execv(cmd[0], cmd)
+    _, status, usage = os.wait4(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, cmd
+    return usage.ru_maxrss / 1024
+
+
+RIVER = """
+import sys
+from river import evaluate, metrics, dummy, stream
+events = stream.iter_csv(sys.argv[1], converters={"score": float, "label": int}, target="label")
+evaluate.progressive_val_score(
+    ((x, bool(y)) for x, y in events), dummy.NoChangeClassifier(), metrics.LogLoss()
+)
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "streamcal_bench_engine"))
+    ap.add_argument("--memory", action="store_true")
+    args = ap.parse_args()
+    os.makedirs(args.dir, exist_ok=True)
+    log = make_log(os.path.join(args.dir, f"log{args.rows}.csv"), args.rows)
+    with open(log, "rb") as f:  # into the page cache
+        while f.read(1 << 24):
+            pass
+    out = os.path.join(args.dir, "out")
+    cmds = {
+        "replay isotonic:resolution=1e-4": [PY, "-m", "streamcal", "replay", log, "--calibrator",
+                                            "isotonic:resolution=1e-4", "--out", out],
+        "pyarrow read_csv": [PY, "-c", f"import pyarrow.csv as c; c.read_csv({log!r})"],
+        "replay default set": [PY, "-m", "streamcal", "replay", log, "--out", out],
+        "river NoChange progressive_val_score": [PY, "-c", RIVER, log],
+    }
+    times = {k: [] for k in cmds}
+    for r in range(args.rounds):
+        for name, cmd in cmds.items():
+            times[name].append(wall(cmd))
+        print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items()), flush=True)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    r1 = statistics.median(a / b for a, b in zip(times["replay isotonic:resolution=1e-4"], times["pyarrow read_csv"]))
+    r2 = statistics.median(b / a for a, b in zip(times["replay default set"], times["river NoChange progressive_val_score"]))
+    print(f"\n{args.rows:,} rows, median wall seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in med.items()))
+    print(f"1. replay isotonic:resolution=1e-4 / pyarrow read_csv: {r1:.2f}x (target <= 3x)")
+    print(f"2. river progressive_val_score / replay default set: {r2:.2f}x (target >= 3x)")
+    if args.memory:
+        bounded = ["--calibrator", "isotonic:resolution=1e-4", "--calibrator", "histogram",
+                   "--calibrator", "platt"]
+        small = make_log(os.path.join(args.dir, "log1000000.csv"), 1_000_000)
+        big = make_log(os.path.join(args.dir, "log10000000.csv"), 10_000_000)
+        m1 = peak_rss_mb([PY, "-m", "streamcal", "replay", small, *bounded, "--out", out])
+        m2 = peak_rss_mb([PY, "-m", "streamcal", "replay", big, *bounded, "--out", out])
+        print(f"3. peak RSS, bounded calibrators: 1e6 rows {m1:.0f} MB, 1e7 rows {m2:.0f} MB: "
+              f"{m2 / m1:.2f}x (target <= 1.2x)")
+
+
+if __name__ == "__main__":
+    main()

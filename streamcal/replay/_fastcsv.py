@@ -1,0 +1,225 @@
+"""Binary CSV logs read a block at a time by pyarrow (the ``fast`` extra).
+
+The row reader of :mod:`streamcal.replay` parses a CSV file one row at a time in
+Python, about 1.5 microseconds a row with the checks. This module reads the same file
+as blocks of bytes (a few MiB, cut after a newline) and hands each *plain* block to
+pyarrow's multithreaded CSV parser, which converts the score column to float64 and the
+label column to text in one pass; a block is plain when it can only mean one thing to
+both readers:
+
+- it is valid UTF-8 and holds no quote character, no NUL byte, no lone carriage return
+  and no blank line, so each line is one row and row ``k`` of the block is line
+  ``first_line + k`` of the file;
+- pyarrow parses it with the header's number of fields on every line;
+- every score is a number in [0, 1] and every label one of the text forms of
+  :data:`BINARY_LABELS`.
+
+These are the rows the row reader accepts with the same values: pyarrow's number parser
+and Python's ``float`` both round correctly, and a text that either refuses is not
+plain. The first block that is not plain ends the fast reading: the engine goes on with
+the row reader from that block's first row, so every malformed row is reported by one
+parser with its line number and reason.
+
+Nothing here imports pyarrow unless the log is a CSV file and pyarrow is installed.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import gzip
+import io
+import os
+
+import numpy as np
+
+from streamcal.replay._rows import BINARY_LABELS
+
+__all__ = ["FastCsv", "PlainBlock", "open_fast_csv"]
+
+#: Bytes read at a time.
+BLOCK_BYTES = 1 << 22
+
+_TEXT_LABELS = [k for k in BINARY_LABELS if isinstance(k, str)]
+_LABEL_VALUES = np.array([BINARY_LABELS[k] for k in _TEXT_LABELS], dtype=np.float64)
+
+
+class PlainBlock:
+    """A plain block: its scores and labels, and how to get back a row or its bytes
+    for the fingerprint."""
+
+    def __init__(self, data: bytes, delimiter: str, scores, labels, first_line: int):
+        self.data = data
+        self.delimiter = delimiter
+        self.scores = scores
+        self.labels = labels
+        self.n_rows = len(scores)
+        self.rows_at = range(1, self.n_rows + 1)  # every row is an event
+        self.bad = []
+        self.first_line = first_line
+        self._ends = None
+
+    def line(self, pos: int) -> int:
+        """Line number in the file of row ``pos`` (1-based) of the block."""
+        return self.first_line + pos - 1
+
+    def _line_ends(self):
+        if self._ends is None:
+            self._ends = np.flatnonzero(np.frombuffer(self.data, dtype=np.uint8) == 10)
+        return self._ends
+
+    def _span(self, a: int, b: int) -> bytes:
+        """Bytes of rows a+1..b (1-based positions), line endings as ``\n``."""
+        ends = self._line_ends()
+        start = 0 if a == 0 else int(ends[a - 1]) + 1
+        return self.data[start:int(ends[b - 1]) + 1].replace(b"\r\n", b"\n")
+
+    def row(self, pos: int) -> list:
+        """Row ``pos`` as the row reader gives it: the list of its fields as text."""
+        return self._span(pos - 1, pos)[:-1].decode("utf-8").split(self.delimiter)
+
+    def fingerprint_bytes(self, a: int, b: int) -> bytes:
+        """What rows a+1..b add to :class:`streamcal.replay._checkpoint.RowFingerprint`
+        (the same bytes as the rows the row reader gives)."""
+        if a >= b:
+            return b""
+        data = self._span(a, b)
+        return data.replace(self.delimiter.encode(), b"\x1f").replace(b"\n", b"\x1e")
+
+
+class FastCsv:
+    """Plain blocks of a binary CSV log, from its second line on, until the first block
+    that is not plain (see the module docstring); then :attr:`rows_read` rows have been
+    given and the row reader takes over."""
+
+    def __init__(self, path: str, delimiter: str, header: list, score: str, label: str):
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        self._pa, self._csv = pa, pacsv
+        self.path = path
+        self.delimiter = delimiter
+        self.header = header
+        self.score = score
+        self.label = label
+        self.rows_read = 0
+        self.done = False
+        gz = path.lower().endswith(".gz")
+        self._file = gzip.open(path, "rb") if gz else open(path, "rb")
+        first = self._file.readline()
+        self._carry = b""
+        self._next_line = 2
+        if not first.endswith(b"\n"):
+            self.done = True  # a header alone, or no newline: nothing to read fast
+        self._labels = pa.array(_TEXT_LABELS)
+        self._read_options = pacsv.ReadOptions(column_names=header, use_threads=True)
+        self._parse_options = pacsv.ParseOptions(delimiter=delimiter, quote_char=False)
+        self._convert_options = pacsv.ConvertOptions(
+            include_columns=[score, label],
+            column_types={score: pa.float64(), label: pa.string()},
+            null_values=[],
+            strings_can_be_null=False,
+        )
+
+    def close(self) -> None:
+        self._file.close()
+
+    def blocks(self):
+        """Yield plain blocks; stop at the end of the file or at a block that is not
+        plain (then ``done`` is False: the row reader must go on from row
+        ``rows_read + 1``)."""
+        while not self.done:
+            data = self._carry + self._file.read(BLOCK_BYTES)
+            if not data:
+                self.done = True
+                return
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                more = self._file.read(BLOCK_BYTES)
+                if more:  # a line longer than a block
+                    self._carry = data + more
+                    continue
+                return  # the last line has no newline: the row reader reads it
+            block, self._carry = data[: cut + 1], data[cut + 1:]
+            plain = self._plain(block)
+            if plain is None:
+                return
+            self.rows_read += plain.n_rows
+            self._next_line += plain.n_rows
+            yield plain
+
+    def _plain(self, block: bytes):
+        if (
+            b'"' in block
+            or b"\x00" in block
+            or b"\n\n" in block
+            or b"\n\r\n" in block
+            or block.startswith((b"\n", b"\r\n"))
+            or block.count(b"\r") != block.count(b"\r\n")
+        ):
+            return None
+        try:
+            codecs.decode(block, "utf-8")
+        except UnicodeDecodeError:
+            return None
+        try:
+            table = self._csv.read_csv(
+                io.BytesIO(block),
+                read_options=self._read_options,
+                parse_options=self._parse_options,
+                convert_options=self._convert_options,
+            )
+        except (self._pa.ArrowInvalid, ValueError):
+            return None
+        n_rows = block.count(b"\n")
+        if table.num_rows != n_rows:
+            return None
+        import pyarrow.compute as pc
+
+        scores = table.column(self.score).to_numpy()
+        if not bool(np.all((scores >= 0.0) & (scores <= 1.0))):
+            return None
+        codes = pc.index_in(table.column(self.label), value_set=self._labels)
+        if codes.null_count:
+            return None
+        labels = _LABEL_VALUES[codes.to_numpy()]
+        return PlainBlock(block, self.delimiter, scores, labels, self._next_line)
+
+
+def open_fast_csv(source, log, score: str, label: str):
+    """A :class:`FastCsv` for ``source`` when it is a CSV/TSV file (gzipped or not)
+    that ``log`` (the row reader's view of it) reads with a plain header, and pyarrow
+    is installed; else None."""
+    if not isinstance(source, (str, os.PathLike)) or log.kind != "csv":
+        return None
+    path = os.fspath(source)
+    name = path.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    if name.endswith(".csv"):
+        delimiter = ","
+    elif name.endswith(".tsv"):
+        delimiter = "\t"
+    else:
+        return None
+    delimiter = getattr(log, "delimiter", None) or delimiter
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.csv  # noqa: F401
+    except ImportError:
+        return None
+    header = list(log.columns or [])
+    if len(set(header)) != len(header) or score not in header or label not in header:
+        return None
+    # the header as pyarrow would name it must be the row reader's
+    with (gzip.open(path, "rb") if path.lower().endswith(".gz") else open(path, "rb")) as f:
+        first = f.readline()
+    if first.startswith(codecs.BOM_UTF8):
+        return None  # the row reader strips it; keep it simple: no fast path
+    try:
+        raw = next(csv.reader([first.decode("utf-8").rstrip("\r\n")], delimiter=delimiter))
+    except (UnicodeDecodeError, StopIteration, csv.Error):
+        return None
+    if raw != header:
+        return None
+    return FastCsv(path, delimiter, header, score, label)
