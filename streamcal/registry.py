@@ -46,8 +46,14 @@ multiclass name       object built
 The binary calibrator of ``top_label`` and ``class_wise`` is given by its short name:
 ``"class_wise:calibrator=platt"``.
 
-Metric names: ``brier``, ``log_loss``, ``ece``, ``sharpness``, ``roc_auc``,
-``calibration_refinement``, ``murphy`` and ``corp`` (see :mod:`streamcal.metrics`).
+Metrics come from the metric catalogue, :mod:`streamcal.metrics.catalogue`, which reads
+each metric class's own name, description and direction: :data:`METRIC_NAMES` are
+``brier``, ``log_loss``, ``ece``, ``sharpness``, ``roc_auc``,
+``calibration_refinement``, ``murphy`` and ``corp``; :data:`MULTICLASS_METRIC_NAMES`
+are ``brier`` (the multiclass Brier score, in [0, 2]), ``log_loss`` (cross-entropy),
+``ece`` (the confidence ECE, also ``confidence_ece``), ``top_label_ece``,
+``classwise_ece`` and ``tece``. ``make_metric(spec, task="multiclass")`` builds the
+latter.
 
 A bad spec raises a ValueError (a TypeError for a parameter value of the wrong type)
 that quotes the spec and names what is wrong: the unknown name and the known ones, the
@@ -67,6 +73,7 @@ __all__ = [
     "DEFAULT_MULTICLASS_CALIBRATORS",
     "METRIC_NAMES",
     "MULTICLASS_CALIBRATOR_NAMES",
+    "MULTICLASS_METRIC_NAMES",
     "bigger_is_better",
     "calibrator_parameters",
     "canonical_spec",
@@ -75,6 +82,7 @@ __all__ = [
     "make_multiclass_calibrator",
     "metric_parameters",
     "parse_spec",
+    "spec_value",
 ]
 
 
@@ -111,19 +119,27 @@ def _multiclass_calibrators():
     }
 
 
-def _metrics():
-    from streamcal import metrics as M
+def _metrics(task: str = "binary"):
+    """name (and alias) -> (class, {}) for the metrics of ``task``, from the catalogue."""
+    from streamcal.metrics import catalogue
 
-    return {
-        "brier": (M.Brier, {}),
-        "log_loss": (M.LogLoss, {}),
-        "ece": (M.ECE, {}),
-        "sharpness": (M.Sharpness, {}),
-        "roc_auc": (M.ROCAUC, {}),
-        "calibration_refinement": (M.CalibrationRefinement, {}),
-        "murphy": (M.MurphyDecomposition, {}),
-        "corp": (M.CORP, {}),
-    }
+    return {k: (info.cls, {}) for k, info in catalogue.metric_table(task).items()}
+
+
+def _metric_names(task: str) -> tuple[str, ...]:
+    from streamcal.metrics import catalogue
+
+    return catalogue.metric_names(task)
+
+
+def __getattr__(name: str):
+    # METRIC_NAMES and MULTICLASS_METRIC_NAMES derive from the metric catalogue, read
+    # when first asked for (importing the registry does not import the metrics)
+    if name == "METRIC_NAMES":
+        return _metric_names("binary")
+    if name == "MULTICLASS_METRIC_NAMES":
+        return _metric_names("multiclass")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: The calibrator short names, in the order of the table above.
@@ -158,36 +174,11 @@ DEFAULT_MULTICLASS_CALIBRATORS = ("temperature", "fir", "ovr_isotonic", "class_w
 #: The calibrators that ``streamcal replay`` compares side by side by default.
 DEFAULT_CALIBRATORS = ("isotonic", "histogram", "platt", "beta", "tops")
 
-#: The metric short names.
-METRIC_NAMES = (
-    "brier",
-    "log_loss",
-    "ece",
-    "sharpness",
-    "roc_auc",
-    "calibration_refinement",
-    "murphy",
-    "corp",
-)
+# METRIC_NAMES (the binary metric short names) and MULTICLASS_METRIC_NAMES, in the
+# catalogue's display order, are read from streamcal.metrics.catalogue by __getattr__.
 
-#: The metrics that ``streamcal replay`` reports by default.
+#: The metrics that ``streamcal replay`` reports by default (binary and multiclass).
 DEFAULT_METRICS = ("brier", "log_loss", "ece")
-
-# Whether a larger value is better, for the components of the decompositions that a
-# replay summary reports as "<metric>.<component>" (None: says nothing about quality,
-# e.g. the uncertainty term, which depends on the labels only).
-_COMPONENT_DIRECTION = {
-    "calibration": False,
-    "refinement": False,
-    "reliability": False,
-    "resolution": True,
-    "uncertainty": None,
-    "within_bin_variance": None,
-    "within_bin_covariance": None,
-    "mcb": False,
-    "dsc": True,
-    "unc": None,
-}
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 _INT = re.compile(r"[+-]?\d+(_\d+)*\Z")
@@ -279,10 +270,20 @@ def canonical_spec(spec: str, kind: str = "calibrator") -> str:
     name, params = parse_spec(spec, kind)
     if not params:
         return name
-    return name + ":" + ",".join(f"{k}={_spec_value(v)}" for k, v in params.items())
+    return name + ":" + ",".join(f"{k}={spec_value(v)}" for k, v in params.items())
 
 
-def _spec_value(value) -> str:
+def spec_value(value) -> str:
+    """A parameter value as a spec writes it, so that :func:`parse_spec` reads it back
+    equal: ``repr`` for numbers, None and booleans; a string bare unless it would read
+    as something else (``"1"``, ``"None"``) or holds a comma.
+
+    Examples
+    --------
+    >>> spec_value(1e-06), spec_value("quantile"), spec_value("None"), spec_value(None)
+    ('1e-06', 'quantile', "'None'", 'None')
+
+    """
     if isinstance(value, str):
         # keep the quotes when the bare text would read as something else
         return (
@@ -321,17 +322,20 @@ def calibrator_parameters(name: str) -> tuple[str, ...]:
     return _parameters(table[name][0])
 
 
-def metric_parameters(name: str) -> tuple[str, ...]:
-    """The parameters that a spec of metric ``name`` may set.
+def metric_parameters(name: str, task: str = "binary") -> tuple[str, ...]:
+    """The parameters that a spec of metric ``name`` (of ``task``, ``"binary"`` or
+    ``"multiclass"``) may set.
 
     Examples
     --------
     >>> metric_parameters("ece")
     ('n_bins', 'strategy', 'window_size', 'half_life')
+    >>> metric_parameters("ece", task="multiclass")
+    ('n_bins', 'strategy')
 
     """
-    table = _metrics()
-    _check_name(name, name, table, "metric", METRIC_NAMES)
+    table = _metrics(task)
+    _check_metric_name(name, name, table, task)
     return _parameters(table[name][0])
 
 
@@ -342,9 +346,32 @@ def _check_name(name, spec, table, kind, known):
         )
 
 
-def _build(spec, kind, table, known, resolve_base: bool):
+def _check_metric_name(name, spec, table, task):
+    """As _check_name, saying "binary only" / "multiclass only" for a metric of the
+    other task rather than "unknown"."""
+    if name in table:
+        return
+    from streamcal.metrics import catalogue
+
+    other = "multiclass" if task == "binary" else "binary"
+    if name in _metrics(other):
+        raise ValueError(
+            f"Invalid metric spec {spec!r}: {name!r} is a {other} metric only; "
+            f"{task} metrics: {', '.join(catalogue.metric_names(task))}."
+        )
+    known = ", ".join(catalogue.metric_names(task))
+    label = "" if task == "binary" else f"{task} "
+    raise ValueError(
+        f"Unknown {label}metric {name!r} in spec {spec!r}. Known {label}metrics: {known}."
+    )
+
+
+def _build(spec, kind, table, known, resolve_base: bool, check_name=None):
     name, given = parse_spec(spec, kind)
-    _check_name(name, spec, table, kind, known)
+    if check_name is None:
+        _check_name(name, spec, table, kind, known)
+    else:
+        check_name(name, spec, table)
     cls, fixed = table[name]
     allowed = _parameters(cls)
     for key in given:
@@ -453,10 +480,14 @@ def make_multiclass_calibrator(spec: str):
     )
 
 
-def make_metric(spec: str):
+def make_metric(spec: str, task: str = "binary"):
     """Build a fresh streaming metric from its spec, e.g. ``"ece:n_bins=15"``.
 
-    As :func:`make_calibrator`, with ``name`` in :data:`METRIC_NAMES`.
+    As :func:`make_calibrator`, with ``name`` in :data:`METRIC_NAMES`, or for
+    ``task="multiclass"`` in :data:`MULTICLASS_METRIC_NAMES` (or an alias such as
+    ``confidence_ece``). A name of the other task raises a ValueError saying so.
+    The key of a replay's metric (:func:`streamcal.metrics.catalogue.metric_key`) is
+    such a spec.
 
     Examples
     --------
@@ -467,33 +498,69 @@ def make_metric(spec: str):
     Traceback (most recent call last):
     ...
     ValueError: Invalid metric spec 'ece:bins=15': ece (ECE()) has no parameter 'bins'. Its parameters: n_bins, strategy, window_size, half_life.
+    >>> make_metric("ece:n_bins=5", task="multiclass")
+    ConfidenceECE: 0.000000
+    >>> make_metric("tece")
+    Traceback (most recent call last):
+    ...
+    ValueError: Invalid metric spec 'tece': 'tece' is a multiclass metric only; binary metrics: brier, log_loss, ece, sharpness, roc_auc, calibration_refinement, murphy, corp.
 
     """
-    return _build(spec, "metric", _metrics(), METRIC_NAMES, resolve_base=False)
+    if task not in ("binary", "multiclass"):
+        raise ValueError(
+            "The 'task' argument of make_metric must be a str among {'binary', "
+            f"'multiclass'}}. Got {task!r} instead."
+        )
+    return _build(
+        spec,
+        "metric",
+        _metrics(task),
+        _metric_names(task),
+        resolve_base=False,
+        check_name=lambda name, spec, table: _check_metric_name(name, spec, table, task),
+    )
 
 
 def bigger_is_better(column: str) -> bool | None:
     """Whether a larger value of a summary column is better (None: neither).
 
-    ``column`` is a metric spec's name (``"roc_auc"``, ``"ece:n_bins=15"``) or a
-    decomposition component ``"<metric>.<component>"`` (``"corp.dsc"``), possibly
-    with a suffix such as ``"@window"`` (the value over a window of a replay); None for
-    columns that do not rank forecasters (the uncertainty terms, unknown names).
+    ``column`` is a metric spec's name (``"roc_auc"``, ``"ece:n_bins=15"``, binary or
+    multiclass: ``"tece"``) or a decomposition component ``"<metric>.<component>"``
+    (``"corp.dsc"``), possibly with a suffix such as ``"@window"`` (the value over a
+    window of a replay); None for columns that do not rank forecasters (the uncertainty
+    terms, unknown names). The directions are those of the metric catalogue
+    (:mod:`streamcal.metrics.catalogue`), whose :func:`~streamcal.metrics.catalogue.columns`
+    gives them without parsing keys: prefer it in new code.
 
     Examples
     --------
     >>> bigger_is_better("brier"), bigger_is_better("roc_auc"), bigger_is_better("corp.unc")
     (False, True, None)
-    >>> bigger_is_better("corp.dsc@window")
-    True
+    >>> bigger_is_better("corp.dsc@window"), bigger_is_better("tece")
+    (True, False)
 
     """
+    from streamcal.metrics import catalogue
+
     column = column.partition("@")[0]
-    component = column.rpartition(".")[2]
-    if "." in column and component in _COMPONENT_DIRECTION:
-        return _COMPONENT_DIRECTION[component]
     name = re.split(r"[:.]", column, maxsplit=1)[0].strip().lower()
-    table = _metrics()
-    if name not in table:
-        return None
-    return bool(table[name][0]().bigger_is_better)
+    infos = []
+    for task in catalogue.TASKS:
+        try:
+            infos.append(catalogue.metric_info(name, task))
+        except ValueError:
+            pass
+    if "." in column:
+        component = column.rpartition(".")[2]
+        # a metric's own components; for a metric the catalogue does not know (a name
+        # given by the user), the components of any catalogue metric
+        known = infos or [
+            catalogue.metric_info(n, t)
+            for t in catalogue.TASKS
+            for n in catalogue.metric_names(t)
+        ]
+        directions = {d for info in known for c, d in info.components if c == component}
+        if len(directions) == 1:
+            return directions.pop()
+    directions = {info.bigger_is_better for info in infos}
+    return directions.pop() if len(directions) == 1 else None

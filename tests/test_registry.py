@@ -337,3 +337,91 @@ def test_multiclass_names_build_their_classes():
 def test_multiclass_spec_errors(spec, message):
     with pytest.raises((ValueError, TypeError), match=message):
         make_multiclass_calibrator(spec)
+
+
+# ---------------------------------------------------------------------- multiclass metrics
+# (issue 12: registry.bigger_is_better("tece") was None; the names now come from the
+# metric catalogue, streamcal.metrics.catalogue)
+
+EXPECTED_MULTICLASS_METRICS = {
+    "brier": metrics.MulticlassBrier,
+    "log_loss": metrics.CrossEntropy,
+    "ece": metrics.ConfidenceECE,
+    "confidence_ece": metrics.ConfidenceECE,
+    "top_label_ece": metrics.TopLabelECE,
+    "classwise_ece": metrics.ClasswiseECE,
+    "tece": metrics.TECE,
+}
+
+
+def test_multiclass_metric_names_build_their_classes():
+    from streamcal.registry import MULTICLASS_METRIC_NAMES
+
+    assert set(MULTICLASS_METRIC_NAMES) == set(EXPECTED_MULTICLASS_METRICS) - {
+        "confidence_ece"
+    }
+    for name, cls in EXPECTED_MULTICLASS_METRICS.items():
+        m = make_metric(name, task="multiclass")
+        assert type(m) is cls
+        assert metric_parameters(name, task="multiclass") == tuple(
+            inspect.signature(cls).parameters
+        )
+    m = make_metric("tece:n_bins=4,threshold=0.01", task="multiclass")
+    assert (m.n_bins, m.threshold) == (4, 0.01)
+
+
+@pytest.mark.parametrize(
+    "spec, task, pieces",
+    [
+        (
+            "tece",
+            "binary",
+            [
+                "Invalid metric spec 'tece'",
+                "'tece' is a multiclass metric only",
+                "binary metrics: brier",
+            ],
+        ),
+        (
+            "roc_auc",
+            "multiclass",
+            [
+                "'roc_auc' is a binary metric only",
+                "multiclass metrics: brier, log_loss, ece, top_label_ece",
+            ],
+        ),
+        (
+            "ecee",
+            "multiclass",
+            ["Unknown multiclass metric 'ecee'", "Known multiclass metrics: brier"],
+        ),
+        ("tece:bins=3", "multiclass", ["TECE", "no parameter 'bins'", "n_bins, threshold"]),
+        (
+            "tece:n_bins=0",
+            "multiclass",
+            ["Invalid metric spec 'tece:n_bins=0'", "'n_bins'"],
+        ),
+        ("brier", "ternary", ["'task' argument of make_metric", "'ternary'"]),
+    ],
+)
+def test_metric_spec_errors_name_the_task(spec, task, pieces):
+    with pytest.raises((ValueError, TypeError)) as info:
+        make_metric(spec, task=task)
+    for piece in pieces:
+        assert piece in str(info.value)
+
+
+def test_bigger_is_better_of_multiclass_names():
+    for name in ("tece", "top_label_ece", "classwise_ece", "confidence_ece"):
+        assert bigger_is_better(name) is False
+        assert bigger_is_better(name + "@window") is False
+    assert bigger_is_better("tece:n_bins=4@window") is False
+    # names of both tasks: their directions agree
+    for name in ("brier", "log_loss", "ece"):
+        assert bigger_is_better(name) is False
+    # a parameter value with a dot is not a component
+    assert bigger_is_better("calibration_refinement:resolution=0.1") is False
+    assert bigger_is_better("calibration_refinement:resolution=0.1.refinement") is False
+    assert bigger_is_better("roc_auc:x=0.5") is True
+    # a metric named by the user: the catalogue's component names still rank
+    assert bigger_is_better("mine.dsc") is True and bigger_is_better("mine") is None

@@ -202,6 +202,13 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
 
     """
 
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "ece"
+    description = (
+        "Expected calibration error: weighted mean gap between the mean forecast and the "
+        "outcome rate per bin of the forecast, in [0, 1]."
+    )
+
     def __init__(
         self,
         n_bins: int = 10,
@@ -491,6 +498,14 @@ class Sharpness(_EqualWidthSums):
 
     """
 
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "sharpness"
+    bigger_is_better = True
+    description = (
+        "Sharpness: weighted mean of the squared outcome rate per equal-width bin of the "
+        "forecast, in [0, 1] (larger is sharper)."
+    )
+
     def __init__(self, n_bins: int = 10):
         _check_n_bins("Sharpness", n_bins)
         self.n_bins = n_bins
@@ -507,10 +522,6 @@ class Sharpness(_EqualWidthSums):
     def get(self) -> float:
         """The sharpness of the events held (0.0 before any); O(n_bins)."""
         return self._store.sharpness()
-
-    @property
-    def bigger_is_better(self) -> bool:
-        return True
 
 
 class MurphyDecomposition(_EqualWidthSums):
@@ -573,6 +584,21 @@ class MurphyDecomposition(_EqualWidthSums):
     0.12
 
     """
+
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "murphy"
+    description = (
+        "Murphy decomposition of the Brier score (in [0, 1]) over equal-width bins: Brier "
+        "= reliability - resolution + uncertainty + within-bin variance - within-bin "
+        "covariance."
+    )
+    component_directions = (
+        ("reliability", False),
+        ("resolution", True),
+        ("uncertainty", None),
+        ("within_bin_variance", None),
+        ("within_bin_covariance", None),
+    )
 
     def __init__(self, n_bins: int = 10):
         _check_n_bins("MurphyDecomposition", n_bins)

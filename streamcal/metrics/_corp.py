@@ -136,6 +136,18 @@ class CORP(BinaryCalibrationMetric):
 
     """
 
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "corp"
+    description = (
+        "CORP decomposition (isotonic recalibration) of the Brier score or log loss: "
+        "score = MCB (miscalibration) - DSC (discrimination) + UNC (uncertainty)."
+    )
+    component_directions = (
+        ("mcb", False),
+        ("dsc", True),
+        ("unc", None),
+    )
+
     def __init__(self, score: str = "brier", eps: float = 1e-15):
         V.check_param(
             "CORP", "score", score, score in _SCORES, "a str among {'brier', 'log'}"

@@ -233,6 +233,8 @@ class MulticlassCalibrationMetric(StreamingMetric):
 
     #: the metric takes multiclass forecasts (dicts), not binary probabilities
     _multiclass: typing.ClassVar[bool] = True
+    #: The forecasts the metric scores: dicts of class probabilities.
+    task: typing.ClassVar[str] = "multiclass"
 
     def update(self, y_true, y_pred, w=1.0) -> None:
         """Add one event; cost stated by each metric."""
@@ -352,6 +354,14 @@ class ConfidenceECE(_EqualWidthMetric):
 
     """
 
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "ece"
+    aliases = ("confidence_ece",)
+    description = (
+        "Confidence ECE (top-class view): the ECE of each forecast's top probability "
+        "against whether its top class was the outcome, in [0, 1]."
+    )
+
     def _reset(self) -> None:
         self._edges = _uniform_edges(self.n_bins)
         self._sums = _BinSums(self.n_bins)
@@ -465,6 +475,13 @@ class TopLabelECE(_EqualWidthMetric):
     {'cat': 0.3, 'dog': 0.7}
 
     """
+
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "top_label_ece"
+    description = (
+        "Top-label ECE: the confidence ECE computed separately for each predicted (top) "
+        "class and averaged with the weight of its predictions, in [0, 1]."
+    )
 
     def _reset(self) -> None:
         self._edges = _uniform_edges(self.n_bins)
@@ -638,6 +655,13 @@ class ClasswiseECE(_ClassRegistry, _EqualWidthMetric):
     0.366667
 
     """
+
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "classwise_ece"
+    description = (
+        "Class-wise ECE (every class's view): the mean over the classes of the binary ECE "
+        "of each class's probability over equal-width bins, in [0, 1]."
+    )
 
     def _reset(self) -> None:
         self._edges = _uniform_edges(self.n_bins)
@@ -833,6 +857,14 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
     (ReliabilityBin(lower=0.7, upper=0.7, weight=1.0, mean_prediction=0.7, mean_outcome=1.0),)
 
     """
+
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "tece"
+    description = (
+        "Thresholded equal-mass class-wise ECE (every class's view): the mean over the "
+        "classes of the ECE of each class's probabilities above a threshold, over "
+        "equal-mass bins, in [0, 1]."
+    )
 
     def __init__(self, n_bins: int = 10, threshold: float | None = None):
         _check_n_bins("TECE", n_bins)

@@ -69,6 +69,14 @@ class ROCAUC(_kernels.StoreShell, BinaryCalibrationMetric):
 
     """
 
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "roc_auc"
+    bigger_is_better = True
+    description = (
+        "ROC AUC: probability that a random positive event is scored above a random "
+        "negative one (ties count half), in [0, 1]."
+    )
+
     def __init__(self):
         super().__init__()
 
@@ -159,10 +167,6 @@ class ROCAUC(_kernels.StoreShell, BinaryCalibrationMetric):
     def n_events(self) -> int:
         """Number of positive-weight events held."""
         return self._store.n_pos + self._store.n_neg
-
-    @property
-    def bigger_is_better(self) -> bool:
-        return True
 
     def _set_state(self, state: dict) -> None:
         lists = [state[k] for k in ("keys", "neg_w", "pos_w", "neg_n", "pos_n")]

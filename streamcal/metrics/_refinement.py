@@ -78,6 +78,17 @@ class CalibrationRefinement(_kernels.StoreShell, BinaryCalibrationMetric):
 
     """
 
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "calibration_refinement"
+    description = (
+        "Foster-Hart decomposition of the Brier score (in [0, 1]) over the distinct "
+        "forecast values: Brier = calibration + refinement."
+    )
+    component_directions = (
+        ("calibration", False),
+        ("refinement", False),
+    )
+
     def __init__(self, resolution=None):
         V.check_param(
             "CalibrationRefinement",

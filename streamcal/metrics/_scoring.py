@@ -116,6 +116,13 @@ class Brier(_BinaryMeanScore):
 
     """
 
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "brier"
+    description = (
+        "Brier score: mean squared difference between the forecast probability and the "
+        "0/1 outcome, in [0, 1]."
+    )
+
     def __init__(self):
         super().__init__()
 
@@ -144,6 +151,13 @@ class LogLoss(_BinaryMeanScore):
 
     """
 
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "log_loss"
+    description = (
+        "Log loss: mean negative log-likelihood of the outcomes, the forecast clipped to "
+        "[eps, 1 - eps], in [0, -log(eps)]."
+    )
+
     def __init__(self, eps: float = 1e-15):
         V.check_real(
             eps, "LogLoss", "eps", lambda x: 0.0 < x < 0.5, "a real number in (0, 0.5)"
@@ -171,6 +185,14 @@ class MulticlassBrier(_MeanScore, MulticlassCalibrationMetric):
     1.0
 
     """
+
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "brier"
+    description = (
+        "Multiclass Brier score: squared distance between the probability vector and the "
+        "one-hot outcome, summed over the classes and averaged over the events, in [0, 2] "
+        "(twice the binary Brier score for two classes)."
+    )
 
     def __init__(self):
         super().__init__()
@@ -204,6 +226,13 @@ class CrossEntropy(_MeanScore, MulticlassCalibrationMetric):
     0.693147
 
     """
+
+    # the catalogue entry (streamcal.metrics.catalogue)
+    short_name = "log_loss"
+    description = (
+        "Cross-entropy (multiclass log loss): mean negative log of the probability given "
+        "to the outcome's class, clipped to [eps, 1 - eps], in [0, -log(eps)]."
+    )
 
     def __init__(self, eps: float = 1e-15):
         V.check_real(

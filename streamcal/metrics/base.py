@@ -40,7 +40,10 @@ class StreamingMetric(_snapshot.Snapshot, river_metrics.Metric):
     Subclasses implement ``_reset``, ``update``, ``revert`` (or set ``_revertible =
     False`` and raise), ``get``, ``_get_state`` and ``_set_state``, and keep the number
     of positive-weight events held in ``_n`` (or override :attr:`n_events`); those whose
-    bigger values are better (sharpness, AUC) override :attr:`bigger_is_better`.
+    bigger values are better (sharpness, AUC) set the class attribute
+    :attr:`bigger_is_better` to True. The metrics of the catalogue
+    (:mod:`streamcal.metrics.catalogue`) also set :attr:`short_name`,
+    :attr:`description` and, for decompositions, :attr:`component_directions`.
 
     Examples
     --------
@@ -64,6 +67,26 @@ class StreamingMetric(_snapshot.Snapshot, river_metrics.Metric):
     _revertible: typing.ClassVar[bool] = True
     _registry: typing.ClassVar[dict[str, type]] = {}
 
+    # What the metric is, read by :mod:`streamcal.metrics.catalogue` (the registry, the
+    # replay, the command line and the report derive their tables from these).
+
+    #: Whether bigger values are better (river's flag): False, as for scores and
+    #: calibration errors, unless the metric says otherwise. A class attribute, so that
+    #: the direction is known without building the metric.
+    bigger_is_better: typing.ClassVar[bool] = False
+    #: The short name of the metric in the catalogue (``"brier"``); None outside it.
+    short_name: typing.ClassVar[str | None] = None
+    #: Other names the catalogue accepts for the metric (``("confidence_ece",)``).
+    aliases: typing.ClassVar[tuple[str, ...]] = ()
+    #: One sentence: what the metric measures and its range (and, for a multiclass
+    #: metric, which view of the forecast it takes).
+    description: typing.ClassVar[str] = ""
+    #: The terms of the metric's decomposition that are reported next to its value, in
+    #: report order: ``((attribute, bigger_is_better or None), ...)``, None for a term
+    #: that does not rank forecasters (an uncertainty term depends on the labels only).
+    #: Each attribute is a float property of the metric.
+    component_directions: typing.ClassVar[tuple[tuple[str, bool | None], ...]] = ()
+
     def __init__(self):
         self._reset()
 
@@ -72,12 +95,6 @@ class StreamingMetric(_snapshot.Snapshot, river_metrics.Metric):
         """Build the empty state (called by the constructor)."""
 
     # ------------------------------------------------------------------ river glue
-
-    @property
-    def bigger_is_better(self) -> bool:
-        """Whether bigger values are better (river's flag): False, as for scores and
-        calibration errors, unless the metric says otherwise."""
-        return False
 
     @property
     def n_events(self) -> int:
@@ -127,6 +144,9 @@ class BinaryCalibrationMetric(StreamingMetric):
     0.09
 
     """
+
+    #: The forecasts the metric scores: binary probabilities.
+    task: typing.ClassVar[str] = "binary"
 
     def update(self, y_true, y_pred, w=1.0) -> None:
         """Add one event; O(1) unless the metric says otherwise."""

@@ -6,91 +6,29 @@ from __future__ import annotations
 import inspect
 
 from streamcal import _validation as V
-from streamcal.metrics import (
-    CORP,
-    ECE,
-    ROCAUC,
-    TECE,
-    Brier,
-    CalibrationRefinement,
-    ClasswiseECE,
-    ConfidenceECE,
-    CrossEntropy,
-    LogLoss,
-    MulticlassBrier,
-    MurphyDecomposition,
-    Sharpness,
-    TopLabelECE,
-)
-from streamcal.metrics._multiclass import MulticlassCalibrationMetric
+from streamcal.metrics import catalogue
+from streamcal.metrics import MulticlassCalibrationMetric
 from streamcal.metrics.base import StreamingMetric
+from streamcal.metrics.catalogue import WINDOW_SUFFIX, metric_key, metric_values
 
-#: Suffix of the keys of windowed metrics in ``ReplayResult.series`` / ``summary``.
-WINDOW_SUFFIX = "@window"
+__all__ = ["WINDOW_SUFFIX"]
 
 # ---------------------------------------------------------------------- metric names
 
-_BINARY_METRICS = {
-    "brier": Brier,
-    "log_loss": LogLoss,
-    "ece": ECE,
-    "sharpness": Sharpness,
-    "roc_auc": ROCAUC,
-    "calibration_refinement": CalibrationRefinement,
-    "murphy": MurphyDecomposition,
-    "corp": CORP,
-}
 
-_MULTICLASS_METRICS = {
-    "brier": MulticlassBrier,
-    "log_loss": CrossEntropy,
-    "ece": ConfidenceECE,
-    "confidence_ece": ConfidenceECE,
-    "top_label_ece": TopLabelECE,
-    "classwise_ece": ClasswiseECE,
-    "tece": TECE,
-}
+# the names that replay resolves (cli.py reads _MULTICLASS_METRICS until it switches to
+# streamcal.metrics.catalogue)
+_BINARY_METRICS = {k: i.cls for k, i in catalogue.metric_table("binary").items()}
+_MULTICLASS_METRICS = {k: i.cls for k, i in catalogue.metric_table("multiclass").items()}
 
-_SHORT_NAMES = {cls: name for name, cls in _BINARY_METRICS.items()}
-_SHORT_NAMES.update({cls: name for name, cls in reversed(_MULTICLASS_METRICS.items())})
-
-# Components of the decompositions, reported as "<metric>.<component>".
-_COMPONENTS = {
-    CORP: ("mcb", "dsc", "unc"),
-    CalibrationRefinement: ("calibration", "refinement"),
-    MurphyDecomposition: (
-        "reliability",
-        "resolution",
-        "uncertainty",
-        "within_bin_variance",
-        "within_bin_covariance",
-    ),
-}
-
-
-def _spec_value(value) -> str:
-    return value if isinstance(value, str) else repr(value)
-
-
-def _metric_key(metric) -> str:
-    """``"ece"`` for ``ECE()``, ``"ece:n_bins=15"`` for ``ECE(n_bins=15)``: the short
-    name of the class and the parameters that differ from their defaults."""
-    cls = type(metric)
-    base = _SHORT_NAMES.get(cls, cls.__name__)
-    changed = []
-    for name, param in inspect.signature(cls.__init__).parameters.items():
-        if name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
-        value = getattr(metric, name, param.default)
-        if param.default is inspect.Parameter.empty or value != param.default:
-            changed.append(f"{name}={_spec_value(value)}")
-    return base + (":" + ",".join(changed) if changed else "")
+# kept for old callers: the key of a metric is the catalogue's
+_metric_key = metric_key
 
 
 def _resolve_metrics(metrics, multiclass: bool) -> dict:
     """key -> a fresh template metric (cloned again per calibrator)."""
-    table = _MULTICLASS_METRICS if multiclass else _BINARY_METRICS
     kind = "multiclass" if multiclass else "binary"
+    table = _MULTICLASS_METRICS if multiclass else _BINARY_METRICS
     if isinstance(metrics, (str, StreamingMetric)):
         metrics = (metrics,)
     items = (
@@ -102,10 +40,16 @@ def _resolve_metrics(metrics, multiclass: bool) -> dict:
     for key, spec in items:
         if isinstance(spec, str):
             if spec not in table:
+                other = _BINARY_METRICS if multiclass else _MULTICLASS_METRICS
+                why = (
+                    f", a {'binary' if multiclass else 'multiclass'} metric only"
+                    if spec in other
+                    else ""
+                )
                 raise ValueError(
                     f"The 'metrics' argument of replay must name {kind} metrics among "
                     f"{{{', '.join(repr(n) for n in table)}}} or be metric objects. "
-                    f"Got {spec!r} instead."
+                    f"Got {spec!r} instead{why}."
                 )
             metric = table[spec]()
             key = spec if key is None else key
@@ -117,7 +61,7 @@ def _resolve_metrics(metrics, multiclass: bool) -> dict:
                     f"{kind} log. Got {type(spec).__name__} instead."
                 )
             metric = spec.clone()
-            key = _metric_key(metric) if key is None else key
+            key = metric_key(metric) if key is None else key
         else:
             raise TypeError(
                 "The 'metrics' argument of replay must hold metric short names or "
@@ -154,8 +98,8 @@ def _windowed(template: StreamingMetric, window: int):
 
 def _values(metric, key: str, out: dict, suffix: str = "") -> None:
     """Put the value of ``metric`` (and of its components) into ``out``, under ``key``
-    (and ``key.component``) followed by ``suffix``."""
-    out[key + suffix] = metric.get()
-    for part in _COMPONENTS.get(type(metric), ()):
-        out[f"{key}.{part}{suffix}"] = getattr(metric, part)
-
+    (and ``key.component``) followed by ``suffix``: the keys of
+    :func:`streamcal.metrics.catalogue.columns`."""
+    for component, value in metric_values(metric).items():
+        name = key if component is None else f"{key}.{component}"
+        out[name + suffix] = value
