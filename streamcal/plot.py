@@ -59,7 +59,12 @@ metric or calibrator (duck-typed) or the records it exposes:
   :class:`streamcal.core.pav.BlockView` PAV blocks, gives a CORP diagram. A ``CORP``
   metric keeps one cell per distinct forecast (its weight and event count, read from
   its snapshot ``to_dict()``), which is all the resampling needs: its band is
-  :func:`consistency_band` with ``counts`` (exact for unit event weights). Blocks alone
+  :func:`consistency_band` with ``counts`` (exact for unit event weights), with the
+  same ``seed`` (0 by default, so the same state draws the same band). Beyond 2000
+  distinct forecasts, adjacent ones are pooled into 2000 groups of about equal event
+  counts at their mean forecast (which bounds the cost to ``n_resamples`` PAV fits of
+  2000 points; pooling makes the band slightly wider, by Hoeffding's bound, and
+  resolves it no finer than the groups). Blocks alone
   do not keep the forecasts: no band is drawn for them (the panel says so; pass the
   arrays for a band). The histogram spreads each block's weight evenly over its score
   range. The decomposition shown is the metric's ``mcb``, ``dsc``, ``unc`` and
@@ -108,6 +113,10 @@ _VIEWS = ("confidence", "top-label", "classwise")
 _MAX_BAND_POINTS = 1000
 # Resampled outcomes are drawn in chunks of about this many events x resamples.
 _CHUNK = 2_000_000
+# The band of a CORP metric's state resamples at most this many cells (distinct
+# forecasts); beyond it adjacent cells are pooled, which bounds the cost per panel to
+# n_resamples PAV fits of this size.
+_MAX_BAND_CELLS = 2000
 
 _BAND_COLOR = "#9ecae1"
 _BINNED_COLOR = "#08519c"
@@ -518,8 +527,11 @@ def _band(
         else np.unique(np.linspace(0, m - 1, _MAX_BAND_POINTS).round().astype(np.int64))
     )
 
+    distinct = len(xs) == len(p) and bool(np.all(order == np.arange(len(p))))
+
     def fits(draws):  # draws in input order, one per event, as for "binned"
-        S = np.add.reduceat(draws[:, order], starts, axis=1)
+        # (forecasts already distinct and sorted, e.g. a metric's cells: no pooling)
+        S = draws if distinct else np.add.reduceat(draws[:, order], starts, axis=1)
         return np.stack([isotonic_regression(s / W, weights=W).x[keep] for s in S])
 
     curves = np.concatenate(
@@ -946,7 +958,24 @@ def _corp_cells(source):
     keep = (ws > 0) & (ns > 0)
     if not keep.any():
         return None
-    return xs[keep], ws[keep], ns[keep]
+    return _pool_cells(xs[keep], ws[keep], ns[keep], _MAX_BAND_CELLS)
+
+
+def _pool_cells(xs, ws, ns, max_cells):
+    """At most ``max_cells`` cells: when there are more, adjacent cells (in forecast
+    order) are pooled into groups of about equal event counts, each at its weighted
+    mean forecast with the group's total weight and count."""
+    m = len(xs)
+    if m <= max_cells:
+        return xs, ws, ns
+    order = np.argsort(xs, kind="stable")
+    xs, ws, ns = xs[order], ws[order], ns[order]
+    before = np.cumsum(ns) - ns
+    group = (before * max_cells) // int(ns.sum())
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    W = np.add.reduceat(ws, starts)
+    X = np.minimum(1.0, np.add.reduceat(ws * xs, starts) / W)
+    return X, W, np.add.reduceat(ns, starts)
 
 
 def _stat_lines(panel: _Panel) -> list:

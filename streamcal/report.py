@@ -335,10 +335,14 @@ def _over_time_figure(key, lines, colors, window, time_axis=None):
             ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
         else:
             ax.ticklabel_format(axis="x", useOffset=False)
-    # the key below the plot, in rows: it stays inside the image at any width
+    # the key below the plot, in balanced rows of as many entries as fit the width:
+    # it stays inside the image, however narrow the page shows it
+    handles, labels = ax.get_legend_handles_labels()
+    per_row = max(1, 70 // (max(len(label) for label in labels) + 6))
+    rows = math.ceil(len(labels) / per_row)
     fig.legend(
-        *ax.get_legend_handles_labels(), loc="outside lower center",
-        ncols=min(drawn, 4), fontsize=9, frameon=False,
+        handles, labels, loc="outside lower center", ncols=math.ceil(len(labels) / rows),
+        fontsize=9, frameon=False,
     )  # fmt: skip
     return fig
 
@@ -417,7 +421,7 @@ table.summary caption { text-align: left; font-weight: 600; padding-bottom: 0.3e
 table.summary th, table.summary td { padding: 0.4em 0.9em; border-bottom: 1px solid #e3e3e3; }
 table.summary th { background: #f3f5f8; text-align: right; font-weight: 600; }
 table.summary th:first-child, table.summary td:first-child { text-align: left; }
-table.summary td { text-align: right; font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; }
+table.summary td { white-space: nowrap; text-align: right; font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; }
 table.summary td:first-child { font-family: inherit; }
 table.summary tr.raw td { color: #555; font-style: italic; }
 table.summary td.best { background: #e6f4ea; font-weight: 700; color: #0b5b25; }
