@@ -21,11 +21,20 @@ cdef struct Leaf:
     unsigned char hidx[LEAF_CAP]  # cell index of each hull vertex
     double hx[LEAF_CAP]           # hull vertex coordinates in the leaf's frame
     double hy[LEAF_CAP]
+    # per hull vertex, the key of the last cell at or before it (in this leaf) whose
+    # label sum is not 0 (hz), not its weight (hf); -inf if none: see Pt.z
+    double hz[LEAF_CAP]
+    double hf[LEAF_CAP]
 
 cdef struct Pt:
     double x
     double y
     double k
+    # within the frame: key of the last cell at or before k whose label sum s is not 0
+    # (z), not its weight (f); -inf if none. The cells of (a.k, b.k] all have s == 0
+    # when b.z <= a.k, all s == w when b.f <= a.k: the slope of ab is then exactly 0, 1
+    double z
+    double f
 
 cdef struct Node:
     Node* left
@@ -48,6 +57,12 @@ cdef struct Node:
     double bx
     double by
     double bkey
+    double zmax                   # largest key of a cell with s != 0 (-inf if none)
+    double fmax                   # ... with s != w
+    double az                     # Pt.z and Pt.f of the bridge's vertices in this frame
+    double af
+    double bz
+    double bf
     Py_ssize_t nvl                # vertices of this node's hull from the left child
     Py_ssize_t nvr                # ... and from the right child (leaf: nvl = nh, nvr = 0)
 
@@ -105,3 +120,5 @@ cdef class IsotonicBlockStore:
     cdef list _block_bounds(self)
     cdef void _scale(self, Node* v, int e) noexcept
     cdef void _check_node(self, Node* v, Node* parent) except *
+    cdef int _edge_sign(self, Node* frame, double uw, double us, double vw, double vs,
+                        Pt a, Pt b, Pt c, Pt d) noexcept

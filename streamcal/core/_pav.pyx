@@ -90,6 +90,10 @@ cdef double _ALPHA = 0.75
 # relative width of the tie band of the orientation fallback (8 units of roundoff)
 cdef double _TIE = 8.0 * 2.0 ** -53
 cdef int _NO_Q = 1 << 20
+# relative error bound of a product of two edge sums of one leaf (sums of at most 64
+# non-negative cells in any order: (63 + 63 + 1) units of roundoff), with a wide margin
+cdef double _EDGE_ERR = 2.0 ** -40
+cdef double _EDGE_TINY = 2.0 ** -900
 
 
 cdef struct Sums:
@@ -186,12 +190,38 @@ cdef inline int _bisect_right(double* a, int n, double x) noexcept:
     return lo
 
 
-cdef inline Pt _leaf_vertex(Leaf* L, int j, double ox, double oy) noexcept:
+cdef inline Pt _leaf_vertex(Leaf* L, int j, double ox, double oy, double z0,
+                            double f0) noexcept:
+    """Hull vertex ``j`` of a leaf, translated by (ox, oy); z0 and f0 are the Pt.z and
+    Pt.f of the frame's cells before the leaf."""
     cdef Pt p
     p.x = L.hx[j] + ox
     p.y = L.hy[j] + oy
     p.k = L.x[L.hidx[j]]
+    p.z = L.hz[j] if L.hz[j] > z0 else z0
+    p.f = L.hf[j] if L.hf[j] > f0 else f0
     return p
+
+
+cdef inline Pt _bridge_vertex(double x, double y, double k, double z, double f,
+                              double ox, double oy, double z0, double f0) noexcept:
+    cdef Pt p
+    p.x = x + ox
+    p.y = y + oy
+    p.k = k
+    p.z = z if z > z0 else z0
+    p.f = f if f > f0 else f0
+    return p
+
+
+cdef inline int _pure_slope(Pt a, Pt b) noexcept:
+    """0 or 1 when every cell of (a.k, b.k] has label sum 0, resp. equal to its weight
+    (the slope of ab is then exactly that), else -1."""
+    if b.z <= a.k:
+        return 0
+    if b.f <= a.k:
+        return 1
+    return -1
 
 
 cdef inline Py_ssize_t _leaf_rank_le(Leaf* L, double K) noexcept:
@@ -389,7 +419,7 @@ cdef class IsotonicBlockStore:
         c.k < d.k in ``frame``'s coordinates (orientation of a, b, d when b == c)."""
         cdef double ux = b.x - a.x, uy = b.y - a.y, vx = d.x - c.x, vy = d.y - c.y
         cdef double q, nu, nv, det, err, p1, p2, e1, e2
-        cdef int ku, kv
+        cdef int ku, kv, pu, pv
         cdef Sums su, sv
         if self._exact(frame):
             if frame.W * self.qscale < 67108864.0:
@@ -399,6 +429,15 @@ cdef class IsotonicBlockStore:
             q = self.qscale
             return sc_pav_det_sign(<long long> (ux * q), <long long> (vy * q),
                                    <long long> (uy * q), <long long> (vx * q))
+        # runs of cells whose labels are all 0, or all 1, have slopes exactly 0 or 1
+        # (the forgetting clock's non-dyadic weights make them collinear within the
+        # rounding of their coordinates, which no filter can decide): u x v has the sign
+        # of slope(v) - slope(u), both x-extents being positive
+        pu = _pure_slope(a, b)
+        if pu >= 0:
+            pv = _pure_slope(c, d)
+            if pv >= 0:
+                return pv - pu
         nu = fabs(ux) + fabs(uy)
         nv = fabs(vx) + fabs(vy)
         if nu > 0.0 and nv > 0.0:
@@ -443,6 +482,21 @@ cdef class IsotonicBlockStore:
         """> 0 when a, b, c (keys increasing) turn strictly upwards (b strictly below
         the line ac), 0 when collinear."""
         return self._vsign(frame, a, b, b, c)
+
+    cdef inline int _edge_sign(self, Node* frame, double uw, double us, double vw, double vs,
+                               Pt a, Pt b, Pt c, Pt d) noexcept:
+        """Sign of (b - a) x (d - c) given the sums (uw, us), (vw, vs) of the cells of
+        (a.k, b.k] and (c.k, d.k], each computed from those cells alone (so accurate
+        relative to the edge itself, not to the frame's totals as coordinates are).
+        Undecided signs go to :meth:`_vsign`."""
+        cdef double p1 = uw * vs, p2 = us * vw
+        cdef double det = p1 - p2, m = p1 + p2
+        if _EDGE_TINY < m < INFINITY:
+            if det > _EDGE_ERR * m:
+                return 1
+            if det < -_EDGE_ERR * m:
+                return -1
+        return self._vsign(frame, a, b, c, d)
 
     cdef inline int _vs(self, Node* frame, bint fast, Pt a, Pt b, Pt c, Pt d) noexcept:
         if fast:
@@ -511,8 +565,13 @@ cdef class IsotonicBlockStore:
         cdef double cw = 0.0, cs = 0.0
         cdef long long cn = 0
         cdef Pt p, h1, h2
-        cdef bint fast
-        cdef double wlo = 0.0, slo = 0.0
+        cdef bint fast, precise
+        cdef int sg
+        cdef double wlo = 0.0, slo = 0.0, lz = -INFINITY, lf = -INFINITY, ew, es
+        # without exact coordinates: sums of the cells of each hull edge (edge j joins
+        # vertex j - 1 to vertex j), summed from the cells alone
+        cdef double edw[LEAF_CAP]
+        cdef double eds[LEAF_CAP]
         for t in range(L.cnt):
             _dd_add(&cw, &wlo, L.w[t], 0.0)
             _dd_add(&cs, &slo, L.s[t], 0.0)
@@ -526,28 +585,54 @@ cdef class IsotonicBlockStore:
         v.nleaves = 1
         v.kmin = L.x[0]
         fast = self._fast(v)
+        precise = not fast and not self._exact(v)
         cw = 0.0
         cs = 0.0
         for t in range(L.cnt):
             cw += L.w[t]
             cs += L.s[t]
+            if L.s[t] != 0.0:
+                lz = L.x[t]
+            if L.s[t] != L.w[t]:
+                lf = L.x[t]
             p.x = cw
             p.y = cs
             p.k = L.x[t]
+            p.z = lz
+            p.f = lf
+            ew = L.w[t]
+            es = L.s[t]
             while nh >= 2:
                 h1.x = L.hx[nh - 2]
                 h1.y = L.hy[nh - 2]
                 h1.k = L.x[L.hidx[nh - 2]]
+                h1.z = L.hz[nh - 2]
+                h1.f = L.hf[nh - 2]
                 h2.x = L.hx[nh - 1]
                 h2.y = L.hy[nh - 1]
                 h2.k = L.x[L.hidx[nh - 1]]
-                if self._vs(v, fast, h1, h2, h2, p) > 0:
+                h2.z = L.hz[nh - 1]
+                h2.f = L.hf[nh - 1]
+                if precise:
+                    sg = self._edge_sign(v, edw[nh - 1], eds[nh - 1], ew, es, h1, h2, h2, p)
+                else:
+                    sg = self._vs(v, fast, h1, h2, h2, p)
+                if sg > 0:
                     break
+                if precise:
+                    ew = edw[nh - 1] + ew
+                    es = eds[nh - 1] + es
                 nh -= 1
+            edw[nh] = ew
+            eds[nh] = es
             L.hx[nh] = cw
             L.hy[nh] = cs
+            L.hz[nh] = lz
+            L.hf[nh] = lf
             L.hidx[nh] = <unsigned char> t
             nh += 1
+        v.zmax = lz
+        v.fmax = lf
         L.nh = nh
         v.nvl = nh
         v.nvr = 0
@@ -567,6 +652,8 @@ cdef class IsotonicBlockStore:
         u.ncells = l.ncells + r.ncells
         u.nleaves = l.nleaves + r.nleaves
         u.kmin = l.kmin
+        u.zmax = r.zmax if r.zmax > l.zmax else l.zmax
+        u.fmax = r.fmax if r.fmax > l.fmax else l.fmax
         self._bridge(u)
         self._op_nodes += 1
 
@@ -576,6 +663,8 @@ cdef class IsotonicBlockStore:
         cdef Node* rn = u.right
         cdef double lox = 0.0, loy = 0.0, rox = u.left.W, roy = u.left.S
         cdef double xs = u.left.W
+        # Pt.z / Pt.f of the cells of u before the current subtree of each side
+        cdef double lz0 = -INFINITY, lf0 = -INFINITY, rz0 = u.left.zmax, rf0 = u.left.fmax
         cdef int llo = 0, lhi = 0, rlo = 0, rhi = 0, lm = 0, rm = 0
         cdef bint lpt, rpt, go_l_left, go_l_right, go_r_left, go_r_right
         cdef Pt a, b, c, d
@@ -592,32 +681,24 @@ cdef class IsotonicBlockStore:
             # the current edge (or point) of each side
             if ln.leaf != NULL:
                 if lpt:
-                    a = _leaf_vertex(ln.leaf, llo, lox, loy)
+                    a = _leaf_vertex(ln.leaf, llo, lox, loy, lz0, lf0)
                 else:
                     lm = (llo + lhi) >> 1
-                    a = _leaf_vertex(ln.leaf, lm - 1, lox, loy)
-                    b = _leaf_vertex(ln.leaf, lm, lox, loy)
+                    a = _leaf_vertex(ln.leaf, lm - 1, lox, loy, lz0, lf0)
+                    b = _leaf_vertex(ln.leaf, lm, lox, loy, lz0, lf0)
             else:
-                a.x = ln.ax + lox
-                a.y = ln.ay + loy
-                a.k = ln.akey
-                b.x = ln.bx + lox
-                b.y = ln.by + loy
-                b.k = ln.bkey
+                a = _bridge_vertex(ln.ax, ln.ay, ln.akey, ln.az, ln.af, lox, loy, lz0, lf0)
+                b = _bridge_vertex(ln.bx, ln.by, ln.bkey, ln.bz, ln.bf, lox, loy, lz0, lf0)
             if rn.leaf != NULL:
                 if rpt:
-                    c = _leaf_vertex(rn.leaf, rlo, rox, roy)
+                    c = _leaf_vertex(rn.leaf, rlo, rox, roy, rz0, rf0)
                 else:
                     rm = (rlo + rhi) >> 1
-                    c = _leaf_vertex(rn.leaf, rm - 1, rox, roy)
-                    d = _leaf_vertex(rn.leaf, rm, rox, roy)
+                    c = _leaf_vertex(rn.leaf, rm - 1, rox, roy, rz0, rf0)
+                    d = _leaf_vertex(rn.leaf, rm, rox, roy, rz0, rf0)
             else:
-                c.x = rn.ax + rox
-                c.y = rn.ay + roy
-                c.k = rn.akey
-                d.x = rn.bx + rox
-                d.y = rn.by + roy
-                d.k = rn.bkey
+                c = _bridge_vertex(rn.ax, rn.ay, rn.akey, rn.az, rn.af, rox, roy, rz0, rf0)
+                d = _bridge_vertex(rn.bx, rn.by, rn.bkey, rn.bz, rn.bf, rox, roy, rz0, rf0)
             if lpt and rpt:
                 break
             go_l_left = go_l_right = go_r_left = go_r_right = False
@@ -659,6 +740,10 @@ cdef class IsotonicBlockStore:
                     lcount += ln.nvl - (ln.right.nvl + ln.right.nvr - ln.nvr)
                     lox += ln.left.W
                     loy += ln.left.S
+                    if ln.left.zmax > lz0:
+                        lz0 = ln.left.zmax
+                    if ln.left.fmax > lf0:
+                        lf0 = ln.left.fmax
                     ln = ln.right
                     if ln.leaf != NULL:
                         llo = 0
@@ -679,6 +764,10 @@ cdef class IsotonicBlockStore:
                 else:
                     rox += rn.left.W
                     roy += rn.left.S
+                    if rn.left.zmax > rz0:
+                        rz0 = rn.left.zmax
+                    if rn.left.fmax > rf0:
+                        rf0 = rn.left.fmax
                     rn = rn.right
                     if rn.leaf != NULL:
                         rlo = 0
@@ -686,9 +775,13 @@ cdef class IsotonicBlockStore:
         u.ax = a.x
         u.ay = a.y
         u.akey = a.k
+        u.az = a.z
+        u.af = a.f
         u.bx = c.x
         u.by = c.y
         u.bkey = c.k
+        u.bz = c.z
+        u.bf = c.f
         # vertices of this node's hull: those of the left child's up to q, of the right
         # child's from r (counted on the way down)
         u.nvl = lcount + llo + 1
@@ -1391,11 +1484,13 @@ cdef class IsotonicBlockStore:
             assert bounds[len(bounds) - 1][1] == xs[len(xs) - 1], "blocks do not end at the last cell"
 
     cdef void _check_node(self, Node* v, Node* parent) except *:
-        cdef double W, S, ax, ay, bx, by, akey, bkey
+        cdef double W, S, ax, ay, bx, by, akey, bkey, zmax, fmax
         cdef Py_ssize_t nvl, nvr
         cdef int t, nh
         cdef double hx[LEAF_CAP]
         cdef double hy[LEAF_CAP]
+        cdef double hz[LEAF_CAP]
+        cdef double hf[LEAF_CAP]
         cdef unsigned char hidx[LEAF_CAP]
         cdef Leaf* L
         assert v.parent == parent, "parent pointer"
@@ -1408,11 +1503,16 @@ cdef class IsotonicBlockStore:
             memcpy(hx, L.hx, nh * sizeof(double))
             memcpy(hy, L.hy, nh * sizeof(double))
             memcpy(hidx, L.hidx, nh)
+            memcpy(hz, L.hz, nh * sizeof(double))
+            memcpy(hf, L.hf, nh * sizeof(double))
+            zmax, fmax = v.zmax, v.fmax
             self._leaf_update(v)
             assert v.W == W and v.S == S, "leaf totals"
             assert L.nh == nh, "leaf hull size"
             for t in range(nh):
                 assert L.hx[t] == hx[t] and L.hy[t] == hy[t] and L.hidx[t] == hidx[t], "leaf hull"
+                assert L.hz[t] == hz[t] and L.hf[t] == hf[t], "leaf hull label runs"
+            assert (v.zmax, v.fmax) == (zmax, fmax), "leaf label runs"
             return
         assert v.left != NULL and v.right != NULL, "internal node with one child"
         self._check_node(v.left, v)
@@ -1421,9 +1521,11 @@ cdef class IsotonicBlockStore:
         big = max(v.left.nleaves, v.right.nleaves)
         W, S = v.W, v.S
         ax, ay, bx, by, akey, bkey, nvl, nvr = v.ax, v.ay, v.bx, v.by, v.akey, v.bkey, v.nvl, v.nvr
+        runs = (v.zmax, v.fmax, v.az, v.af, v.bz, v.bf)
         self._internal_update(v)
         assert v.W == W and v.S == S, "node totals"
         assert (v.ax, v.ay, v.bx, v.by, v.akey, v.bkey) == (ax, ay, bx, by, akey, bkey), "bridge"
+        assert (v.zmax, v.fmax, v.az, v.af, v.bz, v.bf) == runs, "label runs"
         assert (v.nvl, v.nvr) == (nvl, nvr), "vertex counts"
         assert (nvl, nvr) == (_rank_le(v.left, akey), _rank_gt(v.right, bkey) + 1), (
             f"vertex counts {(nvl, nvr)} != ranks "
