@@ -14,31 +14,57 @@ Subpackages
 - :mod:`streamcal.metrics`: streaming calibration metrics and batch functions.
 - :mod:`streamcal.monitor`: calibration drift monitors.
 - :mod:`streamcal.plot`: reliability diagrams (matplotlib, optional).
+
+Public names are imported on first use (PEP 562): ``import streamcal`` costs little
+more than importing numpy, and ``from streamcal import OnlineIsotonic`` imports only
+what that calibrator needs (scipy, river's metrics and matplotlib are imported by the
+modules that use them).
+
+Examples
+--------
+>>> import streamcal
+>>> from streamcal import OnlineIsotonic
+>>> OnlineIsotonic is streamcal.OnlineIsotonic
+True
+>>> "OnlineIsotonic" in dir(streamcal)
+True
 """
 
-from streamcal.base import BinaryCalibrator
-from streamcal.calibrators import (
-    FIR,
-    IRP,
-    NAFIR,
-    SCIR,
-    ClassWise,
-    EpsilonCalibratedForecaster,
-    HedgingCalibeater,
-    HistogramBinning,
-    MultiCalibeater,
-    MulticlassIRP,
-    OneVsRestIsotonic,
-    OnlineBeta,
-    OnlineIsotonic,
-    OnlinePlatt,
-    TemperatureScaling,
-    TopLabel,
-    TrackingCalibeater,
-)
-from streamcal.replay import ReplayError, ReplayResult, replay
+import importlib
+import sys
+import types
 
 __version__ = "0.1.0"
+
+# public name -> the module defining it, imported on first access
+_LAZY = {
+    "BinaryCalibrator": "streamcal.base",
+    "ReplayError": "streamcal.replay",
+    "ReplayResult": "streamcal.replay",
+    "replay": "streamcal.replay",
+    **{
+        name: "streamcal.calibrators"
+        for name in (
+            "FIR",
+            "IRP",
+            "NAFIR",
+            "SCIR",
+            "ClassWise",
+            "EpsilonCalibratedForecaster",
+            "HedgingCalibeater",
+            "HistogramBinning",
+            "MultiCalibeater",
+            "MulticlassIRP",
+            "OneVsRestIsotonic",
+            "OnlineBeta",
+            "OnlineIsotonic",
+            "OnlinePlatt",
+            "TemperatureScaling",
+            "TopLabel",
+            "TrackingCalibeater",
+        )
+    },
+}
 
 __all__ = [
     "FIR",
@@ -64,3 +90,31 @@ __all__ = [
     "__version__",
     "replay",
 ]
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'streamcal' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups find it without this call
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """The type of this module: ``replay`` is both a subpackage and the function it
+    exports, and the import system binds the subpackage to the package's attribute when
+    it first imports it (``import streamcal.replay._readers``, say); the public name
+    stays the function."""
+
+    def __setattr__(self, name, value):
+        if name == "replay" and isinstance(value, types.ModuleType):
+            value = value.replay
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

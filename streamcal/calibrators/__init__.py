@@ -1,19 +1,32 @@
 """Calibrators: thin river-style estimator shells over the algorithm cores in
-:mod:`streamcal.core`."""
+:mod:`streamcal.core`.
 
-from streamcal.calibrators.calibeating import (
-    EpsilonCalibratedForecaster,
-    HedgingCalibeater,
-    MultiCalibeater,
-    TrackingCalibeater,
-)
-from streamcal.calibrators.fir import FIR, NAFIR, OneVsRestIsotonic
-from streamcal.calibrators.histogram import HistogramBinning
-from streamcal.calibrators.irp import IRP, MulticlassIRP
-from streamcal.calibrators.isotonic import OnlineIsotonic
-from streamcal.calibrators.multiclass import ClassWise, TemperatureScaling, TopLabel
-from streamcal.calibrators.scaling import OnlineBeta, OnlinePlatt
-from streamcal.calibrators.scir import SCIR
+The names below are imported on first use (PEP 562), so that using one calibrator
+imports only its own module and cores.
+"""
+
+import importlib
+
+# public name -> the module defining it, imported on first access
+_LAZY = {
+    "EpsilonCalibratedForecaster": "streamcal.calibrators.calibeating",
+    "HedgingCalibeater": "streamcal.calibrators.calibeating",
+    "MultiCalibeater": "streamcal.calibrators.calibeating",
+    "TrackingCalibeater": "streamcal.calibrators.calibeating",
+    "FIR": "streamcal.calibrators.fir",
+    "NAFIR": "streamcal.calibrators.fir",
+    "OneVsRestIsotonic": "streamcal.calibrators.fir",
+    "HistogramBinning": "streamcal.calibrators.histogram",
+    "IRP": "streamcal.calibrators.irp",
+    "MulticlassIRP": "streamcal.calibrators.irp",
+    "OnlineIsotonic": "streamcal.calibrators.isotonic",
+    "ClassWise": "streamcal.calibrators.multiclass",
+    "TemperatureScaling": "streamcal.calibrators.multiclass",
+    "TopLabel": "streamcal.calibrators.multiclass",
+    "OnlineBeta": "streamcal.calibrators.scaling",
+    "OnlinePlatt": "streamcal.calibrators.scaling",
+    "SCIR": "streamcal.calibrators.scir",
+}
 
 __all__ = [
     "FIR",
@@ -34,3 +47,16 @@ __all__ = [
     "TopLabel",
     "TrackingCalibeater",
 ]
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups find it without this call
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

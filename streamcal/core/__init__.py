@@ -16,28 +16,38 @@
 
 The multiclass batch functions (``irp_fit``, ``multiclass_irp_fit``, ``fit_scir``,
 ``fir_fit``, ``nafir_fit``, ``ovr_fit``, ``fit_temperature``) work on arrays on their own.
+
+The names below are imported on first use (PEP 562), so that a calibrator imports only
+the cores it runs on (scipy, say, only with the cores that call it).
 """
 
-from streamcal.core.binning import (
-    HistogramBinner,
-    ScoreCells,
-    quantile_edges,
-    uniform_edges,
-)
-from streamcal.core.calibeating import (
-    BinOutcomes,
-    ExponentialWeights,
-    FosterGame,
-    bin_index,
-    uniform,
-)
-from streamcal.core.eprocess import MixtureEProcess
-from streamcal.core.fir import fir_fit, nafir_fit, ovr_fit
-from streamcal.core.irp import irp_fit, multiclass_irp_fit, recursive_binning_fit
-from streamcal.core.newton import OnlineNewtonLogistic
-from streamcal.core.pav import BlockView, IsotonicBlockStore, pav_blocks
-from streamcal.core.scir import fit_scir
-from streamcal.core.temperature import fit_temperature
+import importlib
+
+# public name -> the module defining it, imported on first access
+_LAZY = {
+    "HistogramBinner": "streamcal.core.binning",
+    "ScoreCells": "streamcal.core.binning",
+    "quantile_edges": "streamcal.core.binning",
+    "uniform_edges": "streamcal.core.binning",
+    "BinOutcomes": "streamcal.core.calibeating",
+    "ExponentialWeights": "streamcal.core.calibeating",
+    "FosterGame": "streamcal.core.calibeating",
+    "bin_index": "streamcal.core.calibeating",
+    "uniform": "streamcal.core.calibeating",
+    "MixtureEProcess": "streamcal.core.eprocess",
+    "fir_fit": "streamcal.core.fir",
+    "nafir_fit": "streamcal.core.fir",
+    "ovr_fit": "streamcal.core.fir",
+    "irp_fit": "streamcal.core.irp",
+    "multiclass_irp_fit": "streamcal.core.irp",
+    "recursive_binning_fit": "streamcal.core.irp",
+    "OnlineNewtonLogistic": "streamcal.core.newton",
+    "BlockView": "streamcal.core.pav",
+    "IsotonicBlockStore": "streamcal.core.pav",
+    "pav_blocks": "streamcal.core.pav",
+    "fit_scir": "streamcal.core.scir",
+    "fit_temperature": "streamcal.core.temperature",
+}
 
 __all__ = [
     "BinOutcomes",
@@ -63,3 +73,16 @@ __all__ = [
     "uniform",
     "uniform_edges",
 ]
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups find it without this call
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -40,7 +40,6 @@ from bisect import bisect_right
 from typing import NamedTuple
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 from streamcal.core.pav import pav_blocks
 
@@ -741,6 +740,8 @@ class NAFIROptimizer:
         grad = self.S - v_cells * a
         h = v_cells * a - v_cells * v_cells * a2
         h = np.maximum(h, 1e-12 * max(float(h.max()), 1e-300))
+        from scipy.optimize import isotonic_regression  # scipy is slow to import
+
         proj = isotonic_regression(u_cells + grad / h, weights=h).x
         proj = np.minimum(np.maximum(proj, self.log_lower), 0.0)
         d = proj - u_cells

@@ -36,7 +36,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 __all__ = ["IsotonicBlockStore", "BlockView", "pav_blocks"]
 
@@ -90,6 +89,8 @@ def pav_blocks(ws, ss):
         return list(zip(starts, stops, W_, S_))
     w = np.asarray(ws, dtype=np.float64)
     s = np.asarray(ss, dtype=np.float64)
+    from scipy.optimize import isotonic_regression  # only for long inputs: scipy is slow to import
+
     res = isotonic_regression(s / w, weights=w)
     starts = res.blocks[:-1]
     Wb = np.add.reduceat(w, starts).tolist()

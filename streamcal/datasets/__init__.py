@@ -15,25 +15,32 @@ forecasts at Niamey, 2016, of the CORP paper (see :mod:`streamcal.datasets.niame
 replay`` replays by default (see :mod:`streamcal.datasets.logs`).
 :func:`covtype_predictions` loads a logistic regression's predictions on 2, 3 and 4
 classes of UCI Covertype (Berta, Bach and Jordan, 2024; see :mod:`streamcal.datasets.covtype`).
+
+The names below are imported on first use (PEP 562): the path of the bundled log, say,
+does not import the generators' scipy.
 """
 
-from streamcal.datasets.covtype import COVTYPE_N_CLASSES, covtype_predictions
-from streamcal.datasets.logs import RAIN_FORECAST_LOG_COLUMNS, rain_forecast_log_path
-from streamcal.datasets.niamey import NIAMEY_FORECASTS, niamey_precipitation
-from streamcal.datasets.rain import (
-    FORECAST_KINDS,
-    AdversarialNature,
-    RainSequence,
-    forecast,
-    miscalibrated_rain_forecasts,
-    rain_sequence,
-)
-from streamcal.datasets.weather import (
-    NYC_ORIGINS,
-    nyc_hourly_rain,
-    nyc_hourly_weather,
-    seattle_daily_weather,
-)
+import importlib
+
+# public name -> the module defining it, imported on first access
+_LAZY = {
+    "COVTYPE_N_CLASSES": "streamcal.datasets.covtype",
+    "covtype_predictions": "streamcal.datasets.covtype",
+    "RAIN_FORECAST_LOG_COLUMNS": "streamcal.datasets.logs",
+    "rain_forecast_log_path": "streamcal.datasets.logs",
+    "NIAMEY_FORECASTS": "streamcal.datasets.niamey",
+    "niamey_precipitation": "streamcal.datasets.niamey",
+    "FORECAST_KINDS": "streamcal.datasets.rain",
+    "AdversarialNature": "streamcal.datasets.rain",
+    "RainSequence": "streamcal.datasets.rain",
+    "forecast": "streamcal.datasets.rain",
+    "miscalibrated_rain_forecasts": "streamcal.datasets.rain",
+    "rain_sequence": "streamcal.datasets.rain",
+    "NYC_ORIGINS": "streamcal.datasets.weather",
+    "nyc_hourly_rain": "streamcal.datasets.weather",
+    "nyc_hourly_weather": "streamcal.datasets.weather",
+    "seattle_daily_weather": "streamcal.datasets.weather",
+}
 
 __all__ = [
     "COVTYPE_N_CLASSES",
@@ -53,3 +60,16 @@ __all__ = [
     "rain_sequence",
     "seattle_daily_weather",
 ]
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups find it without this call
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
