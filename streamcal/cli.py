@@ -17,26 +17,67 @@ Subcommands:
   (each event is predicted with the current state, then learnt), and print the Brier
   score and ECE before and after, the final number of PAV blocks and the throughput.
 
-Exit status: 0 on success, 1 when a replay stopped on a malformed row
-(``--on-error raise``), 2 on a usage error (the message names the bad argument).
-``python -m streamcal ...`` runs the same command.
+Exit status (:data:`EXIT_CODES`, also listed by ``--help``): 0 done; 1 the command
+failed (a replay stopped on a malformed row, an unreadable log, a missing optional
+package, a replay that learnt nothing); 2 usage error (the message names the bad
+argument); 3 more malformed rows than ``--max-malformed`` allows; 130 interrupted
+(Ctrl-C). ``python -m streamcal ...`` runs the same command.
+
+Start-up is kept short: this module imports only the standard library, and each
+subcommand imports what it uses (the calibrators, river's metrics, matplotlib,
+pyarrow) when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import gzip
 import math
 import os
-import runpy
 import sys
 import time
-from pathlib import Path
 
-import numpy as np
+__all__ = ["EXIT_CODES", "build_parser", "main"]
 
-__all__ = ["build_parser", "main"]
+#: Exit status -> what it means, as ``streamcal --help`` lists it.
+EXIT_CODES = {
+    0: "done",
+    1: "failed: a malformed row stopped the replay (--on-error raise), the log could "
+    "not be read, an optional package is missing, or no event was learnt",
+    2: "usage error (the message names the argument)",
+    3: "more malformed rows than --max-malformed allows (the results are printed)",
+    130: "interrupted (Ctrl-C); a replay prints what it measured so far and, with "
+    "--checkpoint, saves its state",
+}
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MALFORMED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def _exit_codes_epilog() -> str:
+    lines = ["exit status:"]
+    for code, meaning in EXIT_CODES.items():
+        lines.append(f"  {code:>3}  {meaning}")
+    return "\n".join(lines)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose epilog may be a callable, called only when the help is
+    printed (the replay's lists of calibrators and metrics import them)."""
+
+    def format_help(self):
+        if callable(self.epilog):
+            self.epilog = self.epilog()
+        return super().format_help()
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(
+            f"must be a fraction in [0, 1] (0.01: 1% of the rows). Got {text!r} instead."
+        )
+    return value
 
 
 def _int_at_least(minimum: int):
@@ -83,24 +124,45 @@ regression on the weather of the hour, the outcome known an hour later (--time t
 
 
 def _replay_epilog() -> str:
+    """The lists of calibrators and metrics (built when ``replay --help`` is printed:
+    it imports them) and the exit codes."""
+    import textwrap
+
     from streamcal import registry
 
-    cal = registry._calibrators()
+    def wrapped(names) -> list[str]:
+        return textwrap.wrap(
+            ", ".join(names), width=88, initial_indent="  ", subsequent_indent="  "
+        )
+
     lines = [
         "calibrator specs: NAME[:PARAM=VALUE[,PARAM=VALUE ...]], e.g. isotonic:window_size=5000",
         "  or histogram:n_bins=20,strategy=quantile (values: int, float, None, True, False, str)",
+        "binary calibrators (a log with one score column):",
     ]
+    binary = registry._calibrators()
     for name in registry.CALIBRATOR_NAMES:
         params = ", ".join(registry.calibrator_parameters(name))
-        lines.append(f"  {name:<10} {registry._describe(cal, name)}: {params}")
+        lines.append(f"  {name:<12} {registry._describe(binary, name)}: {params}")
     lines.append(f"  default: {' '.join(registry.DEFAULT_CALIBRATORS)}")
-    lines.append("metric specs, the same way, e.g. ece:n_bins=15:")
-    lines.append(f"  {', '.join(registry.METRIC_NAMES)}")
-    lines.append(f"  default: {' '.join(registry.DEFAULT_METRICS)}")
-    lines.append("")
     lines.append(
-        "exit status: 0 done, 1 stopped on a malformed row (--on-error raise), 2 usage error"
+        "multiclass calibrators (a log with one probability column per class, "
+        "--score a,b,c):"
     )
+    table = registry._multiclass_calibrators()
+    for name in registry.MULTICLASS_CALIBRATOR_NAMES:
+        lines.append(f"  {name:<12} {registry._describe(table, name)}")
+    lines.append(f"  default: {' '.join(registry.DEFAULT_MULTICLASS_CALIBRATORS)}")
+    lines.append("binary metrics (specs the same way, e.g. ece:n_bins=15):")
+    lines += wrapped(registry.METRIC_NAMES)
+    lines.append(
+        "multiclass metrics (brier: the multiclass Brier score, in [0, 2]; log_loss: "
+        "cross-entropy; ece: the confidence ECE, top-class view):"
+    )
+    lines += wrapped(registry.MULTICLASS_METRIC_NAMES)
+    lines.append(f"  default (both): {' '.join(registry.DEFAULT_METRICS)}")
+    lines.append("")
+    lines.append(_exit_codes_epilog())
     return "\n".join(lines)
 
 
@@ -119,11 +181,13 @@ def build_parser() -> argparse.ArgumentParser:
     ('log.csv', ['isotonic:window_size=5000', 'platt'], None)
 
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="streamcal",
         description="Streaming calibration of classifier and forecaster scores.",
+        epilog=_exit_codes_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_replay(sub)
     _add_simulate(sub)
     _add_demo(sub)
@@ -166,15 +230,16 @@ def _add_replay(sub) -> None:
         "replay",
         help="replay a log through several calibrators and compare them",
         description=_REPLAY_DESCRIPTION,
-        epilog=_replay_epilog(),
+        epilog=_replay_epilog,  # a callable: built only when the help is printed
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     replay.add_argument(
         "log",
         nargs="?",
         metavar="LOG",
-        help="the log: .csv, .csv.gz, .jsonl, .jsonl.gz or .parquet (needs pyarrow); "
-        "one row per event (default: the bundled rain-forecast log)",
+        help="the log: .csv, .tsv, .jsonl, .ndjson (each optionally .gz) or .parquet "
+        '(needs pyarrow: pip install "streamcal[fast]"); one row per event; - reads '
+        "standard input (default: the bundled rain-forecast log)",
     )
     cols = replay.add_argument_group("columns of the log")
     cols.add_argument(
@@ -184,7 +249,10 @@ def _add_replay(sub) -> None:
         "multiclass log, one column per class separated by commas",
     )
     cols.add_argument(
-        "--label", metavar="COL", help="the outcome, 0 or 1 (default: label)"
+        "--label",
+        metavar="COL",
+        help="the outcome (default: label): for a binary log 0 or 1 (also true/false, "
+        "0.0/1.0); for a multiclass log the class, named as its --score column",
     )
     cols.add_argument(
         "--time",
@@ -226,7 +294,8 @@ def _add_replay(sub) -> None:
         metavar="SPEC",
         nargs="+",
         action="extend",
-        help="metrics to report (default: brier log_loss ece)",
+        help="metrics to report (default: brier log_loss ece; the multiclass ones on a "
+        "multiclass log; see below)",
     )
     what.add_argument(
         "--window",
@@ -240,6 +309,12 @@ def _add_replay(sub) -> None:
         metavar="N",
         help="sample the metrics every N events for the time series (default: about "
         "200 samples over the log, or every 1000 events when its length is unknown)",
+    )
+    cols.add_argument(
+        "--delimiter",
+        metavar="CHAR",
+        help="the field delimiter of a CSV log (default: ',' for .csv, tab for .tsv); "
+        "'\\t' or tab for a tab",
     )
     run = replay.add_argument_group("running")
     run.add_argument(
@@ -268,6 +343,15 @@ def _add_replay(sub) -> None:
         help="on a malformed row: report its line number and skip it (default), or "
         "stop (exit status 1; everything learnt before is kept)",
     )
+    run.add_argument(
+        "--max-malformed",
+        type=_fraction,
+        default=0.01,
+        metavar="FRACTION",
+        help="with --on-error skip: exit with status 3 when more than this fraction of "
+        "the rows read were malformed (default: 0.01, i.e. 1%%; 1 never fails, 0 "
+        "fails on the first)",
+    )
     bar = run.add_mutually_exclusive_group()
     bar.add_argument(
         "--progress",
@@ -288,7 +372,8 @@ def _add_replay(sub) -> None:
         "--out",
         metavar="DIR",
         help="write the report into DIR: summary.json, PNG plots (with matplotlib) "
-        "and index.html (default: print the table only)",
+        "and index.html (default: print the table only); checked before the replay "
+        "starts (created if missing)",
     )
     replay.set_defaults(handler=_replay, subparser=replay)
 
@@ -328,8 +413,10 @@ def _add_simulate(sub) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the ``streamcal`` command with ``argv`` (default: ``sys.argv[1:]``).
 
-    Returns the exit status: 0 on success, 1 when a replay stopped on a malformed row,
-    2 on a usage error (including no subcommand, after printing the help to stderr).
+    Returns the exit status (:data:`EXIT_CODES`): 0 on success, 1 when the command
+    failed, 2 on a usage error (including no subcommand, after printing the help to
+    stderr), 3 when a replay met more malformed rows than ``--max-malformed`` allows,
+    130 when interrupted (Ctrl-C).
 
     Examples
     --------
@@ -360,15 +447,20 @@ def main(argv: list[str] | None = None) -> int:
         # Point stdout at devnull so that the interpreter's final flush does not fail.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 1
+        return EXIT_FAILED
+    except KeyboardInterrupt:  # Ctrl-C outside a replay's own handling
+        print(f"\n{args.subparser.prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 # ---------------------------------------------------------------------- demo
 
 
-def _prequential(scores: np.ndarray, labels: np.ndarray, window_size: int | None):
+def _prequential(scores, labels, window_size: int | None):
     """Predict each event with the current calibrator, then learn it; return the
     predictions, the calibrator and the elapsed seconds of the loop."""
+    import numpy as np
+
     from streamcal import OnlineIsotonic
 
     cal = OnlineIsotonic(window_size=window_size)
@@ -446,6 +538,8 @@ def _count_rows(path: str) -> int | None:
     """The number of events in a log file (data lines of a CSV, lines of a JSON Lines
     file, rows of a Parquet file), or None when it cannot be told cheaply. Cost: one
     pass over the bytes (no parsing)."""
+    import gzip
+
     lower = path.lower()
     try:
         if lower.endswith(".parquet"):
@@ -470,7 +564,7 @@ def _count_rows(path: str) -> int | None:
         return None
 
 
-def _csv_header(path: str) -> list[str] | None:
+def _csv_header(path: str, delimiter: str | None = None) -> list[str] | None:
     """The column names of a CSV (or TSV) log, else None; the file is opened as
     :func:`streamcal.replay` opens it."""
     import csv
@@ -478,7 +572,7 @@ def _csv_header(path: str) -> list[str] | None:
     from streamcal.replay._readers import csv_header
 
     try:
-        return csv_header(path)
+        return csv_header(path, delimiter)
     except (OSError, UnicodeDecodeError, EOFError, csv.Error, ValueError):
         return None
 
@@ -526,14 +620,21 @@ class _Progress:
             self.width = 0
 
 
-def _specs(specs, kind, make, argument):
-    """Canonical spec -> fresh object, or a UsageError naming ``argument``."""
+def _specs(specs, kind, make, argument, other=None):
+    """Canonical spec -> fresh object, or a UsageError naming ``argument``. ``other``:
+    ``(names, text)``, the names of the other task (binary or multiclass), so that one
+    of them is reported as such (``text`` says what to do) rather than as unknown."""
     from streamcal import registry
 
     out = {}
     for spec in specs:
         try:
             name = registry.canonical_spec(spec, kind)
+            if other is not None:
+                bare = registry.parse_spec(spec, kind)[0]
+                names, text = other
+                if bare in names:
+                    raise UsageError(argument, text.format(name=bare, spec=spec))
             obj = make(spec)
         except (ValueError, TypeError) as exc:
             message = str(exc)
@@ -548,59 +649,149 @@ def _specs(specs, kind, make, argument):
     return out
 
 
-def _replay_inputs(args) -> dict:
-    """Check the arguments that argparse cannot check; return the arguments of
-    :func:`streamcal.replay` and what the report says about them."""
+def _calibrators_and_metrics(args, multiclass: bool) -> tuple[dict, dict]:
     from streamcal import registry
-    from streamcal.replay._metrics import _MULTICLASS_METRICS  # the names replay resolves
 
-    score = args.score or "score"
-    score_cols = [c.strip() for c in score.split(",")]
-    multiclass = len(score_cols) > 1
-    if any(not c for c in score_cols):
-        raise UsageError("--score", f"empty column name in {score!r}.")
+    binary_only = set(registry.CALIBRATOR_NAMES) - set(
+        registry.MULTICLASS_CALIBRATOR_NAMES
+    )
+    multiclass_only = set(registry.MULTICLASS_CALIBRATOR_NAMES) - set(
+        registry.CALIBRATOR_NAMES
+    )
     if multiclass:
         calibrators = _specs(
             args.calibrators or registry.DEFAULT_MULTICLASS_CALIBRATORS,
             "calibrator",
             registry.make_multiclass_calibrator,
             "--calibrator",
+            other=(
+                binary_only,
+                "{name} is a binary calibrator (for a log with one score column), and "
+                "--score gives one column per class. Multiclass calibrators: "
+                + ", ".join(registry.MULTICLASS_CALIBRATOR_NAMES)
+                + " (class_wise:calibrator={name} runs it one class against the rest).",
+            ),
         )
-        metrics = {}
-        for spec in args.metrics or registry.DEFAULT_METRICS:
-            name = spec.strip().lower()
-            if name not in _MULTICLASS_METRICS:
-                raise UsageError(
-                    "--metric",
-                    f"{spec!r} is not a multiclass metric. Multiclass metrics: "
-                    f"{', '.join(_MULTICLASS_METRICS)} (no parameters).",
-                )
-            metrics[name] = name
+        names = registry.MULTICLASS_METRIC_NAMES
+        metrics = _specs(
+            args.metrics or registry.DEFAULT_METRICS,
+            "metric",
+            lambda spec: registry.make_metric(spec, task="multiclass"),
+            "--metric",
+            other=(
+                set(registry.METRIC_NAMES) - set(names),
+                "{spec!r} is not a multiclass metric (it scores binary probabilities). "
+                "Multiclass metrics: " + ", ".join(names) + ".",
+            ),
+        )
     else:
         calibrators = _specs(
             args.calibrators or registry.DEFAULT_CALIBRATORS,
             "calibrator",
             registry.make_calibrator,
             "--calibrator",
+            other=(
+                multiclass_only,
+                "{name} is a multiclass calibrator: it needs a log with one probability "
+                "column per class (--score a,b,c). Binary calibrators: "
+                + ", ".join(registry.CALIBRATOR_NAMES)
+                + ".",
+            ),
         )
         metrics = _specs(
             args.metrics or registry.DEFAULT_METRICS,
             "metric",
             registry.make_metric,
             "--metric",
+            other=(
+                set(registry.MULTICLASS_METRIC_NAMES) - set(registry.METRIC_NAMES),
+                "{spec!r} is a multiclass metric: it needs a log with one probability "
+                "column per class (--score a,b,c). Binary metrics: "
+                + ", ".join(registry.METRIC_NAMES)
+                + ".",
+            ),
         )
+    return calibrators, metrics
+
+
+def _check_out(out: str) -> list[str]:
+    """Make sure the report can be written into ``out`` before replaying anything:
+    create the folder (and its missing parents) and try a file in it. Returns the
+    folders created (removed again if the replay writes no report); a UsageError naming
+    --out says why not."""
+    import tempfile
+
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError("--out", f"{out!r} exists and is not a directory.")
+    created = []
+    missing, head = [], os.path.abspath(out)
+    while not os.path.exists(head):
+        missing.append(head)
+        parent = os.path.dirname(head)
+        if parent == head:
+            break
+        head = parent
+    if os.path.exists(head) and not os.path.isdir(head):
+        raise UsageError(
+            "--out", f"{out!r} cannot be created: {head!r} is a file, not a directory."
+        )
+    try:
+        for folder in reversed(missing):
+            os.mkdir(folder)
+            created.append(folder)
+        fd, probe = tempfile.mkstemp(prefix=".streamcal-probe-", dir=out)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        _remove_folders(created)
+        reason = exc.strerror or str(exc)
+        raise UsageError(
+            "--out", f"cannot write the report into {out!r}: {reason}."
+        ) from None
+    return created
+
+
+def _remove_folders(folders) -> None:
+    """Remove the (empty) folders that :func:`_check_out` created, innermost first."""
+    for folder in reversed(folders):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
+
+
+def _replay_inputs(args) -> dict:
+    """Check the arguments that argparse cannot check; return the arguments of
+    :func:`streamcal.replay` and what the report says about them."""
+    score = args.score or "score"
+    score_cols = [c.strip() for c in score.split(",")]
+    multiclass = len(score_cols) > 1
+    if any(not c for c in score_cols):
+        raise UsageError("--score", f"empty column name in {score!r}.")
+    calibrators, metrics = _calibrators_and_metrics(args, multiclass)
+    delimiter = args.delimiter
+    if delimiter is not None:
+        delimiter = "\t" if delimiter in ("\\t", "tab", "TAB") else delimiter
+        if len(delimiter) != 1 or delimiter in "\r\n\"":
+            raise UsageError(
+                "--delimiter",
+                "must be one character (not a quote or a line break), or '\\t' for a "
+                f"tab. Got {args.delimiter!r} instead.",
+            )
     bundled = args.log is None
+    stdin = args.log == "-"
     if bundled:
         from streamcal.datasets import rain_forecast_log_path
 
         log = str(rain_forecast_log_path())
     else:
         log = args.log
-        if not os.path.exists(log):
+        if not stdin and not os.path.exists(log):
             raise UsageError("LOG", f"no such file: {log!r}.")
         if os.path.isdir(log):
             raise UsageError("LOG", f"{log!r} is a directory, not a log file.")
-    header = _csv_header(log)
+    # standard input can be read once only: its header is checked by the replay
+    header = None if stdin else _csv_header(log, delimiter)
     label = args.label or "label"
     time_col = args.time
     label_time = args.label_time
@@ -631,12 +822,6 @@ def _replay_inputs(args) -> dict:
         raise UsageError(
             "--resume", "needs --checkpoint FILE, the checkpoint to resume from."
         )
-    if (
-        args.out is not None
-        and os.path.exists(args.out)
-        and not os.path.isdir(args.out)
-    ):
-        raise UsageError("--out", f"{args.out!r} exists and is not a directory.")
     if header is not None:  # catch a misspelt column before replaying anything
         options = [("--score", c) for c in score_cols]
         if args.id is None:  # with label records, the events' labels are not read
@@ -652,7 +837,7 @@ def _replay_inputs(args) -> dict:
                     option,
                     f"no column {column!r} in {log!r}. Its columns: {', '.join(header)}.",
                 )
-    label_header = None if args.labels is None else _csv_header(args.labels)
+    label_header = None if args.labels is None else _csv_header(args.labels, delimiter)
     if label_header is not None:
         for option, column in (
             ("--id", args.id),
@@ -665,11 +850,13 @@ def _replay_inputs(args) -> dict:
                     f"no column {column!r} (the {option} column) in {args.labels!r}. "
                     f"Its columns: {', '.join(label_header)}.",
                 )
+    # last of the checks, as it creates the folder
+    created = [] if args.out is None else _check_out(args.out)
 
     total = None
     every = args.every
     show = args.progress if args.progress is not None else sys.stderr.isatty()
-    if every is None or show:
+    if not stdin and (every is None or show):
         total = _count_rows(log)
     if every is None:
         every = _nice_ceiling(total / _SAMPLES) if total else 1000
@@ -687,14 +874,18 @@ def _replay_inputs(args) -> dict:
         "resume": args.resume,
         "on_error": args.on_error,
     }
+    if delimiter is not None:  # passed only when given (older replays lack it)
+        kwargs["delimiter"] = delimiter
     return {
         "log": log,
         "bundled": bundled,
+        "stdin": stdin,
         "calibrators": calibrators,
         "metrics": metrics,
         "kwargs": kwargs,
         "total": total,
         "progress": show,
+        "created": created,
     }
 
 
@@ -754,33 +945,169 @@ def _print_group(summary, rows, columns, best, file) -> None:
         )
 
 
+class _StopOnInterrupt:
+    """While active, the first Ctrl-C (SIGINT) asks the replay to stop at its next
+    chunk boundary (:attr:`requested`, polled through ``stop=``); a second one raises
+    KeyboardInterrupt at once. Only in the main thread (where signals are handled)."""
+
+    def __init__(self, prog: str):
+        self.prog = prog
+        self.requested = False
+        self._previous = None
+
+    def is_set(self) -> bool:
+        return self.requested
+
+    def _handle(self, signum, frame) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print(
+            f"\n{self.prog}: interrupted: stopping at the next chunk of the log "
+            "(Ctrl-C again to stop at once)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._previous is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+
+def _accepts(function, name: str) -> bool:
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins
+        return False
+    return name in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )
+
+
+def _missing_package(exc: ImportError) -> str:
+    """The message for a missing optional package, naming the extra to install."""
+    name = (getattr(exc, "name", None) or "").partition(".")[0]
+    text = str(exc)
+    if name == "pyarrow" or "pyarrow" in text:
+        return (
+            "reading this log needs pyarrow, which is not installed: "
+            'pip install "streamcal[fast]"'
+        )
+    return text or f"the module {name!r} is not installed"
+
+
+def _print_counts(result, elapsed: float, file) -> None:
+    rate = f", {result.n_events / elapsed:,.0f} events/s" if elapsed > 0 else ""
+    unlabelled = (
+        f", {result.n_unlabelled:,} never labelled" if result.n_unlabelled else ""
+    )
+    print(
+        f"{result.n_events:,} events, {result.n_learnt:,} learnt{unlabelled}, "
+        f"{result.n_skipped:,} malformed rows skipped ({elapsed:.1f} s{rate})",
+        file=file,
+    )
+
+
+def _print_errors(result, prog: str, shown: int = 5) -> None:
+    """The first ``shown`` malformed rows, then how many more (of all those skipped:
+    ``result.errors`` keeps only the first ``max_errors``)."""
+    for line, message in result.errors[:shown]:
+        print(f"  skipped line {line}: {message}", file=sys.stderr)
+    listed = min(len(result.errors), shown)
+    if result.n_skipped > listed:
+        kept = (
+            f"; the first {len(result.errors):,} are listed in summary.json with --out"
+            if len(result.errors) > listed
+            else ""
+        )
+        print(
+            f"  ... and {result.n_skipped - listed:,} more malformed rows "
+            f"({result.n_skipped:,} skipped{kept})",
+            file=sys.stderr,
+        )
+
+
+def _nothing_learnt(result, log: str) -> str:
+    """Why a replay learnt no event."""
+    if result.n_events == 0 and result.n_skipped == 0:
+        return f"no events: {log} has no rows (a header only, or empty)."
+    if result.n_events == 0:
+        return (
+            f"no events: all {result.n_skipped:,} rows of {log} were malformed "
+            "(the first ones are listed above); check --score, --label and the log."
+        )
+    return (
+        f"no event was learnt: none of the {result.n_events:,} events got its label "
+        "(check the delayed-label options, --label-time or --id and --labels)."
+    )
+
+
 def _replay(args) -> int:
     import shlex
 
-    import streamcal
-    from streamcal.report import write_report
-
     inputs = _replay_inputs(args)
+    prog = args.subparser.prog
     log, kwargs = inputs["log"], inputs["kwargs"]
-    shown = f"{_BUNDLED} ({log})" if inputs["bundled"] else log
+    if inputs["bundled"]:
+        shown = f"{_BUNDLED} ({log})"
+    elif inputs["stdin"]:
+        shown = "standard input"
+    else:
+        shown = log
+    created = inputs["created"]
+
+    from streamcal import ReplayError, replay
+
+    if "delimiter" in kwargs and not _accepts(replay, "delimiter"):
+        _remove_folders(created)
+        raise UsageError("--delimiter", "this version of streamcal.replay cannot set it.")
     progress = None
     if inputs["progress"]:
         progress = _Progress(
             f"replaying {os.path.basename(log)}", inputs["total"], sys.stderr
         )
+    interrupt = _StopOnInterrupt(prog)
+    if _accepts(replay, "stop"):
+        kwargs = {**kwargs, "stop": interrupt.is_set}
     start = time.perf_counter()
     try:
-        result = streamcal.replay(
-            log,
-            inputs["calibrators"],
-            inputs["metrics"],  # a dict key -> metric: the keys name the columns
-            progress=progress,
-            **kwargs,
-        )
-    except streamcal.ReplayError as exc:
+        with interrupt:
+            result = replay(
+                "-" if inputs["stdin"] else log,
+                inputs["calibrators"],
+                inputs["metrics"],  # a dict key -> metric: the keys name the columns
+                progress=progress,
+                **kwargs,
+            )
+    except KeyboardInterrupt:
         if progress:
             progress.close()
-        print(f"streamcal replay: stopped: {exc}", file=sys.stderr)
+        _remove_folders(created)
+        saved = (
+            f"; the checkpoint {args.checkpoint!r} holds the state of its last write"
+            if args.checkpoint
+            else ""
+        )
+        print(f"\n{prog}: interrupted: no summary{saved}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except ReplayError as exc:
+        if progress:
+            progress.close()
+        _remove_folders(created)
+        print(f"{prog}: stopped: {exc}", file=sys.stderr)
         if exc.checkpoint is not None:
             print(
                 "fix the row, then run the same command with --resume to go on; or use "
@@ -792,38 +1119,66 @@ def _replay(args) -> int:
                 "use --on-error skip to report malformed rows and go on",
                 file=sys.stderr,
             )
-        return 1
-    except (ValueError, TypeError, ImportError) as exc:  # about the log or the options
+        return EXIT_FAILED
+    except ImportError as exc:  # an optional package the log needs
         if progress:
             progress.close()
+        _remove_folders(created)
+        print(f"{prog}: error: {_missing_package(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    except OSError as exc:  # reading the log, or writing the checkpoint
+        if progress:
+            progress.close()
+        _remove_folders(created)
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        print(f"{prog}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_FAILED
+    except (ValueError, TypeError) as exc:  # about the log or the options
+        if progress:
+            progress.close()
+        _remove_folders(created)
         args.subparser.print_usage(sys.stderr)
-        print(f"{args.subparser.prog}: error: {exc}", file=sys.stderr)
-        return 2
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     finally:
         if progress:
             progress.close()
     elapsed = time.perf_counter() - start
+    stopped = bool(getattr(result, "stopped", False))
 
-    print(f"streamcal replay: {shown}")
-    rate = f", {result.n_events / elapsed:,.0f} events/s" if elapsed > 0 else ""
-    unlabelled = (
-        f", {result.n_unlabelled:,} never labelled" if result.n_unlabelled else ""
-    )
-    print(
-        f"{result.n_events:,} events, {result.n_learnt:,} learnt{unlabelled}, "
-        f"{result.n_skipped:,} malformed rows skipped ({elapsed:.1f} s{rate})"
-    )
-    for line, message in result.errors[:5]:
-        print(f"  skipped line {line}: {message}", file=sys.stderr)
-    if len(result.errors) > 5:
-        print(
-            f"  ... and {len(result.errors) - 5:,} more malformed rows", file=sys.stderr
-        )
+    print(f"streamcal replay: {shown}" + (" (interrupted)" if stopped else ""))
+    _print_counts(result, elapsed, sys.stdout)
+    _print_errors(result, prog)
+    if result.n_learnt == 0:
+        _remove_folders(created)
+        print(f"{prog}: {_nothing_learnt(result, shown)}", file=sys.stderr)
+        return EXIT_INTERRUPTED if stopped else EXIT_FAILED
     print()
+    if stopped:
+        print(f"partial results, over the {result.n_events:,} events replayed:")
     _print_table(result.summary, window=args.window)
 
+    if stopped:
+        _remove_folders(created)
+        if args.checkpoint:
+            print(
+                f"{prog}: interrupted after {result.n_events:,} events; the state is "
+                f"saved in {args.checkpoint!r}: run the same command with --resume to "
+                "go on",
+                file=sys.stderr,
+            )
+        else:
+            print(
+                f"{prog}: interrupted after {result.n_events:,} events (no report "
+                "written; --checkpoint FILE lets a replay be resumed)",
+                file=sys.stderr,
+            )
+        return EXIT_INTERRUPTED
+
     if args.out is not None:
-        source = {"log": log, "bundled": inputs["bundled"]}
+        from streamcal.report import write_report
+
+        source = {"log": "-" if inputs["stdin"] else log, "bundled": inputs["bundled"]}
         options = {
             "command": "streamcal " + shlex.join(args.argv),
             "calibrators": list(inputs["calibrators"]),
@@ -832,17 +1187,18 @@ def _replay(args) -> int:
                 k: v
                 for k, v in kwargs.items()
                 if v is not None
-                and k != "resume"
+                and k not in ("resume", "stop")
                 and (k != "checkpoint_every" or kwargs["checkpoint"])
             },
         }
         if isinstance(options.get("score"), list):
             options["score"] = ",".join(options["score"])
-        name = (
-            "the bundled rain-forecast log"
-            if inputs["bundled"]
-            else os.path.basename(log)
-        )
+        if inputs["bundled"]:
+            name = "the bundled rain-forecast log"
+        elif inputs["stdin"]:
+            name = "standard input"
+        else:
+            name = os.path.basename(log)
         doc = write_report(
             result,
             args.out,
@@ -853,13 +1209,28 @@ def _replay(args) -> int:
         for note in doc["notes"]:
             print(f"note: {note}", file=sys.stderr)
         print(f"\nreport: {os.path.join(args.out, 'index.html')}")
-    return 0
+
+    rows = result.n_events + result.n_skipped
+    if args.on_error == "skip" and rows and result.n_skipped / rows > args.max_malformed:
+        print(
+            f"{prog}: {result.n_skipped:,} of {rows:,} rows malformed "
+            f"({result.n_skipped / rows:.1%}), more than --max-malformed "
+            f"{args.max_malformed:g} ({args.max_malformed:.1%}) allows",
+            file=sys.stderr,
+        )
+        return EXIT_MALFORMED
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------------- simulate
 
+# import name -> package name, for the packages of the simulations extra
+_EXTRA_PACKAGES = {"sklearn": "scikit-learn", "matplotlib": "matplotlib"}
 
-def _simulations_dir(given: str | None) -> Path:
+
+def _simulations_dir(given: str | None):
+    from pathlib import Path
+
     if given is not None:
         path = Path(given)
         if not path.is_dir():
@@ -882,9 +1253,10 @@ def _simulations_dir(given: str | None) -> Path:
     )
 
 
-def _simulation_scripts(folder: Path) -> dict:
+def _simulation_scripts(folder) -> dict:
     """name -> (path, first line of its docstring) for each runnable script (a .py
     file not starting with ``_`` that has an ``if __name__ == "__main__"`` block)."""
+    import ast
     out = {}
     for path in sorted(folder.glob("*.py")):
         if path.name.startswith("_"):
@@ -901,7 +1273,7 @@ def _simulation_scripts(folder: Path) -> dict:
     return out
 
 
-def _print_simulations(folder: Path, scripts: dict, file) -> None:
+def _print_simulations(folder, scripts: dict, file) -> None:
     print(f"simulations in {folder}:", file=file)
     width = max((len(n) for n in scripts), default=0)
     for name, (_, summary) in scripts.items():
@@ -931,6 +1303,8 @@ def _simulate(args) -> int:
             "NAME",
             f"no simulation {args.name!r} in {str(folder)!r}. Available: {known}.",
         )
+    import runpy
+
     path = scripts[name][0]
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(path), *args.args]
@@ -944,7 +1318,16 @@ def _simulate(args) -> int:
         if isinstance(code, int):
             return code
         print(code, file=sys.stderr)
-        return 1
+        return EXIT_FAILED
+    except ModuleNotFoundError as exc:  # an optional package the script needs
+        package = _EXTRA_PACKAGES.get((exc.name or "").partition(".")[0], exc.name)
+        print(
+            f"{args.subparser.prog}: error: the simulation {name!r} needs {package}, "
+            f'which is not installed: pip install "streamcal[simulations]" installs '
+            "what the simulations need.",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
     return 0

@@ -28,7 +28,7 @@ from streamcal.metrics.catalogue import (
     metric_table,
     metric_values,
 )
-from streamcal.replay._metrics import _values
+from streamcal.replay._metrics import _columns, _resolve_metrics, _values
 
 # The catalogue as the issue states it, written out by hand: name -> class, direction,
 # components and their directions.
@@ -329,20 +329,22 @@ def test_column_keys():
     ]
 
 
-def test_replay_summary_keys_are_the_columns_keys():
+@pytest.mark.parametrize("window", [None, 40])
+def test_replay_summary_keys_are_the_columns_keys(window):
     rng = random.Random(3)
     records = [{"score": rng.random(), "label": rng.random() < 0.4} for _ in range(120)]
-    metrics = ["brier", "corp", "murphy", "roc_auc"]
-    result = replay(records, {}, metrics, window=40)
-    summary = result.summary["raw"]
-    want = [c.key for k in metrics for c in columns(k, metric_info(k, "binary").cls)]
-    assert [k for k in summary if not k.endswith(WINDOW_SUFFIX)] == want
-    want_window = [
+    metrics = ["brier", "corp", "murphy", "roc_auc", M.ECE(n_bins=15)]
+    result = replay(records, {}, metrics, window=window)
+    table = _columns(_resolve_metrics(metrics, False), window is not None)
+    assert list(result.summary["raw"]) == [c.key for c in table]
+    assert [c.key for c in table if not c.window] == [
         c.key
-        for k in metrics
-        for c in columns(k, metric_info(k, "binary").cls, window=True)
-    ]
-    assert [k for k in summary if k.endswith(WINDOW_SUFFIX)] == want_window
+        for k in metrics[:4]
+        for c in columns(k, metric_info(k, "binary").cls)
+    ] + ["ece:n_bins=15"]
+    assert all(c.window for c in table[len(table) // 2 :]) is (window is not None)
+    for c in table:
+        assert c.key == column_key(c.metric, c.component, c.window)
 
 
 def test_replay_multiclass_names_and_wrong_task():

@@ -334,10 +334,15 @@ def test_report_without_matplotlib(log, tmp_path, capsys, monkeypatch):
 def test_malformed_rows_skip_or_stop(tmp_path, capsys):
     path = tmp_path / "log.csv"
     write_log(path, n=100, bad={3: "abc", 50: "1.5"})  # rows 3 and 50: lines 5 and 52
-    assert main(["replay", str(path), "--calibrator", "isotonic", "--no-progress"]) == 0
+    argv = ["replay", str(path), "--calibrator", "isotonic", "--no-progress"]
+    # 2% of the rows malformed: more than the default --max-malformed (1%) allows
+    assert main(argv) == 3
     captured = capsys.readouterr()
     assert "98 events, 98 learnt, 2 malformed rows skipped" in captured.out
     assert "line 5" in captured.err and "line 52" in captured.err
+    assert "2 of 100 rows malformed (2.0%), more than --max-malformed 0.01" in captured.err
+    assert main([*argv, "--max-malformed", "0.02"]) == 0  # at most 2%: done
+    assert "malformed (" not in capsys.readouterr().err
 
     assert (
         main(
@@ -486,10 +491,13 @@ def test_multiclass_log(tmp_path, capsys):
     assert list(rows) == ["raw", "scir", "class_wise:calibrator=platt"]
     assert list(rows["raw"]) == ["tece", "top_label_ece"]
     assert main([*argv, "--calibrator", "isotonic"]) == 2
+    # issue 12: a binary calibrator is named as such, not as unknown
     assert (
-        "argument --calibrator: Unknown calibrator 'isotonic'"
+        "argument --calibrator: isotonic is a binary calibrator"
         in capsys.readouterr().err
     )
+    assert main([*argv, "--calibrator", "isotonc"]) == 2
+    assert "argument --calibrator: Unknown calibrator 'isotonc'" in capsys.readouterr().err
     assert main([*argv, "--metric", "roc_auc"]) == 2
     assert (
         "argument --metric: 'roc_auc' is not a multiclass metric"

@@ -553,3 +553,219 @@ def test_import_and_data_functions_without_matplotlib():
     )
     assert out.returncode == 0, out.stderr
     assert "pip install 'streamcal[plot]'" in out.stdout
+
+
+# ----------------------------------------------------------------- issue 12, part 7
+
+
+def _cells_band_oracle(xs, ws, ns, kind, level, n_resamples, seed, n_bins=10):
+    """The band with counts by brute force: per resample, ``rng.binomial(ns, xs)``
+    (one draw per cell, cell order, the generator's stream row by row); each cell's
+    outcome sum is ``ws / ns`` times its draw; refit with the plain oracles."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(n_resamples):
+        sums = rng.binomial(ns, xs) * (ws / ns)
+        if kind == "binned":
+            pts = ref.binned_points(xs, sums / ws, n_bins, "uniform", ws)
+            rows.append([pt[4] for pt in pts])
+        else:
+            fit = ref.corp_fit(xs, sums / ws, ws)
+            rows.append([fit[x] for x in sorted(fit)])
+    if kind == "binned":
+        x = [pt[3] for pt in ref.binned_points(xs, 0 * xs, n_bins, "uniform", ws)]
+    else:
+        x = sorted(set(xs.tolist()))
+    qs = ((1.0 - level) / 2.0, (1.0 + level) / 2.0)
+    lo, hi = np.quantile(np.array(rows), qs, axis=0)
+    return np.array(x), lo, hi
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("kind", ["corp", "binned"])
+def test_band_with_counts_equals_the_brute_force_oracle(seed, kind):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 60))
+    xs = rng.permutation(np.unique(np.round(rng.uniform(size=m), 3)))
+    xs[: max(1, len(xs) // 8)] = [0.0, 1.0][seed % 2]  # edge forecasts, repeated
+    xs = np.unique(xs)  # cells are distinct forecasts
+    ns = rng.integers(1, 9, size=len(xs))
+    ws = ns * (0.5 if seed % 3 == 0 else 1.0)  # equal weights inside a cell
+    band = plot.consistency_band(
+        xs, kind, weights=ws, counts=ns, level=0.8, n_resamples=40, seed=seed
+    )
+    x, lo, hi = _cells_band_oracle(xs, ws, ns, kind, 0.8, 40, seed)
+    np.testing.assert_allclose(band.x, x, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(band.lower, lo, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(band.upper, hi, rtol=0, atol=1e-12)
+    # the same seed gives the same band; weights default to the counts
+    again = plot.consistency_band(
+        xs, kind, counts=ns.tolist(), level=0.8, n_resamples=40, seed=seed
+    )
+    if seed % 3:
+        np.testing.assert_array_equal(again.lower, band.lower)
+        np.testing.assert_array_equal(again.upper, band.upper)
+
+
+def test_band_with_counts_has_the_distribution_of_the_event_band():
+    # the same events, as arrays (one Bernoulli each) and as cells (one binomial per
+    # distinct forecast): the two bands estimate the same quantiles
+    rng = np.random.default_rng(7)
+    p = np.round(rng.uniform(size=2000), 2)
+    xs, ns = np.unique(p, return_counts=True)
+    for kind in ("binned", "corp"):
+        a = plot.consistency_band(p, kind, n_resamples=1500, seed=1)
+        b = plot.consistency_band(xs, kind, counts=ns, n_resamples=1500, seed=2)
+        np.testing.assert_allclose(a.x, b.x, rtol=1e-14)
+        assert np.max(np.abs(a.lower - b.lower)) < 0.06
+        assert np.max(np.abs(a.upper - b.upper)) < 0.06
+        assert abs(np.mean(a.upper - a.lower) - np.mean(b.upper - b.lower)) < 0.01
+
+
+def test_band_counts_are_checked():
+    with pytest.raises(TypeError, match="'counts' argument of consistency_band must be"):
+        plot.consistency_band([0.2, 0.4], counts=[1])
+    with pytest.raises(TypeError, match="'counts' argument of consistency_band must be"):
+        plot.consistency_band([0.2, 0.4], counts=[1.5, 2])
+    with pytest.raises(ValueError, match="integers >= 1. Got 0 instead"):
+        plot.consistency_band([0.2, 0.4], counts=[1, 0])
+    with pytest.raises(ValueError, match="'weights' argument of consistency_band must hold positive"):
+        plot.consistency_band([0.2, 0.4], counts=[1, 2], weights=[1.0, 0.0])
+    with pytest.raises(ValueError, match="'probs' argument of consistency_band must hold at least one"):
+        plot.consistency_band([], counts=[])
+
+
+def _corp_metric(p, y):
+    m = CORP()
+    for a, b in zip(p.tolist(), y.tolist()):
+        m.update(b, a)
+    return m
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_corp_metric_state_gets_the_band_of_its_cells(seed, monkeypatch):
+    p, y = _stream(seed, n=400, ties=seed == 0, edges=seed == 1)
+    m = _corp_metric(p, y)
+    fig = plot.reliability_diagram(metric=m, n_resamples=30, seed=seed)
+    band = fig.axes[0].collections[0]
+    assert band.get_label() == "90% consistency band"
+    xs, ns = np.unique(p, return_counts=True)
+    expected = plot.consistency_band(xs, "corp", counts=ns, n_resamples=30, seed=seed)
+    path = band.get_paths()[0].vertices
+    # fill_between's outline: the lower curve forwards, then the upper one backwards
+    k = len(expected.x)
+    np.testing.assert_allclose(path[1 : k + 1, 1], expected.lower, atol=1e-12)
+    np.testing.assert_allclose(path[k + 2 : 2 * k + 2, 1][::-1], expected.upper, atol=1e-12)
+    # reproducible: the default seed draws the same band twice
+    v1 = plot.reliability_diagram(metric=m, n_resamples=30).axes[0].collections[0]
+    v2 = plot.reliability_diagram(metric=m, n_resamples=30).axes[0].collections[0]
+    np.testing.assert_array_equal(v1.get_paths()[0].vertices, v2.get_paths()[0].vertices)
+    # beyond the cap, adjacent cells pool into groups of about equal counts, each at
+    # its mean forecast: group g holds the cells with floor(7 * events before / n) = g
+    monkeypatch.setattr(plot, "_MAX_BAND_CELLS", 7)
+    fig = plot.reliability_diagram(metric=m, n_resamples=30, seed=seed)
+    before = np.cumsum(ns) - ns
+    group = (7 * before) // ns.sum()
+    X = [float(np.mean(np.repeat(xs[group == g], ns[group == g]))) for g in np.unique(group)]
+    N = [int(ns[group == g].sum()) for g in np.unique(group)]
+    expected = plot.consistency_band(X, "corp", counts=N, n_resamples=30, seed=seed)
+    path = fig.axes[0].collections[0].get_paths()[0].vertices
+    k = len(expected.x)
+    assert k <= 7
+    np.testing.assert_allclose(path[1 : k + 1, 0], X, atol=1e-12)
+    np.testing.assert_allclose(path[1 : k + 1, 1], expected.lower, atol=1e-12)
+    np.testing.assert_allclose(path[k + 2 : 2 * k + 2, 1][::-1], expected.upper, atol=1e-12)
+
+
+def test_pool_cells_keeps_totals_and_never_splits_a_cell():
+    rng = np.random.default_rng(3)
+    xs = np.unique(rng.uniform(size=500))
+    ns = rng.integers(1, 5, size=len(xs))
+    ws = ns * rng.uniform(0.5, 2.0, size=len(xs))
+    X, W, N = plot._pool_cells(xs, ws, ns, 40)
+    assert len(X) <= 40 and np.all(np.diff(X) > 0)
+    assert N.sum() == ns.sum() and abs(W.sum() - ws.sum()) < 1e-9
+    # every group is a run of whole cells: its count is a sum of consecutive counts
+    bounds = np.searchsorted(np.cumsum(ns), np.cumsum(N))
+    assert np.array_equal(np.cumsum(ns)[bounds], np.cumsum(N))
+    same = plot._pool_cells(xs, ws, ns, 500)
+    assert all(np.array_equal(a, b) for a, b in zip(same, (xs, ws, ns)))
+
+
+def _hist(fig):
+    hax = fig.axes[1]
+    return (
+        np.array([r.get_x() for r in hax.patches]),
+        np.array([r.get_width() for r in hax.patches]),
+        np.array([r.get_height() for r in hax.patches]),
+        hax.get_ylabel(),
+    )
+
+
+def test_histogram_bars_read_as_their_label_says():
+    # issue 12: "share per 0.05 of forecast" over bars 0.1 wide, the first bar reading
+    # 0.39 while 78% of the forecasts were in it
+    rng = np.random.default_rng(0)
+    p = np.where(rng.uniform(size=1000) < 0.78, rng.uniform(0, 0.1, 1000), rng.uniform(0.1, 1, 1000))
+    y = (rng.uniform(size=1000) < p).astype(int)
+    ece = ECE(n_bins=10)
+    for a, b in zip(p.tolist(), y.tolist()):
+        ece.update(b, a)
+    _, widths, heights, label = _hist(plot.reliability_diagram(metric=ece, bands=None))
+    total = sum(b.weight for b in ece.bins)
+    np.testing.assert_allclose(heights, [b.weight / total for b in ece.bins], atol=1e-15)
+    assert heights[0] == np.mean(p < 0.1) and np.allclose(widths, 0.1)
+    assert label == "share per bar\n(0.1 wide)"
+    # from arrays: 20 bars 0.05 wide, each its share of the events
+    _, widths, heights, label = _hist(plot.reliability_diagram(p, y, bands=None))
+    counts, _ = np.histogram(p, bins=20, range=(0, 1))
+    np.testing.assert_allclose(heights, counts / 1000, atol=1e-15)
+    assert label == "share per bar\n(0.05 wide)" and abs(heights.sum() - 1) < 1e-12
+    # equal-mass bins of unequal widths: the label does not name a width
+    q = ECE(n_bins=4, strategy="quantile")
+    for a, b in zip(p.tolist(), y.tolist()):
+        q.update(b, a)
+    _, widths, heights, label = _hist(plot.reliability_diagram(metric=q, bands=None))
+    assert label == "share of forecasts\nper bar" and abs(heights.sum() - 1) < 1e-12
+    # a CORP state: the blocks' weights spread over 20 bars, shares again
+    _, widths, heights, label = _hist(
+        plot.reliability_diagram(metric=_corp_metric(p, y), bands=None)
+    )
+    assert label == "share per bar\n(0.05 wide)" and abs(heights.sum() - 1) < 1e-12
+
+
+def test_calibrator_colors_are_fixed_by_name():
+    from streamcal import registry
+
+    names = ["raw", *registry.CALIBRATOR_NAMES]
+    colors = [plot.calibrator_color(n) for n in names]
+    assert len(set(colors)) == len(colors)  # binary names all differ
+    mc = [plot.calibrator_color(n) for n in ["raw", *registry.MULTICLASS_CALIBRATOR_NAMES]]
+    assert len(set(mc)) == len(mc)
+    assert all(n in plot._NAME_COLORS for n in names + list(registry.MULTICLASS_CALIBRATOR_NAMES))
+    # other names: a stable hash, the same in another interpreter whatever its
+    # PYTHONHASHSEED, and never a colour of the table
+    others = ["isotonic:resolution=0.0001", "my model", "platt:lr=0.1"]
+    code = f"from streamcal.plot import calibrator_color; print([calibrator_color(n) for n in {others!r}])"
+    outs = set()
+    for hashseed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hashseed}
+        run = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+        outs.add(run.stdout.strip())
+    assert outs == {str([plot.calibrator_color(n) for n in others])}
+    assert not {plot.calibrator_color(n) for n in others} & set(plot._NAME_COLORS.values())
+    with pytest.raises(TypeError, match="'name' argument of calibrator_color must be a str"):
+        plot.calibrator_color(3)
+
+
+def test_reliability_diagrams_draw_each_name_in_its_color():
+    p, y = _stream(0)
+    fig = plot.reliability_diagrams(
+        {"platt": p, "other": p**2}, y, bands=None, colors={"platt": "#2ca02c"}
+    )
+    curves = [a.lines[1].get_color() for a in fig.axes if a.get_title()]
+    assert curves == ["#2ca02c", plot._BINNED_COLOR]
+    with pytest.raises(TypeError, match="'colors' argument of reliability_diagrams must be"):
+        plot.reliability_diagrams({"a": p}, y, colors=["red"])

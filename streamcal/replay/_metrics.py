@@ -6,15 +6,16 @@ from __future__ import annotations
 import inspect
 
 from streamcal import _validation as V
-from streamcal.metrics import catalogue
-from streamcal.metrics import MulticlassCalibrationMetric
+from streamcal.metrics import MulticlassCalibrationMetric, catalogue
 from streamcal.metrics.base import StreamingMetric
-from streamcal.metrics.catalogue import WINDOW_SUFFIX, metric_key, metric_values
-
-__all__ = ["WINDOW_SUFFIX"]
+from streamcal.metrics.catalogue import (
+    WINDOW_SUFFIX,
+    columns,
+    metric_key,
+    metric_values,
+)
 
 # ---------------------------------------------------------------------- metric names
-
 
 # the names that replay resolves (cli.py reads _MULTICLASS_METRICS until it switches to
 # streamcal.metrics.catalogue)
@@ -103,3 +104,15 @@ def _values(metric, key: str, out: dict, suffix: str = "") -> None:
     for component, value in metric_values(metric).items():
         name = key if component is None else f"{key}.{component}"
         out[name + suffix] = value
+
+
+def _columns(templates: dict, window: bool) -> tuple:
+    """The column table of a replay of the metrics ``templates`` (key -> metric, as
+    :func:`_resolve_metrics` returns), a tuple of
+    :class:`streamcal.metrics.catalogue.Column` in the order of the keys of the
+    replay's summary per calibrator: every metric's value and components, then, with a
+    window, the same over the window."""
+    out = [c for k, m in templates.items() for c in columns(k, m)]
+    if window:
+        out += [c for k, m in templates.items() for c in columns(k, m, window=True)]
+    return tuple(out)

@@ -10,7 +10,7 @@ import os
 
 from streamcal.replay import _readers, _rows
 from streamcal import _validation as V
-from streamcal.replay._rows import BINARY_LABELS, RowError
+from streamcal.replay._rows import BINARY_LABELS, RowError, RowParser, parse_id
 from streamcal.base import BinaryCalibrator
 from streamcal.metrics.base import StreamingMetric
 from streamcal.replay._errors import ReplayError
@@ -19,12 +19,6 @@ from streamcal.replay._result import ReplayResult
 
 #: Version tag of the checkpoint files written by :func:`replay`.
 CHECKPOINT_FORMAT = "streamcal.replay/1"
-
-# A multiclass row's probabilities are divided by their sum when it differs from 1 by
-# more than _SUM_EXACT, and the row is malformed when it differs by more than _SUM_TOL.
-_SUM_EXACT = 1e-9
-_SUM_TOL = 0.01
-
 
 def replay(
     events,
@@ -48,6 +42,8 @@ def replay(
     keep_forecasts=False,
     max_errors=1000,
     stop=None,
+    format=None,
+    delimiter=None,
 ) -> ReplayResult:
     """Replay a log of scores and labels through calibrators, prequentially.
 
@@ -61,8 +57,13 @@ def replay(
     events
         The log: an iterable of dict records, a pandas DataFrame, or the path of a
         ``.csv`` / ``.tsv`` / ``.jsonl`` / ``.ndjson`` file (each may be gzipped,
-        ``.gz``) or of a ``.parquet`` file (needs pyarrow). pandas and pyarrow are
-        imported only for those inputs.
+        ``.gz``) or of a ``.parquet`` file (needs pyarrow: ``pip install
+        "streamcal[fast]"``), or ``"-"`` for standard input (CSV unless ``format``
+        says otherwise). pandas and pyarrow are imported only for those inputs. CSV
+        header names are stripped of surrounding whitespace; a column used must be
+        named once in the header. A row that cannot be read (a CSV field longer than
+        the CSV reader's limit, a line that is not valid UTF-8, invalid or too deeply
+        nested JSON) is a malformed row, reported with its line.
     calibrators
         Dict name -> calibrator. Each is used as given and learns in place. For a
         binary log, :class:`streamcal.base.BinaryCalibrator` objects (or anything with
@@ -92,7 +93,8 @@ def replay(
     label
         The label column. Binary: 0, 1, True, False, 0.0, 1.0 or their text forms
         (``"0"``, ``"1"``, ``"0.0"``, ``"1.0"``, ``"true"``, ``"false"``, ...).
-        Multiclass: a class (its column name, or its text form).
+        Multiclass: a class (its column name, or its text form). Text labels are
+        read without surrounding whitespace (``" 1"`` is 1).
     time
         Optional event-time column: numbers, or ISO 8601 text / datetimes (read as UTC
         when they have no zone). Kept in ``series["time"]``; needed for delayed labels,
@@ -106,8 +108,10 @@ def replay(
         of label records with columns ``id``, ``label`` and ``time`` (when the label
         became known), in time order; ``id`` names the column joining them to the
         events (whose ``label`` column is then not read). A label record whose id
-        matches no event waiting for its label is malformed. Checkpoints store the ids
-        of the waiting events as JSON: use text or integer ids.
+        matches no event waiting for its label is malformed. Ids are compared as text
+        whatever the file format: text without surrounding whitespace, integral
+        numbers as their integer text (``17``, ``17.0`` and ``"17"`` match), other
+        finite floats by their ``repr``; bools and other values are malformed.
     include_raw
         Also score the raw scores, as the calibrator ``"raw"``.
     every
@@ -146,6 +150,13 @@ def replay(
         Keep every scored prediction in ``ReplayResult.forecasts`` (O(events) memory).
     max_errors
         How many malformed rows to keep in ``errors`` (all are counted).
+    format
+        How to read a file or standard input: ``"csv"``, ``"tsv"`` or ``"jsonl"``;
+        None: from the file's suffix, CSV for standard input. Applies to ``events``
+        (the label records are read by their suffix).
+    delimiter
+        The field delimiter of a CSV ``events`` log (one character); None: a tab for
+        ``.tsv`` files and ``format="tsv"``, else a comma.
 
     Returns
     -------
@@ -228,6 +239,8 @@ def replay(
         keep_forecasts=keep_forecasts,
         max_errors=max_errors,
         stop=stop,
+        format=format,
+        delimiter=delimiter,
     ).run(events)
 
 
@@ -301,6 +314,8 @@ class _Replay:
         progress,
         keep_forecasts,
         max_errors,
+        format=None,
+        delimiter=None,
     ):
         # ---- arguments
         if not isinstance(calibrators, dict):
@@ -334,11 +349,6 @@ class _Replay:
             self.classes = classes
             self.score_columns = [col for _, col in pairs]
             self._class_index = {c: i for i, c in enumerate(classes)}
-            self._class_lookup = {}
-            for c in classes:  # a label read as text finds its class by str(class)
-                self._class_lookup.setdefault(str(c), c)
-            for c in classes:
-                self._class_lookup[c] = c
         else:
             _check_column(score, "score", allow_none=False)
             self.classes = None
@@ -423,6 +433,8 @@ class _Replay:
         self.resume = resume
         self.progress = progress
         self.keep_forecasts = keep_forecasts
+        self.format = format
+        self.delimiter = delimiter
 
         # ---- calibrators
         self.cals = {}
@@ -544,7 +556,14 @@ class _Replay:
         saved = None
         if self.resume and os.path.exists(self.checkpoint):
             saved = self._read_checkpoint()
-        self.log = log = _readers.open_log(events, "events")
+        if _readers.is_stdin(events) and _readers.is_stdin(self.labels_source):
+            raise ValueError(
+                "The events and the label records cannot both be read from standard "
+                "input ('-')."
+            )
+        self.log = log = _readers.open_log(
+            events, "events", format=self.format, delimiter=self.delimiter
+        )
         try:
             keys = self._resolve_keys(log)
             if self.delay == "id":
@@ -573,22 +592,26 @@ class _Replay:
         return self._result()
 
     def _resolve_keys(self, log):
-        self.score_keys = [log.key(c, "score") for c in self.score_columns]
-        keys = {"score": self.score_keys[0]}
-        if self.delay != "id":
-            keys["label"] = log.key(self.label, "label")
-        for role in ("time", "label_time", "id"):
-            column = getattr(self, role)
-            keys[role] = None if column is None else log.key(column, role)
-        self.keys = keys
-        return keys
+        self.parser = self._row_parser(log)
+        self.score_keys = self.parser.score_keys
+        self.keys = self.parser.keys
+        return self.keys
 
     def _resolve_label_keys(self, log):
-        self.lkeys = {
-            "label": log.key(self.label, "label"),
-            "time": log.key(self.time, "time"),
-            "id": log.key(self.id, "id"),
-        }
+        self.parser = self._row_parser(self.log, log)
+
+    def _row_parser(self, log, labels=None) -> RowParser:
+        return RowParser(
+            log,
+            score_columns=self.score_columns,
+            classes=self.classes,
+            label=self.label,
+            time=self.time,
+            label_time=self.label_time,
+            id=self.id,
+            delay=self.delay,
+            labels=labels,
+        )
 
     def _skip_read(self, events_read: int, labels_read: int) -> None:
         """Skip the rows a checkpoint has replayed (ValueError if there are fewer)."""
@@ -689,89 +712,11 @@ class _Replay:
 
     def _parse_event(self, row):
         """(score, label, time, label_time, id) of an event row, or raise RowError."""
-        field = _rows.field
-        keys = self.keys
-        if self.multiclass:
-            s = self._parse_probabilities(row)
-        else:
-            s = _rows.parse_score(
-                field(row, keys["score"], self.score_columns[0], "score"),
-                self.score_columns[0],
-            )
-        y = None
-        if self.delay != "id":
-            y = self._parse_label(field(row, keys["label"], self.label, "label"))
-        t = lt = eid = None
-        if self.delay is not None:
-            t = _rows.parse_time(field(row, keys["time"], self.time, "time"), self.time)
-            if t < self.last_time:
-                raise RowError(
-                    f"time {_rows.short_repr(row[keys['time']])} is earlier than the previous "
-                    f"event's (column {self.time!r}): delayed labels need the log in time order"
-                )
-            if self.delay == "time":
-                lt = _rows.parse_time(
-                    field(row, keys["label_time"], self.label_time, "label_time"),
-                    self.label_time,
-                    "label_time",
-                )
-            else:
-                eid = self._parse_id(field(row, keys["id"], self.id, "id"))
-        return s, y, t, lt, eid
-
-    def _parse_id(self, value):
-        try:
-            hash(value)
-        except TypeError:
-            raise RowError(
-                f"id {_rows.short_repr(value)} is not hashable (column {self.id!r})"
-            ) from None
-        return value
-
-    def _parse_label(self, value):
-        if not self.multiclass:
-            return _rows.parse_binary_label(value, self.label)
-        lookup = self._class_lookup
-        try:
-            return lookup[value]
-        except (KeyError, TypeError):
-            pass
-        try:
-            return lookup[str(value)]
-        except KeyError:
-            shown = ", ".join(repr(c) for c in self.classes[:10])
-            raise RowError(
-                f"unknown label {_rows.short_repr(value)} (column {self.label!r}): expected "
-                f"one of {shown}"
-            ) from None
-
-    def _parse_probabilities(self, row) -> dict:
-        field, parse = _rows.field, _rows.parse_score
-        values = [
-            parse(field(row, key, col, "probability"), col, "probability")
-            for key, col in zip(self.score_keys, self.score_columns)
-        ]
-        total = math.fsum(values)
-        if not -_SUM_TOL <= total - 1.0 <= _SUM_TOL:
-            raise RowError(
-                f"the class probabilities sum to {total!r}, not 1 (within {_SUM_TOL})"
-            )
-        if not -_SUM_EXACT <= total - 1.0 <= _SUM_EXACT:
-            values = [v / total for v in values]
-        return dict(zip(self.classes, values))
+        return self.parser.parse_event(row, self.last_time)
 
     def _parse_label_record(self, row):
         """(time, id, label) of a label record, or raise RowError."""
-        field, keys = _rows.field, self.lkeys
-        y = self._parse_label(field(row, keys["label"], self.label, "label"))
-        t = _rows.parse_time(field(row, keys["time"], self.time, "time"), self.time)
-        if t < self.last_label_time:
-            raise RowError(
-                f"time {_rows.short_repr(row[keys['time']])} is earlier than the previous "
-                f"label record's (column {self.time!r}): label records must be in time order"
-            )
-        eid = self._parse_id(field(row, keys["id"], self.id, "id"))
-        return t, eid, y
+        return self.parser.parse_label_record(row, self.last_label_time)
 
     # ------------------------------------------------------------------ the loops
 
@@ -1152,11 +1097,15 @@ class _Replay:
             (lt, i, dec(s), dec(y), [dec(p) for p in preds])
             for lt, i, s, y, preds in state["heap"]
         ]
+        # ids are compared as text (checkpoints of earlier versions kept integer ids)
         self.pending = {
-            eid: (i, dec(s), [dec(p) for p in preds])
+            parse_id(eid, self.id): (i, dec(s), [dec(p) for p in preds])
             for eid, i, s, preds in state["pending"]
         }
-        self.early = {eid: (lt, dec(y), line) for eid, lt, y, line in state["early"]}
+        self.early = {
+            parse_id(eid, self.id): (lt, dec(y), line)
+            for eid, lt, y, line in state["early"]
+        }
         self.n_events = state["n_events"]
         self.n_learnt = state["n_learnt"]
         self.n_skipped = state["n_skipped"]

@@ -5,8 +5,20 @@ per class (multiclass logs), a label, and optional time, label-time and id colum
 This module opens a log, whatever its form, as a :class:`Log`: an iterator of rows that
 can be indexed by a key resolved once per column (an int position for CSV files,
 DataFrames and Parquet files, the column name for dict records and JSON Lines), with
-the line number of each row for error messages. It also holds the parsing of one field
-(score, label, time) with the message that names what is wrong with a bad one.
+the line number of each row for error messages. Parsing the fields of a row is
+:mod:`streamcal.replay._rows`'s job.
+
+Sources
+-------
+- A path: ``.csv``, ``.tsv``, ``.jsonl``, ``.ndjson`` (each optionally ``.gz``) or
+  ``.parquet``; ``format`` (``"csv"``, ``"tsv"``, ``"jsonl"``) overrides the suffix.
+- ``"-"``: standard input, CSV unless ``format`` says otherwise (gzip-compressed input
+  is recognised by its first bytes).
+- A pandas DataFrame, or an iterable of dicts (records).
+
+CSV header names are stripped of surrounding whitespace (``a, b`` names ``'a'`` and
+``'b'``). A column the replay uses must appear once in the header (ValueError naming
+it and the log otherwise); other duplicated names are harmless.
 
 Line numbers
 ------------
@@ -20,27 +32,53 @@ Line numbers
 
 Blank CSV rows are skipped (they are not events, and not errors).
 
+Rows that cannot be read
+------------------------
+A row that cannot be read is given as a :class:`streamcal.replay._rows.BadRow` with the
+reason, which the row parser reports as a malformed row at its line: a CSV field longer
+than the CSV reader's limit (``csv.field_size_limit()``, 131,072 characters unless the
+program raised it: this module does not change that process-wide setting), a line that
+is not valid UTF-8 (the other lines are read), invalid JSON, or JSON nested too deep for
+the parser. Only a header that is not valid UTF-8 stops the opening (ValueError).
+
 Nothing here imports pandas or pyarrow unless the log is a DataFrame or a Parquet file.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
 import itertools
 import json
 import os
+import re
+import sys
 from collections.abc import Mapping
 
 from streamcal.replay._rows import BadRow
 
-__all__ = ["Log", "SUPPORTED", "csv_header", "open_log"]
+__all__ = ["FORMATS", "STDIN", "SUPPORTED", "Log", "csv_header", "is_stdin", "open_log"]
 
-_CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
-_JSONL_SUFFIXES = (".jsonl", ".ndjson")
-_PARQUET_SUFFIXES = (".parquet", ".pq")
+#: The ``format`` values of :func:`open_log`.
+FORMATS = ("csv", "tsv", "jsonl")
+#: The path that stands for standard input.
+STDIN = "-"
 SUPPORTED = ".csv, .tsv, .jsonl, .ndjson (each optionally .gz), .parquet"
+
+_SUFFIX_FORMATS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+_DELIMITERS = {"csv": ",", "tsv": "\t"}
+_FAST_EXTRA = 'pip install "streamcal[fast]"'
+# invalid UTF-8 bytes, as the "surrogateescape" error handler decodes them
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
 # ---------------------------------------------------------------------- sources
 
@@ -58,26 +96,45 @@ class Log:
         The column names when the log declares them (CSV header, DataFrame, Parquet
         schema, or the keys of the first record), else None.
     rows
-        Iterator over the rows (lists, tuples or dicts).
+        Iterator over the rows (lists, tuples or dicts; a row that could not be read
+        is a :class:`streamcal.replay._rows.BadRow`).
+    delimiter
+        The field delimiter of a CSV log, else None.
+
+    Examples
+    --------
+    >>> log = open_log([{"score": 0.5, "label": 1}, {"score": 0.25, "label": 0}])
+    >>> key = log.key("score", "score")
+    >>> [(log.line(n), row[key]) for n, row in enumerate(log.rows, 1)]
+    [(0, 0.5), (1, 0.25)]
     """
 
-    def __init__(self, name, kind, columns, rows, line, close=None, by_name=False):
+    def __init__(
+        self, name, kind, columns, rows, line, close=None, by_name=False, delimiter=None
+    ):
         self.name = name
         self.kind = kind
         self.columns = columns
         self.rows = rows
+        self.delimiter = delimiter
         self._line = line
         self._close = close
         self._by_name = by_name
 
     def key(self, column, role: str):
         """The key that looks ``column`` up in a row; ValueError if the log declares
-        its columns and ``column`` is not one of them."""
+        its columns and ``column`` is not one of them, or is more than one of them."""
         if self.columns is not None and column not in self.columns:
             shown = ", ".join(repr(c) for c in self.columns[:30])
             raise ValueError(
                 f"The {role} column {column!r} is not in {self.name}. "
                 f"Its columns: {shown}."
+            )
+        if self.columns is not None and self.columns.count(column) > 1:
+            raise ValueError(
+                f"The {role} column {column!r} appears {self.columns.count(column)} "
+                f"times in the header of {self.name}: rename the duplicates so that "
+                "the column to read is named once."
             )
         if self._by_name:
             return column
@@ -115,45 +172,191 @@ def _suffixes(path: str) -> tuple[str, bool]:
     return os.path.splitext(name)[1], gz
 
 
-def _open_text(path: str, gz: bool):
-    if gz:
-        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
-    return open(path, encoding="utf-8-sig", newline="")
+class _Utf8Watch(io.RawIOBase):
+    """The bytes of a binary stream, passed through unchanged and checked as UTF-8 on
+    the way: :attr:`invalid` becomes True once a byte that is not valid UTF-8 has
+    passed. The text layer above reads ahead of the rows it gives, so no row made of
+    bytes that passed before that moment can hold one: the readers check rows for
+    escaped bytes only from then on."""
+
+    def __init__(self, raw, close_raw: bool = True):
+        self._raw = raw
+        self._close_raw = close_raw
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self.invalid = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        n = self._raw.readinto(buffer)
+        if not self.invalid:
+            try:
+                if n:
+                    self._decoder.decode(memoryview(buffer)[:n])
+                else:  # the end: a sequence cut short is invalid too
+                    self._decoder.decode(b"", True)
+            except UnicodeDecodeError:
+                self.invalid = True
+        return n
+
+    def close(self) -> None:
+        if not self.closed and self._close_raw:
+            self._raw.close()
+        super().close()
 
 
-def csv_header(path, delimiter=None) -> list | None:
-    """The column names of the CSV (or TSV) log at ``path``, read as :func:`open_log`
-    reads them, or None when ``path`` is not a CSV or TSV file (by its suffix)."""
-    path = os.fspath(path)
-    ext, gz = _suffixes(path)
-    if ext not in _CSV_SUFFIXES:
+def _text(raw, close_raw: bool = True):
+    """A text stream over the binary stream ``raw`` (UTF-8, BOM dropped, invalid bytes
+    escaped) and the watch that says whether any were met."""
+    watch = _Utf8Watch(raw, close_raw)
+    text = io.TextIOWrapper(
+        io.BufferedReader(watch, 1 << 16),
+        encoding="utf-8-sig",
+        errors="surrogateescape",
+        newline="",
+    )
+    return text, watch
+
+
+def _invalid_utf8(text: str) -> str | None:
+    """The reason a line that went through :func:`_text` is not valid UTF-8, or None."""
+    found = _ESCAPED_BYTE.search(text)
+    if found is None:
         return None
-    with _open_text(path, gz) as f:
-        return next(csv.reader(f, delimiter=delimiter or _CSV_SUFFIXES[ext]), None)
+    return f"invalid UTF-8 (byte 0x{ord(found.group()) - 0xDC00:02x})"
 
 
-def _csv_log(path, f, delimiter) -> Log:
-    reader = csv.reader(f, delimiter=delimiter)
+def _open_binary(path: str, gz: bool):
+    return gzip.open(path, "rb") if gz else open(path, "rb", buffering=0)
+
+
+def _check_delimiter(delimiter) -> None:
+    if delimiter is None:
+        return
+    if not (
+        isinstance(delimiter, str) and len(delimiter) == 1 and delimiter not in '\r\n"'
+    ):
+        raise ValueError(
+            "The 'delimiter' argument of replay must be None or one character other "
+            f"than a quote or a line break. Got {delimiter!r} instead."
+        )
+
+
+def csv_header(path, delimiter=None, format=None) -> list | None:
+    """The column names of the CSV (or TSV) log at ``path``, read as :func:`open_log`
+    reads them (stripped of surrounding whitespace), or None when ``path`` is not a
+    CSV or TSV file (by its suffix, or ``format``) or is standard input (``"-"``,
+    which cannot be read twice). ValueError if the header is not valid UTF-8.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "log.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("score, label\\n0.5,1\\n")
+    >>> csv_header(path)
+    ['score', 'label']
+    """
+    path = os.fspath(path)
+    if path == STDIN:
+        return None
+    ext, gz = _suffixes(path)
+    fmt = format or _SUFFIX_FORMATS.get(ext)
+    if fmt not in _DELIMITERS:
+        return None
+    text, watch = _text(_open_binary(path, gz))
+    with text:
+        reader = csv.reader(text, delimiter=delimiter or _DELIMITERS[fmt])
+        return _csv_header(reader, watch, os.path.basename(path), "events")
+
+
+def _csv_header(reader, watch, name: str, what: str) -> list:
     try:
         header = next(reader)
     except StopIteration:
-        header = []
-    rows = (row for row in reader if row)  # blank lines are no events
+        return []
+    except csv.Error as exc:
+        raise ValueError(
+            f"The {what} log {name}: line {reader.line_num} (the header) cannot be read "
+            f"({_csv_reason(exc)})."
+        ) from None
+    if watch.invalid:
+        reason = _invalid_utf8("".join(header))
+        if reason is not None:
+            raise ValueError(
+                f"The {what} log {name}: line {reader.line_num} (the header) is not "
+                f"valid UTF-8: {reason}."
+            )
+    return [h.strip() for h in header]
+
+
+def _csv_reason(exc: csv.Error) -> str:
+    text = str(exc)
+    if "field larger than field limit" in text:
+        return (
+            f"a field longer than {csv.field_size_limit():,} characters, the limit of "
+            "Python's CSV reader"
+        )
+    return f"unreadable CSV: {text}"
+
+
+def _csv_rows(reader, watch):
+    """The non-blank rows of ``reader``; a row that cannot be read (a field over the
+    reader's limit, invalid UTF-8) is a BadRow, and reading goes on at the next line."""
+    while True:
+        try:
+            for row in reader:
+                if not row:
+                    continue  # blank lines are no events
+                if watch.invalid:
+                    reason = _invalid_utf8("".join(row))
+                    if reason is not None:
+                        yield BadRow(reason)
+                        continue
+                yield row
+            return
+        except csv.Error as exc:
+            # the reader gives up the rest of the line it was in, and starts afresh
+            yield BadRow(_csv_reason(exc))
+
+
+def _csv_log(name, text, watch, delimiter, what) -> Log:
+    reader = csv.reader(text, delimiter=delimiter)
+    try:
+        header = _csv_header(reader, watch, name, what)
+    except BaseException:
+        text.close()
+        raise
     return Log(
-        os.path.basename(path), "csv", header, rows, lambda n: reader.line_num, f.close
+        name,
+        "csv",
+        header,
+        _csv_rows(reader, watch),
+        lambda n: reader.line_num,
+        text.close,
+        delimiter=delimiter,
     )
 
 
-def _jsonl_rows(f, cell):
+def _jsonl_rows(f, cell, watch):
     loads = json.loads
     for lineno, text in enumerate(f, 1):
         if not text.strip():
             continue
         cell[0] = lineno
+        if watch.invalid:
+            reason = _invalid_utf8(text)
+            if reason is not None:
+                yield BadRow(reason)
+                continue
         try:
-            yield loads(text)
+            row = loads(text)
         except ValueError as exc:
-            yield BadRow(f"invalid JSON ({exc.args[0].split(':')[0]})")
+            row = BadRow(f"invalid JSON ({exc.args[0].split(':')[0]})")
+        except RecursionError:
+            row = BadRow("invalid JSON (nested too deep)")
+        yield row
 
 
 def _peek_first(rows):
@@ -165,19 +368,15 @@ def _peek_first(rows):
     return first, itertools.chain((first,), rows)
 
 
-def _jsonl_log(path, f) -> Log:
+def _jsonl_log(name, text, watch) -> Log:
     cell = [0]
-    first, rows = _peek_first(_jsonl_rows(f, cell))
+    try:
+        first, rows = _peek_first(_jsonl_rows(text, cell, watch))
+    except BaseException:
+        text.close()
+        raise
     columns = list(first) if isinstance(first, Mapping) else None
-    return Log(
-        os.path.basename(path),
-        "jsonl",
-        columns,
-        rows,
-        lambda n: cell[0],
-        f.close,
-        by_name=True,
-    )
+    return Log(name, "jsonl", columns, rows, lambda n: cell[0], text.close, by_name=True)
 
 
 def _parquet_rows(pf, batch_size=65536):
@@ -188,9 +387,9 @@ def _parquet_rows(pf, batch_size=65536):
 def _parquet_log(path) -> Log:
     try:
         import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover - depends on the environment
+    except ImportError:
         raise ImportError(
-            f"Reading the Parquet file {path!r} needs pyarrow (pip install pyarrow)."
+            f"Reading the Parquet file {path!r} needs pyarrow: {_FAST_EXTRA}."
         ) from None
     pf = pq.ParquetFile(path)
     columns = list(pf.schema_arrow.names)
@@ -208,25 +407,94 @@ def _is_dataframe(obj) -> bool:
     return type(obj).__module__.split(".")[0] == "pandas" and hasattr(obj, "itertuples")
 
 
-def open_log(source, what: str = "events") -> Log:
-    """Open ``source`` (a path, a pandas DataFrame or an iterable of dicts) as a
-    :class:`Log`; ``what`` names it in messages (``"events"``, ``"labels"``)."""
+def is_stdin(source) -> bool:
+    """Whether ``source`` stands for standard input (the path ``"-"``)."""
+    return isinstance(source, (str, os.PathLike)) and os.fspath(source) == STDIN
+
+
+def _stdin_text():
+    """Standard input as text (gzip-compressed input recognised by its first bytes),
+    the watch, and whether it can be checked for invalid UTF-8."""
+    stdin = sys.stdin
+    raw = getattr(stdin, "buffer", None)
+    if raw is None:  # already text (a StringIO put there by a caller)
+        return stdin, None
+    peek = getattr(raw, "peek", None)
+    if peek is not None and peek(2)[:2] == b"\x1f\x8b":
+        return _text(gzip.GzipFile(fileobj=raw, mode="rb"))  # closing it leaves raw open
+    return _text(raw, close_raw=False)
+
+
+class _NoWatch:
+    invalid = False
+
+
+def open_log(source, what: str = "events", *, format=None, delimiter=None) -> Log:
+    """Open ``source`` as a :class:`Log`; ``what`` names it in messages
+    (``"events"``, ``"labels"``).
+
+    Parameters
+    ----------
+    source
+        A path (``"-"``: standard input), a pandas DataFrame or an iterable of dicts.
+    what
+        What the log holds, for messages.
+    format
+        ``"csv"``, ``"tsv"`` or ``"jsonl"``: how to read a path or standard input;
+        None: from the path's suffix (see :data:`SUPPORTED`), CSV for standard input.
+    delimiter
+        The field delimiter of a CSV log (one character); None: a tab for ``.tsv``
+        files and ``format="tsv"``, else a comma.
+
+    Examples
+    --------
+    >>> log = open_log([{"score": 0.5, "label": 1}])
+    >>> log.kind, log.columns, log.name
+    ('records', ['score', 'label'], 'the records')
+    >>> open_log([], format="xml")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'format' argument of replay must be None or a str among {'csv', 'jsonl', 'tsv'}. Got 'xml' instead.
+    """
+    if format is not None and format not in FORMATS:
+        raise ValueError(
+            "The 'format' argument of replay must be None or a str among "
+            f"{{'csv', 'jsonl', 'tsv'}}. Got {format!r} instead."
+        )
+    _check_delimiter(delimiter)
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
-        ext, gz = _suffixes(path)
-        if ext in _CSV_SUFFIXES:
-            return _csv_log(path, _open_text(path, gz), _CSV_SUFFIXES[ext])
-        if ext in _JSONL_SUFFIXES:
-            return _jsonl_log(path, _open_text(path, gz))
-        if ext in _PARQUET_SUFFIXES and not gz:
-            return _parquet_log(path)
-        raise ValueError(
-            f"The {what} log {path!r} has an unsupported file type. Supported: {SUPPORTED}."
-        )
+        if is_stdin(path):
+            name, fmt = "<stdin>", format or "csv"
+            text, watch = _stdin_text()
+            watch = watch or _NoWatch()
+        else:
+            name = os.path.basename(path)
+            ext, gz = _suffixes(path)
+            fmt = format or _SUFFIX_FORMATS.get(ext)
+            if fmt == "parquet" and not gz:
+                _no_delimiter(delimiter, what, name, "a Parquet file")
+                return _parquet_log(path)
+            if fmt not in FORMATS:
+                raise ValueError(
+                    f"The {what} log {path!r} has an unsupported file type. "
+                    f"Supported: {SUPPORTED}; or give the format (csv, tsv, jsonl)."
+                )
+            text, watch = _text(_open_binary(path, gz))
+        if fmt == "jsonl":
+            _no_delimiter(delimiter, what, name, "JSON Lines")
+            return _jsonl_log(name, text, watch)
+        return _csv_log(name, text, watch, delimiter or _DELIMITERS[fmt], what)
     if isinstance(source, (bytes, io.IOBase)):
         raise TypeError(
             f"The {what} log must be a path, a pandas DataFrame or an iterable of dicts. "
             f"Got {type(source).__name__} instead."
+        )
+    _no_delimiter(delimiter, what, "", "not a CSV file")
+    if format is not None:
+        raise ValueError(
+            f"The 'format' argument of replay applies to files and standard input; the "
+            f"{what} log is a {type(source).__name__}."
         )
     if _is_dataframe(source):
         columns = list(source.columns)
@@ -242,3 +510,12 @@ def open_log(source, what: str = "events") -> Log:
     first, rows = _peek_first(it)
     columns = list(first) if isinstance(first, Mapping) else None
     return Log("the records", "records", columns, rows, lambda n: n - 1, by_name=True)
+
+
+def _no_delimiter(delimiter, what: str, name: str, kind: str) -> None:
+    if delimiter is not None:
+        where = f"{name} is {kind}" if name else f"is {kind}"
+        raise ValueError(
+            f"The 'delimiter' argument of replay applies to CSV and TSV logs only; the "
+            f"{what} log {where}."
+        )

@@ -9,37 +9,62 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import numbers
 from collections.abc import Mapping
 
 __all__ = [
     "BINARY_LABELS",
     "BadRow",
     "RowError",
+    "RowParser",
     "field",
     "json_safe_time",
     "parse_binary_label",
+    "parse_id",
     "parse_score",
     "parse_time",
     "short_repr",
 ]
 
-#: Label values of binary logs and the label each stands for (dict lookup: ``1``,
-#: ``1.0``, ``True`` and their numpy forms hash alike, so one key covers them).
-BINARY_LABELS = {
-    0: 0,
-    1: 1,
-    "0": 0,
-    "1": 1,
-    "0.0": 0,
-    "1.0": 1,
-    "False": 0,
-    "True": 1,
-    "false": 0,
-    "true": 1,
-    "FALSE": 0,
-    "TRUE": 1,
-}
+class _BinaryLabels(dict):
+    """The binary label table: a text label with surrounding whitespace (``" 1"``) is
+    looked up without it, as ``float`` reads a score ``" 0.5"``. Only a missed lookup
+    pays for this (``__missing__``), so the fast paths' dict lookups cost what they did."""
 
+    __slots__ = ()
+
+    def __missing__(self, key):
+        if isinstance(key, str):
+            stripped = key.strip()
+            if stripped != key:
+                return self[stripped]
+        raise KeyError(key)
+
+
+#: Label values of binary logs and the label each stands for (dict lookup: ``1``,
+#: ``1.0``, ``True`` and their numpy forms hash alike, so one key covers them; text is
+#: looked up without surrounding whitespace).
+BINARY_LABELS = _BinaryLabels(
+    {
+        0: 0,
+        1: 1,
+        "0": 0,
+        "1": 1,
+        "0.0": 0,
+        "1.0": 1,
+        "False": 0,
+        "True": 1,
+        "false": 0,
+        "true": 1,
+        "FALSE": 0,
+        "TRUE": 1,
+    }
+)
+
+# A multiclass row's probabilities are divided by their sum when it differs from 1 by
+# more than SUM_EXACT, and the row is malformed when it differs by more than SUM_TOL.
+SUM_EXACT = 1e-9
+SUM_TOL = 0.01
 
 
 class RowError(ValueError):
@@ -122,6 +147,39 @@ def parse_binary_label(value, column: str) -> int:
         ) from None
 
 
+def parse_id(value, column: str) -> str:
+    """An event id as the text it is compared by, or raise :class:`RowError`.
+
+    Ids join events to label records that may come from files of other formats (JSON
+    integers, CSV text), so every id is compared as text: text stripped of surrounding
+    whitespace, an integral number (``17``, ``17.0``, a numpy integer) as its integer
+    text ``"17"``, another finite float by its ``repr`` (``1.5`` as ``"1.5"``). Bools,
+    NaN, infinities and anything else (lists, dicts, dates) are refused.
+
+    Examples
+    --------
+    >>> parse_id(17, "id"), parse_id(" 17 ", "id"), parse_id(17.0, "id")
+    ('17', '17', '17')
+    """
+    if type(value) is str:
+        text = value.strip()
+        if not text:
+            raise RowError(f"missing id (column {column!r})")
+        return text
+    if value is True or value is False or getattr(getattr(value, "dtype", None), "kind", None) == "b":
+        raise RowError(f"id {short_repr(value)} is a bool, not a text or a number (column {column!r})")
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        x = float(value)
+        if not math.isfinite(x):
+            raise RowError(f"id {short_repr(value)} is not finite (column {column!r})")
+        return str(int(x)) if x.is_integer() else repr(x)
+    raise RowError(
+        f"id {short_repr(value)} is neither a text nor a number (column {column!r})"
+    )
+
+
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
@@ -199,3 +257,169 @@ def json_safe_time(value):
     if kind in ("b", "i", "u", "f"):
         return json_safe_time(value.item())
     return str(value)
+
+
+# ---------------------------------------------------------------------- rows
+
+
+class RowParser:
+    """The one home of row validation: a log's rows parsed into events and label
+    records, or :class:`RowError` saying what is wrong with the row.
+
+    Parameters
+    ----------
+    log
+        The :class:`streamcal.replay._readers.Log` of the events; the columns are
+        resolved once with :meth:`~streamcal.replay._readers.Log.key` (ValueError when
+        one is missing, or duplicated).
+    score_columns
+        The score column (binary logs), or one probability column per class.
+    classes
+        The classes of a multiclass log, in the order of ``score_columns``; None for
+        a binary log.
+    label, time, label_time, id
+        The label, event-time, label-time and id columns (None when not used).
+    delay
+        None (labels known at once), ``"time"`` (a label-time column) or ``"id"``
+        (label records joined by id: the events' label column is not read).
+    labels
+        With ``delay="id"``, the log of the label records (columns ``id``, ``label``
+        and ``time``).
+
+    Attributes
+    ----------
+    keys
+        Role (``"score"``, ``"label"``, ``"time"``, ``"label_time"``, ``"id"``) -> the
+        key of its column in an event row (None for the roles not used).
+    score_keys
+        The keys of the score columns.
+
+    Examples
+    --------
+    >>> from streamcal.replay._readers import open_log
+    >>> log = open_log([{"p": 0.25, "y": " 1", "t": 3}])
+    >>> parser = RowParser(log, score_columns=["p"], classes=None, label="y", time="t",
+    ...                    label_time=None, id=None, delay=None)
+    >>> parser.parse_event({"p": "0.25", "y": " 1", "t": 3})
+    (0.25, 1, None, None, None)
+    >>> parser.parse_event({"p": 1.5, "y": 0})
+    Traceback (most recent call last):
+    ...
+    streamcal.replay._rows.RowError: score 1.5 out of range [0, 1] (column 'p')
+    """
+
+    def __init__(
+        self, log, *, score_columns, classes, label, time, label_time, id, delay, labels=None
+    ):
+        self.score_columns = list(score_columns)
+        self.classes = None if classes is None else list(classes)
+        self.label = label
+        self.time = time
+        self.label_time = label_time
+        self.id = id
+        self.delay = delay
+        self.score_keys = [log.key(c, "score") for c in self.score_columns]
+        keys = {"score": self.score_keys[0]}
+        if delay != "id":
+            keys["label"] = log.key(label, "label")
+        for role in ("time", "label_time", "id"):
+            column = getattr(self, role)
+            keys[role] = None if column is None else log.key(column, role)
+        self.keys = keys
+        self.label_keys = None
+        if labels is not None:
+            self.label_keys = {
+                "label": labels.key(label, "label"),
+                "time": labels.key(time, "time"),
+                "id": labels.key(id, "id"),
+            }
+        self._class_lookup = None
+        if self.classes is not None:
+            lookup = {}
+            for c in self.classes:  # a label read as text finds its class by str(class)
+                lookup.setdefault(str(c), c)
+            for c in self.classes:
+                lookup[c] = c
+            self._class_lookup = lookup
+
+    def parse_event(self, row, last_time: float = -math.inf) -> tuple:
+        """``(score, label, time, label_time, id)`` of an event row, or raise
+        :class:`RowError`. The score is a float (binary) or a dict class -> probability
+        (multiclass); the label is None with label records, the times None without
+        delayed labels, the id None unless joined by id. With delayed labels, an event
+        earlier than ``last_time`` (the previous event's) is malformed."""
+        keys = self.keys
+        if self.classes is not None:
+            s = self._parse_probabilities(row)
+        else:
+            s = parse_score(
+                field(row, keys["score"], self.score_columns[0], "score"),
+                self.score_columns[0],
+            )
+        y = None
+        if self.delay != "id":
+            y = self.parse_label(field(row, keys["label"], self.label, "label"))
+        t = lt = eid = None
+        if self.delay is not None:
+            t = parse_time(field(row, keys["time"], self.time, "time"), self.time)
+            if t < last_time:
+                raise RowError(
+                    f"time {short_repr(row[keys['time']])} is earlier than the previous "
+                    f"event's (column {self.time!r}): delayed labels need the log in time order"
+                )
+            if self.delay == "time":
+                lt = parse_time(
+                    field(row, keys["label_time"], self.label_time, "label_time"),
+                    self.label_time,
+                    "label_time",
+                )
+            else:
+                eid = parse_id(field(row, keys["id"], self.id, "id"), self.id)
+        return s, y, t, lt, eid
+
+    def parse_label_record(self, row, last_label_time: float = -math.inf) -> tuple:
+        """``(time, id, label)`` of a label record, or raise :class:`RowError` (also
+        when its time is earlier than ``last_label_time``, the previous record's)."""
+        keys = self.label_keys
+        y = self.parse_label(field(row, keys["label"], self.label, "label"))
+        t = parse_time(field(row, keys["time"], self.time, "time"), self.time)
+        if t < last_label_time:
+            raise RowError(
+                f"time {short_repr(row[keys['time']])} is earlier than the previous "
+                f"label record's (column {self.time!r}): label records must be in time order"
+            )
+        eid = parse_id(field(row, keys["id"], self.id, "id"), self.id)
+        return t, eid, y
+
+    def parse_label(self, value):
+        """A label: 0 or 1 (binary log), or one of the classes (text is matched to a
+        class by ``str(class)``, without surrounding whitespace); else RowError."""
+        lookup = self._class_lookup
+        if lookup is None:
+            return parse_binary_label(value, self.label)
+        try:
+            return lookup[value]
+        except (KeyError, TypeError):
+            pass
+        try:
+            return lookup[str(value).strip()]
+        except KeyError:
+            shown = ", ".join(repr(c) for c in self.classes[:10])
+            raise RowError(
+                f"unknown label {short_repr(value)} (column {self.label!r}): expected "
+                f"one of {shown}"
+            ) from None
+
+    def _parse_probabilities(self, row) -> dict:
+        values = [
+            parse_score(field(row, key, col, "probability"), col, "probability")
+            for key, col in zip(self.score_keys, self.score_columns)
+        ]
+        total = math.fsum(values)
+        if not -SUM_TOL <= total - 1.0 <= SUM_TOL:
+            raise RowError(
+                f"the class probabilities sum to {total!r}, not 1 (within {SUM_TOL})"
+            )
+        if not -SUM_EXACT <= total - 1.0 <= SUM_EXACT:
+            values = [v / total for v in values]
+        return dict(zip(self.classes, values))
