@@ -140,18 +140,17 @@ def _replay_epilog() -> str:
         "  or histogram:n_bins=20,strategy=quantile (values: int, float, None, True, False, str)",
         "binary calibrators (a log with one score column):",
     ]
-    binary = registry._calibrators()
     for name in registry.CALIBRATOR_NAMES:
         params = ", ".join(registry.calibrator_parameters(name))
-        lines.append(f"  {name:<12} {registry._describe(binary, name)}: {params}")
+        lines.append(f"  {name:<12} {registry.calibrator_description(name)}: {params}")
     lines.append(f"  default: {' '.join(registry.DEFAULT_CALIBRATORS)}")
     lines.append(
         "multiclass calibrators (a log with one probability column per class, "
         "--score a,b,c):"
     )
-    table = registry._multiclass_calibrators()
     for name in registry.MULTICLASS_CALIBRATOR_NAMES:
-        lines.append(f"  {name:<12} {registry._describe(table, name)}")
+        description = registry.calibrator_description(name, task="multiclass")
+        lines.append(f"  {name:<12} {description}")
     lines.append(f"  default: {' '.join(registry.DEFAULT_MULTICLASS_CALIBRATORS)}")
     lines.append("binary metrics (specs the same way, e.g. ece:n_bins=15):")
     lines += wrapped(registry.METRIC_NAMES)

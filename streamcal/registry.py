@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Mapping
 
 __all__ = [
     "CALIBRATOR_NAMES",
@@ -75,6 +76,7 @@ __all__ = [
     "MULTICLASS_CALIBRATOR_NAMES",
     "MULTICLASS_METRIC_NAMES",
     "bigger_is_better",
+    "calibrator_description",
     "calibrator_parameters",
     "canonical_spec",
     "make_calibrator",
@@ -86,37 +88,62 @@ __all__ = [
 ]
 
 
-def _calibrators():
-    from streamcal import calibrators as C
+class _ClassTable(Mapping):
+    """name -> (class, fixed defaults applied before the spec's own parameters), each
+    class imported when its entry is first read, so that building one calibrator
+    imports only that calibrator's module."""
 
-    # name -> (class, fixed defaults applied before the spec's own parameters)
-    return {
-        "isotonic": (C.OnlineIsotonic, {}),
-        "histogram": (C.HistogramBinning, {}),
-        "platt": (C.OnlinePlatt, {}),
-        "beta": (C.OnlineBeta, {}),
-        "tracking": (C.TrackingCalibeater, {}),
-        "hedging": (C.HedgingCalibeater, {}),
-        "foster": (C.EpsilonCalibratedForecaster, {}),
-        "tops": (C.TrackingCalibeater, {"base": "platt"}),
-        "hops": (C.HedgingCalibeater, {"base": "platt", "seed": 0}),
-        "irp": (C.IRP, {}),
+    def __init__(self, entries):
+        self._entries = entries  # name -> (class name in streamcal.calibrators, fixed)
+
+    def __getitem__(self, name):
+        class_name, fixed = self._entries[name]
+        from streamcal import calibrators
+
+        return getattr(calibrators, class_name), fixed
+
+    def __iter__(self):
+        return iter(self._entries)
+
+    def __len__(self):
+        return len(self._entries)
+
+
+_CALIBRATOR_TABLE = _ClassTable(
+    {
+        "isotonic": ("OnlineIsotonic", {}),
+        "histogram": ("HistogramBinning", {}),
+        "platt": ("OnlinePlatt", {}),
+        "beta": ("OnlineBeta", {}),
+        "tracking": ("TrackingCalibeater", {}),
+        "hedging": ("HedgingCalibeater", {}),
+        "foster": ("EpsilonCalibratedForecaster", {}),
+        "tops": ("TrackingCalibeater", {"base": "platt"}),
+        "hops": ("HedgingCalibeater", {"base": "platt", "seed": 0}),
+        "irp": ("IRP", {}),
     }
+)
+
+_MULTICLASS_CALIBRATOR_TABLE = _ClassTable(
+    {
+        "temperature": ("TemperatureScaling", {}),
+        "fir": ("FIR", {}),
+        "nafir": ("NAFIR", {}),
+        "ovr_isotonic": ("OneVsRestIsotonic", {}),
+        "scir": ("SCIR", {}),
+        "irp": ("MulticlassIRP", {}),
+        "top_label": ("TopLabel", {"calibrator": "isotonic"}),
+        "class_wise": ("ClassWise", {"calibrator": "isotonic"}),
+    }
+)
+
+
+def _calibrators():
+    return _CALIBRATOR_TABLE
 
 
 def _multiclass_calibrators():
-    from streamcal import calibrators as C
-
-    return {
-        "temperature": (C.TemperatureScaling, {}),
-        "fir": (C.FIR, {}),
-        "nafir": (C.NAFIR, {}),
-        "ovr_isotonic": (C.OneVsRestIsotonic, {}),
-        "scir": (C.SCIR, {}),
-        "irp": (C.MulticlassIRP, {}),
-        "top_label": (C.TopLabel, {"calibrator": "isotonic"}),
-        "class_wise": (C.ClassWise, {"calibrator": "isotonic"}),
-    }
+    return _MULTICLASS_CALIBRATOR_TABLE
 
 
 def _metrics(task: str = "binary"):
@@ -306,6 +333,24 @@ def _format_value(value) -> str:
     if isinstance(value, str) and value in CALIBRATOR_NAMES:
         return _describe(_calibrators(), value)
     return repr(value)
+
+
+def calibrator_description(name: str, task: str = "binary") -> str:
+    """The class and fixed defaults that calibrator ``name`` (of ``task``, ``"binary"``
+    or ``"multiclass"``) stands for, as written in the command's help.
+
+    Examples
+    --------
+    >>> print(calibrator_description("tops"))
+    TrackingCalibeater(base=OnlinePlatt())
+    >>> print(calibrator_description("class_wise", task="multiclass"))
+    ClassWise(calibrator=OnlineIsotonic())
+
+    """
+    table = _calibrators() if task == "binary" else _multiclass_calibrators()
+    known = CALIBRATOR_NAMES if task == "binary" else MULTICLASS_CALIBRATOR_NAMES
+    _check_name(name, name, table, "calibrator", known)
+    return _describe(table, name)
 
 
 def calibrator_parameters(name: str) -> tuple[str, ...]:

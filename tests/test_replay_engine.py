@@ -348,6 +348,7 @@ def test_plain_blocks_equal_the_row_reader(variant, tmp_path, monkeypatch):
     from streamcal.replay import _engine, _fastcsv
 
     monkeypatch.setattr(_fastcsv, "BLOCK_BYTES", 997)  # many blocks, cut anywhere
+    monkeypatch.setattr(_fastcsv, "MIN_BYTES", 0)
     events = make_events(3000, 11)
     sep = "\t" if variant == "tsv" else ","
     text = _csv_text(events, crlf=variant == "crlf", sep=sep)
@@ -374,9 +375,15 @@ def test_plain_blocks_equal_the_row_reader(variant, tmp_path, monkeypatch):
         path.write_bytes(text.encode("utf-8"))
     kw = {"metrics": ("brier", "ece"), "every": 250, "checkpoint_every": 700}
 
+    opened = []
+
+    def spy(*args):
+        reader = _fastcsv.open_fast_csv(*args)
+        opened.append(reader is not None)
+        return reader
+
     def one(fast):
-        if not fast:
-            monkeypatch.setattr(_engine, "open_fast_csv", lambda *a: None)
+        monkeypatch.setattr(_engine, "open_fast_csv", spy if fast else (lambda *a: None))
         ckpts = []
         ckpt = tmp_path / f"c{fast}.json"
         obj = ColumnarReplay(
@@ -393,11 +400,10 @@ def test_plain_blocks_equal_the_row_reader(variant, tmp_path, monkeypatch):
 
         obj._save_checkpoint = recording
         result = obj.run(str(path))
-        monkeypatch.undo()
-        monkeypatch.setattr(_fastcsv, "BLOCK_BYTES", 997)
         return state(result), ckpts
 
     fast, fast_ckpts = one(True)
+    assert opened == [variant != "bom"]  # the block reader read it (a BOM: the row reader)
     rows, row_ckpts = one(False)
     assert fast == rows
     assert fast_ckpts == row_ckpts

@@ -20,10 +20,12 @@ False``).
 from __future__ import annotations
 
 import abc
+import importlib.abc
+import operator
+import sys
 import typing
 
 from river import base as river_base
-from river.metrics import base as river_metrics
 
 from streamcal import _snapshot
 from streamcal import _validation as V
@@ -34,8 +36,13 @@ __all__ = ["BinaryCalibrationMetric", "MetricSnapshot", "StreamingMetric"]
 MetricSnapshot = dict
 
 
-class StreamingMetric(_snapshot.Snapshot, river_metrics.Metric):
+class StreamingMetric(_snapshot.Snapshot, river_base.Base, abc.ABC):
     """Base class of every streamcal metric.
+
+    It implements river's metric interface (``river.metrics.base.Metric``) and is
+    registered as a virtual subclass of it as soon as ``river.metrics`` is imported,
+    rather than inheriting from it: importing ``river.metrics`` imports scipy.stats, a
+    second of start-up that a replay does not need.
 
     Subclasses implement ``_reset``, ``update``, ``revert`` (or set ``_revertible =
     False`` and raise), ``get``, ``_get_state`` and ``_set_state``, and keep the number
@@ -118,9 +125,62 @@ class StreamingMetric(_snapshot.Snapshot, river_metrics.Metric):
         """Probabilities, not predicted labels, are scored (river's flag)."""
         return False
 
+    @property
+    def works_with_weights(self) -> bool:
+        """Sample weights are taken into account (river's flag)."""
+        return True
+
+    def is_better_than(self, other) -> bool:
+        """Whether this metric's value is better than ``other``'s (river's comparison)."""
+        op = operator.gt if self.bigger_is_better else operator.lt
+        return op(self.get(), other.get())
+
+    def __gt__(self, other):
+        return self.is_better_than(other)
+
     def __repr__(self):
         value = self.get()
         return f"{type(self).__name__}: {value:{self._fmt}}"
+
+    def __str__(self):
+        return repr(self)
+
+
+class _RegisterWithRiver(importlib.abc.MetaPathFinder):
+    """Registers :class:`StreamingMetric` as a virtual subclass of river's ``Metric``
+    when ``river.metrics.base`` is imported (at once if it already is), so that
+    ``isinstance(metric, river.metrics.base.Metric)`` holds without importing river's
+    metrics, and scipy with them, at start-up."""
+
+    _module = "river.metrics.base"
+
+    @classmethod
+    def install(cls) -> None:
+        module = sys.modules.get(cls._module)
+        if module is not None:
+            module.Metric.register(StreamingMetric)
+        elif not any(isinstance(f, cls) for f in sys.meta_path):
+            sys.meta_path.insert(0, cls())
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self._module:
+            return None
+        sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                break
+        else:
+            return None
+        exec_module = spec.loader.exec_module
+
+        def exec_and_register(module):
+            exec_module(module)
+            module.Metric.register(StreamingMetric)
+
+        spec.loader.exec_module = exec_and_register
+        return spec
 
 
 class BinaryCalibrationMetric(StreamingMetric):
@@ -209,3 +269,6 @@ class BinaryCalibrationMetric(StreamingMetric):
             f"The event (y_true={y!r}, y_pred={p!r}) passed to {type(self).__name__}.revert "
             "must be one previously added. Got an event the metric does not hold instead."
         )
+
+
+_RegisterWithRiver.install()

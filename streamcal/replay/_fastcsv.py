@@ -39,6 +39,9 @@ __all__ = ["FastCsv", "PlainBlock", "open_fast_csv"]
 
 #: Bytes read at a time.
 BLOCK_BYTES = 1 << 22
+#: Files smaller than this (on disk) are left to the row reader: importing pyarrow costs
+#: about what the row reader spends on a megabyte of log.
+MIN_BYTES = 1 << 20
 
 _TEXT_LABELS = [k for k in BINARY_LABELS if isinstance(k, str)]
 _LABEL_VALUES = np.array([BINARY_LABELS[k] for k in _TEXT_LABELS], dtype=np.float64)
@@ -203,6 +206,11 @@ def open_fast_csv(source, log, score: str, label: str):
     else:
         return None
     delimiter = getattr(log, "delimiter", None) or delimiter
+    try:
+        if os.path.getsize(path) < MIN_BYTES:
+            return None
+    except OSError:
+        return None
     try:
         import pyarrow  # noqa: F401
         import pyarrow.csv  # noqa: F401
