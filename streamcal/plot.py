@@ -85,7 +85,7 @@ import typing
 
 import numpy as np
 from scipy.optimize import isotonic_regression
-from scipy.stats import binom
+from scipy.special import bdtr
 
 from streamcal import _validation as V
 from streamcal.core.pav import BlockView
@@ -574,9 +574,27 @@ def consistency_band_from_bins(bins, level: float = 0.9) -> ConsistencyBand:
     rows = [(b.mean_prediction, b.weight) for b in bins if b.weight > 0]
     x = np.array([r[0] for r in rows], dtype=np.float64)
     n = np.maximum(1.0, np.round([r[1] for r in rows]))
-    lo = binom.ppf((1.0 - level) / 2.0, n, x) / n
-    hi = binom.ppf((1.0 + level) / 2.0, n, x) / n
+    lo = _binomial_quantile((1.0 - level) / 2.0, n, x) / n
+    hi = _binomial_quantile((1.0 + level) / 2.0, n, x) / n
     return ConsistencyBand(x, lo, hi, level)
+
+
+def _binomial_quantile(q: float, n: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The smallest integer k with P(Binomial(n, p) <= k) >= q, for q in (0, 1), counts
+    n >= 1 and probabilities p in [0, 1]: ``scipy.stats.binom.ppf`` by bisection on the
+    distribution function (importing scipy.stats costs a second of start-up)."""
+    n = np.asarray(n, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64)
+    lo = np.full(np.broadcast(n, p).shape, -1.0)  # P(X <= lo) < q
+    hi = np.broadcast_to(n, lo.shape).copy()  # P(X <= hi) = 1 >= q
+    while True:
+        open_ = hi - lo > 1.0
+        if not open_.any():
+            return hi
+        mid = np.floor((lo + hi) / 2.0)
+        below = bdtr(mid, n, p) < q
+        lo = np.where(open_ & below, mid, lo)
+        hi = np.where(open_ & ~below, mid, hi)
 
 
 def multiclass_views(probs, labels, view: str = "confidence", classes=None) -> dict:

@@ -769,3 +769,22 @@ def test_reliability_diagrams_draw_each_name_in_its_color():
     assert curves == ["#2ca02c", plot._BINNED_COLOR]
     with pytest.raises(TypeError, match="'colors' argument of reliability_diagrams must be"):
         plot.reliability_diagrams({"a": p}, y, colors=["red"])
+
+
+def test_consistency_band_from_bins_is_scipys_binomial_quantile():
+    """The binned band is scipy.stats.binom.ppf of each bin's count and mean forecast
+    (computed without importing scipy.stats), edges p = 0, 1 and n = 1 included."""
+    from scipy.stats import binom
+
+    from streamcal.metrics import ReliabilityBin
+    from streamcal.plot import consistency_band_from_bins
+
+    rng = np.random.default_rng(3)
+    n = np.concatenate([rng.integers(1, 60, 300), rng.integers(1, 10**6, 300), [1, 1, 7, 7]])
+    p = np.concatenate([rng.random(600), [0.0, 1.0, 0.0, 1.0]])
+    p[:40] = np.round(p[:40], 1)
+    bins = [ReliabilityBin(0.0, 1.0, float(k), float(x), 0.5) for k, x in zip(n, p)]
+    for level in (0.9, 0.95, 0.99, 0.5):
+        band = consistency_band_from_bins(bins, level=level)
+        np.testing.assert_array_equal(band.lower, binom.ppf((1 - level) / 2, n, p) / n)
+        np.testing.assert_array_equal(band.upper, binom.ppf((1 + level) / 2, n, p) / n)
