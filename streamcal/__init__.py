@@ -30,7 +30,7 @@ True
 True
 """
 
-import importlib
+from streamcal._lazy import lazy_attributes
 import sys
 import types
 
@@ -92,17 +92,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'streamcal' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups find it without this call
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 
 
 class _Package(types.ModuleType):

@@ -5,7 +5,7 @@ The names below are imported on first use (PEP 562), so that using one calibrato
 imports only its own module and cores.
 """
 
-import importlib
+from streamcal._lazy import lazy_attributes
 
 # public name -> the module defining it, imported on first access
 _LAZY = {
@@ -49,14 +49,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups find it without this call
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)

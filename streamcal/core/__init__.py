@@ -21,7 +21,7 @@ The names below are imported on first use (PEP 562), so that a calibrator import
 the cores it runs on (scipy, say, only with the cores that call it).
 """
 
-import importlib
+from streamcal._lazy import lazy_attributes
 
 # public name -> the module defining it, imported on first access
 _LAZY = {
@@ -75,14 +75,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups find it without this call
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
