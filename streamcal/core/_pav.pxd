@@ -65,6 +65,7 @@ cdef struct Node:
     double bf
     Py_ssize_t nvl                # vertices of this node's hull from the left child
     Py_ssize_t nvr                # ... and from the right child (leaf: nvl = nh, nvr = 0)
+    int bvalid                    # internal node: the bridge above was computed (once)
 
 
 @cython.final
@@ -103,7 +104,8 @@ cdef class IsotonicBlockStore:
     cdef bint _fast(self, Node* frame) noexcept
     cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs, Node* left)
     cdef void _leaf_update(self, Node* v) noexcept
-    cdef void _internal_update(self, Node* u)
+    cdef void _internal_update(self, Node* u, bint reuse=*)
+    cdef bint _bridge_still_valid(self, Node* u)
     cdef void _bridge(self, Node* u)
     cdef void _fix_path(self, Node* v)
     cdef void _replace_child(self, Node* old, Node* new) noexcept

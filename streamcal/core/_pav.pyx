@@ -325,6 +325,71 @@ cdef Sums _range(Node* v, double k1, double k2) noexcept:
     return _leaf_range(v.leaf, k1, k2)
 
 
+cdef struct Loc:
+    Pt pred
+    Pt at
+    Pt succ
+    bint has_pred
+    bint has_succ
+    Py_ssize_t rle      # vertices of the hull with key <= K
+    Py_ssize_t rge      # vertices of the hull with key >= K
+    Py_ssize_t steps
+
+
+cdef bint _locate(Node* v, double K, double ox, double oy, double z0, double f0,
+                  Loc* r) noexcept:
+    """Is key ``K`` a vertex of the hull of ``v``? If so, fill ``r``: the vertex and its
+    neighbours on that hull (coordinates translated by (ox, oy), Pt.z / Pt.f floored by
+    z0 / f0, summed top-down as :meth:`IsotonicBlockStore._bridge` sums them) and its
+    ranks. One descent, O(depth + log B)."""
+    cdef Leaf* L
+    cdef int j
+    r.has_pred = False
+    r.has_succ = False
+    r.rle = 0
+    r.rge = 0
+    r.steps = 0
+    while v.leaf == NULL:
+        r.steps += 1
+        if K <= v.akey:
+            # the hull of v up to a is the left child's: K's neighbours are there, but
+            # for the successor of a itself (b)
+            if K == v.akey and not r.has_succ:
+                r.succ = _bridge_vertex(v.bx, v.by, v.bkey, v.bz, v.bf, ox, oy, z0, f0)
+                r.has_succ = True
+            r.rge += v.nvr - (v.left.nvl + v.left.nvr - v.nvl)
+            v = v.left
+        elif K < v.bkey:
+            return False
+        else:
+            if K == v.bkey and not r.has_pred:
+                r.pred = _bridge_vertex(v.ax, v.ay, v.akey, v.az, v.af, ox, oy, z0, f0)
+                r.has_pred = True
+            r.rle += v.nvl - (v.right.nvl + v.right.nvr - v.nvr)
+            ox += v.left.W
+            oy += v.left.S
+            if v.left.zmax > z0:
+                z0 = v.left.zmax
+            if v.left.fmax > f0:
+                f0 = v.left.fmax
+            v = v.right
+    L = v.leaf
+    r.steps += 1
+    j = <int> _leaf_rank_le(L, K) - 1
+    if j < 0 or L.x[L.hidx[j]] != K:
+        return False
+    r.at = _leaf_vertex(L, j, ox, oy, z0, f0)
+    if not r.has_pred and j > 0:
+        r.pred = _leaf_vertex(L, j - 1, ox, oy, z0, f0)
+        r.has_pred = True
+    if not r.has_succ and j + 1 < L.nh:
+        r.succ = _leaf_vertex(L, j + 1, ox, oy, z0, f0)
+        r.has_succ = True
+    r.rle += j + 1
+    r.rge += L.nh - j
+    return True
+
+
 cdef int _lsb_exponent(double v) noexcept:
     """Exponent of the lowest set bit of ``v`` (> 0, finite)."""
     cdef int e
@@ -638,8 +703,10 @@ cdef class IsotonicBlockStore:
         v.nvr = 0
         self._op_hull += L.cnt
 
-    cdef void _internal_update(self, Node* u):
-        """Totals, bridge and vertex counts of an internal node from its children."""
+    cdef void _internal_update(self, Node* u, bint reuse=True):
+        """Totals, bridge and vertex counts of an internal node from its children. With
+        ``reuse``, the node's previous bridge is kept when it is still the bridge (see
+        :meth:`_bridge_still_valid`), else it is found by descent."""
         cdef Node* l = u.left
         cdef Node* r = u.right
         u.W = l.W
@@ -654,8 +721,55 @@ cdef class IsotonicBlockStore:
         u.kmin = l.kmin
         u.zmax = r.zmax if r.zmax > l.zmax else l.zmax
         u.fmax = r.fmax if r.fmax > l.fmax else l.fmax
-        self._bridge(u)
+        if not (reuse and self._bridge_still_valid(u)):
+            self._bridge(u)
+            u.bvalid = 1
         self._op_nodes += 1
+
+    cdef bint _bridge_still_valid(self, Node* u):
+        """With exact coordinates: is the bridge kept from before the last change of a
+        child still the bridge? Its keys must still be hull vertices of the children
+        (found with their hull neighbours by one descent each, O(depth + log B)), and
+        the tangency tests at its ends must hold: the left neighbour of a strictly above
+        the line ab, the right one on or above, the left neighbour of b on or above, the
+        right one strictly above. Exact tests decide the unique bridge (leftmost a,
+        rightmost b), so the result is the descent's, bit for bit; if so, the
+        coordinates and vertex counts are refreshed from the two descents."""
+        cdef Loc la, lb
+        cdef bint fast, ok
+        if not u.bvalid or not self._exact(u):
+            return False
+        ok = _locate(u.left, u.akey, 0.0, 0.0, -INFINITY, -INFINITY, &la)
+        self._op_hull += la.steps
+        if not ok:
+            return False
+        ok = _locate(u.right, u.bkey, u.left.W, u.left.S, u.left.zmax, u.left.fmax, &lb)
+        self._op_hull += lb.steps
+        if not ok:
+            return False
+        fast = self._fast(u)
+        self._op_hull += 1
+        if la.has_pred and self._vs(u, fast, la.pred, la.at, la.at, lb.at) <= 0:
+            return False
+        if la.has_succ and self._vs(u, fast, la.at, la.succ, la.succ, lb.at) > 0:
+            return False
+        if lb.has_pred and self._vs(u, fast, la.at, lb.pred, lb.pred, lb.at) > 0:
+            return False
+        if lb.has_succ and self._vs(u, fast, la.at, lb.at, lb.at, lb.succ) <= 0:
+            return False
+        u.ax = la.at.x
+        u.ay = la.at.y
+        u.akey = la.at.k
+        u.az = la.at.z
+        u.af = la.at.f
+        u.bx = lb.at.x
+        u.by = lb.at.y
+        u.bkey = lb.at.k
+        u.bz = lb.at.z
+        u.bf = lb.at.f
+        u.nvl = la.rle
+        u.nvr = lb.rge
+        return True
 
     cdef void _bridge(self, Node* u):
         """Bridge of the children's hulls by simultaneous descent. O(depth + log B)."""
@@ -1522,7 +1636,7 @@ cdef class IsotonicBlockStore:
         W, S = v.W, v.S
         ax, ay, bx, by, akey, bkey, nvl, nvr = v.ax, v.ay, v.bx, v.by, v.akey, v.bkey, v.nvl, v.nvr
         runs = (v.zmax, v.fmax, v.az, v.af, v.bz, v.bf)
-        self._internal_update(v)
+        self._internal_update(v, False)
         assert v.W == W and v.S == S, "node totals"
         assert (v.ax, v.ay, v.bx, v.by, v.akey, v.bkey) == (ax, ay, bx, by, akey, bkey), "bridge"
         assert (v.zmax, v.fmax, v.az, v.af, v.bz, v.bf) == runs, "label runs"
