@@ -637,10 +637,20 @@ cdef class IsotonicBlockStore:
         # vertex j - 1 to vertex j), summed from the cells alone
         cdef double edw[LEAF_CAP]
         cdef double eds[LEAF_CAP]
+        cdef double det
         for t in range(L.cnt):
-            _dd_add(&cw, &wlo, L.w[t], 0.0)
-            _dd_add(&cs, &slo, L.s[t], 0.0)
+            cw += L.w[t]
+            cs += L.s[t]
             cn += L.n[t]
+        if not (self.qscale > 0.0 and cw * self.qscale < _TWO53):
+            # every cell sum is a multiple of 2**qexp and so is every partial sum
+            # (s <= w): below 2**(qexp + 53) the plain sums are exact, which is what
+            # the double-double sums give (low parts 0); otherwise sum in double-double
+            cw = 0.0
+            cs = 0.0
+            for t in range(L.cnt):
+                _dd_add(&cw, &wlo, L.w[t], 0.0)
+                _dd_add(&cs, &slo, L.s[t], 0.0)
         v.W = cw
         v.Wlo = wlo
         v.S = cs
@@ -653,7 +663,29 @@ cdef class IsotonicBlockStore:
         precise = not fast and not self._exact(v)
         cw = 0.0
         cs = 0.0
-        for t in range(L.cnt):
+        if fast:
+            # exact integer coordinates below 2**26 units: the orientation test of
+            # _fsign on the arrays (the same expression, so the same signs)
+            for t in range(L.cnt):
+                cw += L.w[t]
+                cs += L.s[t]
+                if L.s[t] != 0.0:
+                    lz = L.x[t]
+                if L.s[t] != L.w[t]:
+                    lf = L.x[t]
+                while nh >= 2:
+                    det = ((L.hx[nh - 1] - L.hx[nh - 2]) * (cs - L.hy[nh - 1])
+                           - (L.hy[nh - 1] - L.hy[nh - 2]) * (cw - L.hx[nh - 1]))
+                    if det > 0.0:
+                        break
+                    nh -= 1
+                L.hx[nh] = cw
+                L.hy[nh] = cs
+                L.hz[nh] = lz
+                L.hf[nh] = lf
+                L.hidx[nh] = <unsigned char> t
+                nh += 1
+        for t in range(L.cnt if not fast else 0):
             cw += L.w[t]
             cs += L.s[t]
             if L.s[t] != 0.0:
