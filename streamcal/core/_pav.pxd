@@ -66,6 +66,19 @@ cdef struct Node:
     Py_ssize_t nvl                # vertices of this node's hull from the left child
     Py_ssize_t nvr                # ... and from the right child (leaf: nvl = nh, nvr = 0)
     int bvalid                    # internal node: the bridge above was computed (once)
+    long long stamp               # a new value whenever the node's hull is recomputed
+    # internal nodes only (a leaf's Node is allocated without these fields):
+    # the last locate of the bridge keys in the children's hulls (exact coordinates),
+    # in the child's frame, valid while the child's stamp is lcs / rcs (0: none):
+    # pred x, y; vertex x, y, z, f; succ x, y
+    int lfl                       # 1: has a pred, 2: has a succ
+    int rfl
+    long long lcs
+    long long rcs
+    double cl[8]
+    double cr[8]
+    Py_ssize_t lrank              # rank of a (vertices <= a.k) in hull(left)
+    Py_ssize_t rrank              # rank of b from the right (vertices >= b.k) in hull(right)
 
 
 @cython.final
@@ -82,6 +95,7 @@ cdef class IsotonicBlockStore:
     cdef public long long _op_moved
     cdef public long long _op_fallback
     cdef object _live
+    cdef long long _clock         # the last node stamp given
 
     # the per-event C API (stable)
     cdef void add_c(self, double x, double w, double y)

@@ -145,16 +145,25 @@ cdef inline int _fsign(Pt a, Pt b, Pt c, Pt d) noexcept nogil:
     return (det > 0.0) - (det < 0.0)
 
 
-cdef Node* _new_node():
-    cdef Node* v = <Node*> PyMem_Malloc(sizeof(Node))
+cdef Node _proto
+# a leaf's Node ends before the fields only internal nodes use (the locate cache)
+cdef size_t _LEAF_NODE_SIZE = <size_t> (<char*> &_proto.lfl - <char*> &_proto)
+
+
+cdef Node* _new_node_sized(size_t size):
+    cdef Node* v = <Node*> PyMem_Malloc(size)
     if v == NULL:
         raise MemoryError()
-    memset(v, 0, sizeof(Node))
+    memset(v, 0, size)
     return v
 
 
+cdef Node* _new_node():
+    return _new_node_sized(sizeof(Node))
+
+
 cdef Node* _new_leaf_node():
-    cdef Node* v = _new_node()
+    cdef Node* v = _new_node_sized(_LEAF_NODE_SIZE)
     v.leaf = <Leaf*> PyMem_Malloc(sizeof(Leaf))
     if v.leaf == NULL:
         PyMem_Free(v)
@@ -388,6 +397,58 @@ cdef bint _locate(Node* v, double K, double ox, double oy, double z0, double f0,
     r.rle += j + 1
     r.rge += L.nh - j
     return True
+
+
+cdef inline void _loc_to_cache(Loc* r, double* c, int* fl) noexcept:
+    """Keep what verification needs of a locate (exact mode: Pt.z / Pt.f of the
+    neighbours are not used)."""
+    c[0] = r.pred.x
+    c[1] = r.pred.y
+    c[2] = r.at.x
+    c[3] = r.at.y
+    c[4] = r.at.z
+    c[5] = r.at.f
+    c[6] = r.succ.x
+    c[7] = r.succ.y
+    fl[0] = (1 if r.has_pred else 0) | (2 if r.has_succ else 0)
+
+
+cdef inline void _loc_from_cache(Loc* r, double* c, int fl, Py_ssize_t rank,
+                                 double K) noexcept:
+    r.pred.x = c[0]
+    r.pred.y = c[1]
+    r.pred.k = -INFINITY
+    r.pred.z = -INFINITY
+    r.pred.f = -INFINITY
+    r.at.x = c[2]
+    r.at.y = c[3]
+    r.at.k = K
+    r.at.z = c[4]
+    r.at.f = c[5]
+    r.succ.x = c[6]
+    r.succ.y = c[7]
+    r.succ.k = INFINITY
+    r.succ.z = -INFINITY
+    r.succ.f = -INFINITY
+    r.has_pred = (fl & 1) != 0
+    r.has_succ = (fl & 2) != 0
+    r.rle = rank
+    r.rge = rank
+    r.steps = 0
+
+
+cdef inline void _loc_shift(Loc* r, double ox, double oy, double z0, double f0) noexcept:
+    """Translate a locate made in a child's frame (exact coordinates) into its parent's."""
+    r.pred.x += ox
+    r.pred.y += oy
+    r.at.x += ox
+    r.at.y += oy
+    if z0 > r.at.z:
+        r.at.z = z0
+    if f0 > r.at.f:
+        r.at.f = f0
+    r.succ.x += ox
+    r.succ.y += oy
 
 
 cdef int _lsb_exponent(double v) noexcept:
@@ -734,6 +795,8 @@ cdef class IsotonicBlockStore:
         v.nvl = nh
         v.nvr = 0
         self._op_hull += L.cnt
+        self._clock += 1
+        v.stamp = self._clock
 
     cdef void _internal_update(self, Node* u, bint reuse=True):
         """Totals, bridge and vertex counts of an internal node from its children. With
@@ -756,29 +819,48 @@ cdef class IsotonicBlockStore:
         if not (reuse and self._bridge_still_valid(u)):
             self._bridge(u)
             u.bvalid = 1
+            u.lcs = 0
+            u.rcs = 0
+        self._clock += 1
+        u.stamp = self._clock
         self._op_nodes += 1
 
     cdef bint _bridge_still_valid(self, Node* u):
         """With exact coordinates: is the bridge kept from before the last change of a
         child still the bridge? Its keys must still be hull vertices of the children
-        (found with their hull neighbours by one descent each, O(depth + log B)), and
-        the tangency tests at its ends must hold: the left neighbour of a strictly above
-        the line ab, the right one on or above, the left neighbour of b on or above, the
-        right one strictly above. Exact tests decide the unique bridge (leftmost a,
-        rightmost b), so the result is the descent's, bit for bit; if so, the
-        coordinates and vertex counts are refreshed from the two descents."""
+        (found with their hull neighbours by one descent each, O(depth + log B), or
+        taken from the node's cache of that descent when the child did not change
+        since), and the tangency tests at its ends must hold: the left neighbour of a
+        strictly above the line ab, the right one on or above, the left neighbour of b
+        on or above, the right one strictly above. Exact tests decide the unique bridge
+        (leftmost a, rightmost b), so the result is the descent's, bit for bit (exact
+        coordinates: sums in any order are the same); if so, the coordinates and vertex
+        counts are refreshed."""
         cdef Loc la, lb
-        cdef bint fast, ok
+        cdef bint fast
         if not u.bvalid or not self._exact(u):
             return False
-        ok = _locate(u.left, u.akey, 0.0, 0.0, -INFINITY, -INFINITY, &la)
-        self._op_hull += la.steps
-        if not ok:
-            return False
-        ok = _locate(u.right, u.bkey, u.left.W, u.left.S, u.left.zmax, u.left.fmax, &lb)
-        self._op_hull += lb.steps
-        if not ok:
-            return False
+        if u.lcs != 0 and u.lcs == u.left.stamp:
+            _loc_from_cache(&la, u.cl, u.lfl, u.lrank, u.akey)
+        else:
+            if not _locate(u.left, u.akey, 0.0, 0.0, -INFINITY, -INFINITY, &la):
+                self._op_hull += la.steps
+                return False
+            self._op_hull += la.steps
+            _loc_to_cache(&la, u.cl, &u.lfl)
+            u.lrank = la.rle
+            u.lcs = u.left.stamp
+        if u.rcs != 0 and u.rcs == u.right.stamp:
+            _loc_from_cache(&lb, u.cr, u.rfl, u.rrank, u.bkey)
+        else:
+            if not _locate(u.right, u.bkey, 0.0, 0.0, -INFINITY, -INFINITY, &lb):
+                self._op_hull += lb.steps
+                return False
+            self._op_hull += lb.steps
+            _loc_to_cache(&lb, u.cr, &u.rfl)
+            u.rrank = lb.rge
+            u.rcs = u.right.stamp
+        _loc_shift(&lb, u.left.W, u.left.S, u.left.zmax, u.left.fmax)
         fast = self._fast(u)
         self._op_hull += 1
         if la.has_pred and self._vs(u, fast, la.pred, la.at, la.at, lb.at) <= 0:
@@ -799,8 +881,8 @@ cdef class IsotonicBlockStore:
         u.bkey = lb.at.k
         u.bz = lb.at.z
         u.bf = lb.at.f
-        u.nvl = la.rle
-        u.nvr = lb.rge
+        u.nvl = u.lrank
+        u.nvr = u.rrank
         return True
 
     cdef void _bridge(self, Node* u):
@@ -1489,6 +1571,11 @@ cdef class IsotonicBlockStore:
     cdef void _scale(self, Node* v, int e) noexcept:
         cdef Leaf* L
         cdef int t
+        self._clock += 1
+        v.stamp = self._clock
+        if v.leaf == NULL:
+            v.lcs = 0
+            v.rcs = 0
         v.W = ldexp(v.W, e)
         v.S = ldexp(v.S, e)
         v.Wlo = ldexp(v.Wlo, e)
