@@ -273,10 +273,20 @@ cdef Py_ssize_t _rank_gt(Node* v, double K) noexcept:
             return v.nvl + v.nvr - _rank_le(v.left, K)
 
 
-cdef Sums _leaf_range(Leaf* L, double k1, double k2) noexcept:
-    """Sums of the leaf's cells with k1 < key <= k2."""
+cdef Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) noexcept:
+    """Sums of the leaf's cells with k1 < key <= k2. ``plain``: the caller knows every
+    partial sum is exact (exact mode, below 2**(qexp + 53)): plain sums then equal the
+    double-double ones (low parts 0)."""
     cdef Sums r = _zero_sums()
     cdef int j = _bisect_right(L.x, L.cnt, k1)
+    if plain:
+        while j < L.cnt and L.x[j] <= k2:
+            r.W += L.w[j]
+            r.S += L.s[j]
+            r.N += L.n[j]
+            r.C += 1
+            j += 1
+        return r
     while j < L.cnt and L.x[j] <= k2:
         _dd_add(&r.W, &r.Wlo, L.w[j], 0.0)
         _dd_add(&r.S, &r.Slo, L.s[j], 0.0)
@@ -297,7 +307,7 @@ cdef inline Sums _node_sums(Node* v) noexcept:
     return r
 
 
-cdef Sums _range_from(Node* v, double k1) noexcept:
+cdef Sums _range_from(Node* v, double k1, bint plain=False) noexcept:
     """Sums of the cells of ``v`` with key > k1."""
     cdef Sums acc = _zero_sums()
     while v.leaf == NULL:
@@ -306,10 +316,10 @@ cdef Sums _range_from(Node* v, double k1) noexcept:
         else:
             acc = _sums_add(acc, _node_sums(v.right))
             v = v.left
-    return _sums_add(_leaf_range(v.leaf, k1, INFINITY), acc)
+    return _sums_add(_leaf_range(v.leaf, k1, INFINITY, plain), acc)
 
 
-cdef Sums _range_upto(Node* v, double k2) noexcept:
+cdef Sums _range_upto(Node* v, double k2, bint plain=False) noexcept:
     """Sums of the cells of ``v`` with key <= k2."""
     cdef Sums acc = _zero_sums()
     while v.leaf == NULL:
@@ -318,10 +328,10 @@ cdef Sums _range_upto(Node* v, double k2) noexcept:
             v = v.right
         else:
             v = v.left
-    return _sums_add(acc, _leaf_range(v.leaf, -INFINITY, k2))
+    return _sums_add(acc, _leaf_range(v.leaf, -INFINITY, k2, plain))
 
 
-cdef Sums _range(Node* v, double k1, double k2) noexcept:
+cdef Sums _range(Node* v, double k1, double k2, bint plain=False) noexcept:
     """Sums of the cells of ``v`` with k1 < key <= k2, from subtree totals: the result
     is accurate relative to the range itself. O(depth + B)."""
     while v.leaf == NULL:
@@ -330,8 +340,8 @@ cdef Sums _range(Node* v, double k1, double k2) noexcept:
         elif k1 >= v.right.kmin:
             v = v.right
         else:
-            return _sums_add(_range_from(v.left, k1), _range_upto(v.right, k2))
-    return _leaf_range(v.leaf, k1, k2)
+            return _sums_add(_range_from(v.left, k1, plain), _range_upto(v.right, k2, plain))
+    return _leaf_range(v.leaf, k1, k2, plain)
 
 
 cdef struct Loc:
@@ -1146,7 +1156,7 @@ cdef class IsotonicBlockStore:
         kb[0] = L.x[L.hidx[j]]
 
     cdef inline double _block_value(self, double ka, double kb) noexcept:
-        cdef Sums s = _range(self.root, ka, kb)
+        cdef Sums s = _range(self.root, ka, kb, self._exact(self.root))
         return s.S / s.W
 
     # ------------------------------------------------------------------ C API
