@@ -29,7 +29,10 @@ Algorithms.
 - Update of a cell: O(B) in the leaf (hull recomputed), then the bridge of each of the
   O(log n) ancestors: O(log^2 n) orientation tests per event, amortised (the tree is
   weight-balanced by partial rebuilding, and a leaf is split or merged every Omega(B)
-  updates). Operation counters (``_op_nodes``, ``_op_hull``, ``_op_moved``) let tests
+  updates). With exact coordinates a node first checks whether its previous bridge is
+  still the bridge (its keys located in the children's hulls, O(depth + log B), the
+  off-path child's locate cached; four exact tangency tests) and descends only if
+  not: the same bridge, the same O(log^2 n) bound. Operation counters (``_op_nodes``, ``_op_hull``, ``_op_moved``) let tests
   check this bound by counting.
 - The block holding a key: descend by bridge keys, O(log n); its value: the range sums
   of its cells from subtree totals, O(log n + B) -- never a difference of cumulative
