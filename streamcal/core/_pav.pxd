@@ -65,6 +65,20 @@ cdef struct Node:
     double bf
     Py_ssize_t nvl                # vertices of this node's hull from the left child
     Py_ssize_t nvr                # ... and from the right child (leaf: nvl = nh, nvr = 0)
+    int bvalid                    # internal node: the bridge above was computed (once)
+    long long stamp               # a new value whenever the node's hull is recomputed
+    # internal nodes only (a leaf's Node is allocated without these fields):
+    # the last locate of the bridge keys in the children's hulls (exact coordinates),
+    # in the child's frame, valid while the child's stamp is lcs / rcs (0: none):
+    # pred x, y; vertex x, y, z, f; succ x, y
+    int lfl                       # 1: has a pred, 2: has a succ
+    int rfl
+    long long lcs
+    long long rcs
+    double cl[8]
+    double cr[8]
+    Py_ssize_t lrank              # rank of a (vertices <= a.k) in hull(left)
+    Py_ssize_t rrank              # rank of b from the right (vertices >= b.k) in hull(right)
 
 
 @cython.final
@@ -81,6 +95,7 @@ cdef class IsotonicBlockStore:
     cdef public long long _op_moved
     cdef public long long _op_fallback
     cdef object _live
+    cdef long long _clock         # the last node stamp given
 
     # the per-event C API (stable)
     cdef void add_c(self, double x, double w, double y)
@@ -103,7 +118,8 @@ cdef class IsotonicBlockStore:
     cdef bint _fast(self, Node* frame) noexcept
     cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs, Node* left)
     cdef void _leaf_update(self, Node* v) noexcept
-    cdef void _internal_update(self, Node* u)
+    cdef void _internal_update(self, Node* u, bint reuse=*)
+    cdef bint _bridge_still_valid(self, Node* u)
     cdef void _bridge(self, Node* u)
     cdef void _fix_path(self, Node* v)
     cdef void _replace_child(self, Node* old, Node* new) noexcept

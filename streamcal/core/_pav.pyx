@@ -29,7 +29,10 @@ Algorithms.
 - Update of a cell: O(B) in the leaf (hull recomputed), then the bridge of each of the
   O(log n) ancestors: O(log^2 n) orientation tests per event, amortised (the tree is
   weight-balanced by partial rebuilding, and a leaf is split or merged every Omega(B)
-  updates). Operation counters (``_op_nodes``, ``_op_hull``, ``_op_moved``) let tests
+  updates). With exact coordinates a node first checks whether its previous bridge is
+  still the bridge (its keys located in the children's hulls, O(depth + log B), the
+  off-path child's locate cached; four exact tangency tests) and descends only if
+  not: the same bridge, the same O(log^2 n) bound. Operation counters (``_op_nodes``, ``_op_hull``, ``_op_moved``) let tests
   check this bound by counting.
 - The block holding a key: descend by bridge keys, O(log n); its value: the range sums
   of its cells from subtree totals, O(log n + B) -- never a difference of cumulative
@@ -145,16 +148,25 @@ cdef inline int _fsign(Pt a, Pt b, Pt c, Pt d) noexcept nogil:
     return (det > 0.0) - (det < 0.0)
 
 
-cdef Node* _new_node():
-    cdef Node* v = <Node*> PyMem_Malloc(sizeof(Node))
+cdef Node _proto
+# a leaf's Node ends before the fields only internal nodes use (the locate cache)
+cdef size_t _LEAF_NODE_SIZE = <size_t> (<char*> &_proto.lfl - <char*> &_proto)
+
+
+cdef Node* _new_node_sized(size_t size):
+    cdef Node* v = <Node*> PyMem_Malloc(size)
     if v == NULL:
         raise MemoryError()
-    memset(v, 0, sizeof(Node))
+    memset(v, 0, size)
     return v
 
 
+cdef Node* _new_node():
+    return _new_node_sized(sizeof(Node))
+
+
 cdef Node* _new_leaf_node():
-    cdef Node* v = _new_node()
+    cdef Node* v = _new_node_sized(_LEAF_NODE_SIZE)
     v.leaf = <Leaf*> PyMem_Malloc(sizeof(Leaf))
     if v.leaf == NULL:
         PyMem_Free(v)
@@ -264,10 +276,20 @@ cdef Py_ssize_t _rank_gt(Node* v, double K) noexcept:
             return v.nvl + v.nvr - _rank_le(v.left, K)
 
 
-cdef Sums _leaf_range(Leaf* L, double k1, double k2) noexcept:
-    """Sums of the leaf's cells with k1 < key <= k2."""
+cdef Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) noexcept:
+    """Sums of the leaf's cells with k1 < key <= k2. ``plain``: the caller knows every
+    partial sum is exact (exact mode, below 2**(qexp + 53)): plain sums then equal the
+    double-double ones (low parts 0)."""
     cdef Sums r = _zero_sums()
     cdef int j = _bisect_right(L.x, L.cnt, k1)
+    if plain:
+        while j < L.cnt and L.x[j] <= k2:
+            r.W += L.w[j]
+            r.S += L.s[j]
+            r.N += L.n[j]
+            r.C += 1
+            j += 1
+        return r
     while j < L.cnt and L.x[j] <= k2:
         _dd_add(&r.W, &r.Wlo, L.w[j], 0.0)
         _dd_add(&r.S, &r.Slo, L.s[j], 0.0)
@@ -288,7 +310,7 @@ cdef inline Sums _node_sums(Node* v) noexcept:
     return r
 
 
-cdef Sums _range_from(Node* v, double k1) noexcept:
+cdef Sums _range_from(Node* v, double k1, bint plain=False) noexcept:
     """Sums of the cells of ``v`` with key > k1."""
     cdef Sums acc = _zero_sums()
     while v.leaf == NULL:
@@ -297,10 +319,10 @@ cdef Sums _range_from(Node* v, double k1) noexcept:
         else:
             acc = _sums_add(acc, _node_sums(v.right))
             v = v.left
-    return _sums_add(_leaf_range(v.leaf, k1, INFINITY), acc)
+    return _sums_add(_leaf_range(v.leaf, k1, INFINITY, plain), acc)
 
 
-cdef Sums _range_upto(Node* v, double k2) noexcept:
+cdef Sums _range_upto(Node* v, double k2, bint plain=False) noexcept:
     """Sums of the cells of ``v`` with key <= k2."""
     cdef Sums acc = _zero_sums()
     while v.leaf == NULL:
@@ -309,10 +331,10 @@ cdef Sums _range_upto(Node* v, double k2) noexcept:
             v = v.right
         else:
             v = v.left
-    return _sums_add(acc, _leaf_range(v.leaf, -INFINITY, k2))
+    return _sums_add(acc, _leaf_range(v.leaf, -INFINITY, k2, plain))
 
 
-cdef Sums _range(Node* v, double k1, double k2) noexcept:
+cdef Sums _range(Node* v, double k1, double k2, bint plain=False) noexcept:
     """Sums of the cells of ``v`` with k1 < key <= k2, from subtree totals: the result
     is accurate relative to the range itself. O(depth + B)."""
     while v.leaf == NULL:
@@ -321,8 +343,125 @@ cdef Sums _range(Node* v, double k1, double k2) noexcept:
         elif k1 >= v.right.kmin:
             v = v.right
         else:
-            return _sums_add(_range_from(v.left, k1), _range_upto(v.right, k2))
-    return _leaf_range(v.leaf, k1, k2)
+            return _sums_add(_range_from(v.left, k1, plain), _range_upto(v.right, k2, plain))
+    return _leaf_range(v.leaf, k1, k2, plain)
+
+
+cdef struct Loc:
+    Pt pred
+    Pt at
+    Pt succ
+    bint has_pred
+    bint has_succ
+    Py_ssize_t rle      # vertices of the hull with key <= K
+    Py_ssize_t rge      # vertices of the hull with key >= K
+    Py_ssize_t steps
+
+
+cdef bint _locate(Node* v, double K, double ox, double oy, double z0, double f0,
+                  Loc* r) noexcept:
+    """Is key ``K`` a vertex of the hull of ``v``? If so, fill ``r``: the vertex and its
+    neighbours on that hull (coordinates translated by (ox, oy), Pt.z / Pt.f floored by
+    z0 / f0, summed top-down as :meth:`IsotonicBlockStore._bridge` sums them) and its
+    ranks. One descent, O(depth + log B)."""
+    cdef Leaf* L
+    cdef int j
+    r.has_pred = False
+    r.has_succ = False
+    r.rle = 0
+    r.rge = 0
+    r.steps = 0
+    while v.leaf == NULL:
+        r.steps += 1
+        if K <= v.akey:
+            # the hull of v up to a is the left child's: K's neighbours are there, but
+            # for the successor of a itself (b)
+            if K == v.akey and not r.has_succ:
+                r.succ = _bridge_vertex(v.bx, v.by, v.bkey, v.bz, v.bf, ox, oy, z0, f0)
+                r.has_succ = True
+            r.rge += v.nvr - (v.left.nvl + v.left.nvr - v.nvl)
+            v = v.left
+        elif K < v.bkey:
+            return False
+        else:
+            if K == v.bkey and not r.has_pred:
+                r.pred = _bridge_vertex(v.ax, v.ay, v.akey, v.az, v.af, ox, oy, z0, f0)
+                r.has_pred = True
+            r.rle += v.nvl - (v.right.nvl + v.right.nvr - v.nvr)
+            ox += v.left.W
+            oy += v.left.S
+            if v.left.zmax > z0:
+                z0 = v.left.zmax
+            if v.left.fmax > f0:
+                f0 = v.left.fmax
+            v = v.right
+    L = v.leaf
+    r.steps += 1
+    j = <int> _leaf_rank_le(L, K) - 1
+    if j < 0 or L.x[L.hidx[j]] != K:
+        return False
+    r.at = _leaf_vertex(L, j, ox, oy, z0, f0)
+    if not r.has_pred and j > 0:
+        r.pred = _leaf_vertex(L, j - 1, ox, oy, z0, f0)
+        r.has_pred = True
+    if not r.has_succ and j + 1 < L.nh:
+        r.succ = _leaf_vertex(L, j + 1, ox, oy, z0, f0)
+        r.has_succ = True
+    r.rle += j + 1
+    r.rge += L.nh - j
+    return True
+
+
+cdef inline void _loc_to_cache(Loc* r, double* c, int* fl) noexcept:
+    """Keep what verification needs of a locate (exact mode: Pt.z / Pt.f of the
+    neighbours are not used)."""
+    c[0] = r.pred.x
+    c[1] = r.pred.y
+    c[2] = r.at.x
+    c[3] = r.at.y
+    c[4] = r.at.z
+    c[5] = r.at.f
+    c[6] = r.succ.x
+    c[7] = r.succ.y
+    fl[0] = (1 if r.has_pred else 0) | (2 if r.has_succ else 0)
+
+
+cdef inline void _loc_from_cache(Loc* r, double* c, int fl, Py_ssize_t rank,
+                                 double K) noexcept:
+    r.pred.x = c[0]
+    r.pred.y = c[1]
+    r.pred.k = -INFINITY
+    r.pred.z = -INFINITY
+    r.pred.f = -INFINITY
+    r.at.x = c[2]
+    r.at.y = c[3]
+    r.at.k = K
+    r.at.z = c[4]
+    r.at.f = c[5]
+    r.succ.x = c[6]
+    r.succ.y = c[7]
+    r.succ.k = INFINITY
+    r.succ.z = -INFINITY
+    r.succ.f = -INFINITY
+    r.has_pred = (fl & 1) != 0
+    r.has_succ = (fl & 2) != 0
+    r.rle = rank
+    r.rge = rank
+    r.steps = 0
+
+
+cdef inline void _loc_shift(Loc* r, double ox, double oy, double z0, double f0) noexcept:
+    """Translate a locate made in a child's frame (exact coordinates) into its parent's."""
+    r.pred.x += ox
+    r.pred.y += oy
+    r.at.x += ox
+    r.at.y += oy
+    if z0 > r.at.z:
+        r.at.z = z0
+    if f0 > r.at.f:
+        r.at.f = f0
+    r.succ.x += ox
+    r.succ.y += oy
 
 
 cdef int _lsb_exponent(double v) noexcept:
@@ -572,10 +711,20 @@ cdef class IsotonicBlockStore:
         # vertex j - 1 to vertex j), summed from the cells alone
         cdef double edw[LEAF_CAP]
         cdef double eds[LEAF_CAP]
+        cdef double det
         for t in range(L.cnt):
-            _dd_add(&cw, &wlo, L.w[t], 0.0)
-            _dd_add(&cs, &slo, L.s[t], 0.0)
+            cw += L.w[t]
+            cs += L.s[t]
             cn += L.n[t]
+        if not (self.qscale > 0.0 and cw * self.qscale < _TWO53):
+            # every cell sum is a multiple of 2**qexp and so is every partial sum
+            # (s <= w): below 2**(qexp + 53) the plain sums are exact, which is what
+            # the double-double sums give (low parts 0); otherwise sum in double-double
+            cw = 0.0
+            cs = 0.0
+            for t in range(L.cnt):
+                _dd_add(&cw, &wlo, L.w[t], 0.0)
+                _dd_add(&cs, &slo, L.s[t], 0.0)
         v.W = cw
         v.Wlo = wlo
         v.S = cs
@@ -588,7 +737,29 @@ cdef class IsotonicBlockStore:
         precise = not fast and not self._exact(v)
         cw = 0.0
         cs = 0.0
-        for t in range(L.cnt):
+        if fast:
+            # exact integer coordinates below 2**26 units: the orientation test of
+            # _fsign on the arrays (the same expression, so the same signs)
+            for t in range(L.cnt):
+                cw += L.w[t]
+                cs += L.s[t]
+                if L.s[t] != 0.0:
+                    lz = L.x[t]
+                if L.s[t] != L.w[t]:
+                    lf = L.x[t]
+                while nh >= 2:
+                    det = ((L.hx[nh - 1] - L.hx[nh - 2]) * (cs - L.hy[nh - 1])
+                           - (L.hy[nh - 1] - L.hy[nh - 2]) * (cw - L.hx[nh - 1]))
+                    if det > 0.0:
+                        break
+                    nh -= 1
+                L.hx[nh] = cw
+                L.hy[nh] = cs
+                L.hz[nh] = lz
+                L.hf[nh] = lf
+                L.hidx[nh] = <unsigned char> t
+                nh += 1
+        for t in range(L.cnt if not fast else 0):
             cw += L.w[t]
             cs += L.s[t]
             if L.s[t] != 0.0:
@@ -637,9 +808,13 @@ cdef class IsotonicBlockStore:
         v.nvl = nh
         v.nvr = 0
         self._op_hull += L.cnt
+        self._clock += 1
+        v.stamp = self._clock
 
-    cdef void _internal_update(self, Node* u):
-        """Totals, bridge and vertex counts of an internal node from its children."""
+    cdef void _internal_update(self, Node* u, bint reuse=True):
+        """Totals, bridge and vertex counts of an internal node from its children. With
+        ``reuse``, the node's previous bridge is kept when it is still the bridge (see
+        :meth:`_bridge_still_valid`), else it is found by descent."""
         cdef Node* l = u.left
         cdef Node* r = u.right
         u.W = l.W
@@ -654,8 +829,74 @@ cdef class IsotonicBlockStore:
         u.kmin = l.kmin
         u.zmax = r.zmax if r.zmax > l.zmax else l.zmax
         u.fmax = r.fmax if r.fmax > l.fmax else l.fmax
-        self._bridge(u)
+        if not (reuse and self._bridge_still_valid(u)):
+            self._bridge(u)
+            u.bvalid = 1
+            u.lcs = 0
+            u.rcs = 0
+        self._clock += 1
+        u.stamp = self._clock
         self._op_nodes += 1
+
+    cdef bint _bridge_still_valid(self, Node* u):
+        """With exact coordinates: is the bridge kept from before the last change of a
+        child still the bridge? Its keys must still be hull vertices of the children
+        (found with their hull neighbours by one descent each, O(depth + log B), or
+        taken from the node's cache of that descent when the child did not change
+        since), and the tangency tests at its ends must hold: the left neighbour of a
+        strictly above the line ab, the right one on or above, the left neighbour of b
+        on or above, the right one strictly above. Exact tests decide the unique bridge
+        (leftmost a, rightmost b), so the result is the descent's, bit for bit (exact
+        coordinates: sums in any order are the same); if so, the coordinates and vertex
+        counts are refreshed."""
+        cdef Loc la, lb
+        cdef bint fast
+        if not u.bvalid or not self._exact(u):
+            return False
+        if u.lcs != 0 and u.lcs == u.left.stamp:
+            _loc_from_cache(&la, u.cl, u.lfl, u.lrank, u.akey)
+        else:
+            if not _locate(u.left, u.akey, 0.0, 0.0, -INFINITY, -INFINITY, &la):
+                self._op_hull += la.steps
+                return False
+            self._op_hull += la.steps
+            _loc_to_cache(&la, u.cl, &u.lfl)
+            u.lrank = la.rle
+            u.lcs = u.left.stamp
+        if u.rcs != 0 and u.rcs == u.right.stamp:
+            _loc_from_cache(&lb, u.cr, u.rfl, u.rrank, u.bkey)
+        else:
+            if not _locate(u.right, u.bkey, 0.0, 0.0, -INFINITY, -INFINITY, &lb):
+                self._op_hull += lb.steps
+                return False
+            self._op_hull += lb.steps
+            _loc_to_cache(&lb, u.cr, &u.rfl)
+            u.rrank = lb.rge
+            u.rcs = u.right.stamp
+        _loc_shift(&lb, u.left.W, u.left.S, u.left.zmax, u.left.fmax)
+        fast = self._fast(u)
+        self._op_hull += 1
+        if la.has_pred and self._vs(u, fast, la.pred, la.at, la.at, lb.at) <= 0:
+            return False
+        if la.has_succ and self._vs(u, fast, la.at, la.succ, la.succ, lb.at) > 0:
+            return False
+        if lb.has_pred and self._vs(u, fast, la.at, lb.pred, lb.pred, lb.at) > 0:
+            return False
+        if lb.has_succ and self._vs(u, fast, la.at, lb.at, lb.at, lb.succ) <= 0:
+            return False
+        u.ax = la.at.x
+        u.ay = la.at.y
+        u.akey = la.at.k
+        u.az = la.at.z
+        u.af = la.at.f
+        u.bx = lb.at.x
+        u.by = lb.at.y
+        u.bkey = lb.at.k
+        u.bz = lb.at.z
+        u.bf = lb.at.f
+        u.nvl = u.lrank
+        u.nvr = u.rrank
+        return True
 
     cdef void _bridge(self, Node* u):
         """Bridge of the children's hulls by simultaneous descent. O(depth + log B)."""
@@ -918,7 +1159,7 @@ cdef class IsotonicBlockStore:
         kb[0] = L.x[L.hidx[j]]
 
     cdef inline double _block_value(self, double ka, double kb) noexcept:
-        cdef Sums s = _range(self.root, ka, kb)
+        cdef Sums s = _range(self.root, ka, kb, self._exact(self.root))
         return s.S / s.W
 
     # ------------------------------------------------------------------ C API
@@ -1343,6 +1584,11 @@ cdef class IsotonicBlockStore:
     cdef void _scale(self, Node* v, int e) noexcept:
         cdef Leaf* L
         cdef int t
+        self._clock += 1
+        v.stamp = self._clock
+        if v.leaf == NULL:
+            v.lcs = 0
+            v.rcs = 0
         v.W = ldexp(v.W, e)
         v.S = ldexp(v.S, e)
         v.Wlo = ldexp(v.Wlo, e)
@@ -1522,7 +1768,7 @@ cdef class IsotonicBlockStore:
         W, S = v.W, v.S
         ax, ay, bx, by, akey, bkey, nvl, nvr = v.ax, v.ay, v.bx, v.by, v.akey, v.bkey, v.nvl, v.nvr
         runs = (v.zmax, v.fmax, v.az, v.af, v.bz, v.bf)
-        self._internal_update(v)
+        self._internal_update(v, False)
         assert v.W == W and v.S == S, "node totals"
         assert (v.ax, v.ay, v.bx, v.by, v.akey, v.bkey) == (ax, ay, bx, by, akey, bkey), "bridge"
         assert (v.zmax, v.fmax, v.az, v.af, v.bz, v.bf) == runs, "label runs"
