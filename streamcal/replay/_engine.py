@@ -51,6 +51,11 @@ __all__ = ["ColumnarReplay"]
 
 #: Rows read and parsed at a time.
 CHUNK_ROWS = 65536
+#: Runs shorter than this call the per-event methods: a batch call costs a few
+#: microseconds of array conversion, which a run of one or two events does not repay
+#: (delayed labels interleave predictions and reveals one by one). Both give the same
+#: floats (the shared checks).
+SHORT_RUN = 8
 
 _PREDICT, _REVEAL = 0, 1
 
@@ -84,10 +89,11 @@ class ColumnarReplay(_Replay):
     def _predict_run(self, scores: list, slots: list) -> None:
         """Predictions of every calibrator for a run of events, with no reveal between
         them, stored in each event's slot list."""
+        short = len(scores) < SHORT_RUN
         for i, name in enumerate(self.names):
             if name == "raw":
                 values = scores
-            elif self.batch[name]:
+            elif self.batch[name] and not short:
                 values = self.cals[name].predict_many(np.asarray(scores, dtype=np.float64)).tolist()
             else:
                 predict = self.cals[name].predict_one
@@ -98,9 +104,10 @@ class ColumnarReplay(_Replay):
     def _score_run(self, indices, labels, preds_by_name) -> None:
         """Score a run of revealed events: the metrics, the window, the forecasts."""
         y = None
+        batch = not self.multiclass and len(labels) >= SHORT_RUN
         for name, preds in zip(self.names, preds_by_name):
             for m in self.metrics[name].values():
-                if not self.multiclass and hasattr(m, "update_many"):
+                if batch and hasattr(m, "update_many"):
                     if y is None:
                         y = np.asarray(labels, dtype=np.float64)
                     m.update_many(y, np.asarray(preds, dtype=np.float64))
@@ -130,8 +137,9 @@ class ColumnarReplay(_Replay):
         self.n_learnt += len(labels)
 
     def _learn_run(self, scores, labels) -> None:
+        short = len(scores) < SHORT_RUN
         for name, cal in self.cals.items():
-            if self.batch[name]:
+            if self.batch[name] and not short:
                 cal.learn_many(np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64))
             else:
                 learn = cal.learn_one
@@ -143,12 +151,13 @@ class ColumnarReplay(_Replay):
         calibrator. Returns the predictions per name."""
         out = []
         s = y = None
+        short = len(scores) < SHORT_RUN
         for name in self.names:
             if name == "raw":
                 out.append(scores)
                 continue
             cal = self.cals[name]
-            if self.batch[name]:
+            if self.batch[name] and not short:
                 if s is None:
                     s = np.asarray(scores, dtype=np.float64)
                     y = np.asarray(labels, dtype=np.float64)
