@@ -20,6 +20,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 try:
     from tests import references as ref
@@ -369,3 +371,40 @@ def test_snapshots_restore_exactly():
             ]
         fresh = cal.clone()
         assert fresh.predict_one(0.3) == 0.3 and fresh._get_params() == cal._get_params()
+
+
+# ---------------------------------------------------------------------- property-based
+
+_EVENT = st.tuples(
+    st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]) | st.floats(0, 1),
+    st.integers(0, 1),
+    st.sampled_from([0.0, 0.5, 1.0, 3.0]),
+)
+
+
+@given(
+    st.lists(_EVENT, max_size=80),
+    st.lists(st.floats(0, 1), min_size=1, max_size=6),
+    st.sampled_from([{}, {"window_size": 5}, {"half_life": 3.0}, {"resolution": 0.1}]),
+)
+@settings(max_examples=60, deadline=None)
+def test_property_pair_is_the_oracle_and_state_is_kept(events, queries, params):
+    """Any stream, any queries: the pair equals the batch oracle, lies in order, and
+    the store is bit-for-bit what it was before the queries, its invariants intact."""
+    cal = VennAbers(**params)
+    for s, y, w in events:
+        cal.learn_one(s, y, w)
+    before = json.dumps(cal.to_dict())
+    held = any(e[2] > 0 for e in events[-(cal.window_size or len(events) or 1) :])
+    for q in queries:
+        p0, p1 = cal.predict_interval_one(q)
+        assert 0.0 <= p0 <= p1 <= 1.0
+        if held:
+            w0, w1 = oracle_pair(cal, events, q)
+            tol = 1e-12 if cal.half_life is None else 1e-10
+            assert close(p0, w0, tol) and close(p1, w1, tol), (q, (p0, p1), (w0, w1))
+            assert cal.predict_one(q) == merged(p0, p1)
+        else:
+            assert (p0, p1) == (0.0, 1.0) and cal.predict_one(q) == q
+    assert json.dumps(cal.to_dict()) == before
+    cal._check()
