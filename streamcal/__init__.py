@@ -62,6 +62,7 @@ _LAZY = {
             "TemperatureScaling",
             "TopLabel",
             "TrackingCalibeater",
+            "VennAbers",
         )
     },
 }
@@ -87,6 +88,7 @@ __all__ = [
     "TemperatureScaling",
     "TopLabel",
     "TrackingCalibeater",
+    "VennAbers",
     "__version__",
     "replay",
 ]

@@ -284,7 +284,7 @@ def _add_replay(sub) -> None:
         nargs="+",
         action="extend",
         help="calibrators to compare, e.g. isotonic platt:half_life=1000 (default: "
-        "isotonic histogram platt beta tops; on a multiclass log: temperature fir "
+        "isotonic venn_abers histogram platt beta tops; on a multiclass log: temperature fir "
         "ovr_isotonic class_wise; see below)",
     )
     what.add_argument(

@@ -715,6 +715,7 @@ _NAME_COLORS = {
     "foster": "#17becf",
     "hops": "#bcbd22",
     "irp": "#393b79",
+    "venn_abers": "#aec7e8",
     # multiclass (streamcal.registry.MULTICLASS_CALIBRATOR_NAMES)
     "temperature": "#1f77b4",
     "fir": "#d62728",

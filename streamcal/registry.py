@@ -17,6 +17,7 @@ calibeater is given by its short name: ``"tracking:base=isotonic"``.
 calibrator name    object built
 =================  ====================================================
 ``isotonic``       ``OnlineIsotonic()``
+``venn_abers``     ``VennAbers()`` (inductive Venn-ABERS, merged probability)
 ``histogram``      ``HistogramBinning()``
 ``platt``          ``OnlinePlatt()``
 ``beta``           ``OnlineBeta()``
@@ -121,6 +122,7 @@ _CALIBRATOR_TABLE = _ClassTable(
         "tops": ("TrackingCalibeater", {"base": "platt"}),
         "hops": ("HedgingCalibeater", {"base": "platt", "seed": 0}),
         "irp": ("IRP", {}),
+        "venn_abers": ("VennAbers", {}),
     }
 )
 
@@ -181,6 +183,7 @@ CALIBRATOR_NAMES = (
     "tops",
     "hops",
     "irp",
+    "venn_abers",
 )
 
 #: The multiclass calibrator short names, in the order of the table above.
@@ -199,7 +202,7 @@ MULTICLASS_CALIBRATOR_NAMES = (
 DEFAULT_MULTICLASS_CALIBRATORS = ("temperature", "fir", "ovr_isotonic", "class_wise")
 
 #: The calibrators that ``streamcal replay`` compares side by side by default.
-DEFAULT_CALIBRATORS = ("isotonic", "histogram", "platt", "beta", "tops")
+DEFAULT_CALIBRATORS = ("isotonic", "venn_abers", "histogram", "platt", "beta", "tops")
 
 # METRIC_NAMES (the binary metric short names) and MULTICLASS_METRIC_NAMES, in the
 # catalogue's display order, are read from streamcal.metrics.catalogue by __getattr__.
@@ -490,7 +493,7 @@ def make_calibrator(spec: str):
     >>> make_calibrator("isotonc")
     Traceback (most recent call last):
     ...
-    ValueError: Unknown calibrator 'isotonc' in spec 'isotonc'. Known calibrators: isotonic, histogram, platt, beta, tracking, hedging, foster, tops, hops, irp.
+    ValueError: Unknown calibrator 'isotonc' in spec 'isotonc'. Known calibrators: isotonic, histogram, platt, beta, tracking, hedging, foster, tops, hops, irp, venn_abers.
 
     """
     return _build(

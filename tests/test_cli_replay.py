@@ -262,7 +262,7 @@ def test_default_calibrators_and_spec_names(log, capsys):
     )
     out = capsys.readouterr().out
     rows = table(out)
-    assert list(rows) == ["raw", "isotonic", "histogram", "platt", "beta", "tops"]
+    assert list(rows) == ["raw", "isotonic", "venn_abers", "histogram", "platt", "beta", "tops"]
     assert "higher is better: roc_auc" in out
     argv = [
         "replay",

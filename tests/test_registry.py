@@ -23,6 +23,7 @@ from streamcal import (
     TemperatureScaling,
     TopLabel,
     TrackingCalibeater,
+    VennAbers,
     metrics,
 )
 from streamcal.registry import (
@@ -54,6 +55,7 @@ EXPECTED_CALIBRATORS = {
     "tops": (TrackingCalibeater, {"base": OnlinePlatt}),
     "hops": (HedgingCalibeater, {"base": OnlinePlatt, "seed": 0}),
     "irp": (IRP, {}),
+    "venn_abers": (VennAbers, {}),
 }
 
 EXPECTED_MULTICLASS_CALIBRATORS = {

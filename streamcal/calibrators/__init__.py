@@ -20,6 +20,7 @@ _LAZY = {
     "IRP": "streamcal.calibrators.irp",
     "MulticlassIRP": "streamcal.calibrators.irp",
     "OnlineIsotonic": "streamcal.calibrators.isotonic",
+    "VennAbers": "streamcal.calibrators.isotonic",
     "ClassWise": "streamcal.calibrators.multiclass",
     "TemperatureScaling": "streamcal.calibrators.multiclass",
     "TopLabel": "streamcal.calibrators.multiclass",
@@ -46,6 +47,7 @@ __all__ = [
     "TemperatureScaling",
     "TopLabel",
     "TrackingCalibeater",
+    "VennAbers",
 ]
 
 

@@ -1,4 +1,12 @@
-"""Online isotonic calibration: the river-style shell over the PAV block store."""
+"""Online isotonic calibration and streaming Venn-ABERS: river-style shells over the PAV
+block store.
+
+:class:`OnlineIsotonic` predicts the isotonic fit at a score; :class:`VennAbers` predicts
+the merged Venn-ABERS probability of the two fits with the score's event labelled 0 and
+1. Both learn the same way, through the private base :class:`_IsotonicStoreCalibrator`:
+one compiled :class:`~streamcal.core._isotonic_stream.IsotonicStream` (window,
+forgetting clock, grid) over one :class:`~streamcal.core.pav.IsotonicBlockStore`.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +19,241 @@ from streamcal.base import BinaryCalibrator
 from streamcal.core._isotonic_stream import IsotonicStream
 from streamcal.core.pav import BlockView, IsotonicBlockStore
 
-__all__ = ["OnlineIsotonic"]
+__all__ = ["OnlineIsotonic", "VennAbers"]
+
+
+class _IsotonicStoreCalibrator(BinaryCalibrator):
+    """What :class:`OnlineIsotonic` and :class:`VennAbers` share: the parameters
+    ``window_size``, ``half_life`` and ``resolution`` (checked by
+    :meth:`_check_store_params`), learning, the Venn-ABERS pair, the block view,
+    snapshots and ``_check``. A subclass chooses what a prediction reads from the store
+    (:meth:`_stream_mode`) and implements ``predict_one`` / ``predict_many``."""
+
+    _monotone = True
+    _bounded_memory_params = ("window_size", "resolution")
+
+    def _check_store_params(self, window_size, half_life, resolution) -> None:
+        name = type(self).__name__
+        V.check_param(
+            name, "window_size", window_size,
+            window_size is None or (V.is_integer(window_size) and window_size >= 1),
+            "an int >= 1 or None",
+        )
+        V.check_param(
+            name, "half_life", half_life,
+            half_life is None or (V.is_real(half_life) and 0 < half_life < math.inf),
+            "a finite real number > 0 or None",
+        )
+        V.check_param(
+            name, "resolution", resolution,
+            resolution is None or (V.is_real(resolution) and 0 < resolution <= 1),
+            "a real number in (0, 1] or None",
+        )
+
+    def _stream_mode(self) -> dict:
+        """The stream's prediction mode: ``{"linear": bool}`` or ``{"venn_abers": True}``."""
+        raise NotImplementedError
+
+    def _reset(self) -> None:
+        self._stream = IsotonicStream(
+            IsotonicBlockStore(),
+            resolution=self.resolution or 0.0,
+            half_life=self.half_life or 0.0,
+            window_size=self.window_size or 0,
+            **self._stream_mode(),
+        )
+
+    @property
+    def _store(self) -> IsotonicBlockStore:
+        """The PAV block store (keys are grid cells with ``resolution``)."""
+        return self._stream.store
+
+    @property
+    def _t_ref(self) -> int:
+        """Index of the event of the latest renormalisation (half-life only)."""
+        return self._stream.t_ref
+
+    # ------------------------------------------------------------------ helpers
+
+    def _key(self, s: float) -> float:
+        r = self.resolution
+        return s if r is None else float(math.floor(s / r + 0.5))
+
+    def _keys(self, s: np.ndarray) -> np.ndarray:
+        r = self.resolution
+        return s if r is None else np.floor(s / r + 0.5)
+
+    def _score_of_key(self, k: float) -> float:
+        r = self.resolution
+        return k if r is None else k * r
+
+    # ------------------------------------------------------------------ learning
+
+    def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
+        """Update the fit with one event. Amortised cost: see the class Notes.
+
+        Parameters
+        ----------
+        score
+            The model's score, a real number in [0, 1].
+        label
+            The observed outcome: 0, 1, False or True.
+        w
+            Sample weight, a finite real number >= 0 (0: the event only ages the others
+            and takes a window slot).
+        """
+        self._stream.learn_one(score, label, w)
+
+    def _learn_many_validated(self, scores, labels, w) -> None:
+        n = len(scores)
+        if n == 0:
+            return
+        stream = self._stream
+        store = stream.store
+        if self.half_life is not None or n * 256 < store.n_cells or n < 16:
+            stream.learn_many(scores, labels, w)
+            return
+        keys = self._keys(scores)
+        t0 = stream.n_events
+        if self.window_size is None:
+            total = stream.total_weight() + float(np.sum(w))
+            if not total < math.inf:
+                # the sums would overflow somewhere in the batch: the loop names the event
+                stream.learn_many(scores, labels, w)
+                return
+            old = store.cells()
+            xs = np.concatenate([old[0], keys])
+            ws = np.concatenate([old[1], w])
+            ss = np.concatenate([old[2], w * labels])
+            ns = np.concatenate([old[3], np.ones(n, dtype=np.int64)])
+        else:
+            N = self.window_size
+            if n * 8 < N:
+                stream.learn_many(scores, labels, w)
+                return
+            window = stream.window_events()
+            kept = window[max(0, len(window) + n - N):] if n < N else []
+            tail = slice(max(0, n - N), n)
+            tk = np.arange(t0, t0 + n)[tail]
+            xs = np.concatenate([np.array([e[0] for e in kept], dtype=np.float64), keys[tail]])
+            ys = np.concatenate([np.array([e[1] for e in kept], dtype=np.float64), labels[tail]])
+            wk = np.concatenate([np.array([e[2] for e in kept], dtype=np.float64), w[tail]])
+            if not float(np.sum(wk)) < math.inf:
+                stream.learn_many(scores, labels, w)
+                return
+            stream.set_window_events(kept + [list(e) for e in zip(keys[tail].tolist(), labels[tail].tolist(), w[tail].tolist(), tk.tolist())])
+            ws, ss, ns = wk, wk * ys, np.ones(len(xs), dtype=np.int64)
+        pos = ws > 0
+        xs, ws, ss, ns = xs[pos], ws[pos], ss[pos], ns[pos]
+        ux, inv = np.unique(xs, return_inverse=True)
+        store.rebuild(
+            ux,
+            np.bincount(inv, weights=ws, minlength=len(ux)),
+            np.bincount(inv, weights=ss, minlength=len(ux)),
+            np.bincount(inv, weights=ns, minlength=len(ux)).astype(np.int64),
+        )
+        stream.n_events = t0 + n
+        stream.reset_total()
+
+    def _predict_learn_many_validated(self, scores, labels, w) -> np.ndarray:
+        return self._stream.predict_learn_many(scores, labels, w)
+
+    # ------------------------------------------------------------------ Venn-ABERS
+
+    def predict_interval_one(self, score: float) -> tuple[float, float]:
+        """Inductive Venn-ABERS pair ``(p0, p1)`` at ``score``.
+
+        ``p0`` (resp. ``p1``) is the isotonic fit at ``score`` (its grid cell with
+        ``resolution``) after adding the event ``(score, 0)`` (resp. ``(score, 1)``),
+        with the weight a new unit-weight event would get, to the events currently held
+        (the window is not shifted). ``p0 <= p1``. The state is not changed (the event
+        is added to the block store and removed again, restoring each cell's exact
+        sums). With no data the pair is ``(0.0, 1.0)``. Cost: two hypothetical
+        insertions, O(log² n) amortised.
+
+        Examples
+        --------
+        >>> cal = OnlineIsotonic()
+        >>> cal.learn_many([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1])
+        >>> cal.predict_interval_one(0.5)
+        (0.3333333333333333, 0.6666666666666666)
+
+        """
+        return self._stream.predict_interval_one(score)
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def blocks(self) -> tuple[BlockView, ...]:
+        """The current PAV blocks in score order (a fresh tuple of named tuples).
+
+        Scores are reported on the original scale (cell centres with ``resolution``);
+        with ``half_life`` weights are relative to the newest event's weight.
+        """
+        views = self._store.blocks()
+        if self.resolution is None and self.half_life is None:
+            return views
+        rel = self._stream.weight_scale()
+        return tuple(
+            b._replace(
+                score_min=self._score_of_key(b.score_min),
+                score_max=self._score_of_key(b.score_max),
+                weight=b.weight * rel,
+            )
+            for b in views
+        )
+
+    @property
+    def n_events(self) -> int:
+        """Number of events learnt (``learn_one`` calls, including zero weights)."""
+        return self._stream.n_events
+
+    # ------------------------------------------------------------------ state
+
+    def _get_state(self) -> dict:
+        stream = self._stream
+        return {
+            "blocks": stream.store.to_lists(),
+            "window": stream.window_events(),
+            "n_events": stream.n_events,
+            "t_ref": stream.t_ref,
+            "phase": stream.phase,
+        }
+
+    def _set_state(self, state: dict) -> None:
+        self._reset()
+        stream = self._stream
+        stream.store = IsotonicBlockStore.from_lists(state["blocks"])
+        if state["window"] is not None:
+            stream.set_window_events(state["window"])
+        stream.n_events = int(state["n_events"])
+        stream.t_ref = int(state["t_ref"])
+        stream.phase = float(state["phase"])
+        stream.reset_total()
+
+    def _check(self) -> None:
+        """Assert the block invariants and that the window matches the stored cells."""
+        self._store._check()
+        window = self._stream.window_events()
+        if window is not None:
+            assert len(window) <= self.window_size, "window too long"
+            agg: dict = {}
+            for x, y, w, _ in window:
+                if w > 0:
+                    W, S, n = agg.get(x, (0.0, 0.0, 0))
+                    agg[x] = (W + w, S + w * y, n + 1)
+            xs, ws, ss, ns = self._store.cells()
+            assert sorted(agg) == xs.tolist(), "window keys differ from stored cells"
+            for x, W, S, n in zip(xs.tolist(), ws.tolist(), ss.tolist(), ns.tolist()):
+                eW, eS, en = agg[x]
+                assert en == n, f"cell {x}: {n} events stored, {en} in the window"
+                tol = 1e-12 * max(W, eW)  # rounding residue is relative to the cell's weight
+                assert math.isclose(W, eW, rel_tol=1e-9, abs_tol=tol), f"cell {x}: weight {W} != {eW}"
+                assert math.isclose(S, eS, rel_tol=1e-9, abs_tol=tol), f"cell {x}: label sum {S} != {eS}"
 
 
 
-class OnlineIsotonic(BinaryCalibrator):
+class OnlineIsotonic(_IsotonicStoreCalibrator):
     """Isotonic calibration kept exact after every event by pool-adjacent-violators
     with block maintenance.
 
@@ -114,8 +352,6 @@ class OnlineIsotonic(BinaryCalibrator):
 
     """
 
-    _monotone = True
-    _bounded_memory_params = ("window_size", "resolution")
 
     def __init__(
         self,
@@ -124,50 +360,19 @@ class OnlineIsotonic(BinaryCalibrator):
         half_life: float | None = None,
         resolution: float | None = None,
     ):
-        name = type(self).__name__
         V.check_param(
-            name, "interpolation", interpolation, interpolation in ("step", "linear"),
+            type(self).__name__, "interpolation", interpolation, interpolation in ("step", "linear"),
             "a str among {'step', 'linear'}",
         )
-        V.check_param(
-            name, "window_size", window_size,
-            window_size is None or (V.is_integer(window_size) and window_size >= 1),
-            "an int >= 1 or None",
-        )
-        V.check_param(
-            name, "half_life", half_life,
-            half_life is None or (V.is_real(half_life) and 0 < half_life < math.inf),
-            "a finite real number > 0 or None",
-        )
-        V.check_param(
-            name, "resolution", resolution,
-            resolution is None or (V.is_real(resolution) and 0 < resolution <= 1),
-            "a real number in (0, 1] or None",
-        )
+        self._check_store_params(window_size, half_life, resolution)
         self.interpolation = interpolation
         self.window_size = window_size
         self.half_life = half_life
         self.resolution = resolution
         self._reset()
 
-    def _reset(self) -> None:
-        self._stream = IsotonicStream(
-            IsotonicBlockStore(),
-            resolution=self.resolution or 0.0,
-            half_life=self.half_life or 0.0,
-            window_size=self.window_size or 0,
-            linear=self.interpolation == "linear",
-        )
-
-    @property
-    def _store(self) -> IsotonicBlockStore:
-        """The PAV block store (keys are grid cells with ``resolution``)."""
-        return self._stream.store
-
-    @property
-    def _t_ref(self) -> int:
-        """Index of the event of the latest renormalisation (half-life only)."""
-        return self._stream.t_ref
+    def _stream_mode(self) -> dict:
+        return {"linear": self.interpolation == "linear"}
 
     @classmethod
     def _unit_test_params(cls):
@@ -178,92 +383,6 @@ class OnlineIsotonic(BinaryCalibrator):
         yield {"resolution": 0.01, "interpolation": "linear"}
         yield {"window_size": 40, "half_life": 15.0, "resolution": 0.05}
 
-    # ------------------------------------------------------------------ helpers
-
-    def _key(self, s: float) -> float:
-        r = self.resolution
-        return s if r is None else float(math.floor(s / r + 0.5))
-
-    def _keys(self, s: np.ndarray) -> np.ndarray:
-        r = self.resolution
-        return s if r is None else np.floor(s / r + 0.5)
-
-    def _score_of_key(self, k: float) -> float:
-        r = self.resolution
-        return k if r is None else k * r
-
-    # ------------------------------------------------------------------ learning
-
-    def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
-        """Update the fit with one event. Amortised cost: see the class Notes.
-
-        Parameters
-        ----------
-        score
-            The model's score, a real number in [0, 1].
-        label
-            The observed outcome: 0, 1, False or True.
-        w
-            Sample weight, a finite real number >= 0 (0: the event only ages the others
-            and takes a window slot).
-        """
-        self._stream.learn_one(score, label, w)
-
-    def _learn_many_validated(self, scores, labels, w) -> None:
-        n = len(scores)
-        if n == 0:
-            return
-        stream = self._stream
-        store = stream.store
-        if self.half_life is not None or n * 256 < store.n_cells or n < 16:
-            stream.learn_many(scores, labels, w)
-            return
-        keys = self._keys(scores)
-        t0 = stream.n_events
-        if self.window_size is None:
-            total = stream.total_weight() + float(np.sum(w))
-            if not total < math.inf:
-                # the sums would overflow somewhere in the batch: the loop names the event
-                stream.learn_many(scores, labels, w)
-                return
-            old = store.cells()
-            xs = np.concatenate([old[0], keys])
-            ws = np.concatenate([old[1], w])
-            ss = np.concatenate([old[2], w * labels])
-            ns = np.concatenate([old[3], np.ones(n, dtype=np.int64)])
-        else:
-            N = self.window_size
-            if n * 8 < N:
-                stream.learn_many(scores, labels, w)
-                return
-            window = stream.window_events()
-            kept = window[max(0, len(window) + n - N):] if n < N else []
-            tail = slice(max(0, n - N), n)
-            tk = np.arange(t0, t0 + n)[tail]
-            xs = np.concatenate([np.array([e[0] for e in kept], dtype=np.float64), keys[tail]])
-            ys = np.concatenate([np.array([e[1] for e in kept], dtype=np.float64), labels[tail]])
-            wk = np.concatenate([np.array([e[2] for e in kept], dtype=np.float64), w[tail]])
-            if not float(np.sum(wk)) < math.inf:
-                stream.learn_many(scores, labels, w)
-                return
-            stream.set_window_events(kept + [list(e) for e in zip(keys[tail].tolist(), labels[tail].tolist(), w[tail].tolist(), tk.tolist())])
-            ws, ss, ns = wk, wk * ys, np.ones(len(xs), dtype=np.int64)
-        pos = ws > 0
-        xs, ws, ss, ns = xs[pos], ws[pos], ss[pos], ns[pos]
-        ux, inv = np.unique(xs, return_inverse=True)
-        store.rebuild(
-            ux,
-            np.bincount(inv, weights=ws, minlength=len(ux)),
-            np.bincount(inv, weights=ss, minlength=len(ux)),
-            np.bincount(inv, weights=ns, minlength=len(ux)).astype(np.int64),
-        )
-        stream.n_events = t0 + n
-        stream.reset_total()
-
-    def _predict_learn_many_validated(self, scores, labels, w) -> np.ndarray:
-        return self._stream.predict_learn_many(scores, labels, w)
-
-    # ------------------------------------------------------------------ prediction
 
     def predict_one(self, score: float) -> float:
         """Return the calibrated probability for ``score``; O(log blocks).
@@ -289,97 +408,156 @@ class OnlineIsotonic(BinaryCalibrator):
                 out = np.where(between, values[i0] + (values[j] - values[i0]) * frac, out)
         return np.clip(out, 0.0, 1.0)
 
-    def predict_interval_one(self, score: float) -> tuple[float, float]:
-        """Inductive Venn-ABERS interval ``(p0, p1)`` at ``score``.
 
-        ``p0`` (resp. ``p1``) is the isotonic fit at ``score`` after adding the event
-        ``(score, 0)`` (resp. ``(score, 1)``), with the weight a new event would get, to
-        the events currently held (the window is not shifted). The state is not changed.
-        With no data the interval is ``(0.0, 1.0)``. Cost O(m + cascade), like one update.
+class VennAbers(_IsotonicStoreCalibrator):
+    """Streaming Venn-ABERS calibration: the merged probability of the two isotonic fits
+    with the new event labelled 0 and labelled 1.
 
-        Examples
-        --------
-        >>> cal = OnlineIsotonic()
-        >>> cal.learn_many([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1])
-        >>> cal.predict_interval_one(0.5)
-        (0.3333333333333333, 0.6666666666666666)
+    For a score ``s``, ``p0`` (resp. ``p1``) is the isotonic regression, at ``s``, of
+    the events held plus the hypothetical event ``(s, label 0)`` (resp. ``(s, label
+    1)``): the inductive Venn-ABERS pair of Vovk, Petej and Fedorova (2015), with every
+    event learnt so far as the calibration set. :meth:`predict_interval_one` returns
+    ``(p0, p1)`` and :meth:`predict_one` the merged probability ``p1 / (1 - p0 + p1)``
+    (their eq. for the log-loss-minimax merge), which lies in ``[p0, p1]``. The events
+    are kept in the same exact isotonic block store as :class:`OnlineIsotonic`'s, with
+    the same options; a prediction adds its hypothetical event to the store, reads the
+    fit and removes it again, leaving the state exactly as it was.
 
-        """
-        s = V.check_score(score, "OnlineIsotonic", "predict_interval_one")
-        x = self._key(s)
-        # the weight the next event would get; capped where it would overflow (only
-        # for half_life < 1/500, where the new event outweighs everything by > 2**480)
-        w = self._stream.next_weight()
-        p0 = self._store.hypothetical_value(x, w, 0.0)
-        p1 = self._store.hypothetical_value(x, w, 1.0)
-        return (min(1.0, max(0.0, p0)), min(1.0, max(0.0, p1)))
+    Where :class:`OnlineIsotonic` says 0.0 about a score whose block holds only
+    negatives, the pair has ``p0 = 0`` but ``p1 > 0`` (the hypothetical positive is
+    pooled with the ``m`` negatives at or above the score: ``p1 = 1 / (m + 1)``), so
+    the merged forecast ``p1 / (1 + p1)`` stays off 0 by what one more event could
+    change; symmetrically off 1.
 
-    # ------------------------------------------------------------------ views
+    Parameters
+    ----------
+    window_size
+        If set, the calibration set is exactly the last ``window_size`` events (the
+        hypothetical event is added to them; the window is not shifted).
+    half_life
+        If set, exponential forgetting as in :class:`OnlineIsotonic`: event weights are
+        multiplied by ``2 ** (-age / half_life)``; the hypothetical event has the weight
+        the next event would get (age 0, the others one event older).
+    resolution
+        If set, scores are pooled on a grid of width ``r`` (cell
+        ``floor(s / r + 1/2)``), when learning and when predicting; memory O(1 / r).
 
-    @property
-    def blocks(self) -> tuple[BlockView, ...]:
-        """The current PAV blocks in score order (a fresh tuple of named tuples).
+    Attributes
+    ----------
+    blocks
+        Read-only view of the PAV blocks of the events held (without any hypothetical
+        event).
+    n_events
+        Number of ``learn_one`` calls so far.
 
-        Scores are reported on the original scale (cell centres with ``resolution``);
-        with ``half_life`` weights are relative to the newest event's weight.
-        """
-        views = self._store.blocks()
-        if self.resolution is None and self.half_life is None:
-            return views
-        rel = self._stream.weight_scale()
-        return tuple(
-            b._replace(
-                score_min=self._score_of_key(b.score_min),
-                score_max=self._score_of_key(b.score_max),
-                weight=b.weight * rel,
-            )
-            for b in views
-        )
+    Notes
+    -----
+    **Cost.** ``learn_one``: amortised O(log² n) for ``n`` distinct scores held, as
+    :class:`OnlineIsotonic`. ``predict_one`` and ``predict_interval_one``: two
+    hypothetical insertions and removals, amortised O(log² n) (against O(log n) for
+    :class:`OnlineIsotonic`). Memory: O(distinct scores), O(window) or O(1 / r).
+    ``predict_many`` and ``predict_learn_many`` run the same per-event code in C and
+    return exactly the floats of the loop.
 
-    @property
-    def n_events(self) -> int:
-        """Number of events learnt (``learn_one`` calls, including zero weights)."""
-        return self._stream.n_events
+    **Cold start.** Before any positive-weight event, ``predict_one`` returns the
+    score itself (the project's convention for binary calibrators) and
+    ``predict_interval_one`` returns ``(0.0, 1.0)``, the pair of an empty calibration
+    set (whose merge would be 0.5).
 
-    # ------------------------------------------------------------------ state
+    **What is guaranteed.** Venn-ABERS predictors are Venn predictors (Vovk and Petej
+    2014): if the calibration events and the new one are *exchangeable* (for instance
+    i.i.d.) and the scores come from a model fitted on other data, the pair is
+    perfectly calibrated in the sense that the element for the label that occurs
+    (``p0`` if the label is 0, ``p1`` if it is 1), ``p_Y``, satisfies
+    ``P(Y = 1 | p_Y) = p_Y``. Here the calibration set grows by one event each step
+    (an inductive predictor run online), and the statement holds at every step; it is a
+    property of the pair, in expectation, not a promise that an unknown "true
+    probability" lies between ``p0`` and ``p1``.
 
-    def _get_state(self) -> dict:
-        stream = self._stream
-        return {
-            "blocks": stream.store.to_lists(),
-            "window": stream.window_events(),
-            "n_events": stream.n_events,
-            "t_ref": stream.t_ref,
-            "phase": stream.phase,
-        }
+    **What is not.**
 
-    def _set_state(self, state: dict) -> None:
+    - The merged probability ``p1 / (1 - p0 + p1)`` is not itself guaranteed to be
+      calibrated; it is the single forecast that is nearly as good as whichever of
+      ``p0``, ``p1`` is the valid one under log loss, and is usually close to
+      calibrated when ``p1 - p0`` is small.
+    - A stream that drifts, labels that depend on each other in time (hourly weather),
+      a scoring model that learns from the same events, or delayed labels: the events
+      are then not exchangeable and nothing is guaranteed.
+    - ``half_life`` weights the new event above the old ones, so the fit is not a
+      symmetric function of the events and the guarantee fails even for i.i.d. data;
+      the same holds for non-unit sample weights ``w``.
+    - ``window_size``: for an exchangeable stream the last events and the new one are
+      still exchangeable, so the per-step statement survives; but a window is chosen
+      because the stream is believed not to be exchangeable, and then it does not
+      apply. Treat windowed and forgetting versions as heuristics that track drift.
+    - ``resolution`` only coarsens the scores (the same map for every event) and keeps
+      the guarantee.
+
+    This is not the full (transductive) Venn-ABERS predictor of Vovk and Petej (2014),
+    which refits the scoring model with the test object; the model that produced the
+    scores is outside streamcal.
+
+    References
+    ----------
+    Vovk, V. and Petej, I. (2014). Venn-Abers predictors. *UAI 2014*, 829-838.
+    Vovk, V., Petej, I. and Fedorova, V. (2015). Large-scale probabilistic predictors
+    with and without guarantees of validity. *NeurIPS 28*.
+
+    Examples
+    --------
+    >>> from streamcal import VennAbers
+    >>> cal = VennAbers()
+    >>> cal.predict_one(0.7)                   # nothing learnt yet: the score itself
+    0.7
+    >>> for s, y in [(0.1, 0), (0.3, 1), (0.5, 0), (0.7, 1), (0.9, 1)]:
+    ...     cal.learn_one(s, y)
+    >>> cal.predict_interval_one(0.7)
+    (0.5, 1.0)
+    >>> cal.predict_one(0.7)                   # 1.0 / (1 - 0.5 + 1.0)
+    0.6666666666666666
+    >>> [round(cal.predict_one(s), 3) for s in (0.1, 0.4, 0.95)]
+    [0.333, 0.5, 0.75]
+
+    The isotonic fit itself says 0.0 at 0.1 and 1.0 at 0.7; the events held are those
+    of that fit:
+
+    >>> cal.blocks[0]
+    BlockView(score_min=0.1, score_max=0.1, value=0.0, weight=1.0, n_events=1, n_cells=1)
+
+    """
+
+    def __init__(
+        self,
+        window_size: int | None = None,
+        half_life: float | None = None,
+        resolution: float | None = None,
+    ):
+        self._check_store_params(window_size, half_life, resolution)
+        self.window_size = window_size
+        self.half_life = half_life
+        self.resolution = resolution
         self._reset()
-        stream = self._stream
-        stream.store = IsotonicBlockStore.from_lists(state["blocks"])
-        if state["window"] is not None:
-            stream.set_window_events(state["window"])
-        stream.n_events = int(state["n_events"])
-        stream.t_ref = int(state["t_ref"])
-        stream.phase = float(state["phase"])
-        stream.reset_total()
 
-    def _check(self) -> None:
-        """Assert the block invariants and that the window matches the stored cells."""
-        self._store._check()
-        window = self._stream.window_events()
-        if window is not None:
-            assert len(window) <= self.window_size, "window too long"
-            agg: dict = {}
-            for x, y, w, _ in window:
-                if w > 0:
-                    W, S, n = agg.get(x, (0.0, 0.0, 0))
-                    agg[x] = (W + w, S + w * y, n + 1)
-            xs, ws, ss, ns = self._store.cells()
-            assert sorted(agg) == xs.tolist(), "window keys differ from stored cells"
-            for x, W, S, n in zip(xs.tolist(), ws.tolist(), ss.tolist(), ns.tolist()):
-                eW, eS, en = agg[x]
-                assert en == n, f"cell {x}: {n} events stored, {en} in the window"
-                tol = 1e-12 * max(W, eW)  # rounding residue is relative to the cell's weight
-                assert math.isclose(W, eW, rel_tol=1e-9, abs_tol=tol), f"cell {x}: weight {W} != {eW}"
-                assert math.isclose(S, eS, rel_tol=1e-9, abs_tol=tol), f"cell {x}: label sum {S} != {eS}"
+    def _stream_mode(self) -> dict:
+        return {"venn_abers": True}
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"window_size": 50}
+        yield {"half_life": 30.0}
+        yield {"resolution": 0.01}
+        yield {"window_size": 40, "half_life": 15.0, "resolution": 0.05}
+
+    # ------------------------------------------------------------------ prediction
+
+    def predict_one(self, score: float) -> float:
+        """Return the merged Venn-ABERS probability ``p1 / (1 - p0 + p1)`` for
+        ``score``; amortised O(log² n). The state is not changed.
+
+        Before any positive-weight event has been learnt, ``score`` itself.
+        """
+        return self._stream.predict_one(score)
+
+    def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
+        return self._stream.predict_many(scores)

@@ -7,8 +7,12 @@ moving reference, renormalised by exact powers of two) and the weight checks tha
 every stored sum finite. The store (:class:`streamcal.core.pav.IsotonicBlockStore`) keeps
 the exact isotonic regression of what it is given.
 
-The Python shell :class:`streamcal.OnlineIsotonic` validates parameters, owns snapshots
-and documentation, and forwards each event here. Every check a bad event can fail is made
+The Python shells :class:`streamcal.OnlineIsotonic` and :class:`streamcal.VennAbers`
+validate parameters, own snapshots and documentation, and forward each event here; they
+differ only in what a prediction reads from the store (``mode``): the fitted value at the
+score, or the Venn-ABERS merge of the two fits with a hypothetical event at the score
+labelled 0 and 1 (:meth:`IsotonicBlockStore.hypothetical_value`, which leaves the store
+as it was). Every check a bad event can fail is made
 before any state changes, so an error leaves the stream exactly as it was.
 
 Forgetting (``half_life = h``). A new event at index ``t`` is stored with weight
@@ -38,14 +42,22 @@ cdef double _FORGET = ldexp(1.0, -1000)       # forgotten below this fraction of
 cdef double _FORGET_HALF_LIVES = 1000.0       # window events older than this leave it
 cdef double _DBL_MIN = 2.2250738585072014e-308
 cdef double _DBL_MAX = 1.7976931348623157e308
-cdef str _OWNER = "OnlineIsotonic"
+# prediction modes
+cdef enum:
+    MODE_STEP = 0
+    MODE_LINEAR = 1
+    MODE_VENN_ABERS = 2
 
 
 cdef class IsotonicStream:
-    """Window, forgetting clock and grid of :class:`streamcal.OnlineIsotonic`.
+    """Window, forgetting clock and grid of :class:`streamcal.OnlineIsotonic` and
+    :class:`streamcal.VennAbers`.
 
     ``resolution``, ``half_life`` and ``window_size`` are 0 when not set. ``store`` is
-    the block store the events go to.
+    the block store the events go to. ``linear`` selects linear interpolation, and
+    ``venn_abers`` the Venn-ABERS merged probability, for :meth:`predict_one`; error
+    messages name ``owner``, the class of that mode (``OnlineIsotonic`` or
+    ``VennAbers``; derived from the mode, so that a pickle holds no string of its own).
 
     Examples
     --------
@@ -62,7 +74,9 @@ cdef class IsotonicStream:
     cdef public IsotonicBlockStore store
     cdef readonly double resolution, half_life
     cdef readonly Py_ssize_t window_size
-    cdef readonly bint linear
+    cdef readonly bint linear, venn_abers
+    cdef readonly str owner
+    cdef int mode
     # ring buffer of the window: key, label, stored weight, event index
     cdef double[::1] _wx, _wy, _ww
     cdef long long[::1] _wt
@@ -73,12 +87,17 @@ cdef class IsotonicStream:
     cdef double _total
 
     def __init__(self, IsotonicBlockStore store, double resolution=0.0, double half_life=0.0,
-                 Py_ssize_t window_size=0, bint linear=False):
+                 Py_ssize_t window_size=0, bint linear=False, bint venn_abers=False):
+        if linear and venn_abers:
+            raise ValueError("IsotonicStream: 'linear' and 'venn_abers' exclude each other.")
         self.store = store
         self.resolution = resolution
         self.half_life = half_life
         self.window_size = window_size
         self.linear = linear
+        self.venn_abers = venn_abers
+        self.mode = MODE_VENN_ABERS if venn_abers else (MODE_LINEAR if linear else MODE_STEP)
+        self.owner = "VennAbers" if venn_abers else "OnlineIsotonic"
         self.n_events = 0
         self.t_ref = 0
         self.phase = 0.0
@@ -157,12 +176,36 @@ cdef class IsotonicStream:
     cdef inline double key(self, double s):
         return s if self.resolution == 0.0 else floor(s / self.resolution + 0.5)
 
-    cdef double predict_c(self, double s) noexcept:
+    cdef double predict_c(self, double s) except? -1.0:
         if self.store.n_blocks_c() == 0:
             return s
         cdef double x = self.key(s)
-        cdef double v = self.store.predict_linear_c(x) if self.linear else self.store.predict_step_c(x)
+        cdef double v, p0, p1
+        if self.mode == MODE_VENN_ABERS:
+            self.interval_c(x, &p0, &p1)
+            # p0 <= p1 (the fit at x is non-decreasing in the label added there), so the
+            # denominator is >= 1 - p0 + p0 > 0 unless p0 = 1 = p1, where it is 1
+            return p1 / (1.0 - p0 + p1)
+        v = self.store.predict_linear_c(x) if self.mode == MODE_LINEAR else self.store.predict_step_c(x)
         return 1.0 if v > 1.0 else (0.0 if v < 0.0 else v)
+
+    cdef int interval_c(self, double x, double* p0, double* p1) except -1:
+        """The Venn-ABERS pair at key ``x``: the step fit at ``x`` with the events held
+        plus ``(x, label 0)``, resp. ``(x, label 1)``, weighing what a new unit-weight
+        event would (the window is not shifted); clipped to [0, 1]. The store is left
+        as it was. With nothing stored: (0, 1)."""
+        cdef double w = self.next_weight_c()
+        cdef double a = self.store.hypothetical_c(x, w, 0.0)
+        cdef double b = self.store.hypothetical_c(x, w, 1.0)
+        p0[0] = 1.0 if a > 1.0 else (0.0 if a < 0.0 else a)
+        p1[0] = 1.0 if b > 1.0 else (0.0 if b < 0.0 else b)
+        return 0
+
+    cdef double next_weight_c(self) noexcept:
+        if self.half_life == 0.0:
+            return 1.0
+        cdef double e = (self.n_events - self.t_ref) / self.half_life + self.phase
+        return 2.0 ** min(e, 1000.0)
 
     cdef double _stored_weight(self, double w, double e, int* shift):
         """``w * 2 ** e`` computed without overflow; sets ``shift`` to the renormalisation
@@ -194,7 +237,7 @@ cdef class IsotonicStream:
                 if shift:
                     self._renormalise(shift, e)
         elif w > 0.0 and not (self._total - self._leaving_weight() + w <= _DBL_MAX):
-            raise _overflow_error("learn_one", w, "")
+            raise _overflow_error(self.owner, "learn_one", w, "")
         if self.window_size > 0:
             if self._count == self.window_size:
                 self._pop_oldest()  # before the new event joins: it is not re-added twice
@@ -230,7 +273,7 @@ cdef class IsotonicStream:
             if self.window_size > 0 and len(window) == self.window_size:
                 total -= window.pop(0)
             if w[i] > 0.0 and not (total + w[i] <= _DBL_MAX):
-                raise _overflow_error(method, w[i], f" at index {i}")
+                raise _overflow_error(self.owner, method, w[i], f" at index {i}")
             total += w[i]
             if self.window_size > 0:
                 window.append(w[i])
@@ -281,14 +324,32 @@ cdef class IsotonicStream:
 
     def learn_one(self, score, label, w=1.0):
         """Validate and learn one event (see :meth:`streamcal.OnlineIsotonic.learn_one`)."""
-        cdef double s = check_score(score, _OWNER, "learn_one")
-        cdef double y = check_label(label, _OWNER, "learn_one")
-        cdef double ww = check_weight(w, _OWNER, "learn_one")
+        cdef double s = check_score(score, self.owner, "learn_one")
+        cdef double y = check_label(label, self.owner, "learn_one")
+        cdef double ww = check_weight(w, self.owner, "learn_one")
         self.learn_c(s, y, ww)
 
     def predict_one(self, score):
         """Validate ``score`` and return its calibrated probability."""
-        return self.predict_c(check_score(score, _OWNER, "predict_one"))
+        return self.predict_c(check_score(score, self.owner, "predict_one"))
+
+    def predict_interval_one(self, score):
+        """Validate ``score`` and return its Venn-ABERS pair ``(p0, p1)``
+        (:meth:`streamcal.VennAbers.predict_interval_one`); ``(0.0, 1.0)`` with
+        nothing stored. The state is not changed."""
+        cdef double s = check_score(score, self.owner, "predict_interval_one")
+        cdef double p0, p1
+        self.interval_c(self.key(s), &p0, &p1)
+        return (p0, p1)
+
+    def predict_many(self, const double[::1] scores):
+        """Predictions for validated scores, one :meth:`predict_one` each, in C."""
+        cdef Py_ssize_t i, n = scores.shape[0]
+        out = np.empty(n, dtype=np.float64)
+        cdef double[::1] o = out
+        for i in range(n):
+            o[i] = self.predict_c(scores[i])
+        return out
 
     def learn_many(self, const double[::1] scores, const double[::1] labels, const double[::1] w):
         """Learn validated arrays, event by event (a weight that would overflow the
@@ -312,10 +373,7 @@ cdef class IsotonicStream:
     def next_weight(self):
         """The stored weight a new unit-weight event would get now (1.0 without
         forgetting), capped at ``2 ** 1000``."""
-        if self.half_life == 0.0:
-            return 1.0
-        cdef double e = (self.n_events - self.t_ref) / self.half_life + self.phase
-        return 2.0 ** min(e, 1000.0)
+        return self.next_weight_c()
 
     def weight_scale(self):
         """The factor turning stored weights into weights relative to the newest event."""
@@ -357,18 +415,19 @@ cdef class IsotonicStream:
     def __reduce__(self):
         return (_rebuild, (type(self), self.store, self.resolution, self.half_life,
                            self.window_size, self.linear, self.window_events(),
-                           self.n_events, self.t_ref, self.phase))
+                           self.n_events, self.t_ref, self.phase, self.venn_abers))
 
 
-def _overflow_error(method, w, where):
+def _overflow_error(owner, method, w, where):
     return argument_error(
-        ValueError, "w", _OWNER, method,
+        ValueError, "w", owner, method,
         WEIGHT_DOMAIN + " whose sum with the weights held stays finite", w, suffix=where,
     )
 
 
-def _rebuild(cls, store, resolution, half_life, window_size, linear, window, n_events, t_ref, phase):
-    stream = cls(store, resolution, half_life, window_size, linear)
+def _rebuild(cls, store, resolution, half_life, window_size, linear, window, n_events, t_ref, phase,
+             venn_abers=False):
+    stream = cls(store, resolution, half_life, window_size, linear, venn_abers)
     if window is not None:
         stream.set_window_events(window)
     stream.n_events = n_events

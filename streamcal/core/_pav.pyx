@@ -1544,6 +1544,12 @@ cdef class IsotonicBlockStore:
     def hypothetical_value(self, double x, double w, double y):
         """Fitted value at ``x`` if one event ``(x, w, y)`` were added; the content is
         left exactly as it was. O(log^2 n)."""
+        return self.hypothetical_c(x, w, y)
+
+    cdef double hypothetical_c(self, double x, double w, double y) except? -1.0:
+        """:meth:`hypothetical_value`, callable from C (the Venn-ABERS fits): add the
+        event, read the step fit at ``x``, then restore the cell (an existing cell gets
+        its exact sums and count back; a new one is removed) and the exactness scale."""
         if self.root.ncells <= 1:
             return float(y)
         cdef Node* v = self._leaf_for(x)
@@ -1553,6 +1559,7 @@ cdef class IsotonicBlockStore:
         cdef double ow = 0.0, os = 0.0
         cdef long long on = 0
         cdef int oq = self.qexp
+        cdef double value
         if existed:
             ow = L.w[j]
             os = L.s[j]

@@ -1,0 +1,410 @@
+"""VennAbers: the streaming inductive Venn-ABERS calibrator (issue 13, item 1).
+
+References checked against:
+
+- the batch oracle :func:`tests.references.venn_abers` (textbook PAV refitted on the
+  events held plus the hypothetical event labelled 0 and 1; Vovk, Petej and Fedorova
+  2015, section 3), and scipy's ``optimize.isotonic_regression`` as a second, independent
+  refit;
+- the ``venn-abers`` package (PyPI, test-only dependency), ``VennAbers().fit(p_cal,
+  y_cal).predict_proba(p_test)``, whose ``p0_p1`` columns are the pair and whose
+  ``p_prime[:, 1]`` is the merged probability ``p1 / (1 - p0 + p1)``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pickle
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+try:
+    from tests import references as ref
+except ImportError:  # run from inside tests/
+    import references as ref
+from streamcal import OnlineIsotonic, VennAbers
+from streamcal.checks import _common
+
+PARAMS = [
+    {},
+    {"window_size": 1},
+    {"window_size": 9},
+    {"resolution": 0.05},
+    {"half_life": 4.0},
+    {"half_life": 0.3},
+    {"half_life": 0.5, "window_size": 30, "resolution": 0.1},
+]
+
+
+def make_stream(rng, n, scores, weights):
+    """``(score, label, w)`` triples: uniform, tied (one or two decimals) or edge
+    scores; labels over-confident; unit, integer or float weights (zeros included)."""
+    out = []
+    for _ in range(n):
+        if scores == "uniform":
+            s = rng.random()
+        elif scores == "grid1":
+            s = round(rng.random(), 1)
+        elif scores == "grid2":
+            s = round(rng.random(), 2)
+        else:  # "endpoints"
+            s = rng.choice([0.0, 1.0, round(rng.random(), 1), rng.random()])
+        y = int(rng.random() < s**2)
+        if weights == "unit":
+            w = 1.0
+        elif weights == "int":
+            w = rng.choice([0, 1, 1, 2, 3])
+        else:
+            w = 0.0 if rng.random() < 0.1 else rng.uniform(0.1, 4.0)
+        out.append((s, y, w))
+    return out
+
+
+def oracle_pair(cal, events, s):
+    """The Venn-ABERS pair at ``s`` refitted from scratch on what ``cal`` documents it
+    holds after ``events`` (window tail, decayed weights, grid keys)."""
+    keys, labels, weights = ref.online_isotonic_sample(
+        events, cal.window_size, cal.half_life, cal.resolution, next_event=True
+    )
+    k = s if cal.resolution is None else ref.grid_round(s, cal.resolution)
+    return ref.venn_abers(keys, labels, weights, k)
+
+
+def merged(p0, p1):
+    return p1 / (1.0 - p0 + p1)
+
+
+def close(a, b, tol=1e-12):
+    return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
+
+
+# ---------------------------------------------------------------------- the batch oracle
+
+
+@pytest.mark.parametrize("params", PARAMS, ids=repr)
+@pytest.mark.parametrize("weights", ["unit", "int", "float"])
+@pytest.mark.parametrize("seed", range(3))
+def test_matches_batch_oracle_at_every_prefix(params, weights, seed):
+    """(p0, p1) and the merged probability against refitting with the test event
+    labelled 0 and 1, at seen and unseen scores and at 0 and 1, after every event of
+    the first 60 and every fourth after; ties from the grid and edge scores."""
+    rng = random.Random(f"va-oracle-{params}-{weights}-{seed}")
+    kind = ["grid1", "uniform", "endpoints", "grid2"][(seed + len(params)) % 4]
+    events = make_stream(rng, 150, kind, weights)
+    cal = VennAbers(**params)
+    for j, (s, y, w) in enumerate(events):
+        cal.learn_one(s, y, w)
+        if j >= 60 and j % 4:
+            continue
+        prefix = events[: j + 1]
+        seen = sorted({e[0] for e in prefix})
+        queries = [0.0, 1.0, rng.random(), rng.random()] + seen[:: max(1, len(seen) // 5)]
+        for q in queries:
+            p0, p1 = cal.predict_interval_one(q)
+            if not any(e[2] > 0 for e in prefix[-(cal.window_size or len(prefix)) :]):
+                assert (p0, p1) == (0.0, 1.0) and cal.predict_one(q) == q  # cold start
+                continue
+            w0, w1 = oracle_pair(cal, prefix, q)
+            # weights decayed by forgetting are rounded differently by the oracle
+            tol = 1e-12 if cal.half_life is None else 1e-10
+            assert close(p0, w0, tol) and close(p1, w1, tol), (j, q, (p0, p1), (w0, w1))
+            assert 0.0 <= p0 <= p1 <= 1.0
+            p = cal.predict_one(q)
+            assert p == merged(p0, p1)
+            assert p0 - 1e-15 <= p <= p1 + 1e-15
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_matches_scipy_isotonic_refit(seed):
+    """A second oracle: scipy's PAV on the events plus the hypothetical one (ties pooled
+    by weighted mean first, as the definition of the isotonic fit at a repeated score)."""
+    from scipy.optimize import isotonic_regression
+
+    rng = random.Random(f"va-scipy-{seed}")
+    events = make_stream(rng, 200, ["grid2", "uniform"][seed % 2], ["unit", "int"][seed // 2])
+    cal = VennAbers()
+    for j, (s, y, w) in enumerate(events):
+        cal.learn_one(s, y, w)
+        if j % 10 != 9:
+            continue
+        for q in [rng.random(), events[rng.randrange(j + 1)][0], 0.0, 1.0]:
+            pair = []
+            for label in (0, 1):
+                xs, ws, ss, _ = ref.aggregate(
+                    [e[0] for e in events[: j + 1]] + [q],
+                    [e[1] for e in events[: j + 1]] + [label],
+                    [e[2] for e in events[: j + 1]] + [1.0],
+                )
+                fit = isotonic_regression(np.divide(ss, ws), weights=np.array(ws)).x
+                pair.append(float(fit[xs.index(q)]))
+            got = cal.predict_interval_one(q)
+            assert close(got[0], pair[0]) and close(got[1], pair[1]), (q, got, pair)
+
+
+def test_by_hand():
+    cal = VennAbers()
+    cal.learn_many([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1])
+    # at 0.5, label 0: {.2}=0, {.4,.5,.6}=1/3, {.8}=1; label 1: {.4,.5,.6}=2/3
+    assert cal.predict_interval_one(0.5) == (1 / 3, 2 / 3)
+    assert cal.predict_one(0.5) == (2 / 3) / (1 - 1 / 3 + 2 / 3)
+    # below everything: label 0 gives 0, label 1 pools {0.0, .2} = 1/2
+    assert cal.predict_interval_one(0.0) == (0.0, 0.5)
+    assert cal.predict_one(0.0) == 0.5 / 1.5
+    # the isotonic fit says 0 at 0.2; Venn-ABERS does not
+    assert OnlineIsotonic().predict_one(0.2) == 0.2
+    iso = OnlineIsotonic()
+    iso.learn_many([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1])
+    assert iso.predict_one(0.2) == 0.0 and cal.predict_one(0.2) > 0.0
+
+
+# ---------------------------------------------------------------------- the venn-abers package
+
+
+def _package_pair(scores, labels, test):
+    va_pkg = pytest.importorskip("venn_abers")
+    p_cal = np.column_stack([1 - np.asarray(scores), np.asarray(scores)])
+    p_test = np.column_stack([1 - np.asarray(test), np.asarray(test)])
+    va = va_pkg.VennAbers()
+    va.fit(p_cal, np.asarray(labels))
+    p_prime, p0_p1 = va.predict_proba(p_test)
+    return p0_p1[:, 0], p0_p1[:, 1], p_prime[:, 1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("n", [2, 7, 40, 300])
+@pytest.mark.parametrize("tied", [False, True])
+def test_matches_venn_abers_package(seed, n, tied):
+    """On distinct calibration scores (and on scores tied on a 0.05 grid, where the
+    package pools ties as we do), the pair and the merged probability equal the
+    package's, at test scores between, below and above the calibration scores and at
+    the calibration scores themselves."""
+    rng = np.random.default_rng(seed * 1000 + n)
+    if tied:
+        scores = np.round(rng.random(n) * 20) / 20
+    else:
+        scores = rng.permutation(np.unique(np.round(rng.random(3 * n + 10), 12)))[:n]
+    labels = (rng.random(n) < scores**1.5).astype(int)
+    if n >= 7 and labels.min() == labels.max():
+        labels[0] = 1 - labels[0]
+    test = np.concatenate([rng.random(60), scores[:20], [0.0, 1.0, scores.min() / 2]])
+    p0, p1, p = _package_pair(scores, labels, test)
+    cal = VennAbers()
+    cal.learn_many(scores, labels)
+    for q, a, b, c in zip(test.tolist(), p0.tolist(), p1.tolist(), p.tolist()):
+        got = cal.predict_interval_one(q)
+        assert close(got[0], a) and close(got[1], b), (q, got, (a, b))
+        assert close(cal.predict_one(q), c), (q, cal.predict_one(q), c)
+    assert np.allclose(cal.predict_many(test), p, rtol=1e-12, atol=1e-12)
+
+
+def test_matches_venn_abers_package_along_a_stream():
+    """The online predictor is the package's predictor refitted on each prefix."""
+    rng = np.random.default_rng(7)
+    n = 400
+    scores = rng.permutation(np.unique(rng.random(n + 50)))[:n]
+    labels = (rng.random(n) < scores).astype(int)
+    cal = VennAbers()
+    preds = cal.predict_learn_many(scores, labels)
+    loop = VennAbers()
+    for i in list(range(5, 40)) + list(range(40, n, 37)):
+        loop.learn_many(scores[loop.n_events : i], labels[loop.n_events : i])
+        _, _, p = _package_pair(scores[:i], labels[:i], scores[i : i + 1])
+        assert close(preds[i], p[0]), (i, preds[i], p[0])
+        assert loop.predict_one(float(scores[i])) == preds[i]
+
+
+# ---------------------------------------------------------------------- no mutation
+
+
+def _state(cal):
+    return json.dumps(cal.to_dict()), _common.fingerprint(cal), pickle.dumps(cal)
+
+
+@pytest.mark.parametrize("params", PARAMS, ids=repr)
+def test_prediction_leaves_the_state_exactly_as_it_was(params):
+    """A calibrator queried at every step (seen and new scores, tied scores, 0 and 1)
+    and a twin never queried: identical snapshots, fingerprints and invariants at every
+    step, and identical predictions (the same floats) for the rest of the stream."""
+    rng = random.Random(f"va-nomut-{params}")
+    events = make_stream(rng, 400, "grid2", "float")
+    queried, twin = VennAbers(**params), VennAbers(**params)
+    for j, (s, y, w) in enumerate(events):
+        queried.learn_one(s, y, w)
+        twin.learn_one(s, y, w)
+        before = _state(queried)
+        for q in (s, round(rng.random(), 2), rng.random(), 0.0, 1.0):
+            queried.predict_interval_one(q)
+            queried.predict_one(q)
+        queried.predict_many(np.array([rng.random() for _ in range(5)]))
+        if j % 25 == 0:
+            queried._check()
+        assert _state(queried) == before, f"a prediction changed the state at event {j}"
+        assert _state(queried)[:2] == _state(twin)[:2]
+    grid = np.linspace(0, 1, 201)
+    assert queried.predict_many(grid).tolist() == twin.predict_many(grid).tolist()
+    assert queried.blocks == twin.blocks
+    rest = make_stream(rng, 200, "uniform", "int")
+    s, y, w = (np.array(c, dtype=float) for c in zip(*rest))
+    assert queried.predict_learn_many(s, y, w).tolist() == twin.predict_learn_many(s, y, w).tolist()
+
+
+def test_prediction_leaves_the_state_with_small_leaves():
+    """Hypothetical insertions that split a leaf, and removals that merge it back, on a
+    store with 4-cell leaves (so that rebalancing runs in a short stream)."""
+    from streamcal.core.pav import IsotonicBlockStore
+
+    rng = random.Random("va-small-leaves")
+    cal = VennAbers()
+    cal._stream.store = IsotonicBlockStore(leaf_capacity=4)
+    for j in range(300):
+        cal.learn_one(rng.random(), int(rng.random() < 0.5))
+        before = cal._store.to_lists()
+        for q in [rng.random() for _ in range(4)]:
+            cal.predict_one(q)
+        assert cal._store.to_lists() == before
+        cal._store._check()
+
+
+# ---------------------------------------------------------------------- the rest of the API
+
+
+def test_cold_start_and_zero_weights():
+    cal = VennAbers()
+    qs = [0.0, 0.3, 1.0]
+    assert [cal.predict_one(q) for q in qs] == qs  # the project's convention: the score
+    assert cal.predict_many(qs).tolist() == qs
+    assert cal.predict_interval_one(0.3) == (0.0, 1.0)
+    cal.learn_one(0.5, 1, w=0)
+    assert [cal.predict_one(q) for q in qs] == qs and cal.n_events == 1
+    cal.learn_one(0.5, 1)
+    # one positive at 0.5: above it, p0 pools with it (1/2), p1 = 1; below, p0 = 0
+    assert cal.predict_interval_one(0.7) == (0.5, 1.0)
+    assert cal.predict_interval_one(0.3) == (0.0, 1.0)
+    assert cal.predict_one(0.3) == 0.5
+
+
+def test_window_forgets_back_to_the_cold_start():
+    cal = VennAbers(window_size=2)
+    cal.learn_many([0.2, 0.8], [0, 1])
+    cal.learn_many([0.4, 0.6], [1, 1], [0.0, 0.0])
+    assert cal.predict_one(0.3) == 0.3 and cal.blocks == ()
+
+
+def test_merged_probability_between_the_pair_and_monotone():
+    rng = np.random.default_rng(3)
+    s = np.round(rng.random(500), 2)
+    y = (rng.random(500) < s).astype(int)
+    cal = VennAbers()
+    cal.learn_many(s, y)
+    grid = np.linspace(0, 1, 1001)
+    pairs = np.array([cal.predict_interval_one(q) for q in grid.tolist()])
+    p = cal.predict_many(grid)
+    assert np.all(np.diff(pairs[:, 0]) >= 0) and np.all(np.diff(pairs[:, 1]) >= 0)
+    assert np.all(np.diff(p) >= 0)
+    assert np.all((pairs[:, 0] <= p) & (p <= pairs[:, 1]))
+    assert 0.0 < p.min() and p.max() < 1.0  # never certain
+
+
+def test_batch_methods_are_the_loop_exactly():
+    rng = np.random.default_rng(11)
+    s = np.round(rng.random(700), 2)
+    y = (rng.random(700) < s**2).astype(int)
+    w = rng.choice([1.0, 0.0, 0.5, 3.0], 700)
+    for params in VennAbers._unit_test_params():
+        loop, batch = VennAbers(**params), VennAbers(**params)
+        expected = []
+        for a, b, c in zip(s.tolist(), y.tolist(), w.tolist()):
+            expected.append(loop.predict_one(a))
+            loop.learn_one(a, b, c)
+        assert batch.predict_learn_many(s, y, w).tolist() == expected
+        queries = np.concatenate([s[:50], rng.random(50)])
+        assert batch.predict_many(queries).tolist() == [loop.predict_one(q) for q in queries.tolist()]
+        learnt = VennAbers(**params)
+        learnt.learn_many(s, y, w)  # the refit path (a large batch)
+        learnt._check()
+        assert np.allclose(learnt.predict_many(queries), batch.predict_many(queries), rtol=1e-12, atol=1e-12)
+
+
+def test_errors_name_the_class():
+    cal = VennAbers()
+    for method, args in (
+        (cal.learn_one, (1.5, 1)),
+        (cal.predict_one, (float("nan"),)),
+        (cal.predict_interval_one, (-0.1,)),
+        (cal.learn_one, (0.5, 2)),
+        (cal.learn_one, (0.5, 1, -1.0)),
+    ):
+        with pytest.raises((ValueError, TypeError), match=r"of VennAbers\.\w+ must be"):
+            method(*args)
+    with pytest.raises(ValueError, match="'window_size' parameter of VennAbers"):
+        VennAbers(window_size=0)
+    with pytest.raises(TypeError):
+        VennAbers(interpolation="linear")  # no interpolation: the pair is read at a seen score
+    # OnlineIsotonic keeps its own name
+    with pytest.raises(ValueError, match=r"OnlineIsotonic\.predict_interval_one"):
+        OnlineIsotonic().predict_interval_one(2.0)
+
+
+def test_snapshots_restore_exactly():
+    from streamcal.base import BinaryCalibrator
+
+    rng = np.random.default_rng(5)
+    s = np.round(rng.random(300), 2)
+    y = (rng.random(300) < s).astype(int)
+    for params in VennAbers._unit_test_params():
+        cal = VennAbers(**params)
+        cal.learn_many(s, y)
+        d = json.loads(json.dumps(cal.to_dict()))
+        assert d["class"] == "VennAbers"
+        for other in (BinaryCalibrator.from_dict(d), pickle.loads(pickle.dumps(cal))):
+            assert type(other) is VennAbers and other._get_params() == cal._get_params()
+            other._check()
+            grid = np.linspace(0, 1, 101)
+            assert other.predict_many(grid).tolist() == cal.predict_many(grid).tolist()
+            assert [other.predict_interval_one(q) for q in grid.tolist()] == [
+                cal.predict_interval_one(q) for q in grid.tolist()
+            ]
+        fresh = cal.clone()
+        assert fresh.predict_one(0.3) == 0.3 and fresh._get_params() == cal._get_params()
+
+
+# ---------------------------------------------------------------------- property-based
+
+_EVENT = st.tuples(
+    st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]) | st.floats(0, 1),
+    st.integers(0, 1),
+    st.sampled_from([0.0, 0.5, 1.0, 3.0]),
+)
+
+
+@given(
+    st.lists(_EVENT, max_size=80),
+    st.lists(st.floats(0, 1), min_size=1, max_size=6),
+    st.sampled_from([{}, {"window_size": 5}, {"half_life": 3.0}, {"resolution": 0.1}]),
+)
+@settings(max_examples=60, deadline=None)
+def test_property_pair_is_the_oracle_and_state_is_kept(events, queries, params):
+    """Any stream, any queries: the pair equals the batch oracle, lies in order, and
+    the store is bit-for-bit what it was before the queries, its invariants intact."""
+    cal = VennAbers(**params)
+    for s, y, w in events:
+        cal.learn_one(s, y, w)
+    before = json.dumps(cal.to_dict())
+    held = any(e[2] > 0 for e in events[-(cal.window_size or len(events) or 1) :])
+    for q in queries:
+        p0, p1 = cal.predict_interval_one(q)
+        assert 0.0 <= p0 <= p1 <= 1.0
+        if held:
+            w0, w1 = oracle_pair(cal, events, q)
+            tol = 1e-12 if cal.half_life is None else 1e-10
+            assert close(p0, w0, tol) and close(p1, w1, tol), (q, (p0, p1), (w0, w1))
+            assert cal.predict_one(q) == merged(p0, p1)
+        else:
+            assert (p0, p1) == (0.0, 1.0) and cal.predict_one(q) == q
+    assert json.dumps(cal.to_dict()) == before
+    cal._check()
