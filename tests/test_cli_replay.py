@@ -212,6 +212,34 @@ def test_usage_errors_about_files(tmp_path, capsys):
     assert "argument --id: needs --labels" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("damage", ["cut_short", "not_gzip", "corrupt"])
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_damaged_gzip_log_is_one_line_naming_the_file(damage, fast, tmp_path, capsys, monkeypatch):
+    """A gzip log cut short, not gzip at all, or with corrupt data: exit 1 and one line
+    naming the file, never a traceback (issue 12), by the row reader and the block
+    reader alike."""
+    from streamcal.replay import _fastcsv
+
+    if fast:
+        pytest.importorskip("pyarrow")
+        monkeypatch.setattr(_fastcsv, "MIN_BYTES", 0)
+        monkeypatch.setattr(_fastcsv, "BLOCK_BYTES", 4096)
+    text = "score,label\n" + "".join(f"{(i % 97) / 97!r},{i % 2}\n" for i in range(20000))
+    data = gzip.compress(text.encode())
+    if damage == "cut_short":
+        data = data[: len(data) // 2]
+    elif damage == "not_gzip":
+        data = text.encode()
+    else:
+        data = data[:2000] + bytes(b ^ 0x5A for b in data[2000:2100]) + data[2100:]
+    path = tmp_path / "log.csv.gz"
+    path.write_bytes(data)
+    assert main(["replay", str(path), "--calibrator", "platt", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "cannot read the log 'log.csv.gz'" in err
+
+
 def test_a_log_given_after_calibrator_gets_a_hint(log, capsys):
     # `--calibrator isotonic LOG` makes LOG a calibrator spec: say how to fix it
     assert main(["replay", "--calibrator", "isotonic", str(log[0])]) == 2

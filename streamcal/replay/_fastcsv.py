@@ -33,6 +33,7 @@ import os
 
 import numpy as np
 
+from streamcal.replay._readers import DAMAGED_COMPRESSED
 from streamcal.replay._rows import BINARY_LABELS
 
 __all__ = ["FastCsv", "PlainBlock", "open_fast_csv"]
@@ -132,13 +133,19 @@ class FastCsv:
         plain (then ``done`` is False: the row reader must go on from row
         ``rows_read + 1``)."""
         while not self.done:
-            data = self._carry + self._file.read(BLOCK_BYTES)
+            try:
+                data = self._carry + self._file.read(BLOCK_BYTES)
+            except DAMAGED_COMPRESSED:
+                return  # the row reader reads up to the damage and reports it
             if not data:
                 self.done = True
                 return
             cut = data.rfind(b"\n")
             if cut < 0:
-                more = self._file.read(BLOCK_BYTES)
+                try:
+                    more = self._file.read(BLOCK_BYTES)
+                except DAMAGED_COMPRESSED:
+                    return
                 if more:  # a line longer than a block
                     self._carry = data + more
                     continue
@@ -220,8 +227,11 @@ def open_fast_csv(source, log, score: str, label: str):
     if len(set(header)) != len(header) or score not in header or label not in header:
         return None
     # the header as pyarrow would name it must be the row reader's
-    with (gzip.open(path, "rb") if path.lower().endswith(".gz") else open(path, "rb")) as f:
-        first = f.readline()
+    try:
+        with (gzip.open(path, "rb") if path.lower().endswith(".gz") else open(path, "rb")) as f:
+            first = f.readline()
+    except DAMAGED_COMPRESSED:
+        return None  # the row reader reports it
     if first.startswith(codecs.BOM_UTF8):
         return None  # the row reader strips it; keep it simple: no fast path
     try:

@@ -55,6 +55,7 @@ import json
 import os
 import re
 import sys
+import zlib
 from collections.abc import Mapping
 
 from streamcal.replay._rows import BadRow
@@ -172,6 +173,22 @@ def _suffixes(path: str) -> tuple[str, bool]:
     return os.path.splitext(name)[1], gz
 
 
+#: What reading a damaged gzip file raises: cut short, not gzip, corrupt deflate data.
+DAMAGED_COMPRESSED = (EOFError, zlib.error, gzip.BadGzipFile)
+
+
+def damaged_log(name: str, exc: BaseException) -> OSError:
+    """The error that stops a replay whose compressed log ``name`` cannot be read on
+    (the rows read before it are kept: a checkpoint written before it stays valid)."""
+    if isinstance(exc, EOFError):
+        reason = "the compressed file ends before its end-of-stream marker (cut short)"
+    elif isinstance(exc, gzip.BadGzipFile):
+        reason = f"it is not a gzip file ({exc})"
+    else:
+        reason = f"its compressed data is corrupt ({exc})"
+    return OSError(f"cannot read the log {name!r}: {reason}")
+
+
 class _Utf8Watch(io.RawIOBase):
     """The bytes of a binary stream, passed through unchanged and checked as UTF-8 on
     the way: :attr:`invalid` becomes True once a byte that is not valid UTF-8 has
@@ -179,8 +196,9 @@ class _Utf8Watch(io.RawIOBase):
     bytes that passed before that moment can hold one: the readers check rows for
     escaped bytes only from then on."""
 
-    def __init__(self, raw, close_raw: bool = True):
+    def __init__(self, raw, close_raw: bool = True, name: str = "<stdin>"):
         self._raw = raw
+        self._name = name
         self._close_raw = close_raw
         self._decoder = codecs.getincrementaldecoder("utf-8")()
         self.invalid = False
@@ -189,7 +207,10 @@ class _Utf8Watch(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int:
-        n = self._raw.readinto(buffer)
+        try:
+            n = self._raw.readinto(buffer)
+        except DAMAGED_COMPRESSED as exc:
+            raise damaged_log(self._name, exc) from None
         if not self.invalid:
             try:
                 if n:
@@ -206,10 +227,11 @@ class _Utf8Watch(io.RawIOBase):
         super().close()
 
 
-def _text(raw, close_raw: bool = True):
+def _text(raw, close_raw: bool = True, name: str = "<stdin>"):
     """A text stream over the binary stream ``raw`` (UTF-8, BOM dropped, invalid bytes
-    escaped) and the watch that says whether any were met."""
-    watch = _Utf8Watch(raw, close_raw)
+    escaped) and the watch that says whether any were met; ``name`` is the file's, for
+    the error a damaged compressed file raises."""
+    watch = _Utf8Watch(raw, close_raw, name)
     text = io.TextIOWrapper(
         io.BufferedReader(watch, 1 << 16),
         encoding="utf-8-sig",
@@ -265,7 +287,7 @@ def csv_header(path, delimiter=None, format=None) -> list | None:
     fmt = format or _SUFFIX_FORMATS.get(ext)
     if fmt not in _DELIMITERS:
         return None
-    text, watch = _text(_open_binary(path, gz))
+    text, watch = _text(_open_binary(path, gz), name=os.path.basename(path))
     with text:
         reader = csv.reader(text, delimiter=delimiter or _DELIMITERS[fmt])
         return _csv_header(reader, watch, os.path.basename(path), "events")
@@ -480,7 +502,7 @@ def open_log(source, what: str = "events", *, format=None, delimiter=None) -> Lo
                     f"The {what} log {path!r} has an unsupported file type. "
                     f"Supported: {SUPPORTED}; or give the format (csv, tsv, jsonl)."
                 )
-            text, watch = _text(_open_binary(path, gz))
+            text, watch = _text(_open_binary(path, gz), name=name)
         if fmt == "jsonl":
             _no_delimiter(delimiter, what, name, "JSON Lines")
             return _jsonl_log(name, text, watch)
