@@ -13,6 +13,7 @@ from streamcal import (
     HistogramBinning,
     OnlineIsotonic,
     OnlinePlatt,
+    ReplayError,
     TrackingCalibeater,
     replay,
 )
@@ -230,6 +231,60 @@ def test_resume_refuses_an_edited_or_another_log(tmp_path):
     write_csv(path, ["score", "label"], events + make_events(50, 3))
     resumed = replay(str(path), {"iso": OnlineIsotonic()}, resume=True, **kw)
     assert resumed.n_events == 450
+
+
+def _id_logs(tmp_path, n, seed, bad_label_at=None):
+    rng = random.Random(seed)
+    events, labels = [], []
+    for i in range(n):
+        s = rng.random()
+        events.append({"id": i, "score": s, "t": i})
+        labels.append((str(i), "maybe" if i == bad_label_at else int(rng.random() < s), i + 3))
+    ev, lab = tmp_path / "events.jsonl", tmp_path / "labels.csv"
+    ev.write_text("".join(json.dumps(e) + "\n" for e in events))
+    lab.write_text("id,label,t\n" + "".join(f"{a},{b},{c}\n" for a, b, c in labels))
+    return ev, lab, labels
+
+
+def test_resume_refuses_edited_label_records(tmp_path):
+    """The checkpoint keeps a fingerprint of the label records consumed too (issue 12):
+    resuming after one of them was edited is refused; unchanged, the resumed run equals
+    an uninterrupted one; a malformed record that stopped the run can be fixed and the
+    run resumed."""
+    ev, lab, labels = _id_logs(tmp_path, 400, 4)
+    ckpt = tmp_path / "state.json"
+    kw = {"id": "id", "time": "t", "labels": str(lab), "checkpoint": str(ckpt),
+          "checkpoint_every": 100, "every": 100}
+
+    class Stop(Exception):
+        pass
+
+    def progress(n):
+        if n >= 200:
+            raise Stop
+
+    with pytest.raises(Stop):
+        replay(str(ev), {"platt": OnlinePlatt()}, progress=progress, **kw)
+    saved = ckpt.read_bytes()
+    fresh = replay(str(ev), {"platt": OnlinePlatt()}, **{k: v for k, v in kw.items() if k != "checkpoint"})
+    resumed = replay(str(ev), {"platt": OnlinePlatt()}, resume=True, **kw)
+    assert resumed.to_dict() == fresh.to_dict()
+    ckpt.write_bytes(saved)
+    edited = list(labels)
+    edited[20] = (edited[20][0], 1 - edited[20][1], edited[20][2])
+    lab.write_text("id,label,t\n" + "".join(f"{a},{b},{c}\n" for a, b, c in edited))
+    with pytest.raises(ValueError, match="label records of labels.csv are not those"):
+        replay(str(ev), {"platt": OnlinePlatt()}, resume=True, **kw)
+    # a malformed record stops the run (on_error="raise"); fixed, the run resumes
+    ev, lab, labels = _id_logs(tmp_path, 400, 5, bad_label_at=150)
+    ckpt.unlink()
+    with pytest.raises(ReplayError):
+        replay(str(ev), {"platt": OnlinePlatt()}, on_error="raise", **kw)
+    fixed = [(a, 0 if b == "maybe" else b, c) for a, b, c in labels]
+    lab.write_text("id,label,t\n" + "".join(f"{a},{b},{c}\n" for a, b, c in fixed))
+    resumed = replay(str(ev), {"platt": OnlinePlatt()}, resume=True, on_error="raise", **kw)
+    fresh = replay(str(ev), {"platt": OnlinePlatt()}, **{k: v for k, v in kw.items() if k != "checkpoint"})
+    assert resumed.to_dict() == fresh.to_dict()
 
 
 def test_resume_refuses_parameters_edited_inside_the_state(tmp_path):

@@ -118,6 +118,12 @@ class RowFingerprint:
     def hexdigest(self) -> str:
         return self._hash.hexdigest()
 
+    def copy(self) -> "RowFingerprint":
+        """An independent fingerprint of the same rows."""
+        other = RowFingerprint.__new__(RowFingerprint)
+        other._hash = self._hash.copy()
+        return other
+
 
 def _row_bytes(row) -> bytes:
     if isinstance(row, list) and all(type(v) is str for v in row):

@@ -459,10 +459,39 @@ class ColumnarReplay(_Replay):
             self._cleaned = True
         write_atomic(self.checkpoint, self._state())
 
+    def _resolve_label_keys(self, log):
+        """Open the label records for fingerprinting too: every row read is hashed, and
+        the hash before the last row kept, since the record read ahead (the next label
+        to reveal) is not yet consumed."""
+        super()._resolve_label_keys(log)
+        if self.hash is not None:
+            self.label_hash = RowFingerprint()
+            self._label_hash_before_last = self.label_hash.copy()
+            self._label_rows_hashed = 0
+            log.rows = self._hashed_label_rows(log.rows)
+
+    def _hashed_label_rows(self, rows):
+        for row in rows:
+            self._label_hash_before_last = self.label_hash.copy()
+            self.label_hash.update((row,))
+            self._label_rows_hashed += 1
+            yield row
+
+    def _label_fingerprint(self, consumed: int) -> str:
+        """The hash of the first ``consumed`` label records: all those read, or all but
+        the last (read ahead, or being reported as malformed)."""
+        if self._label_rows_hashed == consumed:
+            return self.label_hash.hexdigest()
+        assert self._label_rows_hashed == consumed + 1, (self._label_rows_hashed, consumed)
+        return self._label_hash_before_last.hexdigest()
+
     def _state(self) -> dict:
         state = super()._state()
         if self.hash is not None:
             state["fingerprint"] = {"rows": self.events_read, "blake2b": self.hash.hexdigest()}
+            if self.label_log is not None:
+                state["fingerprint"]["label_rows"] = self.labels_read
+                state["fingerprint"]["labels_blake2b"] = self._label_fingerprint(self.labels_read)
         return state
 
     def _result(self):
@@ -513,6 +542,18 @@ class ColumnarReplay(_Replay):
                     "or start again without --resume."
                 )
         super()._skip_read(0, labels_read)
+        if saved is not None and self.hash is not None and self.label_log is not None:
+            if (
+                saved.get("label_rows") != labels_read
+                or saved.get("labels_blake2b") != self._label_fingerprint(labels_read)
+            ):
+                raise ValueError(
+                    f"The first {labels_read} label records of {self.label_log.name} are "
+                    f"not those the checkpoint {self.checkpoint!r} replayed (their "
+                    "fingerprint differs): the label file was edited, or it is another "
+                    "file. Resume with the same label records, or start again without "
+                    "--resume."
+                )
 
 
 class _RowChunk:
