@@ -36,7 +36,8 @@ __all__ = [
 ]
 
 #: Version tag written into every snapshot. Format 2 (from format 1): ``OnlineBeta``'s
-#: ``"ab"`` and ``"am"`` follow betacal's names (format 1 had them swapped). A class
+#: ``"ab"`` and ``"am"`` follow betacal's names (format 1 had them swapped) and ``ROCAUC``
+#: keeps its weight sums as exact integers (format 1: floats). A class
 #: whose snapshot changed meaning translates an older one in its
 #: ``_upgrade_snapshot``; every older format listed in :data:`READABLE_FORMATS` keeps
 #: loading.
