@@ -67,8 +67,8 @@ CASES = [
     ("OnlinePlatt()", "OnlinePlatt", {}, 0.2),
     ("OnlinePlatt(half_life=1000)", "OnlinePlatt", {"half_life": 1000.0}, 0.2),
     ("OnlineBeta('abm')", "OnlineBeta", {"parameters": "abm"}, 0.2),
-    ("OnlineBeta('ab')", "OnlineBeta", {"parameters": "ab"}, 0.2),
     ("OnlineBeta('am')", "OnlineBeta", {"parameters": "am"}, 0.2),
+    ("OnlineBeta('ab')", "OnlineBeta", {"parameters": "ab"}, 0.2),
     ("HedgingCalibeater(seed=0)", "HedgingCalibeater", {"seed": 0}, None),
     (
         "EpsilonCalibratedForecaster(seed=0)",
@@ -113,8 +113,8 @@ def race(class_name, params, scores, labels, segment, gc_on):
 BATCH_CASES = [
     ("OnlinePlatt()", "OnlinePlatt", {}),
     ("OnlineBeta('abm')", "OnlineBeta", {"parameters": "abm"}),
-    ("OnlineBeta('ab')", "OnlineBeta", {"parameters": "ab"}),
     ("OnlineBeta('am')", "OnlineBeta", {"parameters": "am"}),
+    ("OnlineBeta('ab')", "OnlineBeta", {"parameters": "ab"}),
 ]
 BATCH_TARGET = 3.0
 
@@ -123,7 +123,7 @@ def numpy_map(cal):
     """The fitted map of an OnlinePlatt / OnlineBeta as numpy code on an array (the peer
     of ``predict_many``): clip, features, linear predictor, sigmoid."""
     eps = streamcal.calibrators.scaling.EPS
-    if isinstance(cal, streamcal.OnlinePlatt) or cal.parameters == "ab":
+    if isinstance(cal, streamcal.OnlinePlatt) or cal.parameters == "am":
         a, c = (cal.a, cal.b) if isinstance(cal, streamcal.OnlinePlatt) else (cal.a, cal.c)
 
         def f(s):

@@ -25,6 +25,7 @@ import typing
 from streamcal import _validation as V
 
 __all__ = [
+    "READABLE_FORMATS",
     "SNAPSHOT_FORMAT",
     "Snapshot",
     "decode_param",
@@ -34,8 +35,16 @@ __all__ = [
     "to_dict",
 ]
 
-#: Version tag written into every snapshot.
-SNAPSHOT_FORMAT = 1
+#: Version tag written into every snapshot. Format 2 (from format 1): ``OnlineBeta``'s
+#: ``"ab"`` and ``"am"`` follow betacal's names (format 1 had them swapped) and ``ROCAUC``
+#: keeps its weight sums as exact integers (format 1: floats). A class
+#: whose snapshot changed meaning translates an older one in its
+#: ``_upgrade_snapshot``; every older format listed in :data:`READABLE_FORMATS` keeps
+#: loading.
+SNAPSHOT_FORMAT = 2
+
+#: The formats :func:`from_dict` reads.
+READABLE_FORMATS = (1, 2)
 
 # family key -> the family's base class, for parameters that are themselves snapshots
 _NESTED: dict[str, type] = {}
@@ -100,9 +109,11 @@ def from_dict(cls: type, d, registry: dict):
             "The 'd' argument of from_dict must be a snapshot dict with keys "
             f"'class', 'params' and 'state'. Got {V.format_value(d)} instead."
         )
-    if d.get("format", SNAPSHOT_FORMAT) != SNAPSHOT_FORMAT:
+    fmt = d.get("format", SNAPSHOT_FORMAT)
+    if type(fmt) is not int or fmt not in READABLE_FORMATS:
         raise ValueError(
-            f"The snapshot format must be {SNAPSHOT_FORMAT}. Got {d.get('format')!r} instead."
+            f"The snapshot format must be an int among {set(READABLE_FORMATS)}. "
+            f"Got {d.get('format')!r} instead."
         )
     klass = registry.get(d["class"])
     if klass is None or not issubclass(klass, cls) or inspect.isabstract(klass):
@@ -115,8 +126,11 @@ def from_dict(cls: type, d, registry: dict):
             "The 'params' and 'state' entries of the snapshot must be dicts. "
             f"Got {V.format_value(d['params'])} and {V.format_value(d['state'])} instead."
         )
-    obj = klass(**{name: decode_param(v) for name, v in d["params"].items()})
-    obj._set_state(d["state"])
+    params, state = d["params"], d["state"]
+    if fmt != SNAPSHOT_FORMAT:
+        params, state = klass._upgrade_snapshot(params, state, fmt)
+    obj = klass(**{name: decode_param(v) for name, v in params.items()})
+    obj._set_state(state)
     return obj
 
 
@@ -135,6 +149,13 @@ class Snapshot(abc.ABC):
         super().__init_subclass__(**kwargs)
         if "_registry" not in cls.__dict__:  # not a family's base class itself
             cls._registry[cls.__name__] = cls
+
+    @classmethod
+    def _upgrade_snapshot(cls, params: dict, state: dict, fmt: int):
+        """The ``(params, state)`` of a snapshot of the older format ``fmt``, as the
+        current format writes them (called by ``from_dict`` before the object is
+        built). By default they are unchanged: override where the meaning changed."""
+        return params, state
 
     @abc.abstractmethod
     def _get_state(self) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+from fractions import Fraction
 
 import numpy as np
 
@@ -181,6 +182,24 @@ def auc_pairs(labels, probs, w=None) -> float:
         for pj, wj in neg:
             num += wi * wj * (1.0 if pi > pj else 0.5 if pi == pj else 0.0)
     return num / (sum(wi for _, wi in pos) * sum(wj for _, wj in neg))
+
+
+def auc_exact(labels, probs, w=None) -> float:
+    """:func:`auc_pairs` in exact rational arithmetic (every float weight is a
+    ``Fraction``), rounded once: the correctly rounded AUC, for any positive finite
+    weights (no underflow of ``w_i w_j``, no overflow of ``W+ W-``). Events of zero
+    weight are skipped; 0.0 unless both classes have positive weight."""
+    y, p, w = _arrays(labels, probs, w)
+    pos = [(pi, Fraction(wi)) for yi, pi, wi in zip(y, p, w) if yi == 1 and wi > 0]
+    neg = [(pj, Fraction(wj)) for yj, pj, wj in zip(y, p, w) if yj == 0 and wj > 0]
+    if not pos or not neg:
+        return 0.0
+    num = Fraction(0)
+    for pi, wi in pos:
+        for pj, wj in neg:
+            if pi >= pj:
+                num += wi * wj if pi > pj else wi * wj / 2
+    return float(num / (sum(wi for _, wi in pos) * sum(wj for _, wj in neg)))
 
 
 def murphy(labels, probs, w=None, n_bins: int = 10) -> dict:

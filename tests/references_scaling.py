@@ -47,25 +47,25 @@ MODELS = {
     "platt": ((1.0, 0.0), ()),
     "platt_monotone": ((1.0, 0.0), (0,)),
     "abm": ((1.0, 1.0, 0.0), (0, 1)),
-    "ab": ((1.0, 0.0), (0,)),
-    "am": ((1.0, 1.0), (0, 1)),
+    "am": ((1.0, 0.0), (0,)),
+    "ab": ((1.0, 1.0), (0, 1)),
 }
 
 
 def features(scores, kind: str) -> np.ndarray:
     """The design matrix of a parametrisation, one row per score (clipped to [EPS, 1 - EPS]).
 
-    - ``"platt"``, ``"platt_monotone"``, ``"ab"``: ``(logit s, 1)``;
+    - ``"platt"``, ``"platt_monotone"``, ``"am"``: ``(logit s, 1)``;
     - ``"abm"``: ``(ln s, -ln(1 - s), 1)``;
-    - ``"am"``: ``(ln 2s, -ln 2(1 - s))`` (``c = (a - b) ln 2`` folded in).
+    - ``"ab"``: ``(ln 2s, -ln 2(1 - s))`` (``c = (a - b) ln 2`` folded in).
     """
     s = np.clip(np.asarray(scores, dtype=np.float64), EPS, 1.0 - EPS)
     one = np.ones_like(s)
-    if kind in ("platt", "platt_monotone", "ab"):
+    if kind in ("platt", "platt_monotone", "am"):
         return np.column_stack([np.log(s / (1.0 - s)), one])
     if kind == "abm":
         return np.column_stack([np.log(s), -np.log(1.0 - s), one])
-    if kind == "am":
+    if kind == "ab":
         return np.column_stack([np.log(2.0 * s), -np.log(2.0 - 2.0 * s)])
     raise ValueError(kind)
 

@@ -27,7 +27,7 @@ from streamcal import (
     OnlinePlatt,
     TrackingCalibeater,
 )
-from streamcal.base import BinaryCalibrator
+from streamcal.base import SNAPSHOT_FORMAT, BinaryCalibrator
 from streamcal.core.calibeating import BinOutcomes, FosterGame
 
 try:
@@ -87,6 +87,7 @@ OLD_SNAPSHOTS = [
 def test_snapshots_of_the_python_version_restore_and_continue(snapshot):
     s, y, w = _stream()
     restored = BinaryCalibrator.from_dict(copy.deepcopy(snapshot))
+    snapshot = {**snapshot, "format": SNAPSHOT_FORMAT}  # written again in the current format
     assert restored.to_dict() == snapshot
     # the compiled version, fed the same 40 events, reaches the very same state
     fresh = type(restored)(**snapshot["params"])

@@ -6,6 +6,7 @@ the messages of :mod:`streamcal._validation` and change nothing; ROC AUC's block
 superblocks against the pairwise oracle through splits, deletions and reverts."""
 
 import json
+from fractions import Fraction
 import pickle
 
 import numpy as np
@@ -105,6 +106,18 @@ OLD_SNAPSHOTS = [
 ]
 
 
+def _rocauc_events(state):
+    """Pseudo-events ``(labels, scores, weights)`` with a format-1 ROCAUC state's
+    per-score class weights (the AUC depends on nothing else)."""
+    y, p, w = [], [], []
+    for keys, neg, pos in zip(state["keys"], state["neg_w"], state["pos_w"]):
+        for key, nw, pw in zip(keys, neg, pos):
+            y += [0, 1]
+            p += [key, key]
+            w += [nw, pw]
+    return y, p, w
+
+
 def _groups_as_set(state):
     return {**state, "groups": sorted(map(tuple, state["groups"]))}
 
@@ -116,10 +129,25 @@ def test_python_snapshots_restore_and_continue_with_the_same_floats(
     m = StreamingMetric.from_dict(json.loads(json.dumps(snapshot)))
     if hasattr(m, "_check"):
         m._check()
+    if isinstance(m, ROCAUC):  # format 2 is exact: the old floats up to their rounding
+        held = _rocauc_events(snapshot["state"])
+        assert m.get() == R.auc_exact(*held) == pytest.approx(value, rel=1e-15, abs=0)
+        exact = []
+        for y, p, w in MORE:
+            held = [a + [b] for a, b in zip(held, (y, p, w))]
+            exact.append(R.auc_exact(*held))
+        assert exact == pytest.approx(continued, rel=1e-15, abs=0)
+        continued, value = exact, m.get()
     assert m.get() == value
     state = m.to_dict()["state"]
     if isinstance(m, CalibrationRefinement):  # grid cells now listed in key order
         assert _groups_as_set(state) == _groups_as_set(snapshot["state"])
+    elif isinstance(m, ROCAUC):  # format 2: the same weights as exact integers (issue 13)
+        unit = Fraction(2) ** state["scale"]
+        for name in ("neg_w", "pos_w"):
+            assert [[v * unit for v in b] for b in state[name]] == snapshot["state"][name]
+        for name in ("keys", "neg_n", "pos_n"):
+            assert state[name] == snapshot["state"][name]
     else:
         assert state == snapshot["state"]
     got = []

@@ -12,8 +12,8 @@ Three layers of reference:
    parameters are compared with it in units of its standard error on stationary
    streams drawn from true Platt and beta maps, with and without forgetting;
 3. identities that hold exactly: cold start, zero weights, bit-for-bit invariance under
-   scaling weights and the penalty by a power of two, ``OnlineBeta("ab") ==
-   OnlinePlatt(monotone=True)``, ``m = 1/2`` maps to 1/2 with ``"am"``.
+   scaling weights and the penalty by a power of two, ``OnlineBeta("am") ==
+   OnlinePlatt(monotone=True)``, ``m = 1/2`` maps to 1/2 with ``"ab"``.
 
 ``_check()`` (``P = H^-1`` finite, positive definite, ``H >= reg I``, consistent
 inverse, constraints) runs after every update in the event-by-event tests.
@@ -44,7 +44,7 @@ try:  # tests/ as a package (tests/__init__.py) or as a plain directory on sys.p
 except ImportError:  # pragma: no cover
     import references_scaling as ref
 
-KINDS = ["platt", "platt_monotone", "abm", "ab", "am"]
+KINDS = ["platt", "platt_monotone", "abm", "am", "ab"]
 EDGE_QUERIES = [
     0.0,
     5e-324,
@@ -184,7 +184,7 @@ def test_projection_is_the_h_norm_nearest_feasible_point():
 
 # ---------------------------------------------------------------------- convergence
 
-# (kind, true parameters, score distribution); for "abm"/"am" the true a or b can be
+# (kind, true parameters, score distribution); for "abm"/"ab" the true a or b can be
 # negative, so that the constraint binds and the target is the constrained fit
 CONVERGENCE_CASES = [
     ("platt", (1.8, -0.4), (2.0, 3.0)),
@@ -194,8 +194,8 @@ CONVERGENCE_CASES = [
     ("abm", (0.6, 1.5, 0.3), (0.7, 0.7)),
     ("abm", (2.0, 2.0, -1.0), (2.0, 2.0)),
     ("abm", (-0.5, 1.5, 0.2), (1.0, 1.0)),  # constrained: a = 0
-    ("ab", (0.5, 0.4), (0.7, 0.7)),
-    ("am", (0.6, 1.4), (1.0, 1.0)),
+    ("am", (0.5, 0.4), (0.7, 0.7)),
+    ("ab", (0.6, 1.4), (1.0, 1.0)),
 ]
 
 
@@ -457,20 +457,20 @@ def test_one_class_streams(kind, label):
         if i % 100 == 0:
             cal._check()
             p = cal.predict_one(0.5)
-            if previous is not None and kind != "am":  # "am" keeps map(1/2) = 1/2
+            if previous is not None and kind != "ab":  # "ab" keeps map(1/2) = 1/2
                 assert (p >= previous) if label else (p <= previous)
             previous = p
     cal._check()
     probe = cal.predict_many(np.linspace(0, 1, 11))
     assert np.all(np.isfinite(probe)) and np.all((probe >= 0) & (probe <= 1))
-    if kind != "am":  # "am" pins map(1/2) = 1/2: the two halves pull b (or a) apart
+    if kind != "ab":  # "ab" pins map(1/2) = 1/2: the two halves pull b (or a) apart
         assert np.all(probe[1:-1] > 0.9) if label else np.all(probe[1:-1] < 0.1)
 
 
 # ---------------------------------------------------------------------- parameters
 
 
-@pytest.mark.parametrize("parameters", ["abm", "ab", "am"])
+@pytest.mark.parametrize("parameters", ["abm", "am", "ab"])
 def test_beta_parameters_describe_the_map(parameters):
     s, y = true_stream("abm", (0.6, 1.5, 0.3), 3000, seed=18)
     cal = OnlineBeta(parameters)
@@ -481,9 +481,9 @@ def test_beta_parameters_describe_the_map(parameters):
     np.testing.assert_allclose(
         cal.predict_many(grid), ref.beta_map(grid, a, b, c), rtol=1e-12, atol=1e-15
     )
-    if parameters == "ab":
-        assert a == b
     if parameters == "am":
+        assert a == b
+    if parameters == "ab":
         assert (
             c == (a - b) * math.log(2.0)
             and cal.m == 0.5
@@ -515,11 +515,11 @@ def test_platt_parameters_describe_the_map():
     np.testing.assert_allclose(cal.predict_many(grid), want, rtol=1e-12, atol=1e-15)
 
 
-def test_monotone_platt_is_beta_ab():
+def test_monotone_platt_is_beta_am():
     """Beta calibration with a = b is Platt scaling on logit(s) with a >= 0 (Kull et
     al., Proposition 1): the two calibrators follow the same trajectory bit for bit."""
     s, y, w = messy_stream(600, seed=20)
-    platt, beta = OnlinePlatt(monotone=True), OnlineBeta("ab")
+    platt, beta = OnlinePlatt(monotone=True), OnlineBeta("am")
     for a, b, c in zip(s.tolist(), y.tolist(), w.tolist()):
         platt.learn_one(a, b, c)
         beta.learn_one(a, b, c)

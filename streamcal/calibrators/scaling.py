@@ -150,7 +150,7 @@ class OnlinePlatt(_OnlineLogisticCalibrator):
     monotone
         If true, ``a >= 0`` is enforced (by projection in the Newton metric after each
         step) so that the map is non-decreasing in the score; the fit is then the
-        constrained maximum-likelihood one and equals ``OnlineBeta(parameters="ab")``.
+        constrained maximum-likelihood one and equals ``OnlineBeta(parameters="am")``.
         Off by default, as in Platt scaling and in OPS, where ``a < 0`` can follow a
         score that has turned against the labels.
 
@@ -254,15 +254,22 @@ class OnlinePlatt(_OnlineLogisticCalibrator):
         return self._core.theta[1]
 
 
-# parametrisation -> (starting point = the identity map, constrained coordinates):
+# parametrisation (betacal's names: the letters are the parameters fitted) ->
+# (starting point = the identity map, constrained coordinates, feature map):
 # "abm": features (ln s, -ln(1 - s), 1), theta = (a, b, c);
-# "ab": features (ln s - ln(1 - s), 1), theta = (a = b, c);
-# "am": features (ln 2s, -ln(2 (1 - s))), theta = (a, b), c = (a - b) ln 2.
+# "am": a = b, features (ln s - ln(1 - s), 1), theta = (a = b, c);
+# "ab": m = 1/2, features (ln 2s, -ln(2 (1 - s))), theta = (a, b), c = (a - b) ln 2.
 _BETA_MODELS = {
     "abm": ((1.0, 1.0, 0.0), (0, 1), newton.FEATURES_ABM),
-    "ab": ((1.0, 0.0), (0,), newton.FEATURES_LOGIT),
-    "am": ((1.0, 1.0), (0, 1), newton.FEATURES_AM),
+    "am": ((1.0, 0.0), (0,), newton.FEATURES_LOGIT),
+    "ab": ((1.0, 1.0), (0, 1), newton.FEATURES_AM),
 }
+
+#: Snapshots of format 1 (streamcal 0.1.0) wrote the two-parameter models under each
+#: other's names: their "ab" is the a = b model (betacal's "am") and their "am" the
+#: m = 1/2 one (betacal's "ab"). The state (theta and the Newton matrix) is laid out
+#: the same way for a model under either name, so only the name is translated.
+_FORMAT1_PARAMETERS = {"abm": "abm", "ab": "am", "am": "ab"}
 
 
 class OnlineBeta(_OnlineLogisticCalibrator):
@@ -278,15 +285,24 @@ class OnlineBeta(_OnlineLogisticCalibrator):
     Parameters
     ----------
     parameters
-        The parametrisation, as in the paper and the ``betacal`` package:
+        The parametrisation, named as in the paper and the ``betacal`` package (the
+        letters are the parameters fitted):
 
         - ``"abm"`` (default): ``a``, ``b`` and ``c`` free (features ``ln s``,
           ``-ln(1 - s)``, 1), three parameters;
-        - ``"ab"``: ``a = b`` (feature ``ln s - ln(1 - s) = logit s`` and 1), the
-          linear-in-log-odds map; identical to ``OnlinePlatt(monotone=True)``;
-        - ``"am"``: midpoint ``m = 1/2`` fixed, i.e. ``c = (a - b) ln 2`` (features
-          ``ln(2 s)`` and ``-ln(2 (1 - s))``, no intercept), so that ``s = 1/2`` always
-          maps to 1/2.
+        - ``"am"``: ``a = b`` fixed, ``a`` and the midpoint ``m`` fitted (feature ``ln s
+          - ln(1 - s) = logit s`` and 1), the linear-in-log-odds map; identical to
+          ``OnlinePlatt(monotone=True)``;
+        - ``"ab"``: midpoint ``m = 1/2`` fixed, ``a`` and ``b`` fitted, i.e. ``c = (a -
+          b) ln 2`` (features ``ln(2 s)`` and ``-ln(2 (1 - s))``, no intercept), so
+          that ``s = 1/2`` always maps to 1/2.
+
+        Changed with snapshot format 2: ``"ab"`` and ``"am"`` now mean what they
+        mean in ``betacal``; streamcal 0.1.0 (snapshot format 1) had them the other
+        way round (its ``"ab"`` was the ``a = b`` model, now ``"am"``, and its ``"am"``
+        the ``m = 1/2`` model, now ``"ab"``). Code that relied on the old meaning must
+        swap the two names; snapshots of format 1 restore the model they were written
+        from, under its new name (see Notes).
     regularization
         ``lambda > 0``: the penalty ``lambda / 2 * ||theta - theta0||**2`` on the free
         parameters (``theta0`` the identity map), a Gaussian prior of precision
@@ -299,8 +315,8 @@ class OnlineBeta(_OnlineLogisticCalibrator):
     Attributes
     ----------
     a, b, c
-        The current parameters (``a == b`` with ``"ab"``; ``c == (a - b) ln 2`` with
-        ``"am"``).
+        The current parameters (``a == b`` with ``"am"``; ``c == (a - b) ln 2`` with
+        ``"ab"``).
     m
         The midpoint, the score mapped to 1/2 (None if there is none in (0, 1)).
 
@@ -314,6 +330,15 @@ class OnlineBeta(_OnlineLogisticCalibrator):
     3-variable QP), which makes the fit converge to the constrained maximum-likelihood
     one: with ``a`` held at 0 the remaining parameters take exactly the Newton step of
     the model without ``ln s``. The map is therefore always non-decreasing.
+
+    Names. Why no error for the old names: they are the same strings as betacal's,
+    which this class promises to follow, so a constructor cannot tell a caller who
+    means betacal's ``"ab"`` from one who meant 0.1.0's; refusing them would refuse the
+    correct names too. The change is therefore surfaced where it can be detected: an
+    unknown name's error lists each name with its model, and a snapshot carries its
+    format, so a 0.1.0 snapshot (format 1) restores with the meaning it was written
+    with (its ``"ab"`` becomes ``"am"`` and the reverse, with the same state, so that it
+    predicts the same floats).
 
     Scores are clipped to ``[2**-52, 1 - 2**-52]`` before the logarithms (as ``betacal``
     does with the machine epsilon). Cold start: until the first event of positive
@@ -348,7 +373,7 @@ class OnlineBeta(_OnlineLogisticCalibrator):
 
     With the midpoint fixed at 1/2:
 
-    >>> cal = OnlineBeta(parameters="am")
+    >>> cal = OnlineBeta(parameters="ab")
     >>> cal.learn_many([0.1, 0.5, 0.9], [0, 1, 1])
     >>> cal.predict_one(0.5), cal.m
     (0.5, 0.5)
@@ -368,8 +393,9 @@ class OnlineBeta(_OnlineLogisticCalibrator):
             name,
             "parameters",
             parameters,
-            parameters in _BETA_MODELS,
-            "a str among {'abm', 'ab', 'am'}",
+            isinstance(parameters, str) and parameters in _BETA_MODELS,
+            "a str among {'abm', 'am', 'ab'} (betacal's names: 'abm' fits a, b and m; "
+            "'am' fixes a = b; 'ab' fixes m = 1/2)",
         )
         _check_common(name, regularization, half_life)
         self.parameters = parameters
@@ -379,10 +405,18 @@ class OnlineBeta(_OnlineLogisticCalibrator):
         self._reset()
 
     @classmethod
+    def _upgrade_snapshot(cls, params: dict, state: dict, fmt: int):
+        """A format-1 snapshot's ``parameters`` under betacal's names (see
+        ``_FORMAT1_PARAMETERS``); the state is the same."""
+        if fmt == 1 and params.get("parameters") in _FORMAT1_PARAMETERS:
+            params = {**params, "parameters": _FORMAT1_PARAMETERS[params["parameters"]]}
+        return params, state
+
+    @classmethod
     def _unit_test_params(cls):
         yield {}
-        yield {"parameters": "ab"}
         yield {"parameters": "am"}
+        yield {"parameters": "ab"}
         yield {"parameters": "abm", "half_life": 40.0, "regularization": 2.0}
 
     @property
@@ -394,7 +428,7 @@ class OnlineBeta(_OnlineLogisticCalibrator):
     def b(self) -> float:
         """Exponent of ``1 - s`` (>= 0)."""
         t = self._core.theta
-        return t[0] if self.parameters == "ab" else t[1]
+        return t[0] if self.parameters == "am" else t[1]
 
     @property
     def c(self) -> float:
@@ -402,16 +436,16 @@ class OnlineBeta(_OnlineLogisticCalibrator):
         t = self._core.theta
         if self.parameters == "abm":
             return t[2]
-        if self.parameters == "ab":
+        if self.parameters == "am":
             return t[1]
         return (t[0] - t[1]) * _LN2
 
     @property
     def m(self) -> float | None:
         """The midpoint ``m`` with map(m) = 1/2: ``c = b ln(1 - m) - a ln m``. Exactly
-        1/2 with ``"am"`` (unless ``a = b = 0``, a constant map); None if the map does not
+        1/2 with ``"ab"`` (unless ``a = b = 0``, a constant map); None if the map does not
         cross 1/2 in (0, 1). O(1) (a bisection of at most 200 steps)."""
-        if self.parameters == "am":
+        if self.parameters == "ab":
             t = self._core.theta
             return 0.5 if (t[0] > 0.0 or t[1] > 0.0) else None
         return _midpoint(self.a, self.b, self.c)
