@@ -30,9 +30,11 @@ True
 True
 """
 
-from streamcal._lazy import lazy_attributes
 import sys
 import types
+
+from streamcal import calibrators as _calibrators  # lazy itself: no calibrator imported
+from streamcal._lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -42,56 +44,10 @@ _LAZY = {
     "ReplayError": "streamcal.replay",
     "ReplayResult": "streamcal.replay",
     "replay": "streamcal.replay",
-    **{
-        name: "streamcal.calibrators"
-        for name in (
-            "FIR",
-            "IRP",
-            "NAFIR",
-            "SCIR",
-            "ClassWise",
-            "EpsilonCalibratedForecaster",
-            "HedgingCalibeater",
-            "HistogramBinning",
-            "MultiCalibeater",
-            "MulticlassIRP",
-            "OneVsRestIsotonic",
-            "OnlineBeta",
-            "OnlineIsotonic",
-            "OnlinePlatt",
-            "TemperatureScaling",
-            "TopLabel",
-            "TrackingCalibeater",
-            "VennAbers",
-        )
-    },
+    **{name: "streamcal.calibrators" for name in _calibrators.__all__},
 }
 
-__all__ = [
-    "FIR",
-    "IRP",
-    "NAFIR",
-    "SCIR",
-    "BinaryCalibrator",
-    "ClassWise",
-    "EpsilonCalibratedForecaster",
-    "HedgingCalibeater",
-    "HistogramBinning",
-    "MultiCalibeater",
-    "MulticlassIRP",
-    "OneVsRestIsotonic",
-    "OnlineBeta",
-    "OnlineIsotonic",
-    "OnlinePlatt",
-    "ReplayError",
-    "ReplayResult",
-    "TemperatureScaling",
-    "TopLabel",
-    "TrackingCalibeater",
-    "VennAbers",
-    "__version__",
-    "replay",
-]
+__all__ = [*sorted(_LAZY), "__version__"]
 
 
 __getattr__, __dir__ = lazy_attributes(globals(), _LAZY)

@@ -29,26 +29,7 @@ _LAZY = {
     "SCIR": "streamcal.calibrators.scir",
 }
 
-__all__ = [
-    "FIR",
-    "IRP",
-    "NAFIR",
-    "SCIR",
-    "ClassWise",
-    "EpsilonCalibratedForecaster",
-    "HedgingCalibeater",
-    "HistogramBinning",
-    "MultiCalibeater",
-    "MulticlassIRP",
-    "OneVsRestIsotonic",
-    "OnlineBeta",
-    "OnlineIsotonic",
-    "OnlinePlatt",
-    "TemperatureScaling",
-    "TopLabel",
-    "TrackingCalibeater",
-    "VennAbers",
-]
+__all__ = sorted(_LAZY)
 
 
 __getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
