@@ -25,8 +25,10 @@ from hypothesis import strategies as st
 
 try:
     from tests import references as ref
+    from tests.test_online_isotonic import make_stream
 except ImportError:  # run from inside tests/
     import references as ref
+    from test_online_isotonic import make_stream
 from streamcal import OnlineIsotonic, VennAbers
 from streamcal.checks import _common
 
@@ -39,30 +41,6 @@ PARAMS = [
     {"half_life": 0.3},
     {"half_life": 0.5, "window_size": 30, "resolution": 0.1},
 ]
-
-
-def make_stream(rng, n, scores, weights):
-    """``(score, label, w)`` triples: uniform, tied (one or two decimals) or edge
-    scores; labels over-confident; unit, integer or float weights (zeros included)."""
-    out = []
-    for _ in range(n):
-        if scores == "uniform":
-            s = rng.random()
-        elif scores == "grid1":
-            s = round(rng.random(), 1)
-        elif scores == "grid2":
-            s = round(rng.random(), 2)
-        else:  # "endpoints"
-            s = rng.choice([0.0, 1.0, round(rng.random(), 1), rng.random()])
-        y = int(rng.random() < s**2)
-        if weights == "unit":
-            w = 1.0
-        elif weights == "int":
-            w = rng.choice([0, 1, 1, 2, 3])
-        else:
-            w = 0.0 if rng.random() < 0.1 else rng.uniform(0.1, 4.0)
-        out.append((s, y, w))
-    return out
 
 
 def oracle_pair(cal, events, s):
