@@ -17,8 +17,9 @@ Protocol:
   recursion evaluated (``fit.prefix(t)``):
 
   - IRP: ``streamcal.core.irp.irp_fit`` (K = 2) and ``multiclass_irp_fit`` (K = 3, 4,
-    grid of split points ``z / m`` with m = 100 for K = 3 and 30 for K = 4, the paper's
-    resolutions), run to completion (it stops when no split keeps the fit monotone);
+    grid of split points ``z / m`` with m = 100 for K = 3 and 30 for K = 4: our choice,
+    for cost; the paper says only that split points lie on a grid, the authors' code
+    splits on a 1/50 grid, and 1/30 is the grid of their VUS estimate), run to completion (it stops when no split keeps the fit monotone);
   - recursive binning "best": the same recursion without the monotony constraint (each
     split at the threshold / grid point of largest gain), ``recursive_binning_fit`` /
     ``multiclass_recursive_binning_fit(split="best")``, up to 150 bins;

@@ -115,11 +115,11 @@ def top_label_isotonic(events, query: dict) -> dict:
     return out
 
 
-def class_wise_isotonic(events, query: dict) -> dict:
+def class_wise_isotonic(events, query: dict, normalize: bool = True) -> dict:
     """Class-wise calibration of ``query``: for each class, in order of first
     appearance, an isotonic fit of ``(p_c, 1[label == c])`` on the events from the
     class's first appearance on (``p_c = 0`` when missing), evaluated at ``query``'s
-    ``p_c``; normalised."""
+    ``p_c``; normalised unless ``normalize`` is false."""
     first = {}
     for i, (s, y, _) in enumerate(events):
         for c in [*s, y]:
@@ -128,6 +128,8 @@ def class_wise_isotonic(events, query: dict) -> dict:
     for c, i0 in first.items():
         sub = [(s.get(c, 0.0), float(y == c), w) for s, y, w in events[i0:]]
         raw[c] = _isotonic(*zip(*sub))(query.get(c, 0.0))
+    if not normalize:
+        return raw
     total = math.fsum(raw.values())
     if total == 0:
         return {c: 1.0 / len(raw) for c in raw}

@@ -259,10 +259,11 @@ def test_top_label_matches_per_class_isotonic(seed):
             assert _close(cal.predict_one(q), R.top_label_isotonic(seen, q), 1e-9)
 
 
+@pytest.mark.parametrize("normalize", [True, False])
 @pytest.mark.parametrize("seed", range(3))
-def test_class_wise_matches_per_class_isotonic(seed):
+def test_class_wise_matches_per_class_isotonic(seed, normalize):
     stream = yield_multiclass_stream(250, seed)
-    cal = ClassWise(OnlineIsotonic(interpolation="linear"))
+    cal = ClassWise(OnlineIsotonic(interpolation="linear"), normalize=normalize)
     rng = np.random.default_rng(seed)
     for t, (s, y, w) in enumerate(stream, start=1):
         cal.learn_one(s, y, w)
@@ -271,8 +272,31 @@ def test_class_wise_matches_per_class_isotonic(seed):
         for _ in range(8):
             q = stream[int(rng.integers(t))][0]
             assert _close(
-                cal.predict_one(q), R.class_wise_isotonic(stream[:t], q), 1e-9
+                cal.predict_one(q),
+                R.class_wise_isotonic(stream[:t], q, normalize=normalize),
+                1e-9,
             )
+
+
+def test_class_wise_normalize_false_keeps_each_class_fit_and_old_snapshots_normalise():
+    events = [({"a": 0.6, "b": 0.3, "c": 0.1}, "a"),
+              ({"a": 0.5, "b": 0.1, "c": 0.4}, "c"),
+              ({"a": 0.2, "b": 0.5, "c": 0.3}, "a")]
+    raw = ClassWise(OnlineIsotonic(), normalize=False)
+    for s, y in events:
+        raw.learn_one(s, y)
+    # each value is its class's own isotonic fit; an unknown class keeps its score
+    assert raw.predict_one({"a": 0.5, "b": 0.3, "c": 0.2}) == {"a": 0.5, "b": 0.0, "c": 0.0}
+    assert raw.predict_one({"a": 0.5, "b": 0.3, "new": 0.2}) == {
+        "a": 0.5, "b": 0.0, "c": 0.0, "new": 0.2}
+    back = ClassWise.from_dict(raw.to_dict())
+    assert back.normalize is False and back.predict_one({"a": 0.5, "b": 0.3, "c": 0.2})["a"] == 0.5
+    # a snapshot written before the option existed has no 'normalize': it normalises
+    old = raw.to_dict()
+    del old["params"]["normalize"]
+    assert ClassWise.from_dict(old).predict_one({"a": 0.5, "b": 0.3, "c": 0.2})["a"] == 1.0
+    with pytest.raises(ValueError, match="'normalize' parameter of ClassWise must be a bool"):
+        ClassWise(OnlineIsotonic(), normalize=1)
 
 
 @pytest.mark.parametrize("wrapper", [TopLabel, ClassWise])

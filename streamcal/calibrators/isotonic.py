@@ -274,7 +274,10 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
         - ``"linear"``: scikit-learn's ``IsotonicRegression(increasing=True,
           out_of_bounds="clip", y_min=0, y_max=1)``: constant within a block, linear
           between the last score of one block and the first score of the next, clipped
-          at both ends.
+          at both ends. One difference: scikit-learn first merges scores closer than
+          ``1e-15`` (its ``_make_unique``, after sorting), while this store keeps every
+          distinct float as its own score, so the two fits differ when such near-equal
+          scores carry different labels.
     window_size
         If set, the fit is exactly the isotonic regression of the last ``window_size``
         events; the oldest event is removed on each arrival (no periodic refit).

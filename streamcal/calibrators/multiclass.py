@@ -471,12 +471,20 @@ class ClassWise(_Wrapper):
     Each class ``c`` has its own clone of ``calibrator``, which learns ``(p_c, 1[label
     == c])`` from every event from the class's discovery on (``p_c = 0`` when ``c`` is
     missing from ``scores``). Prediction: ``g_c(p_c)`` for every known class,
-    normalised to sum to 1 (evenly spread if they are all 0).
+    normalised to sum to 1 (evenly spread if they are all 0) unless ``normalize=False``.
 
     Parameters
     ----------
     calibrator
         A :class:`~streamcal.base.BinaryCalibrator`; each class gets an unfitted clone.
+    normalize
+        Divide the calibrated values by their sum, so that the output is a probability
+        vector (the default, as in netcal and in Zadrozny and Elkan). The division
+        changes every class's value by the same factor, which can break the class-wise
+        guarantee that ``g_c(p_c)`` is calibrated for class ``c``: with
+        ``normalize=False`` each value is its class's own calibrated probability
+        ``g_c(p_c)`` and the vector need not sum to 1 (a class never seen keeps its raw
+        probability).
 
     Attributes
     ----------
@@ -509,7 +517,40 @@ class ClassWise(_Wrapper):
     >>> cal.predict_one({"a": 0.6, "b": 0.4})
     {'a': 0.0, 'b': 1.0}
 
+    Without the normalisation each class keeps its own fit (here the vector sums to
+    0.5, where the normalised one turns the 0.5 into a certain 1.0):
+
+    >>> events = [({"a": 0.6, "b": 0.3, "c": 0.1}, "a"),
+    ...           ({"a": 0.5, "b": 0.1, "c": 0.4}, "c"),
+    ...           ({"a": 0.2, "b": 0.5, "c": 0.3}, "a")]
+    >>> raw, normalised = ClassWise(OnlineIsotonic(), normalize=False), ClassWise(OnlineIsotonic())
+    >>> for s, y in events:
+    ...     raw.learn_one(s, y)
+    ...     normalised.learn_one(s, y)
+    >>> raw.predict_one({"a": 0.5, "b": 0.3, "c": 0.2})
+    {'a': 0.5, 'b': 0.0, 'c': 0.0}
+    >>> normalised.predict_one({"a": 0.5, "b": 0.3, "c": 0.2})
+    {'a': 1.0, 'b': 0.0, 'c': 0.0}
+
     """
+
+    def __init__(self, calibrator: BinaryCalibrator, normalize: bool = True):
+        V.check_param(
+            type(self).__name__, "normalize", normalize, isinstance(normalize, bool), "a bool"
+        )
+        self.normalize = normalize
+        super().__init__(calibrator)
+
+    @classmethod
+    def _unit_test_params(cls):
+        from streamcal.calibrators import OnlineIsotonic
+
+        yield from _wrapper_test_params()
+        yield {"calibrator": OnlineIsotonic(), "normalize": False}
+
+    def _more_tags(self) -> set[str]:
+        tags = super()._more_tags()
+        return tags if self.normalize else tags | {"unnormalised"}
 
     @property
     def calibrators(self) -> dict:
@@ -549,6 +590,10 @@ class ClassWise(_Wrapper):
         cal = {
             c: g.predict_one(get(c, 0.0)) for c, g in zip(classes, self._calibrators)
         }
+        if not self.normalize:
+            for c, p in scores.items():
+                cal.setdefault(c, p)
+            return cal
         total = sum(cal.values())
         if total > 0.0:
             for c in cal:

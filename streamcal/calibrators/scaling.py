@@ -161,6 +161,14 @@ class OnlinePlatt(_OnlineLogisticCalibrator):
 
     Notes
     -----
+    The feature is ``logit(s)``, the parametrisation of OPS, not the raw score that
+    Platt (1999) and scikit-learn's ``CalibratedClassifierCV(method="sigmoid")`` use:
+    they fit ``sigmoid(A f + B)`` on the classifier's output ``f`` itself (a margin, or
+    a probability taken as it is). The two fits agree only when ``f = logit(s)``: to
+    reproduce Platt on a margin ``f``, feed ``sigmoid(f)`` here. Platt (and
+    scikit-learn) also smooth the 0/1 targets to ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- +
+    2)``; this fit uses the labels as they are, with the ridge prior above instead.
+
     Scores are clipped to ``[2**-52, 1 - 2**-52]`` before the logit (the machine epsilon,
     as in ``betacal``), so 0 and 1 are mapped to finite features and outputs are finite,
     in [0, 1].

@@ -11,7 +11,8 @@ tuple and a float (JSON snapshots must bring each back as it was).
 The rules checked are those of :class:`~streamcal.base.MulticlassCalibrator`:
 
 - **Outputs.** ``predict_one(scores)`` is a new dict of finite floats in [0, 1] summing
-  to 1 within 1e-9. Its keys are every key of ``scores`` plus, possibly, classes the
+  to 1 within 1e-9 (not required of a calibrator tagged ``"unnormalised"``, such as
+  ``ClassWise(normalize=False)``). Its keys are every key of ``scores`` plus, possibly, classes the
   calibrator knows (in :attr:`classes`): a known class absent from ``scores`` (raw
   probability 0) may receive calibrated mass, no other key may appear. This is what
   :meth:`~streamcal.base.MulticlassCalibrator._merge_unknown` gives when the calibrated
@@ -302,8 +303,9 @@ def _assert_vector(cal, out, scores: dict, where: str) -> None:
         assert type(p) is float and math.isfinite(p) and 0.0 <= p <= 1.0, (
             f"{where}: probability {p!r} for class {k!r}"
         )
-    total = math.fsum(out.values())
-    assert abs(total - 1.0) <= 1e-9, f"{where}: the output sums to {total!r}"
+    if "unnormalised" not in cal._tags:
+        total = math.fsum(out.values())
+        assert abs(total - 1.0) <= 1e-9, f"{where}: the output sums to {total!r}"
     missing = scores.keys() - out.keys()
     assert not missing, f"{where}: classes {missing} of the scores missing"
     extra = out.keys() - scores.keys() - set(cal.classes)

@@ -126,8 +126,11 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
         How the bins are cut (bin ``i`` holds ``[e_i, e_{i+1})``, the last bin is
         closed on the right).
 
-        - ``"uniform"`` (default): equal widths, ``e_i = i / n_bins``. The state is
-          four sums per bin.
+        - ``"uniform"`` (default): equal widths, ``e_i = i / n_bins``, computed as
+          that division. ``np.linspace(0, 1, n_bins + 1)`` (netcal's edges) rounds
+          some edges differently (for ``n_bins = 10``, ``linspace`` gives
+          ``0.30000000000000004`` for ``3 / 10 = 0.3``), so a forecast exactly on such
+          an edge can fall in the neighbouring bin there. The state is four sums per bin.
         - ``"quantile"``: equal mass, ``e_i`` the ``i / n_bins`` quantile of the
           forecasts held (numpy's default linear interpolation, generalised to
           frequency weights: the expanded sample holds each distinct forecast for as
