@@ -19,6 +19,7 @@ with its learnt state. :func:`decode_param` undoes each step.
 from __future__ import annotations
 
 import abc
+import importlib
 import inspect
 import typing
 
@@ -116,6 +117,8 @@ def from_dict(cls: type, d, registry: dict):
             f"Got {d.get('format')!r} instead."
         )
     klass = registry.get(d["class"])
+    if klass is None and isinstance(d["class"], str):
+        klass = _import_public(cls, d["class"], registry)
     if klass is None or not issubclass(klass, cls) or inspect.isabstract(klass):
         raise ValueError(
             f"The 'class' entry of the snapshot must name a subclass of {cls.__name__}. "
@@ -134,6 +137,16 @@ def from_dict(cls: type, d, registry: dict):
     return obj
 
 
+def _import_public(cls: type, name: str, registry: dict):
+    """The class ``name`` of the public package of ``cls``'s family, imported (and so
+    registered) now if it was not yet: the packages import their classes on first use,
+    so in a fresh process a snapshot may name a class whose module nobody imported."""
+    package = importlib.import_module(cls._package)
+    if name in getattr(package, "__all__", ()):
+        getattr(package, name)
+    return registry.get(name)
+
+
 class Snapshot(abc.ABC):
     """Mixin of the families' base classes: ``to_dict`` / ``from_dict`` and the class
     registry.
@@ -144,6 +157,8 @@ class Snapshot(abc.ABC):
     """
 
     _registry: typing.ClassVar[dict[str, type]]
+    #: The public package that exports the family's classes (imported on first use).
+    _package: typing.ClassVar[str]
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
