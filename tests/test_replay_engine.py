@@ -18,7 +18,7 @@ from streamcal import (
     replay,
 )
 from streamcal.replay._engine import ColumnarReplay
-from streamcal.replay._per_event import _Replay
+from tests.references_replay import PerEventReplay as _Replay
 
 from tests.references_replay import MixingCalibrator
 from tests.test_replay import (
@@ -493,3 +493,103 @@ def test_plain_blocks_resume_from_a_checkpoint_written_by_the_row_reader(tmp_pat
     resumed = replay(str(path), {"iso": OnlineIsotonic()}, resume=True, **kw)
     fresh = replay(str(path), {"iso": OnlineIsotonic()}, **{k: v for k, v in kw.items() if k != "checkpoint"})
     assert resumed.to_dict() == fresh.to_dict()
+
+
+# ---------------------------------------------------------------------- fingerprint required
+
+
+@pytest.mark.parametrize(
+    "damage", ["missing", "none", "not_a_dict", "rows", "digest", "label_part_missing"]
+)
+def test_resume_refuses_a_checkpoint_without_a_well_formed_fingerprint(damage, tmp_path):
+    """A checkpoint without a fingerprint, or with a malformed one, is refused on resume
+    (it could not tell an edited log); the checkpoint as written resumes."""
+    ev, lab, _ = _id_logs(tmp_path, 300, 6)
+    ckpt = tmp_path / "state.json"
+    kw = {"id": "id", "time": "t", "labels": str(lab), "checkpoint": str(ckpt),
+          "checkpoint_every": 100}
+
+    class Stop(Exception):
+        pass
+
+    def progress(n):
+        if n >= 200:
+            raise Stop
+
+    with pytest.raises(Stop):
+        replay(str(ev), {"platt": OnlinePlatt()}, progress=progress, every=100, **kw)
+    written = ckpt.read_text()
+    saved = json.loads(written)
+    assert saved["fingerprint"]["rows"] == saved["events_read"] == 100
+    fingerprint = saved["fingerprint"]
+    if damage == "missing":
+        del saved["fingerprint"]
+    elif damage == "none":
+        saved["fingerprint"] = None
+    elif damage == "not_a_dict":
+        saved["fingerprint"] = fingerprint["blake2b"]
+    elif damage == "rows":
+        fingerprint["rows"] = 199
+    elif damage == "digest":
+        fingerprint["blake2b"] = "not a digest"
+    else:
+        del fingerprint["labels_blake2b"]
+    damaged = json.dumps(saved)
+    ckpt.write_text(damaged)
+    with pytest.raises(ValueError, match="fingerprint of the rows it replayed") as info:
+        replay(str(ev), {"platt": OnlinePlatt()}, resume=True, every=100, **kw)
+    expected = "has no fingerprint" if damage in ("missing", "none") else "malformed fingerprint"
+    assert expected in str(info.value)
+    assert ckpt.read_text() == damaged  # refused before anything was written
+    # the checkpoint as it was written resumes, to the uninterrupted result
+    ckpt.write_text(written)
+    resumed = replay(str(ev), {"platt": OnlinePlatt()}, resume=True, every=100, **kw)
+    fresh = replay(str(ev), {"platt": OnlinePlatt()}, every=100,
+                   **{k: v for k, v in kw.items() if k != "checkpoint"})
+    assert resumed.to_dict() == fresh.to_dict()
+
+
+# ---------------------------------------------------------------------- stop (Ctrl-C)
+
+
+@pytest.mark.parametrize("path", ["fast_csv", "row_csv", "delayed", "jsonl"])
+def test_stop_takes_effect_within_a_bounded_number_of_events(path, tmp_path, monkeypatch):
+    """The stop hook (the command's Ctrl-C) is polled at least every STOP_EVENTS events,
+    on every path, not only between chunks of 65,536 rows or blocks of 4 MiB: a stop
+    requested at the first poll ends the replay after at most STOP_EVENTS events; the
+    checkpoint then holds exactly those events, and resuming from it ends as an
+    uninterrupted replay."""
+    from streamcal.replay import _engine
+
+    n = 100_000
+    log, ckpt = tmp_path / ("log.jsonl" if path == "jsonl" else "log.csv"), tmp_path / "state.json"
+    kw = {"every": None, "checkpoint": str(ckpt), "checkpoint_every": 10**9}
+    if path == "delayed":
+        events = delayed_events(n, 3)
+        write_csv(log, ["t", "lt", "score", "label"], [list(e) for e in events])
+        kw.update(time="t", label_time="lt")
+    else:
+        events = make_events(n, 3)
+        if path == "jsonl":
+            log.write_text("".join(json.dumps({"score": s, "label": y}) + "\n" for s, y in events))
+        else:
+            write_csv(log, ["score", "label"], events)
+    if path == "fast_csv":
+        pytest.importorskip("pyarrow")
+    else:
+        monkeypatch.setattr(_engine, "open_fast_csv", lambda *a: None)
+    polls = []
+
+    def stop():
+        polls.append(1)
+        return True
+
+    result = replay(str(log), {"platt": OnlinePlatt()}, stop=stop, **kw)
+    assert result.stopped and len(polls) == 1
+    assert 0 < result.n_events <= _engine.STOP_EVENTS
+    saved = json.loads(ckpt.read_text())
+    assert saved["events_read"] == saved["fingerprint"]["rows"]
+    assert saved["n_events"] == result.n_events
+    resumed = replay(str(log), {"platt": OnlinePlatt()}, resume=True, **kw)
+    fresh = replay(str(log), {"platt": OnlinePlatt()}, **dict(kw, checkpoint=None))
+    assert resumed.to_dict() == fresh.to_dict() and resumed.n_events == n
