@@ -593,3 +593,151 @@ def test_stop_takes_effect_within_a_bounded_number_of_events(path, tmp_path, mon
     resumed = replay(str(log), {"platt": OnlinePlatt()}, resume=True, **kw)
     fresh = replay(str(log), {"platt": OnlinePlatt()}, **dict(kw, checkpoint=None))
     assert resumed.to_dict() == fresh.to_dict() and resumed.n_events == n
+
+
+# ---------------------------------------------------------------------- JSON Lines and Parquet blocks (pyarrow)
+
+
+def _jsonl_variant(variant, events):
+    rows = []
+    for i, (s, y) in enumerate(events):
+        label = {"bool_labels": bool(y), "text_labels": str(y), "float_labels": float(y)}.get(variant, y)
+        rows.append(json.dumps({"t": i, "score": s, "label": label, "note": "x"}))
+    if variant == "bad_rows":
+        rows[100] = '{"t": 100, "score": "high", "label": 1}'
+        rows[1500] = '{"t": 1500, "score": 0.5, "label": tru'
+        rows[2500] = '{"t": 2500, "score": 0.5, "label": 2}'
+    elif variant == "nested":
+        rows[700] = '{"t": 700, "score": 0.25, "label": 1, "extra": {"a": [1, 2]}}'
+    elif variant == "blank_line":
+        rows[1200] = "   "
+    elif variant == "tab":
+        rows[300] = rows[300].replace(", ", ",\t")
+    elif variant == "lone_cr":
+        rows[2200] = rows[2200] + "\r" + rows[2201]
+        del rows[2201]
+    end = "\r\n" if variant == "crlf" else "\n"
+    text = end.join(rows) + end
+    if variant == "no_final_newline":
+        text = text[:-1]
+    elif variant == "bom":
+        text = "\ufeff" + text
+    return text
+
+
+def _fast_and_row_results(path, tmp_path, monkeypatch, time="t"):
+    """The replay of ``path`` with the pyarrow block readers and with the row reader:
+    (state, checkpoints, how many plain chunks the block reader gave) each."""
+    from streamcal.replay import _engine, _fastblocks
+
+    plain = []
+
+    def spy(*args):
+        reader = _fastblocks.open_fast_blocks(*args)
+        if reader is not None:
+            original = reader.blocks
+
+            def blocks(fallback):
+                for chunk in original(fallback):
+                    plain.append(isinstance(chunk, _fastblocks._PlainChunk))
+                    yield chunk
+
+            reader.blocks = blocks
+        return reader
+
+    def one(fast):
+        monkeypatch.setattr(_engine, "open_fast_blocks", spy if fast else (lambda *a: None))
+        ckpts = []
+        obj = ColumnarReplay(
+            {"iso": OnlineIsotonic(), "platt": OnlinePlatt()}, ("brier", "ece"), score="score",
+            label="label", time=time, label_time=None, id=None, labels=None, include_raw=True,
+            every=250, window=None, checkpoint=str(tmp_path / f"c{fast}.json"), checkpoint_every=700,
+            resume=False, on_error="skip", progress=None, keep_forecasts=False, max_errors=100,
+        )
+        save = obj._save_checkpoint
+
+        def recording():
+            ckpts.append(json.loads(json.dumps(obj._state())))
+            save()
+
+        obj._save_checkpoint = recording
+        return state(obj.run(str(path))), ckpts
+
+    fast = one(True)
+    rows = one(False)
+    return fast, rows, plain
+
+
+@pytest.mark.parametrize(
+    "variant",
+    ["plain", "crlf", "gz", "no_final_newline", "bad_rows", "nested", "blank_line", "tab",
+     "bom", "bool_labels", "text_labels", "float_labels", "lone_cr"],
+)
+def test_jsonl_blocks_equal_the_row_reader(variant, tmp_path, monkeypatch):
+    """JSON Lines read in pyarrow blocks give the row reader's results, errors (line
+    numbers, columns, values), series and checkpoints (fingerprints included); a block
+    that is not plain is read by the row reader's code, the blocks after it in blocks
+    again (but after a lone carriage return, where the row reader takes over)."""
+    pytest.importorskip("pyarrow")
+    import gzip
+
+    from streamcal.replay import _fastcsv
+
+    monkeypatch.setattr(_fastcsv, "BLOCK_BYTES", 1999)  # many blocks, cut anywhere
+    monkeypatch.setattr(_fastcsv, "MIN_BYTES", 0)
+    events = make_events(3000, 13)
+    text = _jsonl_variant(variant, events)
+    path = tmp_path / ("log.jsonl.gz" if variant == "gz" else "log.jsonl")
+    if variant == "gz":
+        with gzip.open(path, "wt", newline="") as f:
+            f.write(text)
+    else:
+        path.write_bytes(text.encode("utf-8"))
+    (fast, fast_ckpts), (rows, row_ckpts), plain = _fast_and_row_results(path, tmp_path, monkeypatch)
+    assert fast == rows
+    assert fast_ckpts == row_ckpts
+    assert sum(plain) >= 10  # most blocks were read as columns
+    if variant in ("nested", "tab", "bad_rows", "blank_line"):
+        assert not all(plain)  # that block went through the row reader's code
+    if variant == "bad_rows":
+        assert [line for line, _ in fast["result"]["errors"]] == [101, 1501, 2501]
+        assert "'high' (column 'score')" in fast["result"]["errors"][0][1]
+
+
+@pytest.mark.parametrize("variant", ["plain", "int_scores", "bool_labels", "text_labels", "bad_rows", "nulls"])
+def test_parquet_batches_equal_the_row_reader(variant, tmp_path, monkeypatch):
+    """Parquet record batches read as columns give the row reader's results, errors
+    (row numbers), series and checkpoints; a batch that is not plain is read row by
+    row, the others as columns."""
+    pytest.importorskip("pyarrow")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from streamcal.replay import _fastblocks
+
+    monkeypatch.setattr(_fastblocks, "BATCH_ROWS", 400)
+    events = make_events(3000, 14)
+    scores = [s for s, _ in events]
+    labels = [y for _, y in events]
+    if variant == "int_scores":
+        scores = [int(s >= 0.5) for s in scores]
+    elif variant == "bool_labels":
+        labels = [bool(y) for y in labels]
+    elif variant == "text_labels":
+        labels = [str(y) for y in labels]
+    elif variant == "bad_rows":
+        labels = [str(y) for y in labels]
+        labels[1000], labels[2100] = "maybe", " 1"
+    elif variant == "nulls":
+        scores = [None if i == 1700 else s for i, s in enumerate(scores)]
+    table = pa.table({"t": list(range(3000)), "score": scores, "label": labels})
+    path = tmp_path / "log.parquet"
+    pq.write_table(table, path, row_group_size=1000)
+    (fast, fast_ckpts), (rows, row_ckpts), plain = _fast_and_row_results(path, tmp_path, monkeypatch)
+    assert fast == rows
+    assert fast_ckpts == row_ckpts
+    assert sum(plain) >= 5
+    if variant in ("bad_rows", "nulls"):
+        assert not all(plain)
+    if variant == "bad_rows":
+        assert [line for line, _ in fast["result"]["errors"]] == [1000]

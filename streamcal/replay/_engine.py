@@ -22,9 +22,13 @@ writes a checkpoint, so that each of these sees the state after exactly that eve
 Binary logs with labels known at once are parsed a chunk at a time (one ``float`` per
 score, a dict lookup per label, and a numpy check of the chunk); a chunk holding a
 malformed row is parsed row by row, so each malformed row is reported with its line and
-reason exactly as the row parser words it. Logs with delayed labels or several score
-columns are parsed row by row (the schedule of reveals needs each row's times or id),
-and still run the calibrators and metrics a run at a time.
+reason exactly as the row parser words it. With pyarrow installed, CSV, JSON Lines and
+Parquet files are read as columns a block at a time instead
+(:mod:`streamcal.replay._fastcsv`, :mod:`streamcal.replay._fastblocks`), a block that is
+not plain going through the row path. Logs with delayed labels or several score
+columns are parsed row by row (the schedule of reveals, :mod:`streamcal.replay._schedule`,
+needs each row's times or id), and still run the calibrators and metrics a run at a
+time.
 
 Calibrators and metrics without the batch methods (a user's object with only
 ``predict_one`` / ``learn_one``, multiclass metrics) are run event by event inside the
@@ -41,6 +45,7 @@ import numpy as np
 
 from streamcal.base import BinaryCalibrator
 from streamcal.replay._checkpoint import RowFingerprint
+from streamcal.replay._fastblocks import open_fast_blocks
 from streamcal.replay._fastcsv import open_fast_csv
 from streamcal.replay._rows import BINARY_LABELS, RowError
 from streamcal.replay._setup import ReplayRun
@@ -360,9 +365,11 @@ class ColumnarReplay(ReplayRun):
         fast = None
         if self.events_read == 0:
             fast = open_fast_csv(self.source, log, self.score_columns[0], self.label)
+            if fast is None:
+                fast = open_fast_blocks(self.source, log, self.score_columns[0], self.label)
         if fast is not None:
             try:
-                for block in fast.blocks():
+                for block in fast.blocks(self._row_chunk):
                     self._lean_chunk(block, log)
                     if self._poll_stop():
                         break
@@ -376,10 +383,15 @@ class ColumnarReplay(ReplayRun):
             for _ in itertools.islice(log.rows, rest):
                 pass
         for chunk in self._chunks(log):
-            self._lean_chunk(_RowChunk(chunk, self._lines, self, *self._keys_lean), log)
+            self._lean_chunk(self._row_chunk(chunk, self._lines), log)
             if self.stopped:
                 break
         self.last_time_raw = self._time_raw_of(self._last_row)
+
+    def _row_chunk(self, rows, lines):
+        """A chunk of rows read by the row reader's code (``lines``: their line
+        numbers), parsed."""
+        return _RowChunk(rows, lines, self, *self._keys_lean)
 
     def _poll_stop(self) -> bool:
         """Whether the replay is to stop here (asks the ``stop`` hook once)."""

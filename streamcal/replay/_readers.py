@@ -62,7 +62,16 @@ from collections.abc import Mapping
 
 from streamcal.replay._rows import BadRow
 
-__all__ = ["FORMATS", "STDIN", "SUPPORTED", "Log", "csv_header", "is_stdin", "open_log"]
+__all__ = [
+    "FORMATS",
+    "STDIN",
+    "SUPPORTED",
+    "Log",
+    "csv_header",
+    "is_stdin",
+    "jsonl_row",
+    "open_log",
+]
 
 #: The ``format`` values of :func:`open_log`.
 FORMATS = ("csv", "tsv", "jsonl", "parquet")
@@ -363,24 +372,35 @@ def _csv_log(name, text, watch, delimiter, what) -> Log:
     )
 
 
+def jsonl_row(text: str, check_utf8: bool = True):
+    """The row of a non-blank JSON Lines line ``text`` (decoded with the
+    ``surrogateescape`` error handler, as the readers decode), or a BadRow saying why it
+    cannot be read; ``check_utf8=False`` skips looking for escaped invalid bytes (when
+    none can be there).
+
+    Examples
+    --------
+    >>> jsonl_row('{"score": 0.5}\\n'), jsonl_row('{"score": }').reason
+    ({'score': 0.5}, 'invalid JSON (Expecting value)')
+    """
+    if check_utf8:
+        reason = _invalid_utf8(text)
+        if reason is not None:
+            return BadRow(reason)
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        return BadRow(f"invalid JSON ({exc.args[0].split(':')[0]})")
+    except RecursionError:
+        return BadRow("invalid JSON (nested too deep)")
+
+
 def _jsonl_rows(f, cell, watch):
-    loads = json.loads
     for lineno, text in enumerate(f, 1):
         if not text.strip():
             continue
         cell[0] = lineno
-        if watch.invalid:
-            reason = _invalid_utf8(text)
-            if reason is not None:
-                yield BadRow(reason)
-                continue
-        try:
-            row = loads(text)
-        except ValueError as exc:
-            row = BadRow(f"invalid JSON ({exc.args[0].split(':')[0]})")
-        except RecursionError:
-            row = BadRow("invalid JSON (nested too deep)")
-        yield row
+        yield jsonl_row(text, watch.invalid)
 
 
 def _peek_first(rows):
