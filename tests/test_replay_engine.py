@@ -741,3 +741,32 @@ def test_parquet_batches_equal_the_row_reader(variant, tmp_path, monkeypatch):
         assert not all(plain)
     if variant == "bad_rows":
         assert [line for line, _ in fast["result"]["errors"]] == [1000]
+
+
+def test_resume_after_an_unreadable_row(tmp_path):
+    """A checkpoint written after a row that could not be read (invalid JSON) resumes:
+    the fingerprint hashes the row's reason, not an object's address (it was refused
+    as "fingerprint differs" in another process)."""
+    import subprocess
+    import sys
+
+    from tests.test_replay import ROOT
+
+    path, ckpt = tmp_path / "log.jsonl", tmp_path / "state.json"
+    rows = [json.dumps({"score": s, "label": y}) for s, y in make_events(600, 8)]
+    rows[10] = '{"score": 0.5, "label": '
+    path.write_text("\n".join(rows) + "\n")
+    script = (
+        "import sys\nfrom streamcal import OnlinePlatt, replay\n"
+        "class Stop(Exception): pass\n"
+        "def progress(n):\n    if n >= 300: raise Stop\n"
+        "try:\n    replay(sys.argv[1], {'p': OnlinePlatt()}, every=100, progress=progress,"
+        " checkpoint=sys.argv[2], checkpoint_every=100)\nexcept Stop:\n    pass\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path), str(ckpt)], check=True,
+                   env={**__import__("os").environ, "PYTHONPATH": ROOT})
+    assert json.loads(ckpt.read_text())["n_skipped"] == 1
+    resumed = replay(str(path), {"p": OnlinePlatt()}, every=100, checkpoint=str(ckpt),
+                     checkpoint_every=100, resume=True)
+    fresh = replay(str(path), {"p": OnlinePlatt()}, every=100)
+    assert resumed.to_dict() == fresh.to_dict()
