@@ -133,7 +133,6 @@ class ReplayRun:
                 )
             self.classes = classes
             self.score_columns = [col for _, col in pairs]
-            self._class_index = {c: i for i, c in enumerate(classes)}
         else:
             _check_column(score, "score", allow_none=False)
             self.classes = None
