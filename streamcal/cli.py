@@ -310,6 +310,13 @@ def _add_replay(sub) -> None:
         "200 samples over the log, or every 1000 events when its length is unknown)",
     )
     cols.add_argument(
+        "--format",
+        choices=("csv", "tsv", "jsonl", "parquet"),
+        help="how to read LOG (default: inferred from its suffix: .csv, .tsv, .jsonl or "
+        ".ndjson, each optionally .gz, and .parquet; standard input is read as csv); "
+        "the --labels file is always read by its suffix",
+    )
+    cols.add_argument(
         "--delimiter",
         metavar="CHAR",
         help="the field delimiter of a CSV log (default: ',' for .csv, tab for .tsv); "
@@ -533,22 +540,25 @@ def _nice_ceiling(x: float) -> int:
         step *= 10
 
 
-def _count_rows(path: str) -> int | None:
+def _count_rows(path: str, format: str | None = None) -> int | None:
     """The number of events in a log file (data lines of a CSV, lines of a JSON Lines
-    file, rows of a Parquet file), or None when it cannot be told cheaply. Cost: one
-    pass over the bytes (no parsing)."""
+    file, rows of a Parquet file), or None when it cannot be told cheaply. ``format``
+    (as ``--format``) overrides the suffix. Cost: one pass over the bytes (no
+    parsing)."""
     import gzip
 
     lower = path.lower()
     try:
-        if lower.endswith(".parquet"):
+        if format == "parquet" or (format is None and lower.endswith(".parquet")):
             import pyarrow.parquet as pq
 
             return int(pq.ParquetFile(path).metadata.num_rows)
-        is_csv = lower.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz"))
-        if not (
-            is_csv or lower.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz"))
-        ):
+        if format is None:
+            is_csv = lower.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz"))
+            is_jsonl = lower.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz"))
+        else:
+            is_csv, is_jsonl = format in ("csv", "tsv"), format == "jsonl"
+        if not (is_csv or is_jsonl):
             return None
         opener = gzip.open if lower.endswith(".gz") else open
         lines, last = 0, b"\n"
@@ -563,15 +573,17 @@ def _count_rows(path: str) -> int | None:
         return None
 
 
-def _csv_header(path: str, delimiter: str | None = None) -> list[str] | None:
+def _csv_header(
+    path: str, delimiter: str | None = None, format: str | None = None
+) -> list[str] | None:
     """The column names of a CSV (or TSV) log, else None; the file is opened as
-    :func:`streamcal.replay` opens it."""
+    :func:`streamcal.replay` opens it (``format``: as ``--format``)."""
     import csv
 
     from streamcal.replay._readers import csv_header
 
     try:
-        return csv_header(path, delimiter)
+        return csv_header(path, delimiter, format)
     except (OSError, UnicodeDecodeError, EOFError, csv.Error, ValueError):
         return None
 
@@ -790,7 +802,7 @@ def _replay_inputs(args) -> dict:
         if os.path.isdir(log):
             raise UsageError("LOG", f"{log!r} is a directory, not a log file.")
     # standard input can be read once only: its header is checked by the replay
-    header = None if stdin else _csv_header(log, delimiter)
+    header = None if stdin else _csv_header(log, delimiter, args.format)
     label = args.label or "label"
     time_col = args.time
     label_time = args.label_time
@@ -856,7 +868,7 @@ def _replay_inputs(args) -> dict:
     every = args.every
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     if not stdin and (every is None or show):
-        total = _count_rows(log)
+        total = _count_rows(log, args.format)
     if every is None:
         every = _nice_ceiling(total / _SAMPLES) if total else 1000
     kwargs = {
@@ -875,6 +887,8 @@ def _replay_inputs(args) -> dict:
     }
     if delimiter is not None:  # passed only when given (older replays lack it)
         kwargs["delimiter"] = delimiter
+    if args.format is not None:
+        kwargs["format"] = args.format
     return {
         "log": log,
         "bundled": bundled,
@@ -945,8 +959,8 @@ def _print_group(summary, rows, columns, best, file) -> None:
 
 
 class _StopOnInterrupt:
-    """While active, the first Ctrl-C (SIGINT) asks the replay to stop at its next
-    chunk boundary (:attr:`requested`, polled through ``stop=``); a second one raises
+    """While active, the first Ctrl-C (SIGINT) asks the replay to stop (:attr:`requested`,
+    polled through ``stop=`` at least every few thousand events); a second one raises
     KeyboardInterrupt at once. Only in the main thread (where signals are handled)."""
 
     def __init__(self, prog: str):
@@ -962,7 +976,7 @@ class _StopOnInterrupt:
             raise KeyboardInterrupt
         self.requested = True
         print(
-            f"\n{self.prog}: interrupted: stopping at the next chunk of the log "
+            f"\n{self.prog}: interrupted: stopping within the next few thousand events "
             "(Ctrl-C again to stop at once)",
             file=sys.stderr,
             flush=True,
