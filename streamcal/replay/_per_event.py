@@ -14,7 +14,13 @@ from streamcal.replay._rows import BINARY_LABELS, RowError, RowParser, parse_id
 from streamcal.base import BinaryCalibrator
 from streamcal.metrics.base import StreamingMetric
 from streamcal.replay._errors import ReplayError
-from streamcal.replay._metrics import WINDOW_SUFFIX, _resolve_metrics, _values, _windowed
+from streamcal.replay._metrics import (
+    WINDOW_SUFFIX,
+    _columns,
+    _resolve_metrics,
+    _values,
+    _windowed,
+)
 from streamcal.replay._result import ReplayResult
 
 #: Version tag of the checkpoint files written by :func:`replay`.
@@ -518,6 +524,7 @@ class _Replay:
             for n in self.names:
                 self.forecasts[n] = []
         self.last_time_raw = None
+        self.first_time_raw = None  # the time of the first event (see _first_event)
         self.log = None
         self.label_log = None
 
@@ -653,6 +660,11 @@ class _Replay:
             self._save_checkpoint()
         return self._next_mark()
 
+    def _first_event(self, row) -> None:
+        """Note the time of the first event replayed (``row``): the start of
+        ``ReplayResult.time_range``."""
+        self.first_time_raw = self._time_raw(row)
+
     def _time_raw(self, row):
         key = self.keys["time"]
         if key is None:
@@ -763,6 +775,8 @@ class _Replay:
                 learn(s, y)
             n += 1
             last = row
+            if n == 1:
+                self._first_event(row)
             if n == mark:
                 self.n_events = self.n_learnt = n
                 self.events_read = read
@@ -836,6 +850,8 @@ class _Replay:
                 pending[eid] = (index, s, preds)
             self.events_read = read
             last = row
+            if index == 0:
+                self._first_event(row)
             if index + 1 == mark:
                 mark = self._mark(row)
         self.events_read = read
@@ -958,6 +974,14 @@ class _Replay:
             calibrators=dict(self.cals),
             metrics=metrics,
             forecasts=self.forecasts,
+            columns=_columns(self.templates, self.window),
+            time_range=(
+                (self.first_time_raw, self.last_time_raw)
+                if "time" in self.series
+                and self.n_events
+                and self.first_time_raw is not None
+                else None
+            ),
         )
 
     # ------------------------------------------------------------------ checkpoints
@@ -1008,6 +1032,7 @@ class _Replay:
             if self.last_label_time > -math.inf
             else None,
             "last_time_raw": self.last_time_raw,
+            "first_time_raw": self.first_time_raw,
             "calibrators": {n: cal.to_dict() for n, cal in self.cals.items()},
             "metrics": {
                 n: {k: m.to_dict() for k, m in ms.items()}
@@ -1117,6 +1142,8 @@ class _Replay:
         lt = state["last_label_time"]
         self.last_label_time = -math.inf if lt is None else lt
         self.last_time_raw = state["last_time_raw"]
+        # checkpoints of earlier versions did not keep it: the time range is then unknown
+        self.first_time_raw = state.get("first_time_raw")
         self.series = {
             k: (
                 v
