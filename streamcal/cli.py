@@ -902,28 +902,26 @@ def _replay_inputs(args) -> dict:
     }
 
 
-def _print_table(summary: dict, window: int | None = None, file=None) -> None:
-    """One table per column group (all events; the window), best values starred."""
-    from streamcal import registry
-    from streamcal.report import column_groups, summary_table
+def _print_table(summary: dict, columns=(), file=None) -> None:
+    """One table per window (all events; the window), best values starred; what each
+    column is comes from the result's column table ``columns``."""
+    from streamcal.report import column_groups, column_label, summary_table
 
     file = file or sys.stdout
-    rows, columns, best = summary_table(summary)
+    rows, columns, best = summary_table(summary, columns)
     groups = column_groups(columns)
-    for i, (suffix, group) in enumerate(groups):
+    for i, (window, group) in enumerate(groups):
         if len(groups) > 1:
             if i:
                 print(file=file)
-            if not suffix:
+            if window is None:
                 print("over all events:", file=file)
-            elif suffix == "@window" and window:
-                print(f"over the last {window:,} events:", file=file)
             else:
-                print(f"columns {suffix}:", file=file)
+                print(f"over the last {window:,} events:", file=file)
         _print_group(summary, rows, group, best, file)
-    names = list(dict.fromkeys(c.partition("@")[0] for c in columns))
-    lower = [c for c in names if registry.bigger_is_better(c) is False]
-    higher = [c for c in names if registry.bigger_is_better(c) is True]
+    directions = {column_label(c): c.bigger_is_better for c in columns}
+    lower = [c for c, bigger in directions.items() if bigger is False]
+    higher = [c for c, bigger in directions.items() if bigger is True]
     legend = "* best in its column"
     if lower:
         legend += f"; lower is better: {', '.join(lower)}"
@@ -933,27 +931,27 @@ def _print_table(summary: dict, window: int | None = None, file=None) -> None:
 
 
 def _print_group(summary, rows, columns, best, file) -> None:
-    from streamcal.report import format_number
+    from streamcal.report import column_label, format_number
 
+    keys = [c.key for c in columns]
+    labels = {c.key: column_label(c) for c in columns}
     cells = {
-        (r, c): format_number(summary[r].get(c))
-        + ("*" if r in best.get(c, ()) else " ")
+        (r, k): format_number(summary[r].get(k)) + ("*" if r in best.get(k, ()) else " ")
         for r in rows
-        for c in columns
+        for k in keys
     }
     first = max([len("calibrator")] + [len(r) for r in rows])
     widths = {
-        c: max([len(c.partition("@")[0]) + 1] + [len(cells[r, c]) for r in rows])
-        for c in columns
+        k: max([len(labels[k]) + 1] + [len(cells[r, k]) for r in rows]) for k in keys
     }
     print(
         f"{'calibrator':<{first}}"
-        + "".join(f"  {c.partition('@')[0] + ' ':>{widths[c]}}" for c in columns),
+        + "".join(f"  {labels[k] + ' ':>{widths[k]}}" for k in keys),
         file=file,
     )
     for r in rows:
         print(
-            f"{r:<{first}}" + "".join(f"  {cells[r, c]:>{widths[c]}}" for c in columns),
+            f"{r:<{first}}" + "".join(f"  {cells[r, k]:>{widths[k]}}" for k in keys),
             file=file,
         )
 
@@ -1169,7 +1167,7 @@ def _replay(args) -> int:
     print()
     if stopped:
         print(f"partial results, over the {result.n_events:,} events replayed:")
-    _print_table(result.summary, window=args.window)
+    _print_table(result.summary, result.columns)
 
     if stopped:
         _remove_folders(created)

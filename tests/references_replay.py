@@ -183,6 +183,8 @@ class PerEventReplay(ReplayRun):
                 learn(s, y)
             n += 1
             last = row
+            if n == 1:
+                self._first_event(row)
             if n == mark:
                 self.n_events = self.n_learnt = n
                 self.events_read = read
@@ -256,6 +258,8 @@ class PerEventReplay(ReplayRun):
                 pending[eid] = (index, s, preds)
             self.events_read = read
             last = row
+            if index == 0:
+                self._first_event(row)
             if index + 1 == mark:
                 mark = self._mark(row)
         self.events_read = read

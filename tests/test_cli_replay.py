@@ -790,3 +790,32 @@ def test_ctrl_c_stops_soon_prints_the_partial_summary_and_resumes(tmp_path):
     a = json.loads((tmp_path / "a" / "summary.json").read_text())
     b = json.loads((tmp_path / "b" / "summary.json").read_text())
     assert a["summary"] == b["summary"] and a["series"] == b["series"]
+
+
+def test_table_stars_and_directions_come_from_the_column_table(tmp_path, capsys):
+    # issue 12: multiclass columns were never starred (their directions were unknown
+    # to the key-parsing table); the CLI reads the result's column table
+    import random
+
+    rng = random.Random(5)
+    path = tmp_path / "mc.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["a", "b", "c", "label"])
+        for _ in range(120):
+            p = [rng.random() ** 2 + 0.01 for _ in range(3)]
+            p = [x / sum(p) for x in p]
+            w.writerow([*p, rng.choices("abc", weights=p)[0]])
+    argv = ["replay", str(path), "--score", "a,b,c", "--no-progress", "--metric",
+            "brier", "tece", "classwise_ece", "--window", "40"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    rows = table(out)
+    columns = ["brier", "tece", "classwise_ece"]
+    assert list(rows["raw"]) == columns + [c + "@window" for c in columns]
+    for column in rows["raw"]:
+        values = [rows[r][column][0] for r in rows]
+        starred = [r for r in rows if rows[r][column][1]]
+        assert starred and all(rows[r][column][0] == min(values) for r in starred), column
+    assert "over the last 40 events:" in out
+    assert "lower is better: brier, tece, classwise_ece" in out

@@ -237,6 +237,7 @@ def document(run, codec: Codec, fingerprint=None) -> dict:
         if schedule.last_label_time > -math.inf
         else None,
         "last_time_raw": run.last_time_raw,
+        "first_time_raw": run.first_time_raw,
         "calibrators": {n: cal.to_dict() for n, cal in run.cals.items()},
         "metrics": {
             n: {k: m.to_dict() for k, m in ms.items()} for n, ms in run.metrics.items()

@@ -347,6 +347,8 @@ class ColumnarReplay(ReplayRun):
                 self._hash_rows((row,))
                 self.events_read = read
                 last = row
+                if index == 0:
+                    self._first_event(row)
                 if index + 1 == mark:
                     mark = self._mark(row)
             self._flush()
@@ -434,6 +436,8 @@ class ColumnarReplay(ReplayRun):
             if plain_lists and isinstance(seg_s, np.ndarray):
                 seg_s, seg_y = seg_s.tolist(), seg_y.astype(np.int64).tolist()
             self._predict_learn_run(range(n, n + stop - start), seg_s, seg_y)
+            if n == 0 and stop > start:
+                self._first_event(chunk.row(rows_at[start]))
             self.n_events = n + stop - start
             self.events_read = read + end_row
             start = stop

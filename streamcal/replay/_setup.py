@@ -28,7 +28,13 @@ from streamcal.replay._checkpoint import (
     write_atomic,
 )
 from streamcal.replay._errors import ReplayError
-from streamcal.replay._metrics import WINDOW_SUFFIX, _resolve_metrics, _values, _windowed
+from streamcal.replay._metrics import (
+    WINDOW_SUFFIX,
+    _columns,
+    _resolve_metrics,
+    _values,
+    _windowed,
+)
 from streamcal.replay._result import ReplayResult
 from streamcal.replay._rows import RowParser, parse_id
 from streamcal.replay._schedule import Schedule
@@ -297,6 +303,7 @@ class ReplayRun:
             for n in self.names:
                 self.forecasts[n] = []
         self.last_time_raw = None
+        self.first_time_raw = None  # the time of the first event (see _first_event)
         self.log = None
         self.label_log = None
         self.config = None
@@ -444,6 +451,11 @@ class ReplayRun:
             marks.append((n // self.every + 1) * self.every)
         return min(marks) if marks else -1
 
+    def _first_event(self, row) -> None:
+        """Note the time of the first event replayed (``row``): the start of
+        ``ReplayResult.time_range``."""
+        self.first_time_raw = self._time_raw(row)
+
     def _mark(self, row) -> int:
         """Sample, report progress, checkpoint, as due after ``n_events`` events."""
         n = self.n_events
@@ -546,6 +558,14 @@ class ReplayRun:
             metrics=metrics,
             forecasts=self.forecasts,
             stopped=self.stopped,
+            columns=_columns(self.templates, self.window),
+            time_range=(
+                (self.first_time_raw, self.last_time_raw)
+                if "time" in self.series
+                and self.n_events
+                and self.first_time_raw is not None
+                else None
+            ),
         )
 
     # ------------------------------------------------------------------ checkpoints
@@ -607,6 +627,8 @@ class ReplayRun:
         lt = state["last_label_time"]
         schedule.last_label_time = -math.inf if lt is None else lt
         self.last_time_raw = state["last_time_raw"]
+        # checkpoints of earlier versions did not keep it: the time range is then unknown
+        self.first_time_raw = state.get("first_time_raw")
         self.series = {
             k: (
                 v
