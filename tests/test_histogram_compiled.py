@@ -350,3 +350,25 @@ def test_compiled_state_round_trips(params):
 def test_compiled_module_doctests():
     result = doctest.testmod(_binning)
     assert result.attempted >= 5 and result.failed == 0
+
+
+@pytest.mark.parametrize("first_weight", [None, 0.1, 2.0**-40])
+def test_learn_many_without_weights_equals_the_loop(first_weight):
+    """``learn_many`` without ``w`` runs a lane that reads no weights; it must learn what
+    the loop of ``learn_one`` learns, also when the int64 room runs out inside the batch
+    (after a first weight of 0.1 the unit is 2**-56: room for 64 unit events, then the
+    batch goes on in the general representation; 2**-40 leaves room for 2**22)."""
+    rng = np.random.default_rng(7)
+    s = rng.random(5000)
+    y = (rng.random(5000) < s).astype(int)
+    cals = [HistogramBinning(n_bins=7) for _ in range(3)]
+    if first_weight is not None:
+        for cal in cals:
+            cal.learn_one(0.5, 1, first_weight)
+    cals[0].learn_many(s, y)
+    cals[1].learn_many(s, y, np.ones(len(s)))
+    for a, b in zip(s.tolist(), y.tolist()):
+        cals[2].learn_one(a, b)
+    assert cals[0].to_dict() == cals[1].to_dict() == cals[2].to_dict()
+    q = np.linspace(0, 1, 23)
+    assert cals[0].predict_many(q).tolist() == cals[2].predict_many(q).tolist()

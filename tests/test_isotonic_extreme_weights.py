@@ -7,8 +7,11 @@ weights divided by a common power of two where the raw ones would leave the doub
 """
 
 import math
+from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamcal import OnlineIsotonic
 from tests import references as ref
@@ -111,3 +114,140 @@ def test_a_full_window_makes_room_for_a_heavy_weight():
     cal.learn_many([0.2, 0.4], [0, 1], [1e308, 1e308])
     assert cal.predict_one(0.4) == 1.0 and cal.predict_one(0.2) == 1.0
     cal._check()
+
+
+# ---------------------------------------------------------------- forgetting, the span of
+# the stored weights (issue 11, part 5: the store failed _check() after a weight of 1e300)
+
+
+def _relative(events, half_life, window_size=None, scale_exp=0):
+    """The oracle's sample: each weight times 2**(-age / h) and divided by 2**scale_exp
+    (an exact power of two: isotonic regression does not change)."""
+    keys, labels, weights = ref.online_isotonic_sample(
+        [(s, y, math.ldexp(w, -scale_exp)) for s, y, w in events], window_size=window_size, half_life=half_life
+    )
+    return keys, labels, weights
+
+
+def test_half_life_weight_at_the_top_of_the_double_range_is_stored_finite():
+    """h=50: the clock's exponent has a fractional part, and w * 2**frac(e) was computed
+    before scaling: 1.7e308 overflowed to inf and the cell's totals became NaN."""
+    cal = OnlineIsotonic(half_life=50.0)
+    events = [(0.1 * (t % 5), t % 2, 1.0) for t in range(3)] + [(0.3, 1, 1.7e308), (0.5, 0, 1.0)]
+    for i, e in enumerate(events):
+        cal.learn_one(*e)
+        _assert_matches(cal, *_relative(events[: i + 1], 50.0, scale_exp=1000), [0.0, 0.1, 0.2, 0.3, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("window_size", [None, 200])
+def test_half_life_light_events_stay_beside_a_much_heavier_one(window_size):
+    """h=1: 80 unit-weight events, then one of 1e300 (2**997). Landing that event in
+    [1, 2) put the oldest below 2**-1074 (empty cells: _check() failed); they weigh at
+    least 2**-80 of a new unit-weight event, so nothing may forget them: the shift stops
+    where the lightest stays a normal double, and the fit equals the oracle's."""
+    cal = OnlineIsotonic(half_life=1.0, window_size=window_size)
+    events = [(t / 100, (t * 7) % 3 == 0, 1.0) for t in range(80)] + [(0.95, 0, 1e300)]
+    events += [(0.005 + t / 10, t % 2, 1.0) for t in range(5)]
+    for i, e in enumerate(events):
+        cal.learn_one(*e)
+        _assert_matches(cal, *_relative(events[: i + 1], 1.0, window_size, scale_exp=600),
+                        [t / 100 for t in range(0, 100, 3)] + [0.95, 1.0])
+
+
+def test_half_life_light_event_after_a_heavy_one_renormalises_upwards():
+    """h=1: events of weight 1e-10 just after one of 1.7e308 were stored as subnormals
+    (about 18 bits: the mean of the block they pool into was off by 1e-8); the weights
+    are scaled up instead."""
+    cal = OnlineIsotonic(half_life=1.0)
+    events = [(0.2, 1, 1.0), (0.1, 0, 1.7e308), (0.3, 1, 7e-11), (0.5, 0, 9e-11), (0.25, 1, 0.5)]
+    for i, e in enumerate(events):
+        cal.learn_one(*e)
+        _assert_matches(cal, *_relative(events[: i + 1], 1.0, scale_exp=600), [0.0, 0.1, 0.2, 0.25, 0.3, 0.5, 0.8])
+
+
+def test_half_life_heavy_event_leaving_a_full_window_is_not_rescaled():
+    """Window of 2: the event a new one pushes out must leave before the renormalisation
+    the new one needs (scaled up by 2**1000 with the others, it overflowed to inf)."""
+    cal = OnlineIsotonic(half_life=0.3, window_size=2)
+    events = [(0.1, 1, 1e308), (0.4, 0, 1.0), (0.7, 1, 1e-300), (0.2, 0, 1.0)]
+    for i, e in enumerate(events):
+        cal.learn_one(*e)
+        _assert_matches(cal, *_relative(events[: i + 1], 0.3, 2), [0.0, 0.1, 0.4, 0.7, 1.0])
+
+
+@pytest.mark.parametrize("window_size", [None, 50])
+def test_half_life_weight_too_far_from_those_held_is_refused_and_changes_nothing(window_size):
+    """1e-300 just after 1e300 (2**-1993 of it): no scale holds both as normal doubles.
+    The new weight is refused naming 'w', on every path, and nothing changes; once the
+    heavy event has decayed, the same weight is accepted."""
+    cal = OnlineIsotonic(half_life=1.0, window_size=window_size)
+    for t in range(5):
+        cal.learn_one(0.1 * t, t % 2)
+    cal.learn_one(0.9, 0, 1e300)
+    before = cal.to_dict()
+    with pytest.raises(ValueError, match=r"'w' argument of OnlineIsotonic.learn_one .* Got 1e-300 instead"):
+        cal.learn_one(0.3, 1, 1e-300)
+    assert cal.to_dict() == before
+    with pytest.raises(ValueError, match=r"'w' argument of OnlineIsotonic.learn_many .* Got 1e-300 at index 2"):
+        cal.learn_many([0.3, 0.4, 0.5], [1, 0, 1], [1.0, 2.0, 1e-300])
+    assert cal.to_dict() == before
+    with pytest.raises(ValueError, match=r"'w' argument of OnlineIsotonic.predict_learn_many .* at index 1"):
+        cal.predict_learn_many([0.3, 0.4], [1, 0], [1.0, 1e-300])
+    assert cal.to_dict() == before
+    cal._check()
+    # the other way round: 1e300 right after 1e-300 (the light one is not forgettable)
+    light = OnlineIsotonic(half_life=1.0, window_size=window_size)
+    light.learn_one(0.5, 1, 1e-300)
+    light.learn_one(0.2, 0, 1e-250)
+    before = light.to_dict()
+    with pytest.raises(ValueError, match=r"'w' argument of OnlineIsotonic.learn_one"):
+        light.learn_one(0.7, 1, 1e300)
+    assert light.to_dict() == before
+    # time passes (unit weights), the heavy event decays, 1e-300 fits
+    for t in range(1100):
+        cal.learn_one(0.05 * (t % 20), t % 2)
+    cal.learn_one(0.3, 1, 1e-300)
+    cal._check()
+
+
+_EXTREME = [1.0, 1.0, 1.0, 0.5, 3.0, 0.0, 1e300, 1e-300, 1e200, 1e-200, 1.7e308, 2.2e-308, 5e-324, 1e100]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    half_life=st.sampled_from([0.05, 0.25, 1.0]),  # 1 / h an integer: exact rational decay
+    window_size=st.sampled_from([None, 2, 7]),
+    events=st.lists(
+        st.tuples(st.sampled_from([0.1, 0.3, 0.5, 0.7, 0.9]), st.booleans(), st.sampled_from(_EXTREME)),
+        min_size=1, max_size=40,
+    ),
+)
+def test_half_life_extreme_weights_hypothesis(half_life, window_size, events):
+    """Any stream of extreme weights: every event is accepted, or refused with the state
+    unchanged; after each, every invariant holds and the fit equals the oracle's (exact
+    rational relative weights), unless an event weighing less than 2**-1000 of a new
+    unit-weight one is held, which forgetting may have dropped."""
+    cal = OnlineIsotonic(half_life=half_life, window_size=window_size)
+    held = []
+    for s, y, w in events:
+        before = cal.to_dict()
+        try:
+            cal.learn_one(s, y, w)
+        except ValueError:
+            assert cal.to_dict() == before
+            continue
+        held.append((s, y, w))
+        cal._check()
+        n = len(held)
+        first = 0 if window_size is None else max(0, n - window_size)
+        per_event = round(1 / half_life)
+        rel = [Fraction(w) / Fraction(2) ** ((n - 1 - i) * per_event) for i, (_, _, w) in enumerate(held)]
+        sample = [(held[i][0], held[i][1], rel[i]) for i in range(first, n) if rel[i] > 0]
+        if not sample or min(r for _, _, r in sample) < Fraction(1, 2**1000):
+            continue
+        top = max(r for _, _, r in sample)
+        weights = [float(r / top) for _, _, r in sample]
+        if min(weights) < 2.0**-1000:
+            continue
+        _assert_matches(cal, [k for k, _, _ in sample], [float(y) for _, y, _ in sample], weights,
+                        [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0], tol=1e-9)

@@ -592,3 +592,26 @@ def test_public_block_accessors_for_incremental_consumers():
     first = live[0]
     store.add(0.95, 1.0, 1.0)
     assert store.live_blocks[0] is first
+
+
+@pytest.mark.parametrize("exponent", [-1000, -700, -560, 500, 520])
+def test_store_exact_tests_with_dyadic_weights_far_from_one(exponent):
+    """Weights that are exact multiples of 2**exponent: the fast orientation test took the
+    difference of two double products, which underflow to 0 below about 2**-537 (two
+    cells of weights 2**-657 and 2**-656, labels 0 then 1, were pooled into one block
+    and _check() failed) or overflow far above 1. Compared with the oracle on the same
+    cells scaled by 2**-exponent (exact)."""
+    rng = random.Random(exponent)
+    store = IsotonicBlockStore(leaf_capacity=4)
+    events = []
+    for _ in range(60):
+        x, w, y = rng.choice([0.1, 0.2, 0.3, 0.5, 0.7, 0.9]), rng.choice([1, 2, 3, 5]), rng.random() < 0.5
+        store.add(x, math.ldexp(w, exponent), float(y))
+        events.append((x, y, w))
+        store._check()
+        xs, ws, ss, _ = ref.aggregate(*zip(*events))
+        blocks = ref.pav_cells(ws, ss)
+        assert len(store.blocks()) == len(blocks)
+        for b, (a, c, W, S) in zip(store.blocks(), blocks):
+            assert (b.score_min, b.score_max) == (xs[a], xs[c - 1])
+            assert b.value == S / W

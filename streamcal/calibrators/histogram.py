@@ -253,15 +253,30 @@ class HistogramBinning(BinaryCalibrator):
         w = V.check_weight(w, "HistogramBinning", "learn_one")
         self._core.learn(s, y, w)
 
+    def learn_many(self, scores, labels, w=None) -> None:
+        # as the base class's, but without weights the compiled pass reads none (no
+        # array of ones: a third less memory traffic on the batch path)
+        if w is not None:
+            return super().learn_many(scores, labels, w)
+        name = type(self).__name__
+        s = V.check_scores_array(scores, name, "learn_many")
+        y = V.check_labels_array(labels, len(s), name, "learn_many")
+        self._learn_many_validated(s, y, None)
+
+    learn_many.__doc__ = BinaryCalibrator.learn_many.__doc__
+
     def _learn_many_validated(
-        self, scores: np.ndarray, labels: np.ndarray, w: np.ndarray
+        self, scores: np.ndarray, labels: np.ndarray, w: np.ndarray | None
     ) -> None:
+        """``w`` None: unit weights."""
         i = 0
         if self._compiled:
-            i = self._core.learn_many(*_contiguous(scores, labels, w))
+            i = self._core.learn_many(*_contiguous(scores, labels), None if w is None else _contiguous(w)[0])
             if i == len(scores):
                 return
             self._widen()
+        if w is None:
+            w = np.ones(len(scores))
         learn = self._core.learn
         for s, y, wi in zip(scores[i:].tolist(), labels[i:].tolist(), w[i:].tolist()):
             learn(s, y, wi)

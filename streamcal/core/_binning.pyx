@@ -405,6 +405,7 @@ cdef class Int64Binner:
         Py_ssize_t i,
         int64_t* tc,
         int64_t* ty,
+        bint unit=False,
     ) noexcept nogil:
         """The fast lane of ``"uniform"`` without a window (no epochs, no window, no
         cells): learn events ``i, i+1, ...`` of unit or zero weight, in order, while
@@ -412,7 +413,7 @@ cdef class Int64Binner:
         predicting each first into ``out`` unless it is NULL (then ``tc`` and ``ty``,
         ``4 B`` zeros each, are scratch space for the counts of events and labels). Exactly
         what :meth:`_learn` does with them; returns the index of the first event not
-        taken."""
+        taken. ``unit``: every weight is 1 (``w`` is not read)."""
         cdef Py_ssize_t n = s.shape[0], i0 = i
         cdef int B = self.n_bins
         cdef const double* e = self.ep
@@ -425,10 +426,20 @@ cdef class Int64Binner:
         cdef double* est = self.estp
         cdef const double* sp = &s[0]
         cdef const double* yp = &y[0]
-        cdef const double* wp = &w[0]
+        cdef const double* wp = NULL if unit else &w[0]
         cdef double x, wi, v
         cdef int k
-        if out != NULL:
+        cdef Py_ssize_t stop
+        if out == NULL and unit:
+            # learning unit weights: no weight to read, a run as long as the room
+            stop = n if n - i <= room else i + room
+            while i < stop:
+                k = uniform_bin(e, B, sp[i]) + (i & 3) * B
+                tc[k] += 1
+                ty[k] += <int64_t>yp[i]
+                i += 1
+            taken = i - i0
+        elif out != NULL:
             while i < n:
                 wi = wp[i]
                 x = sp[i]
@@ -465,6 +476,7 @@ cdef class Int64Binner:
                 elif wi != 0.0:
                     break
                 i += 1
+        if out == NULL:
             for k in range(B):
                 c = tc[k] + tc[k + B] + tc[k + 2 * B] + tc[k + 3 * B]
                 W[k] += c * one
@@ -479,19 +491,20 @@ cdef class Int64Binner:
 
     def learn_many(self, const double[::1] s, const double[::1] y, const double[::1] w):
         """Learn valid events in order; return how many were learnt (all of them, or
-        up to the first that does not fit int64, which is not learnt). Estimates are
-        computed once, at the end. O(n log B) plus the epochs."""
+        up to the first that does not fit int64, which is not learnt). ``w`` None: unit
+        weights. Estimates are computed once, at the end. O(n log B) plus the epochs."""
         cdef Py_ssize_t i = 0, n = s.shape[0]
+        cdef bint unit = w is None
         cdef bint lane = self.uniform and self.N == 0 and n > 0
         cdef int64_t[::1] scratch = np.zeros(8 * self.n_bins, dtype=np.int64)
         self.lazy = True
         try:
             while i < n:
                 if lane:
-                    i = self.unit_run(s, y, w, NULL, i, &scratch[0], &scratch[4 * self.n_bins])
+                    i = self.unit_run(s, y, w, NULL, i, &scratch[0], &scratch[4 * self.n_bins], unit)
                     if i == n:
                         break
-                if self._learn(s[i], y[i], w[i]):
+                if self._learn(s[i], y[i], 1.0 if unit else w[i]):
                     return i
                 i += 1
             return n

@@ -20,13 +20,17 @@ Forgetting (``half_life = h``). A new event at index ``t`` is stored with weight
 between renormalisations, so the ratio of any two stored weights is exactly the ratio of
 their decayed weights. When a new stored weight would reach ``2 ** 512``, everything is
 rescaled by ``2 ** -k`` (exact: a power of two), ``k`` the binary exponent of that new
-weight, so it lands in [1, 2): the scale follows the data, not only the clock, so user
-weights anywhere in the double range (1e-300 as well as 1e300) neither overflow nor
-underflow. What would then weigh less than ``2 ** -1000`` of the new event is forgotten
-(without a window: whole scores weighing less than ``2 ** -1000`` of a new
-unit-weight event, at renormalisations; with a window: events older than
-1000 half-lives leave it, and an event whose rescaled weight would not be a normal double
-is removed).
+weight, so it lands in [1, 2); a new stored weight below ``2 ** -969`` (a light event
+after a heavy one) renormalises the other way. The scale follows the data, not only the
+clock, so user weights anywhere in the double range (1e-300 as well as 1e300) neither
+overflow nor underflow. What weighs less than ``2 ** -1000`` of a new unit-weight event
+may be forgotten at a renormalisation (without a window: whole scores; with a window:
+events whose rescaled weight would not be a normal double; window events older than
+1000 half-lives leave it in any case). Every other stored weight stays a normal double
+below ``2 ** 512`` times the events held: the shift puts the new event in [1, 2) when it
+can, else as near as the weights held allow; an event whose weight cannot be stored
+beside them (its ratio to one of them beyond about ``2 ** 1480``) is refused with a
+ValueError naming ``w``, the state unchanged.
 """
 
 from libc.math cimport floor, ldexp, frexp, isfinite, INFINITY, NAN
@@ -42,6 +46,10 @@ cdef double _FORGET = ldexp(1.0, -1000)       # forgotten below this fraction of
 cdef double _FORGET_HALF_LIVES = 1000.0       # window events older than this leave it
 cdef double _DBL_MIN = 2.2250738585072014e-308
 cdef double _DBL_MAX = 1.7976931348623157e308
+cdef int _TOP_EXP = 511        # a stored weight's binary exponent stays <= this after a shift
+cdef int _MIN_EXP = -969       # ... and >= this: a normal double whose label sum, if it
+                               # rounds to a subnormal, moves its mean by < 2**-52
+cdef double _SAFE_W = ldexp(1.0, 400)  # batch weights in [1 / _SAFE_W, _SAFE_W] cannot be refused
 # prediction modes
 cdef enum:
     MODE_STEP = 0
@@ -85,6 +93,8 @@ cdef class IsotonicStream:
     cdef public double phase
     # sum of the stored weights (for the overflow checks only; not exact)
     cdef double _total
+    # what a renormalisation planned by _plan keeps (no window), until it runs
+    cdef object _keep
 
     def __init__(self, IsotonicBlockStore store, double resolution=0.0, double half_life=0.0,
                  Py_ssize_t window_size=0, bint linear=False, bint venn_abers=False):
@@ -207,35 +217,103 @@ cdef class IsotonicStream:
         cdef double e = (self.n_events - self.t_ref) / self.half_life + self.phase
         return 2.0 ** min(e, 1000.0)
 
-    cdef double _stored_weight(self, double w, double e, int* shift):
-        """``w * 2 ** e`` computed without overflow; sets ``shift`` to the renormalisation
-        exponent the event needs (0: none)."""
-        cdef int k
+    cdef double _split(self, double w, double e, double* E) noexcept:
+        """``w * 2 ** e`` as ``m * 2 ** E`` with ``m`` in [1, 2), returning ``m``: no
+        intermediate overflow or underflow (``w`` near the top of the double range, or
+        subnormal). ``w * 2 ** e`` rounds as the product ``w * 2 ** frac(e)`` does when
+        that is a normal double: the same stored weights as before this split."""
+        cdef int kw, k
         cdef double whole = floor(e)
-        cdef double frac = w * (2.0 ** (e - whole))
-        cdef double m = frexp(frac, &k)
-        # the stored weight is m * 2 ** (k + whole), m in [0.5, 1)
-        if k + whole - 1 >= 512.0:
-            shift[0] = <int>(k + whole - 1)
-            return ldexp(frac, <int>(whole - shift[0]))
-        shift[0] = 0
-        return ldexp(frac, <int>whole)
+        cdef double mw = frexp(w, &kw)                 # w = mw * 2 ** kw, mw in [0.5, 1)
+        cdef double m = frexp(mw * (2.0 ** (e - whole)), &k)
+        E[0] = kw + k + whole - 1.0
+        return 2.0 * m
+
+    cdef double _plan(self, double w, double e, long long t, long long* shift) except? -1.0:
+        """The stored weight of a new event of weight ``w > 0`` at clock exponent ``e``,
+        and the renormalisation it needs (``shift``, 0 for none): the new event lands in
+        [1, 2) when the weights kept can follow it, else as near as they allow, every
+        stored weight a normal double of exponent <= 511. Without a window, ``_keep`` is
+        set to the cells and the mask of those kept (see :meth:`_rescale_cells`). Raises the
+        ValueError of :func:`_span_error` when no shift fits, before any state changes."""
+        cdef double E, m, lo, hi, sigma, emin = INFINITY, emax = -INFINITY, kept_total = 0.0
+        cdef double forget = e - 1000.0       # log2 of 2**-1000 of a new unit-weight event
+        cdef Py_ssize_t i, k
+        cdef int ke
+        cdef double ww
+        m = self._split(w, e, &E)
+        if _MIN_EXP <= E and E <= _TOP_EXP:
+            shift[0] = 0
+            return ldexp(m, <int> E)
+        if E > _TOP_EXP and w <= 4194304.0:
+            # a weight <= 2**22 at [1, 2) leaves everything not forgettable (>= 2**-1000
+            # of a unit-weight event) normal, and what was stored (< 2**512) below it
+            shift[0] = <long long> E
+            self._keep = None
+            return m
+        lo = E - _TOP_EXP
+        hi = E - _MIN_EXP
+        if self.window_size > 0:
+            for i in range(self._count):
+                k = self._slot(i)
+                ww = self._ww[k]
+                if ww <= 0.0 or t - self._wt[k] > _FORGET_HALF_LIVES * self.half_life:
+                    continue
+                if i == 0 and self._count == self.window_size:
+                    continue  # leaves for the new event
+                kept_total += ww
+                frexp(ww, &ke)
+                if ke - 1 < forget:
+                    continue  # forgettable: removed if it would leave the normal range
+                if ke - 1 < emin:
+                    emin = ke - 1
+        else:
+            xs, ws, ss, ns = self.store.cells()
+            mask = _kept(ws, e)
+            self._keep = (xs, ws, ss, ns, mask)
+            if mask.any():
+                kept = ws[mask]
+                kept_total = float(np.sum(kept))
+                frexp(float(kept.min()), &ke)
+                emin = ke - 1
+        if kept_total > 0.0:
+            frexp(kept_total, &ke)
+            emax = ke - 1
+            if emax - _TOP_EXP > lo:
+                lo = emax - _TOP_EXP
+        if emin - _MIN_EXP < hi:
+            hi = emin - _MIN_EXP
+        if lo > hi:
+            raise _span_error(self.owner, "learn_one", w, "")
+        # heavy: the new event in [1, 2) if it can be; light: just inside the normal
+        # range, with 64 binades of room below it for the next light events
+        sigma = E if E > _TOP_EXP else hi - 64.0
+        if sigma > hi:
+            sigma = hi
+        if sigma < lo:
+            sigma = lo
+        shift[0] = <long long> sigma
+        return ldexp(m, <int> (E - sigma))
 
     cdef int learn_c(self, double s, double y, double w) except -1:
         cdef double x = self.key(s)
         cdef long long t = self.n_events
         cdef double e, ws = w
-        cdef int shift = 0
+        cdef long long shift = 0
         if self.half_life > 0.0:
-            if self.window_size > 0:
-                # events beyond the forgetting horizon leave first
-                while self._count and t - self._wt[self._head] > _FORGET_HALF_LIVES * self.half_life:
-                    self._pop_oldest()
             if w > 0.0:
                 e = (t - self.t_ref) / self.half_life + self.phase
-                ws = self._stored_weight(w, e, &shift)
-                if shift:
-                    self._renormalise(shift, e)
+                ws = self._plan(w, e, t, &shift)   # may refuse w: nothing changed yet
+            if self.window_size > 0:
+                # events beyond the forgetting horizon leave first, then the one the new
+                # event pushes out (the plan kept neither: they must not be rescaled)
+                while self._count and t - self._wt[self._head] > _FORGET_HALF_LIVES * self.half_life:
+                    self._pop_oldest()
+                if self._count == self.window_size:
+                    self._pop_oldest()
+            if shift:
+                keep, self._keep = self._keep, None
+                self._renormalise(shift, e, keep)
         elif w > 0.0 and not (self._total - self._leaving_weight() + w <= _DBL_MAX):
             raise _overflow_error(self.owner, "learn_one", w, "")
         if self.window_size > 0:
@@ -278,47 +356,53 @@ cdef class IsotonicStream:
             if self.window_size > 0:
                 window.append(w[i])
 
-    cdef _renormalise(self, int shift, double e):
-        """Divide every stored weight by ``2 ** shift`` (exact) and move the clock's
-        reference to now; forget what falls out of the representable range."""
+    cdef _renormalise(self, long long shift, double e, object keep):
+        """Divide every stored weight by ``2 ** shift`` (exact; ``shift`` < 0 multiplies)
+        and move the clock's reference to now; forget what falls out of the normal range
+        (only what :meth:`_plan` found forgettable can)."""
         cdef Py_ssize_t i, k
         cdef double w
+        cdef int sh = <int> (shift if -4000 < shift < 4000 else (4000 if shift > 0 else -4000))
         if self.window_size > 0:
             # an event whose weight would leave the normal range is forgotten first
             for i in range(self._count):
                 k = self._slot(i)
                 w = self._ww[k]
-                if w > 0.0 and ldexp(w, -shift) < _DBL_MIN:
+                if w > 0.0 and ldexp(w, -sh) < _DBL_MIN:
                     self._ww[k] = 0.0
                     if self.store.remove_c(self._wx[k], w, self._wy[k]):
                         self._readd(self._wx[k])
             for i in range(self._count):
                 k = self._slot(i)
-                self._ww[k] = ldexp(self._ww[k], -shift)
-            self.store.scale_by_power_of_two(-shift)
+                self._ww[k] = ldexp(self._ww[k], -sh)
+            self.store.scale_by_power_of_two(-sh)
         else:
-            # forget below 2**-1000 of what a new unit-weight event weighs after the shift
-            self._rescale_cells(shift, _FORGET * 2.0 ** (e - shift))
+            self._rescale_cells(sh, e, keep)
         self.reset_total()
         self.t_ref = self.n_events
         self.phase = e - shift
 
-    cdef _rescale_cells(self, int shift, double threshold):
-        """Without a window: rescale every cell, forget the scores lighter than
-        ``threshold`` (in the new units), and refit if a weighted label sum left the
-        normal range (a light positive label in a heavy cell: the sum would round to a
-        subnormal or to 0 and the block values could fall out of order)."""
+    cdef _rescale_cells(self, int shift, double e, object keep):
+        """Without a window: rescale every cell, forget the scores lighter than ``2 **
+        -1000`` of a new unit-weight event (``keep``: the cells and the mask of those
+        kept, from :meth:`_plan`, or None: found here), and refit if a weighted
+        label sum left the normal range (a light positive label in a heavy cell: the sum
+        would round to a subnormal or to 0 and the block values could fall out of
+        order)."""
         store = self.store
-        xs, ws, ss, ns = store.cells()
+        if keep is None:
+            xs, ws, ss, ns = store.cells()
+            mask = _kept(ws, e)
+        else:
+            xs, ws, ss, ns, mask = keep
         ws2 = np.ldexp(ws, -shift)
         ss2 = np.ldexp(ss, -shift)
-        keep = ws2 >= threshold
         lost = (ss > 0.0) & (ss2 < _DBL_MIN)
-        if keep.all() and not lost.any():
+        if mask.all() and not lost.any():
             store.scale_by_power_of_two(-shift)
             return
         ss2[lost] = 0.0
-        store.rebuild(xs[keep], ws2[keep], ss2[keep], ns[keep])
+        store.rebuild(xs[mask], ws2[mask], ss2[mask], ns[mask])
 
     # ------------------------------------------------------------------ Python API
 
@@ -354,10 +438,14 @@ cdef class IsotonicStream:
     def learn_many(self, const double[::1] scores, const double[::1] labels, const double[::1] w):
         """Learn validated arrays, event by event (a weight that would overflow the
         sums raises first, naming its index, and nothing is learnt)."""
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i = 0
         self.check_batch(w, "learn_many")
-        for i in range(scores.shape[0]):
-            self.learn_c(scores[i], labels[i], w[i])
+        saved = self._save_if_refusable(w)
+        try:
+            for i in range(scores.shape[0]):
+                self.learn_c(scores[i], labels[i], w[i])
+        except ValueError:
+            self._refused(saved, w, i, "learn_many")
 
     def predict_learn_many(self, const double[::1] scores, const double[::1] labels, const double[::1] w):
         """The prequential loop over validated arrays: the predictions before each event."""
@@ -365,10 +453,44 @@ cdef class IsotonicStream:
         out = np.empty(n, dtype=np.float64)
         cdef double[::1] o = out
         self.check_batch(w, "predict_learn_many")
-        for i in range(n):
-            o[i] = self.predict_c(scores[i])
-            self.learn_c(scores[i], labels[i], w[i])
+        saved = self._save_if_refusable(w)
+        i = 0
+        try:
+            for i in range(n):
+                o[i] = self.predict_c(scores[i])
+                self.learn_c(scores[i], labels[i], w[i])
+        except ValueError:
+            self._refused(saved, w, i, "predict_learn_many")
         return out
+
+    cdef object _save_if_refusable(self, const double[::1] w):
+        """With forgetting, a weight can be refused only when it, or one held, is far
+        from 1 (see :meth:`_plan`): a batch whose positive weights are all within
+        [2**-400, 2**400] never is. Otherwise save the state, to restore it if an event
+        is refused (O(cells)); None when nothing needs saving."""
+        cdef Py_ssize_t i
+        if self.half_life == 0.0:
+            return None
+        for i in range(w.shape[0]):
+            if w[i] > 0.0 and not (1.0 / _SAFE_W <= w[i] <= _SAFE_W):
+                return (self.store.cells(), self.window_events(), self.n_events, self.t_ref,
+                        self.phase)
+        return None
+
+    cdef _refused(self, object saved, const double[::1] w, Py_ssize_t i, str method):
+        """Event ``i`` of a batch was refused: restore the state saved before the batch
+        and raise the error naming the index."""
+        if saved is None:
+            raise  # cannot happen (see _save_if_refusable): not silently
+        (xs, ws, ss, ns), window, n_events, t_ref, phase = saved
+        self.store.rebuild(xs, ws, ss, ns)
+        if window is not None:
+            self.set_window_events(window)
+        self.n_events = n_events
+        self.t_ref = t_ref
+        self.phase = phase
+        self.reset_total()
+        raise _span_error(self.owner, method, w[i], f" at index {i}")
 
     def next_weight(self):
         """The stored weight a new unit-weight event would get now (1.0 without
@@ -422,6 +544,20 @@ def _overflow_error(owner, method, w, where):
     return argument_error(
         ValueError, "w", owner, method,
         WEIGHT_DOMAIN + " whose sum with the weights held stays finite", w, suffix=where,
+    )
+
+
+def _kept(ws, e):
+    """Mask of the stored weights (at clock exponent ``e``) not lighter than ``2 **
+    -1000`` of a new unit-weight event: those a renormalisation keeps."""
+    return np.log2(ws) >= e - 1000.0
+
+
+def _span_error(owner, method, w, where):
+    return argument_error(
+        ValueError, "w", owner, method,
+        WEIGHT_DOMAIN + " that can be stored beside the decayed weights held (their ratio "
+        "within about 2**1480)", w, suffix=where,
     )
 
 

@@ -89,6 +89,9 @@ cdef class IsotonicBlockStore:
     # 2**(qexp + 53), so every coordinate is an exact integer multiple of 2**qexp
     cdef int qexp
     cdef double qscale
+    # qscale when products of two coordinates below 2**(qexp + 26) are exact doubles
+    # (qexp in [-500, 480]: no underflow, no overflow), else 0: the fast double tests
+    cdef double fscale
     # operation counters (always on, integer increments)
     cdef public long long _op_nodes
     cdef public long long _op_hull

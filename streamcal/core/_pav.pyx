@@ -532,6 +532,7 @@ cdef class IsotonicBlockStore:
         self.root = v
         self.qexp = _NO_Q
         self.qscale = 0.0
+        self.fscale = 0.0
         self._leaf_update(v)
 
     # ------------------------------------------------------------------ exactness
@@ -549,6 +550,10 @@ cdef class IsotonicBlockStore:
             self.qscale = ldexp(1.0, -e)
         else:
             self.qscale = 0.0  # never exact
+        # the double products of the fast tests (coordinates below 2**(e + 26)) would
+        # underflow below 2**-1022, or overflow, outside this range: exact 128-bit
+        # integers decide there
+        self.fscale = self.qscale if -500 <= e <= 480 else 0.0
 
     cdef inline bint _exact(self, Node* frame) noexcept:
         return self.qscale > 0.0 and frame.W * self.qscale < _TWO53
@@ -561,7 +566,7 @@ cdef class IsotonicBlockStore:
         cdef int ku, kv, pu, pv
         cdef Sums su, sv
         if self._exact(frame):
-            if frame.W * self.qscale < 67108864.0:
+            if self._fast(frame):
                 # coordinates below 2**26 units: both products and their difference
                 # are exact in double precision
                 return _sign(ux * vy - uy * vx)
@@ -643,8 +648,9 @@ cdef class IsotonicBlockStore:
         return self._vsign(frame, a, b, c, d)
 
     cdef inline bint _fast(self, Node* frame) noexcept:
-        """Coordinates of ``frame`` are exact integers (in units of 2**qexp) < 2**26."""
-        return self.qscale > 0.0 and frame.W * self.qscale < 67108864.0
+        """Coordinates of ``frame`` are exact integers (in units of 2**qexp) < 2**26,
+        and their products exact doubles (see ``fscale``)."""
+        return self.fscale > 0.0 and frame.W * self.fscale < 67108864.0
 
     cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs,
                                   Node* left):
@@ -1647,6 +1653,7 @@ cdef class IsotonicBlockStore:
             raise MemoryError()
         self.qexp = _NO_Q
         self.qscale = 0.0
+        self.fscale = 0.0
         for k in range(nl):
             leaves[k] = _new_leaf_node()
             L = leaves[k].leaf
