@@ -695,3 +695,20 @@ def test_help_mentions_the_subcommands(capsys):
         "exit status",
     ]:
         assert piece in out
+
+
+def test_readme_shows_what_the_default_command_prints(capsys):
+    """The README's headline table (between the replay-output markers) is the table
+    that ``streamcal replay`` with no argument prints, line for line (issue 13, item 2:
+    a calibrator of the default set beats the raw model on all three metrics)."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = readme.split("<!-- replay-output -->")[1].split("<!-- /replay-output -->")[0]
+    shown = block.strip().removeprefix("```text").removesuffix("```").strip().splitlines()
+    assert main(["replay", "--no-progress"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(out) if line.startswith("calibrator "))
+    printed = [line.rstrip() for line in out[start : start + len(shown)]]
+    assert printed == shown
+    rows = table("\n".join(out))
+    raw = rows.pop("raw")
+    assert any(all(r[m][0] < raw[m][0] for m in ("brier", "log_loss", "ece")) for r in rows.values())

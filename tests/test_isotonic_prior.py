@@ -218,3 +218,30 @@ def test_a_huge_prior_is_its_mean():
     cal = OnlineIsotonic(prior_strength=1e12)
     cal.learn_many([0.2, 0.9], [0, 1])
     assert abs(cal.predict_one(0.5) - ISOTONIC_PRIOR_MEAN) < 1e-11
+
+
+def test_top_label_and_class_wise_carry_the_prior():
+    """TopLabel and ClassWise clone their binary calibrator, prior included: where the
+    exact fits say 0 for a class, the prior keeps it above 0, and snapshots keep it."""
+    from streamcal import ClassWise, TopLabel
+    from streamcal.base import MulticlassCalibrator
+
+    rng = np.random.default_rng(3)
+    events = []
+    for _ in range(300):
+        q = rng.dirichlet([1.0, 1.0, 1.0])
+        events.append((dict(zip("abc", q.tolist())), "abc"[int(rng.choice(3, p=q))]))
+    for wrapper in (TopLabel, ClassWise):
+        exact, shrunk = wrapper(OnlineIsotonic()), wrapper(OnlineIsotonic(prior_strength=1.0))
+        saw_zero = False
+        for x, label in events:
+            pe, ps = exact.predict_one(x), shrunk.predict_one(x)
+            saw_zero = saw_zero or min(pe.values()) == 0.0
+            assert all(0.0 < v < 1.0 for v in ps.values()), ps
+            exact.learn_one(x, label)
+            shrunk.learn_one(x, label)
+        assert saw_zero
+        assert all(c.prior_strength == 1.0 for c in shrunk.calibrators.values())
+        twin = MulticlassCalibrator.from_dict(json.loads(json.dumps(shrunk.to_dict())))
+        x = events[0][0]
+        assert twin.predict_one(x) == shrunk.predict_one(x)

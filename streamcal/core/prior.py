@@ -41,16 +41,25 @@ Where the pseudo-event goes, per calibrator:
   same construction with ``a = 1`` and ``m = 0`` and ``1``, placed at the query.
 
 Why ``m = 1/2`` for isotonic blocks, and the defaults (``simulations/priors.py``, table
-in ``simulations/README.md``): on the bundled Newark log and the hourly rain logs of
-Newark, JFK and LaGuardia (rain in about 7% of hours), centring the pseudo-event on 1/2
-gave a lower log loss than centring it on the running base rate or on the query's
-score, for every strength tried (0.5 to 8), with Brier scores within 0.0005. The data
-are hourly weather: dependent in time and drifting, so the empirical zeros of a block
-overstate certainty, and the rare rain hour in a "never rains" block is what the log
-loss punishes; a prior at 1/2 hedges it most. ``OnlineIsotonic`` keeps ``a = 0`` by
-default (the exact fit: its contract with scikit-learn); ``HistogramBinning`` uses
-``a = 2``, the strength within 0.001 of the best log loss and ECE measured for every
-log.
+in ``simulations/README.md``), on the bundled Newark log and the hourly rain logs of
+Newark, JFK and LaGuardia (rain in about 7% of hours):
+
+- at every strength from 0.5 to 2, centring the pseudo-event on 1/2 gave a lower log
+  loss than centring it on the running base rate or on the query's score, on every
+  log, and the lowest isotonic log loss of all on three logs of four (LaGuardia:
+  score-centred with ``a = 8``, 0.1273 against 0.1281); Brier scores within 0.0007.
+  The base rate gave a lower ECE on the airport logs (0.0045 to 0.0065 against 0.0072
+  to 0.0112) but a higher log loss everywhere. The data are hourly weather, dependent in time and
+  drifting, so the empirical zeros of a block overstate certainty, and the rare rain
+  hour in a "never rains" block is what the log loss punishes; 1/2 hedges it most.
+  A constant centre also keeps the guarantees simple: strictly inside (0, 1) always
+  (a score-centred prior says 1.0 at a score of exactly 1), and monotone.
+- ``OnlineIsotonic`` keeps ``a = 0`` by default (the exact fit: its contract with
+  scikit-learn); ``a = 1`` or ``2`` cut its log loss on the bundled log from 0.196
+  (worse than the raw model's 0.151) to 0.128 / 0.127.
+- ``HistogramBinning`` defaults to ``a = 2``: every strength from 0.5 to 8 cut its log
+  loss from 0.164-0.169 to 0.129-0.135; at 2 it is within 0.0007 of the best strength
+  on every log, its ECE within 0.002 and its Brier score within 0.0001.
 """
 
 from __future__ import annotations
