@@ -2,8 +2,8 @@
 then beat the raw model?
 
 Question: isotonic calibration and histogram binning say 0 or 1 where a block or bin
-has seen only one label (``OnlineIsotonic`` emits exactly 0.0 for 3,342 of the 8,685
-forecasts of the bundled log, and its log loss is worse than the raw model's). A prior
+has seen only one label (``OnlineIsotonic`` forecasts exactly 0 or 1 in 3,362 of the
+8,685 hours of the bundled log, and its log loss is worse than the raw model's). A prior
 on each block's or bin's mean (:mod:`streamcal.core.prior`: one pseudo-event of weight
 ``a`` and label ``m``) keeps forecasts off 0 and 1. Which strength ``a``, which centre
 ``m`` (1/2, the running base rate, the query's score), and does the default
