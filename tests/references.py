@@ -170,6 +170,35 @@ def venn_abers(scores, labels, weights, s, w_new=1.0):
     return tuple(out)
 
 
+def isotonic_with_prior(scores, labels, weights, s, prior_strength, prior_mean=0.5,
+                        interpolation="step"):
+    """The read-out at ``s`` of the isotonic fit under a prior, as documented in
+    ``streamcal.core.prior``: refit from scratch with one pseudo-event of weight
+    ``prior_strength`` and label ``prior_mean`` added at the cell the read-out uses
+    (the largest seen score ``<= s``, the smallest one below them all), and read the
+    step fit there. With ``"linear"``, in the gap between the last seen score ``x0`` of
+    one level set of the fit *without* the pseudo-event and the first ``x1`` of the
+    next, the prior read-outs at ``x0`` and ``x1`` interpolated linearly. ``None`` when
+    no event has positive weight.
+    """
+    fit = isotonic_fit(scores, labels, weights)
+    xs, fitted, _ = fit
+    if not xs:
+        return None
+
+    def at(c):
+        g = isotonic_fit(list(scores) + [c], list(labels) + [prior_mean],
+                         list(weights) + [prior_strength])
+        return min(1.0, max(0.0, predict_step(g, c)))
+
+    i = bisect_right(xs, s) - 1
+    if interpolation == "linear" and 0 <= i < len(xs) - 1 and s > xs[i] and fitted[i] != fitted[i + 1]:
+        x0, x1 = xs[i], xs[i + 1]
+        v0, v1 = at(x0), at(x1)
+        return v0 + (v1 - v0) * ((s - x0) / (x1 - x0))
+    return at(xs[max(i, 0)])
+
+
 def grid_round(s, r):
     """The grid cell of score ``s`` at resolution ``r``: ``floor(s / r + 1/2)``, as
     documented by ``OnlineIsotonic(resolution=r)`` (the cell's score is ``k * r``)."""

@@ -819,3 +819,20 @@ def test_table_stars_and_directions_come_from_the_column_table(tmp_path, capsys)
         assert starred and all(rows[r][column][0] == min(values) for r in starred), column
     assert "over the last 40 events:" in out
     assert "lower is better: brier, tece, classwise_ece" in out
+
+
+def test_readme_shows_what_the_default_command_prints(capsys):
+    """The README's headline table (between the replay-output markers) is the table
+    that ``streamcal replay`` with no argument prints, line for line (issue 13, item 2:
+    a calibrator of the default set beats the raw model on all three metrics)."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = readme.split("<!-- replay-output -->")[1].split("<!-- /replay-output -->")[0]
+    shown = block.strip().removeprefix("```text").removesuffix("```").strip().splitlines()
+    assert main(["replay", "--no-progress"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(out) if line.startswith("calibrator "))
+    printed = [line.rstrip() for line in out[start : start + len(shown)]]
+    assert printed == shown
+    rows = table("\n".join(out))
+    raw = rows.pop("raw")
+    assert any(all(r[m][0] < raw[m][0] for m in ("brier", "log_loss", "ece")) for r in rows.values())

@@ -155,7 +155,7 @@ def test_every_prefix_matches_the_oracle(params, weights, seed):
 def test_degenerate_labels_and_heavy_ties(strategy, scores, labels):
     rng = random.Random(7)
     events = make_stream(rng, 70, n_bins=4, scores=scores, labels=labels)
-    cal = HistogramBinning(n_bins=4, strategy=strategy)
+    cal = HistogramBinning(n_bins=4, strategy=strategy, prior_strength=0)
     learn_and_compare(cal, events)
     target = 0.0 if labels == "all0" else 1.0
     assert {b.value for b in cal.bins if b.value is not None} == {target}
@@ -233,7 +233,7 @@ def test_unit_weights_give_numpy_mean_bit_for_bit(params):
     s[:50] = 0.0
     s[50:100] = 1.0
     y = (rng.random(3000) < s).astype(int)
-    cal = HistogramBinning(n_bins=12, **params)
+    cal = HistogramBinning(n_bins=12, **params, prior_strength=0)
     for t in range(3000):
         cal.learn_one(float(s[t]), int(y[t]))
         if t % 250 == 249 or t == 2999:
@@ -252,7 +252,7 @@ def test_weighted_means_agree_with_numpy_average():
     s = rng.random(2000)
     y = (rng.random(2000) < s).astype(int)
     w = rng.choice([0.1, 0.3, 1.0, 2.5, 0.0, 1e-3], 2000)
-    cal = HistogramBinning(n_bins=9, strategy="quantile")
+    cal = HistogramBinning(n_bins=9, strategy="quantile", prior_strength=0)
     cal.learn_many(s, y, w)
     cal._check()
     k = np.array([ref.bin_of(cal.edges, x) for x in s.tolist()])
@@ -271,7 +271,7 @@ def test_weighted_means_agree_with_numpy_average():
 
 
 def test_bin_rule_edges_and_endpoints():
-    cal = HistogramBinning(n_bins=4)
+    cal = HistogramBinning(n_bins=4, prior_strength=0)
     for s, y in [(0.0, 0), (0.25, 1), (0.5, 1), (0.75, 0), (1.0, 1), (0.74, 1)]:
         cal.learn_one(s, y)
     assert cal.edges == (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -286,11 +286,11 @@ def test_quantile_edges_are_algorithm_1_with_duplicates():
     # n = 9 scores, B = 3: ranks ceil(10/3) = 4 and ceil(20/3) = 7
     scores = [0.9, 0.1, 0.5, 0.3, 0.7, 0.2, 0.4, 0.6, 0.8]
     assert ref.quantile_edges(scores, 3) == [0.0, 0.4, 0.7, 1.0]
-    cal = HistogramBinning(n_bins=3, strategy="quantile", window_size=9)
+    cal = HistogramBinning(n_bins=3, strategy="quantile", window_size=9, prior_strength=0)
     cal.learn_many(scores, [0] * 9)
     assert cal.edges == (0.0, 0.4, 0.7, 1.0) and cal.n_calibration == 9
     # ties: equal edges leave an empty bin that no score reaches
-    tied = HistogramBinning(n_bins=4, strategy="quantile")
+    tied = HistogramBinning(n_bins=4, strategy="quantile", prior_strength=0)
     tied.learn_many([0.5] * 8, [1, 0] * 4)
     assert tied.edges == (0.0, 0.5, 0.5, 0.5, 1.0)
     assert [b.n_events for b in tied.bins] == [0, 0, 0, 8]
@@ -299,7 +299,7 @@ def test_quantile_edges_are_algorithm_1_with_duplicates():
     )  # empty bin: the score
     tied._check()
     # rank n + 1 is the edge 1.0
-    one = HistogramBinning(n_bins=10, strategy="quantile")
+    one = HistogramBinning(n_bins=10, strategy="quantile", prior_strength=0)
     one.learn_one(0.3, 1)
     assert one.edges == (0.0, 0.3, 0.3, 0.3, 0.3, 0.3, 1.0, 1.0, 1.0, 1.0, 1.0)
     assert one.predict_one(0.9) == 1.0  # bin [0.3, 1), which holds the event
@@ -398,7 +398,7 @@ def test_snapshots_restore_big_integers_and_pending_cells():
 
 
 def test_views_and_core_examples():
-    cal = HistogramBinning(n_bins=3)
+    cal = HistogramBinning(n_bins=3, prior_strength=0)
     assert cal.edges == (0.0, 1 / 3, 2 / 3, 1.0)
     assert cal.bins == tuple(
         BinView(a, b, None, 0.0, 0) for a, b in zip(cal.edges, cal.edges[1:])
@@ -429,7 +429,7 @@ def test_epsilon_is_theorem_2(n_bins, prior):
 
 
 def test_epsilon_with_a_window_uses_the_calibration_set():
-    cal = HistogramBinning(n_bins=5, strategy="quantile", window_size=64)
+    cal = HistogramBinning(n_bins=5, strategy="quantile", window_size=64, prior_strength=0)
     cal.learn_many(np.linspace(0, 1, 200), [0, 1] * 100)
     assert cal.n_calibration == 64
     assert cal.epsilon(0.05) == ref.epsilon(64, 5, 0.05)
@@ -595,3 +595,46 @@ def test_random_sequences(n_bins, strategy, window_size, prior, events):
         n_bins=n_bins, strategy=strategy, window_size=window_size, prior_strength=prior
     )
     learn_and_compare(cal, events)
+
+
+# ---------------------------------------------------------------------- the default prior
+
+
+def test_default_prior_keeps_forecasts_off_0_and_1():
+    """Issue 13, item 2: ``HistogramBinning()`` said 1.0 after a single positive label
+    (prior_strength defaulted to 0); the default prior (a = 2, centred on the bin's
+    midpoint) keeps every forecast strictly inside (0, 1), equal to the posterior mean
+    of streamcal.core.prior, for both strategies and with a window."""
+    from streamcal.core.prior import posterior_mean
+
+    cal = HistogramBinning()
+    assert cal.prior_strength == 2.0
+    cal.learn_one(0.93, 1)
+    assert cal.predict_one(0.93) == posterior_mean(1.0, 1.0, 2.0, 0.95) < 1.0
+    assert HistogramBinning(prior_strength=0).predict_one(0.93) == 0.93
+    rng = np.random.default_rng(7)
+    for params in ({}, {"strategy": "quantile"}, {"window_size": 30, "n_bins": 20}):
+        for labels in ("all0", "all1", "random"):
+            cal = HistogramBinning(**params)
+            s = rng.random(300)
+            s[::7] = 0.0
+            s[::11] = 1.0
+            y = {"all0": np.zeros(300), "all1": np.ones(300)}.get(labels, (rng.random(300) < s).astype(float))
+            p = cal.predict_learn_many(s, y)
+            # 0 or 1 only as the cold start of a bin no event has reached: the score
+            assert np.all(((p > 0.0) & (p < 1.0)) | (p == s)), (params, labels)
+            if labels != "random":
+                plain = HistogramBinning(**params, prior_strength=0).predict_learn_many(s, y)
+                assert np.any((plain != s) & ((plain == 0.0) | (plain == 1.0)))
+
+
+def test_snapshots_keep_their_prior_strength():
+    """A snapshot stores prior_strength, so one written with the former default (0)
+    restores with 0: plain bin means, not the new default's."""
+    cal = HistogramBinning(prior_strength=0)
+    cal.learn_many([0.1, 0.12, 0.9], [1, 1, 0])
+    d = json.loads(json.dumps(cal.to_dict()))
+    assert d["params"]["prior_strength"] == 0
+    old = BinaryCalibrator.from_dict(d)
+    assert old.prior_strength == 0 and old.predict_one(0.11) == 1.0
+    assert HistogramBinning().prior_strength == 2.0

@@ -124,7 +124,7 @@ def test_unit_weights_stay_compiled_and_give_numpy_mean():
     rng = np.random.default_rng(5)
     s = rng.random(200_000)
     y = (rng.random(200_000) < s).astype(np.int64)
-    cal = HistogramBinning(n_bins=20)
+    cal = HistogramBinning(n_bins=20, prior_strength=0)
     out = cal.predict_learn_many(s, y)
     assert cal._compiled and out.shape == (200_000,)
     k = np.searchsorted(np.asarray(cal.edges[1:-1]), s, side="right")
@@ -161,7 +161,7 @@ def test_int64_bound_and_hand_over(weights, compiled):
         if "window_size" not in params:
             assert cal._compiled == compiled
         assert isinstance(cal._core, _binning.Int64Binner) == cal._compiled
-        fit = ref.histogram_binning(events, 2, cal.strategy, cal.window_size, 0.0)
+        fit = ref.histogram_binning(events, 2, cal.strategy, cal.window_size, cal.prior_strength)
         assert [b.value for b in cal.bins] == fit["values"]
         assert [b.weight for b in cal.bins] == [float(x) for x in fit["weights"]]
         batch = HistogramBinning(**params)
@@ -236,7 +236,7 @@ def test_compiled_per_event_messages(call, message):
 
 
 def test_numpy_and_bool_inputs_go_through_the_slow_path():
-    a, b = HistogramBinning(), HistogramBinning()
+    a, b = HistogramBinning(prior_strength=0), HistogramBinning(prior_strength=0)
     a.learn_one(np.float64(0.25), np.int64(1), np.float32(0.5))
     b.learn_one(0.25, True, 0.5)
     a.learn_one(1, False)

@@ -46,10 +46,18 @@ class HistogramBinning(BinaryCalibrator):
         exactly the last ``window_size`` events; each new event pushes the oldest out
         (zero-weight events take a slot too).
     prior_strength
-        ``a >= 0``. With ``a > 0`` each bin's estimate is the posterior mean under a
-        Beta prior of strength ``a`` centred on the bin's midpoint ``m = (lower + upper)
-        / 2``: ``(sum w y + a m) / (sum w + a)``, which keeps the outputs of bins with
-        few events away from 0 and 1.
+        ``a >= 0`` (default 2). With ``a > 0`` each bin's estimate is the posterior mean
+        under a Beta prior of strength ``a`` (in units of an event's weight) centred on
+        the bin's midpoint ``m = (lower + upper) / 2``: ``(sum w y + a m) / (sum w +
+        a)`` (:func:`streamcal.core.prior.posterior_mean`; one pseudo-event of weight
+        ``a`` and label ``m`` in the bin), which keeps the outputs of bins with few
+        events strictly inside (0, 1). ``a = 0``: the plain mean label of the bin (the
+        former default, which says 1.0 after a single positive label). The
+        default 2 comes from the hourly rain logs of ``simulations/priors.py`` (table
+        in ``simulations/README.md``): every ``a`` from 0.5 to 8 cut the log loss from
+        0.164-0.169 to 0.129-0.135, Brier and ECE barely moving; at 2 the
+        log loss is within 0.0007 of the best strength on every log, the ECE within
+        0.002 and the Brier score within 0.0001.
 
     Attributes
     ----------
@@ -120,7 +128,7 @@ class HistogramBinning(BinaryCalibrator):
     Examples
     --------
     >>> from streamcal import HistogramBinning
-    >>> cal = HistogramBinning(n_bins=2)
+    >>> cal = HistogramBinning(n_bins=2, prior_strength=0)     # plain bin means
     >>> cal.predict_one(0.3)          # before any label: the score itself
     0.3
     >>> for s, y in [(0.1, 0), (0.2, 1), (0.3, 1), (0.7, 1), (0.9, 0)]:
@@ -133,18 +141,19 @@ class HistogramBinning(BinaryCalibrator):
     Uniform-mass bins, recomputed at 1, 2, 4, 8, ... events, and the distribution-free
     tolerance of Theorem 2 for them:
 
-    >>> q = HistogramBinning(n_bins=2, strategy="quantile")
+    >>> q = HistogramBinning(n_bins=2, strategy="quantile", prior_strength=0)
     >>> q.learn_many([0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9], [0, 0, 1, 0, 1, 1, 0, 1])
     >>> q.edges, q.n_calibration
     ((0.0, 0.6, 1.0), 8)
     >>> round(q.epsilon(0.1), 4)
     0.7066
 
-    A Beta prior pulls a bin with few events towards its midpoint:
+    By default a Beta prior worth two events pulls a bin with few events towards its
+    midpoint:
 
-    >>> p = HistogramBinning(n_bins=2, prior_strength=2.0)
+    >>> p = HistogramBinning(n_bins=2)
     >>> p.learn_one(0.9, 1)
-    >>> p.predict_one(0.9)            # (1 + 2 * 0.75) / (1 + 2)
+    >>> p.predict_one(0.9)            # (1 + 2 * 0.75) / (1 + 2), not 1.0
     0.8333333333333334
 
     """
@@ -157,7 +166,7 @@ class HistogramBinning(BinaryCalibrator):
         n_bins: int = 10,
         strategy: str = "uniform",
         window_size: int | None = None,
-        prior_strength: float = 0.0,
+        prior_strength: float = 2.0,
     ):
         name = type(self).__name__
         V.check_param(
@@ -342,7 +351,7 @@ class HistogramBinning(BinaryCalibrator):
 
         Examples
         --------
-        >>> cal = HistogramBinning(n_bins=10, strategy="quantile")
+        >>> cal = HistogramBinning(n_bins=10, strategy="quantile", prior_strength=0)
         >>> cal.epsilon(0.1)                        # no data: no guarantee
         inf
         >>> cal.learn_many([i / 1024 for i in range(1024)], [i % 2 for i in range(1024)])

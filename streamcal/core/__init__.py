@@ -12,7 +12,8 @@
 - :mod:`streamcal.core.scir`: sorted cumulative isotonic regression (2-D isotonic fit);
 - :mod:`streamcal.core.fir`: flattened, normalisation-aware flattened and one-vs-rest
   isotonic regression;
-- :mod:`streamcal.core.temperature`: the temperature-scaling fit.
+- :mod:`streamcal.core.temperature`: the temperature-scaling fit;
+- :mod:`streamcal.core.prior`: the prior on block and bin means (``prior_strength``).
 
 The multiclass batch functions (``irp_fit``, ``multiclass_irp_fit``, ``fit_scir``,
 ``fir_fit``, ``nafir_fit``, ``ovr_fit``, ``fit_temperature``) work on arrays on their own.
@@ -45,6 +46,7 @@ _LAZY = {
     "BlockView": "streamcal.core.pav",
     "IsotonicBlockStore": "streamcal.core.pav",
     "pav_blocks": "streamcal.core.pav",
+    "posterior_mean": "streamcal.core.prior",
     "fit_scir": "streamcal.core.scir",
     "fit_temperature": "streamcal.core.temperature",
 }
@@ -68,6 +70,7 @@ __all__ = [
     "nafir_fit",
     "ovr_fit",
     "pav_blocks",
+    "posterior_mean",
     "quantile_edges",
     "recursive_binning_fit",
     "uniform",

@@ -38,6 +38,7 @@ from libc.math cimport floor, ldexp, frexp, isfinite, INFINITY, NAN
 from streamcal._cvalidation cimport check_score, check_label, check_weight
 from streamcal.core._pav cimport IsotonicBlockStore
 from streamcal._validation import argument_error, WEIGHT_DOMAIN
+from streamcal.core.prior import ISOTONIC_PRIOR_MEAN
 
 import numpy as np
 
@@ -50,6 +51,7 @@ cdef int _TOP_EXP = 511        # a stored weight's binary exponent stays <= this
 cdef int _MIN_EXP = -969       # ... and >= this: a normal double whose label sum, if it
                                # rounds to a subnormal, moves its mean by < 2**-52
 cdef double _SAFE_W = ldexp(1.0, 400)  # batch weights in [1 / _SAFE_W, _SAFE_W] cannot be refused
+cdef double _PRIOR_MEAN = ISOTONIC_PRIOR_MEAN
 # prediction modes
 cdef enum:
     MODE_STEP = 0
@@ -83,6 +85,7 @@ cdef class IsotonicStream:
     cdef readonly double resolution, half_life
     cdef readonly Py_ssize_t window_size
     cdef readonly bint linear, venn_abers
+    cdef readonly double prior_strength
     cdef readonly str owner
     cdef int mode
     # ring buffer of the window: key, label, stored weight, event index
@@ -97,9 +100,13 @@ cdef class IsotonicStream:
     cdef object _keep
 
     def __init__(self, IsotonicBlockStore store, double resolution=0.0, double half_life=0.0,
-                 Py_ssize_t window_size=0, bint linear=False, bint venn_abers=False):
+                 Py_ssize_t window_size=0, bint linear=False, bint venn_abers=False,
+                 double prior_strength=0.0):
         if linear and venn_abers:
             raise ValueError("IsotonicStream: 'linear' and 'venn_abers' exclude each other.")
+        if prior_strength != 0.0 and venn_abers:
+            raise ValueError("IsotonicStream: 'prior_strength' and 'venn_abers' exclude each other.")
+        self.prior_strength = prior_strength
         self.store = store
         self.resolution = resolution
         self.half_life = half_life
@@ -196,7 +203,25 @@ cdef class IsotonicStream:
             # p0 <= p1 (the fit at x is non-decreasing in the label added there), so the
             # denominator is >= 1 - p0 + p0 > 0 unless p0 = 1 = p1, where it is 1
             return p1 / (1.0 - p0 + p1)
+        if self.prior_strength > 0.0:
+            return self.prior_c(x)
         v = self.store.predict_linear_c(x) if self.mode == MODE_LINEAR else self.store.predict_step_c(x)
+        return 1.0 if v > 1.0 else (0.0 if v < 0.0 else v)
+
+    cdef double prior_c(self, double x) except? -1.0:
+        """The read-out at key ``x`` with the prior's pseudo-event (weight
+        ``prior_strength`` times what a new unit-weight event weighs, label
+        ISOTONIC_PRIOR_MEAN) pooled into the fit (:mod:`streamcal.core.prior`); the
+        store is left as it was. A pseudo-event too heavy to add to the sums (only with
+        a strength near the double range) outweighs every event: its label."""
+        cdef double w = self.prior_strength * self.next_weight_c()
+        cdef double v
+        if not (self._total + w <= _DBL_MAX * 0.5):
+            return _PRIOR_MEAN
+        if self.mode == MODE_LINEAR:
+            v = self.store.prior_linear_c(x, w, _PRIOR_MEAN)
+        else:
+            v = self.store.prior_step_c(x, w, _PRIOR_MEAN)
         return 1.0 if v > 1.0 else (0.0 if v < 0.0 else v)
 
     cdef int interval_c(self, double x, double* p0, double* p1) except -1:
@@ -537,7 +562,8 @@ cdef class IsotonicStream:
     def __reduce__(self):
         return (_rebuild, (type(self), self.store, self.resolution, self.half_life,
                            self.window_size, self.linear, self.window_events(),
-                           self.n_events, self.t_ref, self.phase, self.venn_abers))
+                           self.n_events, self.t_ref, self.phase, self.venn_abers,
+                           self.prior_strength))
 
 
 def _overflow_error(owner, method, w, where):
@@ -562,8 +588,8 @@ def _span_error(owner, method, w, where):
 
 
 def _rebuild(cls, store, resolution, half_life, window_size, linear, window, n_events, t_ref, phase,
-             venn_abers=False):
-    stream = cls(store, resolution, half_life, window_size, linear, venn_abers)
+             venn_abers=False, prior_strength=0.0):
+    stream = cls(store, resolution, half_life, window_size, linear, venn_abers, prior_strength)
     if window is not None:
         stream.set_window_events(window)
     stream.n_events = n_events

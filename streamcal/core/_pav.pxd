@@ -108,6 +108,10 @@ cdef class IsotonicBlockStore:
     cdef Py_ssize_t n_blocks_c(self) noexcept
     # the step fit at x had one event (x, w, y) been added; the store is left as it was
     cdef double hypothetical_c(self, double x, double w, double y) except? -1.0
+    # the step (linear) read-out at x with a prior pseudo-event (weight w, label m)
+    # pooled into the fit at the cell the read-out uses; the store is left as it was
+    cdef double prior_step_c(self, double x, double w, double m) except? -1.0
+    cdef double prior_linear_c(self, double x, double w, double m) except? -1.0
     # raise the template ValueError naming 'w' of owner.method if adding an event of
     # weight w would make a sum overflow; call before mutating anything
     cdef int check_add_c(self, double w, str owner, str method) except -1
