@@ -41,6 +41,7 @@ __version__ = "0.1.0"
 # public name -> the module defining it, imported on first access
 _LAZY = {
     "BinaryCalibrator": "streamcal.base",
+    "CalibratedClassifier": "streamcal.compose",
     "ReplayError": "streamcal.replay",
     "ReplayResult": "streamcal.replay",
     "replay": "streamcal.replay",
