@@ -42,6 +42,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "BinaryCalibrator": "streamcal.base",
     "CalibratedClassifier": "streamcal.compose",
+    "KeyedCalibrator": "streamcal.keyed",
     "ReplayError": "streamcal.replay",
     "ReplayResult": "streamcal.replay",
     "replay": "streamcal.replay",
