@@ -210,6 +210,12 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         )
         self.classifier = classifier
         self.calibrator = calibrator
+        self._reset()
+
+    def _reset(self) -> None:
+        # read on every event: an isinstance check of river's estimator classes costs
+        # microseconds (their metaclass and the ABC machinery)
+        self._binary = isinstance(self.calibrator, BinaryCalibrator)
 
     @classmethod
     def _unit_test_params(cls):
@@ -243,10 +249,6 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         return self.classifier
 
     @property
-    def _binary(self) -> bool:
-        return isinstance(self.calibrator, BinaryCalibrator)
-
-    @property
     def _multiclass(self) -> bool:
         return not self._binary and bool(getattr(self.classifier, "_multiclass", False))
 
@@ -273,20 +275,21 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         """
         cal = self.calibrator
         w = kwargs.get("w", 1.0)
-        if self._binary:
-            label = V.check_label(y, _NAME, "learn_one", "y")
+        binary = self._binary
+        if binary:
+            V.check_label(y, _NAME, "learn_one", "y")
         else:
-            label = V.check_class_label(y, _NAME, "learn_one", "y")
+            V.check_class_label(y, _NAME, "learn_one", "y")
         w = V.check_weight(w, _NAME, "learn_one")
         proba = self.classifier.predict_proba_one(x)
-        if self._binary:
+        if binary:
             split = _binary_split(proba)
             if split is not None:
-                cal.learn_one(split[0], label, w)
+                cal.learn_one(split[0], y, w)  # y itself: a bool or int takes the fast path
         else:
             scores = _as_probabilities(proba)
             if scores is not None:
-                cal.learn_one(scores, label, w)
+                cal.learn_one(scores, y, w)
         self.classifier.learn_one(x, y, **kwargs)
 
     # ------------------------------------------------------------------ prediction

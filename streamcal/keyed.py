@@ -243,13 +243,16 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
         w
             Sample weight, a finite real number >= 0.
         """
-        key = V.check_key(key, _NAME, "learn_one")
+        t = type(key)
+        if t is not str and t is not int:  # the common keys skip a call (check_key's fast path)
+            key = V.check_key(key, _NAME, "learn_one")
         cals = self._calibrators
         cal = cals.get(key)
         if cal is not None:
             cal.learn_one(score, label, w)  # validates first: a bad event changes nothing
-            if self._fallback is not None:
-                self._fallback.learn_one(score, label, w)
+            fb = self._fallback
+            if fb is not None:
+                fb.learn_one(score, label, w)
             cals.move_to_end(key)
             return
         cal = self._spawn()
@@ -272,7 +275,9 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
         score
             The score (a dict class -> probability for a multiclass template).
         """
-        key = V.check_key(key, _NAME, "predict_one")
+        t = type(key)
+        if t is not str and t is not int:
+            key = V.check_key(key, _NAME, "predict_one")
         cal = self._calibrators.get(key)
         if cal is None:
             cal = self._fallback if self._fallback is not None else self._blank
