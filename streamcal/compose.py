@@ -31,9 +31,9 @@ def _binary_split(proba: dict):
     pos = neg = None
     pp = pn = 0.0
     for k, v in proba.items():
-        if k == 1 and not isinstance(k, str):
+        if k == 1:  # True, 1 or 1.0
             pos, pp = k, v
-        elif k == 0 and not isinstance(k, str):
+        elif k == 0:
             neg, pn = k, v
         else:
             raise ValueError(
