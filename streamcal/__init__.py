@@ -10,6 +10,10 @@ Subpackages
 - :mod:`streamcal.core`: pure algorithm cores (PAV block store, bins, online Newton
   steps, Foster's game, ...).
 - :mod:`streamcal.checks`: the shared check suite every calibrator runs through.
+- :mod:`streamcal.compose`: :class:`CalibratedClassifier`, a river classifier with a
+  calibrator behind it (also exported here).
+- :mod:`streamcal.keyed`: :class:`KeyedCalibrator`, one calibrator per key (also
+  exported here).
 - :mod:`streamcal.datasets`: generated rain-forecast sequences.
 - :mod:`streamcal.metrics`: streaming calibration metrics and batch functions.
 - :mod:`streamcal.monitor`: calibration drift monitors.
@@ -41,6 +45,8 @@ __version__ = "0.1.0"
 # public name -> the module defining it, imported on first access
 _LAZY = {
     "BinaryCalibrator": "streamcal.base",
+    "CalibratedClassifier": "streamcal.compose",
+    "KeyedCalibrator": "streamcal.keyed",
     "ReplayError": "streamcal.replay",
     "ReplayResult": "streamcal.replay",
     "replay": "streamcal.replay",

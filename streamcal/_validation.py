@@ -24,6 +24,7 @@ __all__ = [
     "argument_error",
     "check_class_label",
     "check_int",
+    "check_key",
     "check_label",
     "check_labels_array",
     "check_param",
@@ -505,3 +506,36 @@ def check_real_vector(value, owner: str, method: str | None = None, name: str = 
             raise argument_error(TypeError, name, owner, method, _REAL_VECTOR_DOMAIN, value) from None
         out[k] = f
     return out
+
+
+KEY_DOMAIN = "a JSON scalar: a str, an int, a bool or a finite float"
+
+
+def check_key(value, owner: str, method: str | None = None, name: str = "key"):
+    """Return a segment key as a Python str, int, bool or finite float, or raise.
+
+    Keys are JSON scalars so that a keyed object's snapshot can hold them; numpy
+    scalars become their Python twins. Keys compare as dict keys do: ``1``, ``1.0``
+    and ``True`` are one key. None, NaN, infinities, containers and other objects are
+    rejected.
+
+    Examples
+    --------
+    >>> check_key("tenant-7", "KeyedCalibrator", "learn_one")
+    'tenant-7'
+    >>> check_key(float("nan"), "KeyedCalibrator", "learn_one")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'key' argument of KeyedCalibrator.learn_one must be a JSON scalar: a str, an int, a bool or a finite float. Got nan instead.
+
+    """
+    t = type(value)
+    if t is str or t is int or t is bool:  # fast path
+        return value
+    if t is float:
+        if math.isfinite(value):
+            return value
+        raise argument_error(ValueError, name, owner, method, KEY_DOMAIN, value)
+    if isinstance(value, (np.integer, np.floating, np.bool_, np.str_)):
+        return check_key(value.item(), owner, method, name)
+    raise argument_error(TypeError, name, owner, method, KEY_DOMAIN, value)

@@ -7,10 +7,15 @@ import pytest
 import streamcal.monitor
 from streamcal.checks import monitors as C
 from streamcal.checks._common import concrete_classes, yield_cases
-from streamcal.monitor import CalibrationMonitor, MulticlassCalibrationMonitor
+from streamcal.monitor import (
+    CalibrationMonitor,
+    KeyedCalibrationMonitor,
+    MulticlassCalibrationMonitor,
+)
 from streamcal.monitor.base import BaseMonitor
 
-MONITORS = concrete_classes(streamcal.monitor, BaseMonitor)
+# the keyed monitor takes (key, forecast, label): its checks are in test_keyed_monitor.py
+MONITORS = concrete_classes(streamcal.monitor, BaseMonitor, exclude=(KeyedCalibrationMonitor,))
 
 
 @pytest.mark.parametrize(

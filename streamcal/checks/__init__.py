@@ -8,7 +8,9 @@ every calibrator, with each of its ``_unit_test_params()``, against every check.
 metrics (see :mod:`streamcal.checks.metrics`), and :func:`yield_monitor_checks` and
 :func:`check_monitor` for the calibration monitors (see :mod:`streamcal.checks.monitors`),
 and :func:`yield_multiclass_checks` and :func:`check_multiclass_calibrator` for the
-multiclass calibrators (see :mod:`streamcal.checks.multiclass`).
+multiclass calibrators (see :mod:`streamcal.checks.multiclass`), and
+:func:`yield_keyed_checks` and :func:`check_keyed_calibrator` for
+:class:`streamcal.KeyedCalibrator` (see :mod:`streamcal.checks.keyed`).
 
 Examples
 --------
@@ -26,6 +28,7 @@ import typing
 from streamcal.base import BinaryCalibrator
 from streamcal.checks import calibrators as _cal
 from streamcal.checks.calibrators import yield_stream
+from streamcal.checks.keyed import check_keyed_calibrator, yield_keyed_checks
 from streamcal.checks.metrics import check_metric, yield_metric_checks
 from streamcal.checks.monitors import check_monitor, yield_monitor_checks
 from streamcal.checks.multiclass import (
@@ -35,10 +38,12 @@ from streamcal.checks.multiclass import (
 
 __all__ = [
     "check_calibrator",
+    "check_keyed_calibrator",
     "check_metric",
     "check_monitor",
     "check_multiclass_calibrator",
     "yield_checks",
+    "yield_keyed_checks",
     "yield_metric_checks",
     "yield_monitor_checks",
     "yield_multiclass_checks",

@@ -10,6 +10,8 @@ the forecasts stop being calibrated, in the style of river's drift detectors
 - :class:`MulticlassCalibrationMonitor`: dicts of class probabilities, through the
   top-label view (confidence against correctness) or the class-wise view (one binary
   monitor per class).
+- :class:`KeyedCalibrationMonitor`: one monitor per key (segment), whose alarms name
+  the key; the guarantee holds per key and, by a union bound, for all keys together.
 - :mod:`streamcal.monitor.base`: the interface (:class:`~streamcal.monitor.base.BaseMonitor`).
 
 Examples
@@ -28,6 +30,12 @@ from streamcal.monitor._calibration import (
     CalibrationMonitor,
     MulticlassCalibrationMonitor,
 )
+from streamcal.monitor._keyed import KeyedCalibrationMonitor
 from streamcal.monitor.base import BaseMonitor
 
-__all__ = ["BaseMonitor", "CalibrationMonitor", "MulticlassCalibrationMonitor"]
+__all__ = [
+    "BaseMonitor",
+    "CalibrationMonitor",
+    "KeyedCalibrationMonitor",
+    "MulticlassCalibrationMonitor",
+]

@@ -1,0 +1,355 @@
+"""One calibrator per key: per-segment calibration with bounded memory.
+
+A deployment often calibrates per segment (per tenant, country, device, model
+version): :class:`KeyedCalibrator` holds one copy of a calibrator per key, created on
+the key's first event, and forgets the least recently used key when a bound on the
+number of keys is reached. The keyed drift monitor is
+:class:`streamcal.monitor.KeyedCalibrationMonitor`.
+"""
+
+from __future__ import annotations
+
+import collections
+import inspect
+import types
+import typing
+
+from river import base as river_base
+
+from streamcal import _snapshot
+from streamcal import _validation as V
+from streamcal.base import BinaryCalibrator, MulticlassCalibrator
+
+__all__ = ["KeyedCalibrator", "Spawner"]
+
+_NAME = "KeyedCalibrator"
+_SCALARS = (type(None), bool, int, float, str)
+
+
+def _immutable(value) -> bool:
+    if isinstance(value, tuple):
+        return all(_immutable(v) for v in value)
+    return isinstance(value, _SCALARS)
+
+
+class Spawner:
+    """Makes fresh, unfitted copies of ``template`` (a river estimator), equal to
+    ``template.clone()``; picklable.
+
+    When every constructor argument is an immutable scalar (or a tuple of them) the
+    copies are built by the constructor directly, which skips ``clone()``'s recursive
+    deep copy of the parameters (about ten times faster: a new key costs one
+    constructor call); otherwise ``clone()`` is used.
+
+    Examples
+    --------
+    >>> from streamcal import OnlineIsotonic
+    >>> new = Spawner(OnlineIsotonic(resolution=0.01))
+    >>> fresh = new()
+    >>> fresh.resolution, fresh.n_events
+    (0.01, 0)
+
+    """
+
+    __slots__ = ("klass", "params", "template")
+
+    def __init__(self, template):
+        names = [n for n in inspect.signature(type(template).__init__).parameters if n != "self"]
+        params = {n: getattr(template, n) for n in names}
+        self.template = template
+        self.klass = type(template)
+        self.params = params if all(_immutable(v) for v in params.values()) else None
+
+    def __call__(self):
+        if self.params is not None:
+            return self.klass(**self.params)
+        return self.template.clone()
+
+    def __getstate__(self):
+        return {"template": self.template}
+
+    def __setstate__(self, state):
+        self.__init__(state["template"])
+
+
+class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
+    """One calibrator per key, created on the key's first event; at most ``max_keys``
+    of them, the least recently used forgotten first.
+
+    ``learn_one(key, score, label, w)`` updates the calibrator of ``key`` (a fresh,
+    unfitted copy of ``calibrator`` the first time the key is seen);
+    ``predict_one(key, score)`` predicts with it. A key that has no calibrator (never
+    seen, or evicted) predicts with the shared fallback calibrator when ``fallback`` is
+    True (a copy of ``calibrator`` that learns from every event, whatever its key),
+    else with a fresh copy of ``calibrator``, that is the score itself for the binary
+    calibrators (their cold start).
+
+    With a :class:`~streamcal.base.MulticlassCalibrator` template, scores are dicts
+    class -> probability and predictions dicts, as for the template.
+
+    Parameters
+    ----------
+    calibrator
+        The template, a binary or multiclass calibrator; it is never updated (each key
+        gets a fresh copy, as ``calibrator.clone()`` would make).
+    max_keys
+        At most this many keys hold a calibrator (an int >= 1), or None for no bound.
+        When a new key arrives and the bound is reached, the key whose latest
+        ``learn_one`` is the oldest is evicted (least recently used, LRU; counted in
+        :attr:`n_evicted`); if it comes back, it starts again from a fresh calibrator.
+        Memory is then ``max_keys`` calibrators (plus the fallback).
+    fallback
+        Keep a shared calibrator, learnt on all events, to predict for keys that have
+        no calibrator of their own.
+
+    Attributes
+    ----------
+    calibrators
+        A read-only view key -> calibrator, least recently used first.
+    fallback_calibrator
+        The shared calibrator (None unless ``fallback``).
+    n_evicted
+        The number of evictions so far.
+
+    Notes
+    -----
+    **Keys** are JSON scalars: str, int, bool or finite float (numpy scalars are taken
+    as their Python twins), so that snapshots can hold them. They compare as dict keys
+    do: ``1``, ``1.0`` and ``True`` are one key (the first spelling seen is kept).
+
+    **Recency** is the order of ``learn_one`` calls: ``predict_one`` changes no state,
+    so a key that is only queried, never labelled, ages and can be evicted. In a
+    prequential stream (predict, then learn, each event) this is the order of use.
+
+    **Bad input** (a bad key, score, label or weight) raises with the template message
+    and changes nothing: no calibrator is created, no key evicted or moved.
+
+    Cost per event: ``learn_one`` is O(1) on top of one ``learn_one`` of the key's
+    calibrator (a dict lookup and an LRU move; with ``fallback``, a second
+    ``learn_one``); a new key costs one constructor call of the template's class (and
+    an O(1) eviction). ``predict_one`` is O(1) plus one ``predict_one``.
+
+    ``to_dict`` / ``from_dict`` save every key with its calibrator's own snapshot, in
+    LRU order, so a restored object evicts in the same order; pickle and ``clone()``
+    work as for calibrators.
+
+    Examples
+    --------
+    Two segments with opposite miscalibration:
+
+    >>> from streamcal import KeyedCalibrator, OnlineIsotonic
+    >>> cal = KeyedCalibrator(OnlineIsotonic(), max_keys=1000, fallback=True)
+    >>> for _ in range(50):
+    ...     cal.learn_one("JFK", 0.8, 0)      # says 0.8, never happens
+    ...     cal.learn_one("LGA", 0.2, 1)      # says 0.2, always happens
+    >>> cal.predict_one("JFK", 0.8), cal.predict_one("LGA", 0.2)
+    (0.0, 1.0)
+    >>> cal.predict_one("EWR", 0.2)           # unseen: the shared fit, which pools both
+    0.5
+    >>> sorted(cal.calibrators), cal.n_evicted
+    (['JFK', 'LGA'], 0)
+
+    A bound of one key evicts the least recently used:
+
+    >>> small = KeyedCalibrator(OnlineIsotonic(), max_keys=1)
+    >>> small.learn_one("a", 0.9, 1)
+    >>> small.learn_one("b", 0.9, 0)
+    >>> list(small.calibrators), small.n_evicted, small.predict_one("a", 0.9)
+    (['b'], 1, 0.9)
+
+    """
+
+    _registry: typing.ClassVar[dict[str, type]] = {}
+
+    def __init__(self, calibrator, max_keys: int | None = None, fallback: bool = False):
+        V.check_param(
+            _NAME,
+            "calibrator",
+            calibrator,
+            isinstance(calibrator, (BinaryCalibrator, MulticlassCalibrator)),
+            "a BinaryCalibrator or a MulticlassCalibrator instance",
+        )
+        V.check_param(
+            _NAME,
+            "max_keys",
+            max_keys,
+            max_keys is None or (V.is_integer(max_keys) and max_keys >= 1),
+            "an int >= 1 or None",
+        )
+        V.check_param(_NAME, "fallback", fallback, isinstance(fallback, bool), "a bool")
+        self.calibrator = calibrator
+        self.max_keys = max_keys
+        self.fallback = fallback
+        self._reset()
+
+    def _reset(self) -> None:
+        self._spawn = Spawner(self.calibrator)
+        self._calibrators: collections.OrderedDict = collections.OrderedDict()
+        self._fallback = self._spawn() if self.fallback else None
+        self._blank = self._spawn()  # predicts for keys without a calibrator
+        self._n_evicted = 0
+
+    @classmethod
+    def _unit_test_params(cls):
+        from streamcal.calibrators import (
+            ClassWise,
+            HistogramBinning,
+            OnlineIsotonic,
+            OnlinePlatt,
+            TrackingCalibeater,
+        )
+
+        yield {"calibrator": OnlineIsotonic()}
+        yield {"calibrator": OnlinePlatt(), "max_keys": 3, "fallback": True}
+        yield {"calibrator": HistogramBinning(n_bins=5, window_size=40), "max_keys": 2}
+        yield {"calibrator": TrackingCalibeater(base=OnlinePlatt()), "fallback": True}
+        yield {"calibrator": ClassWise(OnlineIsotonic()), "max_keys": 3, "fallback": True}
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def _multiclass(self) -> bool:
+        return isinstance(self.calibrator, MulticlassCalibrator)
+
+    @property
+    def calibrators(self) -> types.MappingProxyType:
+        """Read-only view key -> calibrator, least recently used first."""
+        return types.MappingProxyType(self._calibrators)
+
+    @property
+    def fallback_calibrator(self):
+        """The shared calibrator learnt on every event (None unless ``fallback``)."""
+        return self._fallback
+
+    @property
+    def n_evicted(self) -> int:
+        """Number of keys evicted so far (``max_keys``)."""
+        return self._n_evicted
+
+    # ------------------------------------------------------------------ learning
+
+    def learn_one(self, key, score, label, w: float = 1.0) -> None:
+        """Update the calibrator of ``key`` (created on its first event), and the
+        fallback. O(1) plus the calibrators' ``learn_one``.
+
+        Parameters
+        ----------
+        key
+            The segment: a str, int, bool or finite float.
+        score
+            The score (a dict class -> probability for a multiclass template).
+        label
+            The outcome.
+        w
+            Sample weight, a finite real number >= 0.
+        """
+        t = type(key)
+        if t is not str and t is not int:  # the common keys skip a call (check_key's fast path)
+            key = V.check_key(key, _NAME, "learn_one")
+        cals = self._calibrators
+        cal = cals.get(key)
+        if cal is not None:
+            cal.learn_one(score, label, w)  # validates first: a bad event changes nothing
+            fb = self._fallback
+            if fb is not None:
+                fb.learn_one(score, label, w)
+            cals.move_to_end(key)
+            return
+        cal = self._spawn()
+        cal.learn_one(score, label, w)  # raises before the new key is stored
+        if self._fallback is not None:
+            self._fallback.learn_one(score, label, w)
+        if self.max_keys is not None and len(cals) >= self.max_keys:
+            cals.popitem(last=False)
+            self._n_evicted += 1
+        cals[key] = cal
+
+    def predict_one(self, key, score):
+        """The calibrated probability of ``score`` for ``key`` (a dict for a
+        multiclass template). Changes no state. O(1) plus one ``predict_one``.
+
+        Parameters
+        ----------
+        key
+            The segment: a str, int, bool or finite float.
+        score
+            The score (a dict class -> probability for a multiclass template).
+        """
+        t = type(key)
+        if t is not str and t is not int:
+            key = V.check_key(key, _NAME, "predict_one")
+        cal = self._calibrators.get(key)
+        if cal is None:
+            cal = self._fallback if self._fallback is not None else self._blank
+        return cal.predict_one(score)
+
+    # ------------------------------------------------------------------ snapshots
+
+    def _family(self):
+        return MulticlassCalibrator if self._multiclass else BinaryCalibrator
+
+    def _get_state(self) -> dict:
+        return {
+            "keys": [[k, c.to_dict()] for k, c in self._calibrators.items()],
+            "fallback": None if self._fallback is None else self._fallback.to_dict(),
+            "n_evicted": self._n_evicted,
+        }
+
+    def _restore_calibrator(self, d, what: str):
+        cal = self._family().from_dict(d)
+        if type(cal) is not type(self.calibrator) or cal._get_params() != self.calibrator._get_params():
+            raise ValueError(
+                f"The {what} of a {_NAME} snapshot must be a calibrator with the "
+                f"template's class and parameters. Got {V.format_value(cal)} instead."
+            )
+        return cal
+
+    def _set_state(self, state: dict) -> None:
+        if not isinstance(state, dict) or not {"keys", "fallback", "n_evicted"} <= state.keys():
+            raise ValueError(
+                f"The state of a {_NAME} snapshot must be a dict with the entries 'keys', "
+                f"'fallback' and 'n_evicted'. Got {V.format_value(state)} instead."
+            )
+        entries, fb, n_evicted = state["keys"], state["fallback"], state["n_evicted"]
+        if not isinstance(entries, list) or (self.max_keys is not None and len(entries) > self.max_keys):
+            raise ValueError(
+                f"The 'keys' entry of a {_NAME} snapshot must be a list of at most "
+                f"max_keys={self.max_keys} [key, calibrator] pairs. Got {V.format_value(entries)} instead."
+            )
+        if not V.is_integer(n_evicted) or n_evicted < 0:
+            raise ValueError(
+                f"The 'n_evicted' entry of a {_NAME} snapshot must be an int >= 0. "
+                f"Got {V.format_value(n_evicted)} instead."
+            )
+        cals: collections.OrderedDict = collections.OrderedDict()
+        for entry in entries:
+            if not isinstance(entry, (list, tuple)) or len(entry) != 2:
+                raise ValueError(
+                    f"Each item of the 'keys' entry of a {_NAME} snapshot must be a "
+                    f"[key, calibrator snapshot] pair. Got {V.format_value(entry)} instead."
+                )
+            key = entry[0]
+            if type(key) not in (str, int, bool, float):
+                raise TypeError(
+                    f"A key of a {_NAME} snapshot must be {V.KEY_DOMAIN}. Got {V.format_value(key)} instead."
+                )
+            key = V.check_key(key, _NAME, "from_dict")
+            if key in cals:
+                raise ValueError(
+                    f"The keys of a {_NAME} snapshot must be distinct (as dict keys). "
+                    f"Got {key!r} twice instead."
+                )
+            cals[key] = self._restore_calibrator(entry[1], f"calibrator of key {key!r}")
+        if (fb is None) != (not self.fallback):
+            raise ValueError(
+                f"The 'fallback' entry of a {_NAME} snapshot must be a calibrator snapshot "
+                f"if and only if fallback=True. Got {V.format_value(fb)} instead."
+            )
+        fallback = None if fb is None else self._restore_calibrator(fb, "fallback")
+        self._calibrators = cals
+        self._fallback = fallback
+        self._n_evicted = int(n_evicted)
+
+
+# the family's base class is the class itself: BaseClass.from_dict finds it by name
+KeyedCalibrator._registry[KeyedCalibrator.__name__] = KeyedCalibrator

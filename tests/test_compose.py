@@ -1,0 +1,346 @@
+"""CalibratedClassifier: river's own estimator checks, the prequential order against a
+loop written by hand (the obviously correct oracle), delayed labels against river's
+question/answer schedule, the label sets and cold starts of river classifiers, and the
+target of issue 15 (log loss and ECE below the raw classifier's on Phishing)."""
+
+import copy
+import itertools
+import math
+import pickle
+
+import numpy as np
+import pytest
+from river import base, checks, compose, datasets, evaluate, linear_model, metrics
+from river import naive_bayes, preprocessing, stream, utils
+
+from streamcal import (
+    FIR,
+    CalibratedClassifier,
+    ClassWise,
+    HistogramBinning,
+    OnlineIsotonic,
+    OnlinePlatt,
+    TemperatureScaling,
+    TopLabel,
+    VennAbers,
+)
+from streamcal.metrics import ECE
+
+
+class Fixed(base.Classifier):
+    """A classifier that predicts ``x["proba"]`` and records what it learnt."""
+
+    def __init__(self):
+        self.seen = []
+
+    def learn_one(self, x, y, **kwargs):
+        self.seen.append((y, kwargs))
+
+    def predict_proba_one(self, x):
+        return dict(x["proba"])
+
+
+def _binary_stream(seed, n=300, d=4):
+    rng = np.random.default_rng(seed)
+    coef = rng.normal(size=d)
+    for _ in range(n):
+        x = {f"f{i}": float(v) for i, v in enumerate(rng.normal(size=d))}
+        logit = sum(coef[i] * x[f"f{i}"] for i in range(d))
+        yield x, bool(rng.random() < 1 / (1 + math.exp(-3 * logit)))
+
+
+def _multiclass_stream(seed, n=300, classes="abc"):
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        y = classes[int(rng.integers(len(classes)))]
+        x = {"f0": float(rng.normal() + classes.index(y)), "f1": float(rng.normal())}
+        yield x, y
+
+
+# ---------------------------------------------------------------------- river's checks
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        # the multiclass ones run river's checks on ImageSegments too: 40 s each
+        pytest.param(p, marks=[pytest.mark.slow] if p["calibrator"]._more_tags() & {"multiclass"} else [])
+        for p in CalibratedClassifier._unit_test_params()
+    ],
+    ids=lambda p: f"{type(p['classifier']).__name__}-{type(p['calibrator']).__name__}",
+)
+def test_river_check_estimator(params):
+    checks.check_estimator(CalibratedClassifier(**params))
+
+
+def test_river_check_estimator_venn_abers():
+    """The combination of the issue's target, with its unbounded default store."""
+    model = CalibratedClassifier(linear_model.LogisticRegression(), VennAbers(resolution=0.001))
+    checks.check_estimator(model)
+
+
+# ---------------------------------------------------------------------- the oracle
+
+
+def _oracle_binary(classifier, calibrator, events):
+    """The predictions of the loop the class promises, written out by hand."""
+    clf, cal = copy.deepcopy(classifier), copy.deepcopy(calibrator)
+    out = []
+    for x, y in events:
+        p = clf.predict_proba_one(x)
+        q = cal.predict_one(p[True])
+        out.append({False: 1.0 - q, True: q})
+        cal.learn_one(clf.predict_proba_one(x)[True], y)
+        clf.learn_one(x, y)
+    return out, clf, cal
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("calibrator", [OnlineIsotonic(), VennAbers(), OnlinePlatt()], ids=repr)
+def test_prequential_order_matches_hand_loop(seed, calibrator):
+    events = list(_binary_stream(seed))
+    expected, clf, cal = _oracle_binary(linear_model.LogisticRegression(), calibrator, events)
+    model = CalibratedClassifier(linear_model.LogisticRegression(), calibrator.clone())
+    got = []
+    for x, y in events:
+        got.append(model.predict_proba_one(x))
+        model.learn_one(x, y)
+    assert got == expected
+    assert model.calibrator.to_dict() == cal.to_dict()
+    assert model.classifier.weights == clf.weights
+
+
+def test_calibrator_learns_before_the_classifier():
+    """The calibrator's pair is the prediction made *before* the classifier learns."""
+    model = CalibratedClassifier(Fixed(), OnlineIsotonic())
+    model.learn_one({"proba": {False: 0.3, True: 0.7}}, True)
+    assert [b.score_min for b in model.calibrator.blocks] == [0.7]
+    assert model.classifier.seen == [(True, {})]
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize(
+    "calibrator",
+    [ClassWise(OnlineIsotonic()), TopLabel(OnlinePlatt()), FIR(window_size=100, refit_every=10),
+     TemperatureScaling(window_size=100, refit_every=10)],
+    ids=repr,
+)
+def test_multiclass_matches_hand_loop(seed, calibrator):
+    events = list(_multiclass_stream(seed))
+    clf, cal = naive_bayes.GaussianNB(), calibrator.clone()
+    model = CalibratedClassifier(naive_bayes.GaussianNB(), calibrator.clone())
+    for x, y in events:
+        p = clf.predict_proba_one(x)
+        expected = cal.predict_one(p) if p else {}
+        assert model.predict_proba_one(x) == expected
+        if p:
+            cal.learn_one(p, y)
+        clf.learn_one(x, y)
+        model.learn_one(x, y)
+    assert model.calibrator.to_dict() == cal.to_dict()
+
+
+# ---------------------------------------------------------------------- river's loops
+
+
+def _qa_oracle(events, delay):
+    """progressive validation with ``delay``, by hand, over river's own schedule: the
+    calibrator learns, at reveal time, from the classifier's prediction then."""
+    clf, cal = linear_model.LogisticRegression(), OnlineIsotonic()
+    metric = metrics.LogLoss()
+    preds = {}
+    for i, x, y in stream.simulate_qa(events, moment=None, delay=delay):
+        if y is None:
+            q = cal.predict_one(clf.predict_proba_one(x)[True])
+            preds[i] = {False: 1.0 - q, True: q}
+        else:
+            metric.update(y, preds.pop(i))
+            cal.learn_one(clf.predict_proba_one(x)[True], y)
+            clf.learn_one(x, y)
+    return metric.get()
+
+
+@pytest.mark.parametrize("delay", [0, 1, 7, 50])
+def test_progressive_val_score_with_delay(delay):
+    events = list(_binary_stream(3, n=400))
+    model = CalibratedClassifier(linear_model.LogisticRegression(), OnlineIsotonic())
+    metric = metrics.LogLoss()
+    evaluate.progressive_val_score(events, model, metric, delay=delay)
+    assert metric.get() == _qa_oracle(events, delay)
+
+
+def test_pipeline_last_step_and_rolling_metrics():
+    events = list(datasets.Phishing().take(400))
+    model = preprocessing.StandardScaler() | CalibratedClassifier(
+        linear_model.LogisticRegression(), VennAbers()
+    )
+    assert isinstance(model, compose.Pipeline)
+    rolling = [utils.Rolling(metrics.LogLoss, window_size=100), utils.Rolling(ECE, window_size=100, n_bins=5)]
+    for m in rolling:
+        evaluate.progressive_val_score(events, model.clone(), m)
+    # the same windows, by hand, over the same predictions
+    by_hand = model.clone()
+    preds = []
+    for x, y in events:
+        preds.append((y, by_hand.predict_proba_one(x)))
+        by_hand.learn_one(x, y)
+    tail = preds[-100:]
+    ll = metrics.LogLoss()
+    ece = ECE(n_bins=5)
+    for y, p in tail:
+        ll.update(y, p)
+        ece.update(y, p)
+    assert rolling[0].get() == pytest.approx(ll.get(), rel=1e-12)
+    assert rolling[1].get() == pytest.approx(ece.get(), rel=1e-9, abs=1e-12)
+
+
+def test_issue_target_phishing_log_loss_and_ece():
+    """Issue 15's target: VennAbers behind LogisticRegression lowers both."""
+
+    def score(model):
+        out = []
+        for m in (metrics.LogLoss(), ECE(n_bins=10)):
+            evaluate.progressive_val_score(datasets.Phishing(), model.clone(), m)
+            out.append(m.get())
+        return out
+
+    raw = score(preprocessing.StandardScaler() | linear_model.LogisticRegression())
+    cal = score(
+        preprocessing.StandardScaler()
+        | CalibratedClassifier(linear_model.LogisticRegression(), VennAbers())
+    )
+    assert cal[0] < raw[0] and cal[1] < raw[1]
+
+
+# ---------------------------------------------------------------------- label sets
+
+
+@pytest.mark.parametrize(
+    "proba, expected_keys",
+    [
+        ({False: 0.4, True: 0.6}, (False, True)),
+        ({0: 0.4, 1: 0.6}, (0, 1)),
+        ({True: 1.0}, (False, True)),  # seen one class only
+        ({1: 1.0}, (0, 1)),
+        ({False: 1.0}, (False, True)),
+        ({0.0: 0.25, 1.0: 0.75}, (0.0, 1.0)),
+    ],
+)
+def test_binary_label_sets_and_one_class_cold_start(proba, expected_keys):
+    model = CalibratedClassifier(Fixed(), OnlineIsotonic())
+    out = model.predict_proba_one({"proba": proba})
+    p1 = proba.get(1, 1.0 - proba.get(0, 0.0))
+    assert list(out) == list(expected_keys)
+    assert [type(k) for k in out] == [type(k) for k in expected_keys]
+    assert out[expected_keys[1]] == p1 and out[expected_keys[0]] == 1.0 - p1
+    model.learn_one({"proba": proba}, 1)
+    assert model.calibrator.n_events == 1
+
+
+def test_unnormalised_binary_prediction_is_normalised():
+    model = CalibratedClassifier(Fixed(), OnlineIsotonic())
+    p = 0.6 / (0.2 + 0.6)
+    assert model.predict_proba_one({"proba": {False: 0.2, True: 0.6}}) == {False: 1.0 - p, True: p}
+    assert model.predict_proba_one({"proba": {False: 0.0, True: 0.0}}) == {False: 0.5, True: 0.5}
+
+
+def test_empty_prediction_teaches_nothing():
+    for cal in (OnlineIsotonic(), ClassWise(OnlineIsotonic())):
+        model = CalibratedClassifier(Fixed(), cal)
+        assert model.predict_proba_one({"proba": {}}) == {}
+        assert model.predict_one({"proba": {}}) is None
+        before = pickle.dumps(model.calibrator)
+        model.learn_one({"proba": {}}, True)
+        assert pickle.dumps(model.calibrator) == before
+        assert model.classifier.seen == [(True, {})]
+
+
+def test_gaussian_nb_cold_start_binary():
+    """GaussianNB predicts {} before any event and {True: 1.0} after only positives."""
+    model = CalibratedClassifier(naive_bayes.GaussianNB(), OnlineIsotonic())
+    x = {"a": 1.0}
+    assert model.predict_proba_one(x) == {}
+    model.learn_one(x, True)
+    assert model.predict_proba_one(x) == {False: 0.0, True: 1.0}
+    model.learn_one({"a": 2.0}, True)
+    assert model.calibrator.n_events == 1  # the first event had no prediction
+
+
+def test_multiclass_prediction_normalised():
+    model = CalibratedClassifier(Fixed(), ClassWise(OnlineIsotonic()))
+    model.learn_one({"proba": {"a": 2.0, "b": 6.0}}, "b")
+    assert model.calibrator.calibrators["a"].blocks[0].score_min == 0.25
+
+
+def test_binary_calibrator_rejects_other_classes():
+    model = CalibratedClassifier(Fixed(), OnlineIsotonic())
+    with pytest.raises(ValueError, match="'classifier' parameter of CalibratedClassifier must be a classifier of the classes"):
+        model.predict_proba_one({"proba": {"spam": 0.4, "ham": 0.6}})
+    with pytest.raises(ValueError, match="ClassWise or TopLabel"):
+        model.learn_one({"proba": {"spam": 0.4, "ham": 0.6}}, 1)
+    assert model.classifier.seen == [] and model.calibrator.n_events == 0
+
+
+@pytest.mark.parametrize(
+    "cal, y, w",
+    [
+        (OnlineIsotonic(), 2, 1.0),
+        (OnlineIsotonic(), "spam", 1.0),
+        (OnlineIsotonic(), None, 1.0),
+        (OnlineIsotonic(), 0.5, 1.0),
+        (OnlineIsotonic(), 1, -1.0),
+        (OnlineIsotonic(), 1, float("nan")),
+        (ClassWise(OnlineIsotonic()), float("nan"), 1.0),
+        (ClassWise(OnlineIsotonic()), ["a"], 1.0),
+        (ClassWise(OnlineIsotonic()), "a", float("inf")),
+    ],
+)
+def test_bad_label_or_weight_leaves_state_unchanged(cal, y, w):
+    model = CalibratedClassifier(linear_model.LogisticRegression(), cal)
+    proba_events = list(_binary_stream(0, n=30))
+    for x, yy in proba_events:
+        model.learn_one(x, yy)
+    before = pickle.dumps(model)
+    with pytest.raises((ValueError, TypeError), match="'(y|w)' argument of CalibratedClassifier.learn_one must be"):
+        model.learn_one(proba_events[0][0], y, w=w)
+    assert pickle.dumps(model) == before
+
+
+def test_weight_reaches_calibrator_and_classifier():
+    model = CalibratedClassifier(Fixed(), OnlineIsotonic())
+    model.learn_one({"proba": {False: 0.5, True: 0.5}}, 1, w=2.5)
+    assert model.calibrator.blocks[0].weight == 2.5
+    assert model.classifier.seen == [(1, {"w": 2.5})]
+
+
+def test_parameters_validated():
+    with pytest.raises(ValueError, match="'calibrator' parameter of CalibratedClassifier must be"):
+        CalibratedClassifier(linear_model.LogisticRegression(), "isotonic")
+    with pytest.raises(ValueError, match="'classifier' parameter of CalibratedClassifier must be"):
+        CalibratedClassifier(preprocessing.StandardScaler(), OnlineIsotonic())
+
+
+# ---------------------------------------------------------------------- snapshots
+
+
+def test_pickle_and_clone():
+    events = list(_binary_stream(1, n=200))
+    model = CalibratedClassifier(linear_model.LogisticRegression(), VennAbers())
+    for x, y in events[:150]:
+        model.learn_one(x, y)
+    restored = pickle.loads(pickle.dumps(model))
+    fresh = model.clone()
+    assert fresh.calibrator.n_events == 0 and fresh.classifier.weights == {}
+    for x, y in events[150:]:
+        assert restored.predict_proba_one(x) == model.predict_proba_one(x)
+        model.learn_one(x, y)
+        restored.learn_one(x, y)
+    # the calibrator's JSON snapshot, rewrapped, continues identically
+    from streamcal.base import BinaryCalibrator
+
+    again = CalibratedClassifier(
+        pickle.loads(pickle.dumps(model.classifier)),
+        BinaryCalibrator.from_dict(model.calibrator.to_dict()),
+    )
+    for x, _ in itertools.islice(_binary_stream(9), 50):
+        assert again.predict_proba_one(x) == model.predict_proba_one(x)

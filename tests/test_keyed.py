@@ -1,0 +1,166 @@
+"""KeyedCalibrator: every case of ``_unit_test_params()`` against the keyed check suite
+(whose oracle is a dict of independent calibrators with an LRU kept in a list), more
+seeds and a small ``max_keys`` against the same oracle, the eviction order spelt out,
+keys as dict keys, snapshots that continue identically, and checks that can fail."""
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+from streamcal import KeyedCalibrator, OnlineIsotonic, OnlinePlatt, TopLabel, VennAbers
+from streamcal.checks import keyed as C
+from streamcal.checks._common import yield_cases
+
+
+@pytest.mark.parametrize(
+    "keyed, check",
+    [pytest.param(*case[1:], id=case[0]) for case in yield_cases([KeyedCalibrator], C.yield_keyed_checks)],
+)
+def test_check(keyed, check):
+    check(keyed)
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("max_keys", [None, 1, 2, 5])
+@pytest.mark.parametrize("fallback", [False, True])
+def test_matches_oracle_many_seeds(seed, max_keys, fallback):
+    keyed = KeyedCalibrator(VennAbers(), max_keys=max_keys, fallback=fallback)
+    C.check_matches_independent_calibrators(keyed, seeds=[seed])
+
+
+def test_multiclass_template():
+    keyed = KeyedCalibrator(TopLabel(OnlineIsotonic()), max_keys=2)
+    keyed.learn_one("x", {"a": 0.9, "b": 0.1}, "b")
+    keyed.learn_one("y", {"a": 0.9, "b": 0.1}, "a")
+    assert keyed.predict_one("x", {"a": 0.9, "b": 0.1}) == {"a": 0.0, "b": 1.0}
+    assert keyed.predict_one("y", {"a": 0.9, "b": 0.1}) == {"a": 1.0, "b": 0.0}
+    assert keyed.predict_one("z", {"a": 0.9, "b": 0.1}) == {"a": 0.9, "b": 0.1}
+
+
+def test_eviction_order_spelt_out():
+    keyed = KeyedCalibrator(OnlineIsotonic(), max_keys=3)
+    for key in ["a", "b", "c"]:
+        keyed.learn_one(key, 0.5, 1)
+    keyed.learn_one("a", 0.5, 1)  # a is now the most recent: b is the oldest
+    keyed.predict_one("b", 0.5)  # predictions do not refresh b
+    keyed.learn_one("d", 0.5, 1)
+    assert list(keyed.calibrators) == ["c", "a", "d"] and keyed.n_evicted == 1
+    keyed.learn_one("b", 0.5, 0)  # b comes back fresh, evicting c
+    assert list(keyed.calibrators) == ["a", "d", "b"] and keyed.n_evicted == 2
+    assert keyed.calibrators["b"].n_events == 1
+    assert keyed.predict_one("c", 0.3) == 0.3  # evicted: the score itself
+
+
+def test_keys_compare_as_dict_keys():
+    keyed = KeyedCalibrator(OnlineIsotonic())
+    keyed.learn_one(True, 0.5, 1)
+    keyed.learn_one(1, 0.5, 0)
+    keyed.learn_one(1.0, 0.5, 0)
+    keyed.learn_one(np.int64(1), 0.5, 0)
+    assert list(keyed.calibrators) == [True] and keyed.calibrators[True].n_events == 4
+    keyed.learn_one(np.str_("s"), 0.5, 1)
+    keyed.learn_one(np.float32(0.5), 0.5, 1)
+    assert [type(k) for k in keyed.calibrators] == [bool, str, float]
+    restored = KeyedCalibrator.from_dict(json.loads(json.dumps(keyed.to_dict())))
+    assert [type(k) for k in restored.calibrators] == [bool, str, float]
+
+
+def test_bad_key_message():
+    keyed = KeyedCalibrator(OnlineIsotonic())
+    with pytest.raises(TypeError, match=r"The 'key' argument of KeyedCalibrator.learn_one must be a JSON scalar: a str, an int, a bool or a finite float. Got None instead."):
+        keyed.learn_one(None, 0.5, 1)
+    with pytest.raises(ValueError, match="Got inf instead"):
+        keyed.predict_one(float("inf"), 0.5)
+
+
+def test_bad_event_on_full_store_evicts_nothing():
+    keyed = KeyedCalibrator(OnlineIsotonic(), max_keys=2, fallback=True)
+    keyed.learn_one("a", 0.2, 1)
+    keyed.learn_one("b", 0.3, 0)
+    before = pickle.dumps(keyed)
+    for args in [("c", 1.5, 1), ("c", 0.5, 2), ("c", 0.5, 1, -1.0), ("a", float("nan"), 1)]:
+        with pytest.raises((ValueError, TypeError)):
+            keyed.learn_one(*args)
+    assert pickle.dumps(keyed) == before
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_from_dict_continues_identically_through_evictions(seed):
+    keyed = KeyedCalibrator(OnlinePlatt(), max_keys=3, fallback=True)
+    events = C.yield_keyed_stream(keyed, 400, seed)
+    for e in events[:200]:
+        keyed.learn_one(*e)
+    restored = KeyedCalibrator.from_dict(json.loads(json.dumps(keyed.to_dict())))
+    for key, x, y, w in events[200:]:
+        assert restored.predict_one(key, x) == keyed.predict_one(key, x)
+        keyed.learn_one(key, x, y, w)
+        restored.learn_one(key, x, y, w)
+        assert list(restored.calibrators) == list(keyed.calibrators)
+    assert restored.n_evicted == keyed.n_evicted > 0
+
+
+def test_parameters_validated():
+    for kwargs, name in [
+        ({"calibrator": "isotonic"}, "calibrator"),
+        ({"calibrator": OnlineIsotonic(), "max_keys": 0}, "max_keys"),
+        ({"calibrator": OnlineIsotonic(), "max_keys": 2.0}, "max_keys"),
+        ({"calibrator": OnlineIsotonic(), "fallback": 1}, "fallback"),
+    ]:
+        with pytest.raises(ValueError, match=f"The '{name}' parameter of KeyedCalibrator must be"):
+            KeyedCalibrator(**kwargs)
+
+
+def test_template_never_learns():
+    template = OnlineIsotonic()
+    keyed = KeyedCalibrator(template, fallback=True)
+    keyed.learn_one("a", 0.4, 1)
+    assert template.n_events == 0
+
+
+# ---------------------------------------------------------------------- the checks can fail
+
+
+class _EvictsNewest(KeyedCalibrator):
+    """Evicts the most recently used key instead of the least."""
+
+    def learn_one(self, key, score, label, w=1.0):
+        if key not in self._calibrators and self.max_keys and len(self._calibrators) >= self.max_keys:
+            self._calibrators.popitem(last=True)
+            self._n_evicted += 1
+        cal = self._calibrators.get(key) or self._spawn()
+        cal.learn_one(score, label, w)
+        self._calibrators[key] = cal
+        self._calibrators.move_to_end(key)
+
+
+class _StoresBeforeValidating(KeyedCalibrator):
+    """Creates the key's calibrator before the event is validated."""
+
+    def learn_one(self, key, score, label, w=1.0):
+        if key not in self._calibrators:
+            self._calibrators[key] = self._spawn()
+        super().learn_one(key, score, label, w)
+
+
+class _RefreshesOnPredict(KeyedCalibrator):
+    """Moves a key to the most recent end when it is predicted."""
+
+    def predict_one(self, key, score):
+        if key in self._calibrators:
+            self._calibrators.move_to_end(key)
+        return super().predict_one(key, score)
+
+
+@pytest.mark.parametrize(
+    "broken, check",
+    [
+        (_EvictsNewest(OnlineIsotonic(), max_keys=2), C.check_matches_independent_calibrators),
+        (_StoresBeforeValidating(OnlineIsotonic()), C.check_bad_input_leaves_state_unchanged),
+        (_RefreshesOnPredict(OnlineIsotonic(), max_keys=3), C.check_predict_one_is_pure),
+    ],
+)
+def test_checks_catch_bugs(broken, check):
+    with pytest.raises(AssertionError):
+        check(broken)
