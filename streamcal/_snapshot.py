@@ -141,7 +141,10 @@ def _import_public(cls: type, name: str, registry: dict):
     """The class ``name`` of the public package of ``cls``'s family, imported (and so
     registered) now if it was not yet: the packages import their classes on first use,
     so in a fresh process a snapshot may name a class whose module nobody imported."""
-    package = importlib.import_module(cls._package)
+    name_of_package = getattr(cls, "_package", None)
+    if name_of_package is None:  # a family whose classes are all imported with it
+        return registry.get(name)
+    package = importlib.import_module(name_of_package)
     if name in getattr(package, "__all__", ()):
         getattr(package, name)
     return registry.get(name)
