@@ -38,7 +38,8 @@ The input rules, the same for single and batch calls:
   the number of bins when bin cuts or Foster's game multiply a weight by it),
   ``C = DBL_MAX / c``; when the state multiplies two weight sums (a bin's outcome sum
   squared, in Sharpness and the Murphy and Foster-Hart decompositions),
-  ``C = sqrt(DBL_MAX / c)``; under ``half_life``, whose stored weights grow by up to
+  ``C = sqrt(DBL_MAX / c)`` (the refit windows of the batch-refitted calibrators,
+  whose fits multiply up to three sums, take its square root); under ``half_life``, whose stored weights grow by up to
   ``2 ** 64`` between renormalisations, ``C`` is that much smaller. So the bound
   depends on the state: 1e308 is accepted once by a Brier score and refused the
   second time.

@@ -32,9 +32,11 @@ DEFAULT_WINDOW_SIZE = 2000
 DEFAULT_REFIT_EVERY = 200
 
 #: The capacity of a refit window under the weight rule (:mod:`streamcal._validation`):
-#: the batch fits (isotonic and Bayesian binning, Newton steps on logits) multiply
-#: weight sums together, so the window's weight stays below ``sqrt(DBL_MAX / 4)``.
-REFIT_WEIGHT_CAPACITY = V.weight_capacity(4.0, quadratic=True)
+#: the batch fits (isotonic and Bayesian binning, Newton steps on logits, SCIR's split
+#: scores) multiply up to three weight sums together (SCIR's fit turns NaN, and loops,
+#: with window weights near 1e151), so the window's weight stays below the fourth root
+#: of ``DBL_MAX / 4``, about 3.7e76, which leaves a margin.
+REFIT_WEIGHT_CAPACITY = V.weight_capacity(4.0, quadratic=True) ** 0.5
 
 
 def check_refit_params(owner: str, window_size, refit_every) -> None:
