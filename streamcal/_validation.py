@@ -11,6 +11,38 @@ the state of the object they guard: callers validate everything first, then muta
 The per-event checks (:func:`check_score`, :func:`check_label`, :func:`check_weight`)
 have a fast path for the common exact types (``float``, ``int``, ``bool``) so that a
 valid event costs a type test and a comparison.
+
+The input rules, the same for single and batch calls:
+
+- **Numbers.** A score, a probability or a weight is a real number, never a bool (in a
+  list given to a batch call as well). Its domain is checked on the value as given and
+  on its rounding to a double, so ``np.longdouble(1) + 1e-19`` is not a score (it is
+  above 1) while ``np.longdouble(0.5) + 1e-19`` is, and counts as ``0.5``.
+- **Labels.** A binary label is 0, 1, False or True (numpy twins, 0.0 and 1.0 too). A
+  class label, and a class key of a score dict, is a JSON scalar: a str, an int, a bool
+  or a finite float (:func:`check_class_label`), because every label goes into the
+  JSON snapshots.
+- **Binary probabilities** are floats in [0, 1], or dicts that are probability vectors
+  over the binary labels (:func:`check_probability`).
+- **Weights** (:func:`check_weight`, then :func:`check_weight_room`). A weight is a
+  finite real number >= 0, and small enough for the state it joins to stay finite.
+  The rule for "small enough" is one for every stateful object: it holds a total
+  weight ``W`` (the weights of the events it holds, before a window evicts one; under
+  forgetting, as stored) and has a *capacity* ``C``, the largest ``W`` for which every
+  number it stores or derives stays finite, and an event of weight ``w`` is refused,
+  before anything changes, when ``W + w > C``: a ValueError naming ``w``, the domain
+  and the value, the state unchanged. Batch calls apply the same check event by
+  event and are atomic. ``C`` follows from the state (:func:`weight_capacity`): when
+  every number is at most ``c * W`` (``c = 1`` for sums of ``w * v`` with ``|v| <= 1``:
+  counts, outcome and forecast sums, squared errors; ``-log(eps)`` for a log-loss sum;
+  the number of bins when bin cuts or Foster's game multiply a weight by it),
+  ``C = DBL_MAX / c``; when the state multiplies two weight sums (a bin's outcome sum
+  squared, in Sharpness and the Murphy and Foster-Hart decompositions),
+  ``C = sqrt(DBL_MAX / c)`` (the refit windows of the batch-refitted calibrators,
+  whose fits multiply up to three sums, take its square root); under ``half_life``, whose stored weights grow by up to
+  ``2 ** 64`` between renormalisations, ``C`` is that much smaller. So the bound
+  depends on the state: 1e308 is accepted once by a Brier score and refused the
+  second time.
 """
 
 from __future__ import annotations
@@ -35,17 +67,28 @@ __all__ = [
     "check_score",
     "check_scores_array",
     "check_weight",
+    "check_weight_room",
     "check_weights_array",
     "format_value",
     "is_integer",
     "is_real",
     "json_safe_scalar",
+    "weight_capacity",
+    "weight_overflow_error",
 ]
+
+#: The largest finite double.
+DBL_MAX = 1.7976931348623157e308
 
 SCORE_DOMAIN = "a real number in [0, 1]"
 LABEL_DOMAIN = "a binary label in {0, 1, False, True}"
 WEIGHT_DOMAIN = "a finite real number >= 0"
-PROBABILITY_DOMAIN = "a probability in [0, 1] or a dict of class probabilities with key True or 1"
+#: How far from 1 the probabilities of a dict forecast may sum (binary or multiclass).
+PROBABILITY_TOLERANCE = 1e-6
+PROBABILITY_DOMAIN = (
+    "a probability in [0, 1] or a dict of the probabilities of False and True summing "
+    f"to 1 within {PROBABILITY_TOLERANCE:g}"
+)
 
 
 def _where(owner: str, method: str | None) -> str:
@@ -155,7 +198,7 @@ def check_score(value, owner: str, method: str | None = None, name: str = "score
     if not is_real(value):
         raise argument_error(TypeError, name, owner, method, SCORE_DOMAIN, value)
     x = float(value)
-    if not 0.0 <= x <= 1.0:
+    if not (0.0 <= value <= 1.0 and 0.0 <= x <= 1.0):  # the value as given, and as a double
         raise argument_error(ValueError, name, owner, method, SCORE_DOMAIN, value)
     return x
 
@@ -196,8 +239,13 @@ def check_label(value, owner: str, method: str | None = None, name: str = "label
 def check_probability(value, owner: str, method: str | None = None, name: str = "y_pred") -> float:
     """Return the probability of the positive class as a float in [0, 1], or raise.
 
-    Accepts a real number in [0, 1] or river's ``predict_proba_one`` output, a dict whose
-    key ``True`` (else ``1``) holds that probability.
+    Accepts a real number in [0, 1] (not a bool) or river's ``predict_proba_one``
+    output for a binary task: a probability vector over the binary labels, a dict whose
+    keys are binary labels (``False``/``True``, ``0``/``1``; ``True`` and ``1`` are one
+    key) and whose values are real numbers in [0, 1] summing to 1 within
+    :data:`PROBABILITY_TOLERANCE` (a missing label has probability 0, so ``{True: 1.0}``
+    is a vector and ``{True: 0.7}`` is not). It returns the value at ``True``. Anything
+    else raises, naming ``name``.
 
     Examples
     --------
@@ -206,23 +254,51 @@ def check_probability(value, owner: str, method: str | None = None, name: str = 
     >>> check_probability(1.5, "Brier", "update")
     Traceback (most recent call last):
     ...
-    ValueError: The 'y_pred' argument of Brier.update must be a probability in [0, 1] or a dict of class probabilities with key True or 1. Got 1.5 instead.
+    ValueError: The 'y_pred' argument of Brier.update must be a probability in [0, 1] or a dict of the probabilities of False and True summing to 1 within 1e-06. Got 1.5 instead.
+    >>> check_probability({True: 0.7, False: 0.9}, "Brier", "update")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'y_pred' argument of Brier.update must be a probability in [0, 1] or a dict of the probabilities of False and True summing to 1 within 1e-06. Got {True: 0.7, False: 0.9} (sum 1.6) instead.
 
     """
     if type(value) is float and 0.0 <= value <= 1.0:  # fast path; NaN fails the test
         return value
-    p = value
     if isinstance(value, dict):
-        if True in value:  # also finds the key 1, since True == 1
-            p = value[True]
-        else:
-            raise argument_error(ValueError, name, owner, method, PROBABILITY_DOMAIN, value)
-    if type(p) is bool or not is_real(p):
+        return _binary_probability_vector(value, owner, method, name)
+    if type(value) is bool or not is_real(value):
         raise argument_error(TypeError, name, owner, method, PROBABILITY_DOMAIN, value)
-    x = float(p)
-    if not 0.0 <= x <= 1.0:
+    x = float(value)
+    if not (0.0 <= value <= 1.0 and 0.0 <= x <= 1.0):
         raise argument_error(ValueError, name, owner, method, PROBABILITY_DOMAIN, value)
     return x
+
+
+def _binary_probability_vector(value: dict, owner, method, name) -> float:
+    total = 0.0
+    positive = 0.0
+    for k, p in value.items():
+        if not (isinstance(k, (numbers.Real, np.bool_)) and (k == 0 or k == 1)):
+            raise argument_error(
+                ValueError, name, owner, method, PROBABILITY_DOMAIN, value,
+                suffix=f" (key {format_value(k)} is not a binary label)",
+            )
+        if type(p) is bool or not is_real(p):
+            raise argument_error(
+                TypeError, name, owner, method, PROBABILITY_DOMAIN, value,
+                suffix=f" (probability {format_value(p)} for {format_value(k)})",
+            )
+        x = float(p)
+        if not (0.0 <= p <= 1.0 and 0.0 <= x <= 1.0):
+            raise argument_error(
+                ValueError, name, owner, method, PROBABILITY_DOMAIN, value,
+                suffix=f" (probability {format_value(p)} for {format_value(k)})",
+            )
+        total += x
+        if k == 1:
+            positive = x
+    if not -PROBABILITY_TOLERANCE <= total - 1.0 <= PROBABILITY_TOLERANCE:
+        raise argument_error(ValueError, name, owner, method, PROBABILITY_DOMAIN, value, suffix=f" (sum {total!r})")
+    return positive
 
 
 def json_safe_scalar(value):
@@ -256,9 +332,51 @@ def check_weight(value, owner: str, method: str | None = None, name: str = "w") 
     if not is_real(value):
         raise argument_error(TypeError, name, owner, method, WEIGHT_DOMAIN, value)
     x = float(value)
-    if not 0.0 <= x < math.inf:
+    if not (0.0 <= value and 0.0 <= x < math.inf):  # the value as given, and as a double
         raise argument_error(ValueError, name, owner, method, WEIGHT_DOMAIN, value)
     return x
+
+
+WEIGHT_ROOM_DOMAIN = WEIGHT_DOMAIN + " small enough for the state to stay finite"
+
+
+def weight_overflow_error(owner: str, method: str | None, w, where: str = "") -> ValueError:
+    """The error for a weight the state cannot hold (see the weight rule above)."""
+    return argument_error(ValueError, "w", owner, method, WEIGHT_ROOM_DOMAIN, w, suffix=where)
+
+
+def weight_capacity(factor: float = 1.0, quadratic: bool = False) -> float:
+    """The capacity ``C`` of a state (see the weight rule in the module docstring):
+    ``DBL_MAX / factor``, or its square root for a state that multiplies two sums.
+
+    Examples
+    --------
+    >>> weight_capacity() == DBL_MAX, weight_capacity(quadratic=True) > 1e154
+    (True, True)
+
+    """
+    c = DBL_MAX / max(1.0, factor)
+    return math.sqrt(c) if quadratic else c
+
+
+def check_weight_room(w: float, held: float, capacity: float, owner: str, method: str | None = None, where: str = "") -> None:
+    """Raise :func:`weight_overflow_error` unless ``held + w <= capacity``.
+
+    ``held`` is the total weight the state holds and ``capacity`` its ``C`` (see the
+    weight rule in the module docstring, :func:`weight_capacity`); ``w`` a validated
+    weight. O(1).
+
+    Examples
+    --------
+    >>> check_weight_room(1e308, 0.0, DBL_MAX, "Brier", "update")
+    >>> check_weight_room(1e308, 1e308, DBL_MAX, "Brier", "update")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'w' argument of Brier.update must be a finite real number >= 0 small enough for the state to stay finite. Got 1e+308 instead.
+
+    """
+    if not held + w <= capacity:
+        raise weight_overflow_error(owner, method, w, where)
 
 
 def _as_1d(values, name, owner, method, domain, n=None, like="scores"):
@@ -290,10 +408,22 @@ def _first_bad(arr, bad_mask, name, owner, method, domain, exc=ValueError):
     )
 
 
-def _numeric_or_raise(arr, name, owner, method, domain, allow_bool=False):
+def _numeric_or_raise(arr, name, owner, method, domain, allow_bool=False, source=None):
+    """``arr`` as a numeric array (float64, or longdouble kept as it is so that the
+    domain is checked on the values as given), or the template error naming the first
+    element that is not a real number. Unless ``allow_bool``, a bool is not a real
+    number here, as in the per-event checks, also inside a list that numpy would have
+    turned into numbers (``source`` is the sequence ``arr`` was built from)."""
     kind = arr.dtype.kind
     if kind == "b" and not allow_bool:
         _first_bad(arr, np.ones(len(arr), bool), name, owner, method, domain, TypeError)
+    if kind in "iuf" and not allow_bool and isinstance(source, (list, tuple)):
+        types = set(map(type, source))
+        if bool in types or np.bool_ in types:
+            bad = np.fromiter((type(v) in (bool, np.bool_) for v in source), dtype=bool, count=len(source))
+            _first_bad(np.asarray(source, dtype=object), bad, name, owner, method, domain, TypeError)
+    if kind == "f" and arr.dtype.itemsize > 8:
+        return arr  # long double: checked as given, converted by _to_double
     if kind in "biuf":
         return arr.astype(np.float64, copy=False)
     if kind == "O":
@@ -304,10 +434,23 @@ def _numeric_or_raise(arr, name, owner, method, domain, allow_bool=False):
         )
         if not ok.all():
             _first_bad(arr, ~ok, name, owner, method, domain, TypeError)
+        if any(isinstance(v, np.longdouble) for v in arr):
+            return arr.astype(np.longdouble)
         return arr.astype(np.float64)
     if len(arr) == 0:
         return arr.astype(np.float64)
     _first_bad(arr, np.ones(len(arr), bool), name, owner, method, domain, TypeError)
+
+
+def _to_double(arr, ok, name, owner, method, domain):
+    """``arr`` (checked with ``ok`` as given) as float64, checked again after rounding."""
+    if arr.dtype == np.float64:
+        return arr
+    out = arr.astype(np.float64)
+    bad = ~ok(out)
+    if bad.any():
+        _first_bad(arr, bad, name, owner, method, domain)
+    return out
 
 
 def check_scores_array(
@@ -324,12 +467,21 @@ def check_scores_array(
 
     """
     arr = _numeric_or_raise(
-        _as_1d(values, name, owner, method, "real number", n, like), name, owner, method, SCORE_DOMAIN
+        _as_1d(values, name, owner, method, "real number", n, like), name, owner, method, SCORE_DOMAIN,
+        source=values,
     )
-    bad = ~((arr >= 0.0) & (arr <= 1.0))
+    bad = ~_in_unit_interval(arr)
     if bad.any():
         _first_bad(arr, bad, name, owner, method, SCORE_DOMAIN)
-    return arr
+    return _to_double(arr, _in_unit_interval, name, owner, method, SCORE_DOMAIN)
+
+
+def _in_unit_interval(arr):
+    return (arr >= 0.0) & (arr <= 1.0)
+
+
+def _weight_ok(arr):
+    return (arr >= 0.0) & (arr < np.inf)
 
 
 def check_labels_array(values, n: int, owner: str, method: str | None = None, name: str = "labels"):
@@ -346,7 +498,7 @@ def check_labels_array(values, n: int, owner: str, method: str | None = None, na
     bad = ~((arr == 0.0) | (arr == 1.0))
     if bad.any():
         _first_bad(raw, bad, name, owner, method, LABEL_DOMAIN)
-    return arr
+    return arr.astype(np.float64, copy=False)
 
 
 def check_weights_array(values, n: int, owner: str, method: str | None = None, name: str = "w"):
@@ -361,44 +513,60 @@ def check_weights_array(values, n: int, owner: str, method: str | None = None, n
     if values is None:
         return np.ones(n)
     arr = _numeric_or_raise(
-        _as_1d(values, name, owner, method, "real number", n), name, owner, method, WEIGHT_DOMAIN
+        _as_1d(values, name, owner, method, "real number", n), name, owner, method, WEIGHT_DOMAIN,
+        source=values,
     )
-    bad = ~((arr >= 0.0) & (arr < np.inf))
+    bad = ~_weight_ok(arr)
     if bad.any():
         _first_bad(arr, bad, name, owner, method, WEIGHT_DOMAIN)
-    return arr
+    return _to_double(arr, _weight_ok, name, owner, method, WEIGHT_DOMAIN)
 
 
-CLASS_LABEL_DOMAIN = "a hashable class label other than NaN"
+CLASS_LABEL_DOMAIN = "a class label: a str, an int, a bool or a finite float"
 
 
 def check_class_label(value, owner: str, method: str | None = None, name: str = "y_true"):
-    """Return a multiclass label unchanged if it is hashable and not NaN, or raise.
+    """Return a multiclass label as a JSON scalar, or raise naming ``name``.
 
-    Any hashable value names a class (``"cat"``, ``3``, ``True``, ``("a", 1)``);
-    labels are compared as dict keys are, so ``1``, ``1.0`` and ``True`` are one class.
-    NaN is rejected because it is not equal to itself and so could match no class.
+    A class label is a JSON scalar: a ``str``, an ``int``, a ``bool`` or a finite
+    ``float`` (numpy scalars of those kinds are returned as their Python twins). Labels
+    are compared as dict keys are, so ``1``, ``1.0`` and ``True`` are one class. Anything
+    else is refused, because every label ends up in the JSON snapshots of
+    ``to_dict()``: bytes, tuples, frozensets and None (TypeError), NaN and infinities
+    (ValueError; NaN is not even equal to itself, so it could match no class).
 
     Examples
     --------
     >>> check_class_label("cat", "ConfidenceECE", "update")
     'cat'
-    >>> check_class_label(["cat"], "ConfidenceECE", "update")
+    >>> check_class_label(("cat", 1), "ConfidenceECE", "update")
     Traceback (most recent call last):
     ...
-    TypeError: The 'y_true' argument of ConfidenceECE.update must be a hashable class label other than NaN. Got ['cat'] instead.
+    TypeError: The 'y_true' argument of ConfidenceECE.update must be a class label: a str, an int, a bool or a finite float. Got ('cat', 1) instead.
 
     """
     t = type(value)
     if t is str or t is int or t is bool:  # fast path
         return value
-    try:
-        hash(value)
-    except TypeError:
-        raise argument_error(TypeError, name, owner, method, CLASS_LABEL_DOMAIN, value) from None
-    if is_real(value) and math.isnan(value):
+    if t is float:
+        if math.isfinite(value):
+            return value
         raise argument_error(ValueError, name, owner, method, CLASS_LABEL_DOMAIN, value)
-    return value
+    if isinstance(value, (np.str_, np.bool_, np.integer, np.floating)) and not isinstance(value, np.longdouble):
+        return check_class_label(value.item(), owner, method, name)
+    raise argument_error(TypeError, name, owner, method, CLASS_LABEL_DOMAIN, value)
+
+
+def _class_key(key, value, name, owner, method, domain):
+    """``key`` of the dict ``value`` as a class label (see :func:`check_class_label`), or
+    the template error about ``value`` (argument ``name``) naming the bad key."""
+    try:
+        return check_class_label(key, owner, method, name)
+    except (TypeError, ValueError) as exc:
+        raise argument_error(
+            type(exc), name, owner, method, domain, value,
+            suffix=f" (class label {format_value(key)} is not {CLASS_LABEL_DOMAIN[len('a class label: '):]})",
+        ) from None
 
 
 def _probability_vector_domain(tol) -> str:
@@ -408,11 +576,13 @@ def _probability_vector_domain(tol) -> str:
     )
 
 
-def check_probability_vector(value, owner: str, method: str | None = None, name: str = "y_pred", tol: float = 1e-6):
+def check_probability_vector(
+    value, owner: str, method: str | None = None, name: str = "y_pred", tol: float = PROBABILITY_TOLERANCE
+):
     """Return a dict of class probabilities, or raise naming ``name``.
 
     ``value`` must be a non-empty dict (river's ``predict_proba_one`` output) whose keys
-    are class labels (hashable, not NaN) and whose values are real numbers in [0, 1]
+    are class labels (see :func:`check_class_label`) and whose values are real numbers in [0, 1]
     (not bools) with ``|sum - 1| <= tol``. A class absent from the dict has probability
     0. The returned dict has float values and the keys in the same order: it is
     ``value`` itself when every value is already a float (no copy is made, so do not
@@ -434,8 +604,9 @@ def check_probability_vector(value, owner: str, method: str | None = None, name:
     """
     if isinstance(value, dict):
         total = 0.0
-        for k, p in value.items():  # fast path: float values in [0, 1], no float key
-            if type(p) is float and 0.0 <= p <= 1.0 and type(k) is not float:
+        for k, p in value.items():  # fast path: float values in [0, 1], str/int/bool keys
+            tk = type(k)
+            if type(p) is float and 0.0 <= p <= 1.0 and (tk is str or tk is int or tk is bool):
                 total += p
             else:
                 break
@@ -449,10 +620,7 @@ def check_probability_vector(value, owner: str, method: str | None = None, name:
     out = {}
     total = 0.0
     for k, p in value.items():
-        if is_real(k) and math.isnan(k):
-            raise argument_error(
-                ValueError, name, owner, method, _probability_vector_domain(tol), value, suffix=" (a NaN class label)"
-            )
+        k = _class_key(k, value, name, owner, method, _probability_vector_domain(tol))
         if type(p) is bool or not is_real(p):
             raise argument_error(
                 TypeError, name, owner, method, _probability_vector_domain(tol), value,
@@ -479,6 +647,9 @@ _REAL_VECTOR_DOMAIN = "a non-empty dict mapping class labels to finite real numb
 def check_real_vector(value, owner: str, method: str | None = None, name: str = "scores") -> dict:
     """Return a dict class -> finite float (logits or log-probabilities), or raise.
 
+    The keys are class labels (see :func:`check_class_label`; numpy scalars become
+    their Python twins).
+
     Examples
     --------
     >>> check_real_vector({"a": 1, "b": -2.5}, "TemperatureScaling", "learn_one")
@@ -500,11 +671,7 @@ def check_real_vector(value, owner: str, method: str | None = None, name: str = 
         f = float(x)
         if not math.isfinite(f):
             raise argument_error(ValueError, name, owner, method, _REAL_VECTOR_DOMAIN, value)
-        try:
-            hash(k)
-        except TypeError:
-            raise argument_error(TypeError, name, owner, method, _REAL_VECTOR_DOMAIN, value) from None
-        out[k] = f
+        out[_class_key(k, value, name, owner, method, _REAL_VECTOR_DOMAIN)] = f
     return out
 
 

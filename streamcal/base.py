@@ -299,8 +299,14 @@ class MulticlassCalibrator(_snapshot.Snapshot, base.Estimator):
                 f"({len(scores)}). Got {len(ws)} instead."
             )
         events = [self._check_event(s, y, wi, "learn_many") for s, y, wi in zip(scores, labels, ws)]
+        self._check_batch_weights([wi for _, _, wi in events], "learn_many")
         for s, y, wi in events:
             self.learn_one(s, y, wi)
+
+    def _check_batch_weights(self, ws: list, method: str) -> None:
+        """Raise, before anything is learnt, if the weight rule
+        (:mod:`streamcal._validation`) refuses an event of the batch (subclasses
+        whose state can refuse a weight override this)."""
 
     def predict_many(self, scores) -> list[dict]:
         """Calibrated probability vectors for a sequence of score dicts (no learning)."""

@@ -332,14 +332,14 @@ def test_multiclass_metrics_get_multiclass_streams():
 
 def _check_multiclass(y_true, y_pred, w, owner, method):
     """Inline validation for the toy multiclass metric (the real ones use _validation)."""
-    try:
-        hash(y_true)
-    except TypeError:
+    if type(y_true) not in (str, int, bool) and not (type(y_true) is float and math.isfinite(y_true)):
         raise V.argument_error(
-            TypeError, "y_true", owner, method, "a hashable class label", y_true
-        ) from None
+            TypeError, "y_true", owner, method, "a JSON scalar class label", y_true
+        )
     domain = "a dict of class probabilities in [0, 1] summing to 1"
     if not isinstance(y_pred, dict) or not y_pred:
+        raise V.argument_error(TypeError, "y_pred", owner, method, domain, y_pred)
+    if not all(type(k) in (str, int, bool) for k in y_pred):
         raise V.argument_error(TypeError, "y_pred", owner, method, domain, y_pred)
     if not all(V.is_real(v) and 0.0 <= v <= 1.0 for v in y_pred.values()):
         raise V.argument_error(ValueError, "y_pred", owner, method, domain, y_pred)

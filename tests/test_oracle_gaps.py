@@ -160,7 +160,7 @@ def test_top_label_monitor_matches_the_literal_eprocess_oracle(params, seed):
 # ------------------------------------------------- the multiclass proper scores
 
 
-def multiclass_events(seed, n=150, classes=("a", "b", 3, ("t", 1))):
+def multiclass_events(seed, n=150, classes=("a", "b", 3, 2.5)):
     """``(label, proba, w)``: probabilities on a 0.01 grid, about 10% one-hot, some
     forecasts leaving a class out (the label too, sometimes); dyadic weights and 0."""
     rng = np.random.default_rng(seed)

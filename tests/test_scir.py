@@ -517,7 +517,7 @@ def test_epsilon_floors_and_zero_keeps_zeros():
 
 
 def test_snapshots_restore_and_continue_identically():
-    events = stream(3, 300, classes=(0, "b", ("t", 1), 3.5))
+    events = stream(3, 300, classes=(0, "b", 2.5, 3.5))
     cal = SCIR(window_size=80, refit_every=25)
     for s, y, w in events[:200]:
         cal.learn_one(s, y, w)

@@ -11,6 +11,7 @@ the calibrator predicts the scores themselves (cold start).
 from __future__ import annotations
 
 import collections
+import math
 from itertools import chain
 
 import numpy as np
@@ -29,6 +30,13 @@ __all__ = [
 #: defaults shared by every refittable calibrator
 DEFAULT_WINDOW_SIZE = 2000
 DEFAULT_REFIT_EVERY = 200
+
+#: The capacity of a refit window under the weight rule (:mod:`streamcal._validation`):
+#: the batch fits (isotonic and Bayesian binning, Newton steps on logits, SCIR's split
+#: scores) multiply up to three weight sums together (SCIR's fit turns NaN, and loops,
+#: with window weights near 1e151), so the window's weight stays below the fourth root
+#: of ``DBL_MAX / 4``, about 3.7e76, which leaves a margin.
+REFIT_WEIGHT_CAPACITY = V.weight_capacity(4.0, quadratic=True) ** 0.5
 
 
 def check_refit_params(owner: str, window_size, refit_every) -> None:
@@ -54,19 +62,44 @@ class RefitWindow:
 
     """
 
-    __slots__ = ("_events", "n_pushed", "refit_every", "window_size")
+    __slots__ = ("_events", "held", "n_pushed", "refit_every", "window_size")
 
     def __init__(self, window_size: int, refit_every: int):
         self.window_size = int(window_size)
         self.refit_every = int(refit_every)
         self._events = collections.deque(maxlen=self.window_size)
         self.n_pushed = 0
+        self.held = 0.0  # the weight of the events held (each event's last entry)
 
     def push(self, event) -> bool:
         """Add ``event`` (evicting the oldest if full); True when a refit is due."""
+        self.held = _pushed(self.held, event[-1], self._events[0][-1] if len(self._events) == self.window_size else 0.0)
         self._events.append(event)
         self.n_pushed += 1
         return self.n_pushed % self.refit_every == 0
+
+    def check_room(self, w: float, owner: str, method: str) -> None:
+        """The weight rule (:mod:`streamcal._validation`) for one event of weight ``w``:
+        raise, naming ``w``, unless the window can hold it with what it holds (before
+        an eviction). O(1), O(window) when near the capacity (the sum is then made
+        exact)."""
+        if w > 0.0 and not self.held + w <= REFIT_WEIGHT_CAPACITY:
+            self.held = math.fsum(e[-1] for e in self._events)
+            V.check_weight_room(w, self.held, REFIT_WEIGHT_CAPACITY, owner, method)
+
+    def check_batch(self, ws, owner: str, method: str) -> None:
+        """:meth:`check_room` for each weight of a batch pushed in turn (the window
+        simulated, nothing changed): the error names the first refused index."""
+        held = self.held
+        if held + math.fsum(ws) <= REFIT_WEIGHT_CAPACITY:
+            return
+        weights = collections.deque((e[-1] for e in self._events), maxlen=self.window_size)
+        for i, w in enumerate(ws):
+            if w > 0.0 and not held + w <= REFIT_WEIGHT_CAPACITY:
+                held = math.fsum(weights)
+                V.check_weight_room(w, held, REFIT_WEIGHT_CAPACITY, owner, method, f" at index {i}")
+            held = _pushed(held, w, weights[0] if len(weights) == self.window_size else 0.0)
+            weights.append(w)
 
     def events(self) -> list:
         """The events in the window, oldest first (a new list)."""
@@ -85,10 +118,16 @@ class RefitWindow:
         self._events = collections.deque(
             (tuple(e) for e in data[1]), maxlen=self.window_size
         )
+        self.held = math.fsum(e[-1] for e in self._events)
 
     def _check(self) -> None:
         assert len(self._events) <= self.window_size
         assert len(self._events) == min(self.n_pushed, self.window_size)
+
+
+def _pushed(held: float, w: float, evicted: float) -> float:
+    """The held weight after a push of ``w`` that evicts ``evicted`` (never below 0)."""
+    return max(0.0, held + w - evicted)
 
 
 # ------------------------------------------------------------------ multiclass
@@ -146,10 +185,14 @@ class _RefitMulticlass(_ClassRegistry, MulticlassCalibrator):
         """Validate an event, register its classes and push it to the window; True
         when a refit is due. O(K)."""
         scores, label, w = self._check_event(scores, label, w)
+        self._window.check_room(w, type(self).__name__, "learn_one")
         self._discover(scores, label)
         reg = self._classes
         event = (tuple([reg[k] for k in scores]), tuple(scores.values()), reg[label], w)
         return self._window.push(event)
+
+    def _check_batch_weights(self, ws: list, method: str) -> None:
+        self._window.check_batch(ws, type(self).__name__, method)
 
     def _window_events(self) -> list:
         """The window's events as ``(scores, label, w)``."""

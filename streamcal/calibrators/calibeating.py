@@ -135,7 +135,24 @@ class _Compiled(_Calibeating):
         return self._kernel.n_events
 
     def _learn_many_validated(self, scores, labels, w) -> None:
-        self._kernel.learn_many(scores, labels, w)
+        self._atomic(w, self._kernel.learn_many, scores, labels, w)
+
+    def _atomic(self, w, run, *args):
+        """``run(*args)``, a compiled batch loop, atomic under the weight rule
+        (:mod:`streamcal._validation`): when the batch may hold an event the state
+        cannot take (its weights exceed the kernel's headroom), the state, and the
+        base's, are saved first and restored before the error propagates."""
+        if math.fsum(w) <= self._kernel.headroom():
+            return run(*args)
+        base = getattr(self, "base", None)
+        saved, saved_base = self._get_state(), None if base is None else base._get_state()
+        try:
+            return run(*args)
+        except ValueError:
+            self._set_state(saved)
+            if base is not None:
+                base._set_state(saved_base)
+            raise
 
     def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
         # one event at a time, with the base's predict_one: a base's vectorised
@@ -143,7 +160,7 @@ class _Compiled(_Calibeating):
         return self._kernel.predict_many(scores)
 
     def _predict_learn_many_validated(self, scores, labels, w) -> np.ndarray:
-        return self._kernel.predict_learn_many(scores, labels, w)
+        return self._atomic(w, self._kernel.predict_learn_many, scores, labels, w)
 
 
 class _ExpertBinned(_Compiled):

@@ -167,12 +167,14 @@ class IRP(BinaryCalibrator):
         s = V.check_score(score, "IRP", "learn_one")
         y = V.check_label(label, "IRP", "learn_one")
         w = V.check_weight(w, "IRP", "learn_one")
+        self._window.check_room(w, "IRP", "learn_one")
         if self._window.push((s, y, w)):
             self._fit_events(self._window.events())
 
     def _learn_many_validated(self, scores, labels, w) -> None:
         n = len(scores)
         window = self._window
+        window.check_batch(w.tolist(), "IRP", "learn_many")
         before = window.n_pushed
         last = (
             (before + n) // self.refit_every * self.refit_every
@@ -188,6 +190,10 @@ class IRP(BinaryCalibrator):
             self._fit_events(window.events())
         for event in events[cut:]:
             window.push(event)
+
+    def _predict_learn_many_validated(self, scores, labels, w):
+        self._window.check_batch(w.tolist(), "IRP", "predict_learn_many")  # atomic
+        return super()._predict_learn_many_validated(scores, labels, w)
 
     def _fit_events(self, events: list) -> None:
         """Replace the fit by :func:`~streamcal.core.irp.irp_fit` on ``events``, a list

@@ -422,16 +422,22 @@ class TopLabel(_Wrapper):
             Sample weight, a finite real number >= 0.
         """
         scores, label, w = self._check_event(scores, label, w)
-        self._discover(scores, label)
         top, h = _top(scores)
-        i = self._classes[top]
+        i = self._classes.get(top)
         cals = self._calibrators
-        if len(cals) <= i:
-            cals.extend([None] * (i + 1 - len(cals)))
-        cal = cals[i]
-        if cal is None:
-            cal = cals[i] = self.calibrator.clone()
+        cal = cals[i] if i is not None and i < len(cals) else None
+        new = cal is None
+        if new:
+            cal = self.calibrator.clone()
+        # first the binary calibrator, which may refuse the weight unchanged: then
+        # nothing has changed here either
         cal.learn_one(h, label == top, w)
+        self._discover(scores, label)
+        if new:
+            i = self._classes[top]
+            if len(cals) <= i:
+                cals.extend([None] * (i + 1 - len(cals)))
+            cals[i] = cal
 
     def predict_one(self, scores: dict) -> dict:
         """The calibrated probability vector for ``scores``. O(K) plus one binary

@@ -173,6 +173,7 @@ class SCIR(_RefitMulticlass):
             Sample weight, a finite real number >= 0.
         """
         scores, label, w = self._check_event(scores, label, w)
+        self._window.check_room(w, "SCIR", "learn_one")
         index = self._classes
         classes = self._class_list
         idx = []

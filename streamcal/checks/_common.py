@@ -18,6 +18,7 @@ __all__ = [
     "BAD_LABELS",
     "BAD_SCORES",
     "BAD_WEIGHTS",
+    "assert_huge_weights_refused_or_finite",
     "assert_stops_growing",
     "check_docstring_has_example",
     "concrete_classes",
@@ -99,6 +100,37 @@ def expect_error(fn, args: tuple, argument: str, value) -> None:
         )
         return
     raise AssertionError(f"no ValueError/TypeError for {argument}={value!r}")
+
+
+def assert_huge_weights_refused_or_finite(obj, step, outputs, n: int = 2) -> None:
+    """The weight rule of :mod:`streamcal._validation`, whatever the object: events of
+    weight 1e308, then 1.7e308 (``step(obj, w)`` feeds one), ``n`` of each, are either
+    accepted with a finite state (a snapshot without NaN or infinity, ``outputs(obj)``
+    finite numbers) or refused with a ValueError naming ``w`` that leaves the state
+    exactly as it was; a refused weight stays refused."""
+    for w in (1e308, 1.7e308):
+        refused = 0
+        for _ in range(n):
+            before, text = fingerprint(obj), snapshot(obj)
+            try:
+                step(obj, w)
+            except ValueError as exc:
+                msg = str(exc)
+                assert "'w' argument" in msg and "must be" in msg and f"Got {w!r}" in msg, msg
+                assert fingerprint(obj) == before and snapshot(obj) == text, (
+                    f"a refused weight {w!r} changed the state"
+                )
+                refused += 1
+                if refused == 2:
+                    break
+                continue
+            assert not refused, f"a weight of {w!r} was refused, then accepted"
+            try:
+                snapshot(obj)
+            except ValueError:
+                raise AssertionError(f"a weight of {w!r} left NaN or infinity in the state") from None
+            values = outputs(obj)
+            assert all(np.isfinite(v) for v in values), f"outputs {values} after a weight of {w!r}"
 
 
 def expect_raises(fn, args: tuple, exc_types, what: str) -> None:

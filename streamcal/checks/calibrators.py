@@ -41,6 +41,7 @@ __all__ = [
     "check_cold_start",
     "check_dict_roundtrip",
     "check_docstring_has_example",
+    "check_huge_weights",
     "check_learn_many_matches_learn_one",
     "check_learn_one_returns_none",
     "check_monotone",
@@ -115,6 +116,25 @@ def _trained(cal, n=300, seed=0, **kw):
 
 def _predictions(cal):
     return [cal.predict_one(q) for q in _inputs(cal, QUERY.tolist())]
+
+
+def check_huge_weights(cal: BinaryCalibrator) -> None:
+    """The weight rule (:mod:`streamcal._validation`): weights of 1e308 and 1.7e308,
+    fed to a fresh and a trained calibrator by ``learn_one`` and ``learn_many``, are
+    accepted with a finite state and finite predictions, or refused with a ValueError
+    naming ``w`` and the state unchanged (through a refit when there is one)."""
+    n = 2 + (getattr(cal, "refit_every", 0) or 0)
+    x, z = _inputs(cal, [0.5, 0.8])
+
+    def one(c, w):
+        c.learn_one(x, 1, w)
+
+    def batch(c, w):
+        c.learn_many([x, z], [1, 0], [1.0, w])
+
+    for step in (one, batch):
+        for c in (cal.clone(), _trained(cal, 100, seed=21)):
+            _common.assert_huge_weights_refused_or_finite(c, step, _predictions, n)
 
 
 def check_learn_one_returns_none(cal: BinaryCalibrator) -> None:

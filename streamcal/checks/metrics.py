@@ -66,6 +66,7 @@ from streamcal.checks._common import (
 )
 
 __all__ = [
+    "check_huge_weights",
     "check_update_many_matches_update",
     "BAD_LABELS",
     "BAD_PROBABILITIES",
@@ -302,6 +303,24 @@ def check_get_empty_then_finite(metric) -> None:
         _check_value(m, f"after event {i}")
 
 
+def check_huge_weights(metric) -> None:
+    """The weight rule (:mod:`streamcal._validation`): weights of 1e308 and 1.7e308,
+    fed to a fresh and a fed metric, are accepted with a finite state and value, or
+    refused with a ValueError naming ``w`` and the state unchanged."""
+    (y, p, _), = yield_events(metric, 1, seed=22)
+
+    def step(m, w):
+        m.update(y, p, w)
+
+    for m in (metric.clone(), _fed(metric, yield_events(metric, 100, seed=21))):
+        _common.assert_huge_weights_refused_or_finite(m, step, lambda m: [m.get()])
+    if not _is_multiclass(metric):
+        for m in (metric.clone(), _fed(metric, yield_events(metric, 100, seed=21))):
+            _common.assert_huge_weights_refused_or_finite(
+                m, lambda m, w: m.update_many([y, y], [p, p], [1.0, w]), lambda m: [m.get()]
+            )
+
+
 def check_zero_weight_changes_nothing(metric) -> None:
     """An event of weight 0 changes nothing: the whole state is byte-for-byte the same
     after ``update(..., w=0)`` (and ``revert(..., w=0)`` when revertible)."""
@@ -413,9 +432,17 @@ def check_malformed_snapshot_rejected(metric) -> None:
     )
 
 
-#: Bad ``y_pred`` for binary metrics: NaN, infinities, out of [0, 1], wrong types, a
-#: dict without the positive class, a dict holding NaN.
-BAD_PROBABILITIES = [*BAD_SCORES, {False: 0.5}, {True: float("nan")}]
+#: Bad ``y_pred`` for binary metrics: NaN, infinities, out of [0, 1], wrong types, dicts
+#: that are not probability vectors over the binary labels (without the positive class
+#: and not summing to 1, holding NaN, summing to more than 1, with other keys).
+BAD_PROBABILITIES = [
+    *BAD_SCORES,
+    {False: 0.5},
+    {True: float("nan")},
+    {True: 0.7, False: 0.9},
+    {True: 0.7},
+    {True: 0.5, "other": 0.5},
+]
 
 #: Bad ``y_pred`` for multiclass metrics: NaN, negative or > 1 values, a sum far from 1,
 #: not a dict, an empty dict.
@@ -426,12 +453,15 @@ BAD_MULTICLASS_PREDICTIONS = [
     {0: 0.5, 1: 0.3},
     {0: 0.9, 1: 0.9},
     {0: "0.5", 1: 0.5},
+    {float("nan"): 1.0},
+    {b"x": 1.0},
     0.5,
     None,
     {},
 ]
-#: Bad ``y_true`` for multiclass metrics: unhashable values.
-BAD_MULTICLASS_LABELS = [[1], {0: 1}]
+#: Bad ``y_true`` for multiclass metrics: anything but a JSON scalar (str, int, bool,
+#: finite float).
+BAD_MULTICLASS_LABELS = [[1], {0: 1}, b"x", frozenset({1}), (float("nan"),), ("t", 1), None, float("nan")]
 
 
 def check_update_many_matches_update(metric) -> None:
@@ -707,6 +737,7 @@ def yield_metric_checks(metric) -> typing.Iterator[typing.Callable]:
     yield check_protocol
     yield check_get_empty_then_finite
     yield check_zero_weight_changes_nothing
+    yield check_huge_weights
     yield check_clone_is_independent
     yield check_pickle_roundtrip
     yield check_dict_roundtrip

@@ -31,6 +31,7 @@ cdef class FosterGame:
     cdef double* s                  # per cell: S_i, its weighted outcome sum
     cdef readonly double total_weight
     cdef readonly double total_ysum
+    cdef readonly double capacity   # of the weight rule of streamcal._validation
 
     cdef void c_strategy(self, double prefer, Py_ssize_t* low, Py_ssize_t* high,
                          double* p_low) noexcept

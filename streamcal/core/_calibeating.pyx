@@ -25,6 +25,13 @@ import math
 
 import numpy as np
 
+from streamcal._validation import weight_capacity, weight_overflow_error
+
+# The capacity (weight rule of streamcal._validation) of a bin's outcome statistics:
+# the tracking mean (ysum + prior) / (weight + prior_weight) needs weight + prior_weight
+# finite, and prior_weight is at most the other half
+cdef double BIN_CAPACITY = weight_capacity(2.0)
+
 cdef uint64_t _GAMMA = 0x9E3779B97F4A7C15ULL
 cdef uint64_t _MIX1 = 0xBF58476D1CE4E5B9ULL
 cdef uint64_t _MIX2 = 0x94D049BB133111EBULL
@@ -312,6 +319,8 @@ cdef class FosterGame:
             self.s[i] = 0.0
         self.total_weight = 0.0
         self.total_ysum = 0.0
+        # the strategy scales a cell's sums by n and adds two of them: |terms| <= 4 n W
+        self.capacity = weight_capacity(4.0 * n)
 
     def __dealloc__(self):
         PyMem_Free(self.w)
@@ -631,6 +640,28 @@ cdef class _BinnedExpertKernel:
     cdef int c_learn(self, double s, double x, double y, double w) except -1:
         raise NotImplementedError
 
+    cdef double c_held(self, double x) noexcept:
+        # the weight held by the statistics an event of expert forecast x joins
+        return 0.0
+
+    cdef double c_capacity(self) noexcept:
+        return BIN_CAPACITY
+
+    cdef int c_room(self, double x, double w, str method, Py_ssize_t i) except -1:
+        # the weight rule: raise (nothing changed) if the statistics cannot hold w
+        if w > 0.0 and not self.c_held(x) + w <= self.c_capacity():
+            raise weight_overflow_error(self.owner, method, w, f" at index {i}" if i >= 0 else "")
+        return 0
+
+    def headroom(self):
+        """The weight a batch may add without any event being refused by the weight
+        rule (the capacity less the heaviest statistics held); O(n_bins)."""
+        cdef Py_ssize_t b
+        cdef double held = 0.0
+        for b in range(self.n_bins):
+            held = max(held, self.c_held((b + 0.5) / self.n_bins))
+        return self.c_capacity() - held
+
     def predict_one(self, score):
         cdef double s = check_score(score, self.owner, "predict_one")
         return self.c_predict(self.expert.c_expert(s))
@@ -639,7 +670,9 @@ cdef class _BinnedExpertKernel:
         cdef double s = check_score(score, self.owner, "learn_one")
         cdef double y = check_label(label, self.owner, "learn_one")
         cdef double ww = check_weight(w, self.owner, "learn_one")
-        self.c_learn(s, self.expert.c_expert(s), y, ww)
+        cdef double x = self.expert.c_expert(s)
+        self.c_room(x, ww, "learn_one", -1)
+        self.c_learn(s, x, y, ww)
 
     def predict_many(self, const double[:] scores):
         cdef Py_ssize_t i, m = scores.shape[0]
@@ -650,9 +683,13 @@ cdef class _BinnedExpertKernel:
         return out
 
     def learn_many(self, const double[:] scores, const double[:] labels, const double[:] w):
+        # not atomic by itself: the shell restores its state if an event is refused
         cdef Py_ssize_t i
+        cdef double x
         for i in range(scores.shape[0]):
-            self.c_learn(scores[i], self.expert.c_expert(scores[i]), labels[i], w[i])
+            x = self.expert.c_expert(scores[i])
+            self.c_room(x, w[i], "learn_many", i)
+            self.c_learn(scores[i], x, labels[i], w[i])
 
 
 cdef class TrackingKernel(_BinnedExpertKernel):
@@ -680,6 +717,10 @@ cdef class TrackingKernel(_BinnedExpertKernel):
     cdef double c_predict(self, double x) noexcept:
         return clip01(self.stats.c_mean_dense(bin_of(x, self.n_bins), x, self.prior_weight))
 
+    cdef double c_held(self, double x) noexcept:
+        cdef Py_ssize_t j = self.stats.slot_of[bin_of(x, self.n_bins)]
+        return self.stats.weight[j] if j >= 0 else 0.0
+
     cdef int c_learn(self, double s, double x, double y, double w) except -1:
         # the base first: if it refuses the event, nothing has changed
         self.expert.c_learn(s, y, w)
@@ -698,6 +739,7 @@ cdef class TrackingKernel(_BinnedExpertKernel):
         for i in range(m):
             x = self.expert.c_expert(scores[i])
             o[i] = self.c_predict(x)
+            self.c_room(x, w[i], "predict_learn_many", i)
             self.c_learn(scores[i], x, labels[i], w[i])
         return out
 
@@ -751,6 +793,13 @@ cdef class HedgingKernel(_BinnedExpertKernel):
             return x
         return (self.c_draw(<FosterGame>g) + 0.5) / self.n_bins
 
+    cdef double c_held(self, double x) noexcept:
+        cdef object g = self.slots[bin_of(x, self.n_bins)]
+        return 0.0 if g is None else (<FosterGame>g).total_weight
+
+    cdef double c_capacity(self) noexcept:
+        return weight_capacity(4.0 * self.n_bins)
+
     cdef int c_learn(self, double s, double x, double y, double w) except -1:
         cdef Py_ssize_t b = bin_of(x, self.n_bins), cell
         cdef object g
@@ -794,6 +843,7 @@ cdef class HedgingKernel(_BinnedExpertKernel):
         for i in range(m):
             x = self.expert.c_expert(scores[i])
             wi = w[i]
+            self.c_room(x, wi, "predict_learn_many", i)
             self.expert.c_learn(scores[i], labels[i], wi)
             b = bin_of(x, n)
             g = self.slots[b]
@@ -860,16 +910,33 @@ cdef class FosterKernel:
         check_score(score, self.owner, "predict_one")
         return (self.c_cell() + 0.5) / self.game.n
 
+    cdef int c_check_batch(self, const double[:] w, str method) except -1:
+        # the weight rule over a batch, before anything changes (weights only add up)
+        cdef Py_ssize_t i
+        cdef double total = self.game.total_weight
+        for i in range(w.shape[0]):
+            total += w[i]
+            if not total <= self.game.capacity:
+                raise weight_overflow_error(self.owner, method, w[i], f" at index {i}")
+        return 0
+
+    def headroom(self):
+        """The weight a batch may add without any event being refused (weight rule)."""
+        return self.game.capacity - self.game.total_weight
+
     def learn_one(self, score, label, w=1.0):
         check_score(score, self.owner, "learn_one")
         cdef double y = check_label(label, self.owner, "learn_one")
         cdef double ww = check_weight(w, self.owner, "learn_one")
         if ww > 0.0:
+            if not self.game.total_weight + ww <= self.game.capacity:
+                raise weight_overflow_error(self.owner, "learn_one", ww)
             self.game.c_play(self.c_cell(), y, ww)
         self.n_events += 1
 
     def learn_many(self, const double[:] labels, const double[:] w):
         cdef Py_ssize_t i
+        self.c_check_batch(w, "learn_many")
         for i in range(labels.shape[0]):
             if w[i] > 0.0:
                 self.game.c_play(self.c_cell(), labels[i], w[i])
@@ -877,6 +944,7 @@ cdef class FosterKernel:
 
     def predict_learn_many(self, const double[:] labels, const double[:] w):
         cdef Py_ssize_t i, m = labels.shape[0], cell
+        self.c_check_batch(w, "predict_learn_many")
         out = np.empty(m, dtype=np.float64)
         cdef double[::1] o = out
         for i in range(m):

@@ -455,7 +455,8 @@ class _EqualWidthSums(_kernels.StoreShell, BinaryCalibrationMetric):
         )
 
     def _revert(self, y: float, p: float, w: float) -> None:
-        self._store.revert(y, p, w)
+        if not self._store.revert(y, p, w):
+            raise self._not_held(y, p)
 
     def _set_state(self, state: dict) -> None:
         bins = state["bins"]

@@ -38,6 +38,7 @@ import math
 from collections import deque
 
 from streamcal._cvalidation cimport check_label, check_probability, check_weight
+from streamcal._validation import weight_capacity, weight_overflow_error
 
 # half-life clock of ECE (see streamcal/metrics/_binned.py)
 DEF RENORM_EXPONENT = 64.0
@@ -69,6 +70,41 @@ cdef inline int check_event(object y_true, object y_pred, object w, str owner,
     event[1] = check_probability(y_pred, owner, "update")
     event[2] = check_weight(w, owner, "update")
     return 0
+
+
+cdef inline int check_room(double held, double w, double capacity, str owner) except -1:
+    # the weight rule of streamcal._validation for one event of update
+    if held + w <= capacity:
+        return 0
+    raise weight_overflow_error(owner, "update", w)
+
+
+cdef bint batch_fits(double held, const double[:] w, double scale, double capacity) noexcept:
+    # whether no event of a batch can be refused by the weight rule: the held weight
+    # only grows by the (scaled) weights added, so the sum bounds it at every event
+    cdef Py_ssize_t i
+    cdef double total = held
+    for i in range(w.shape[0]):
+        total += w[i] * scale
+    return total <= capacity
+
+
+def update_many_atomic(store, const double[:] y, const double[:] p, const double[:] w,
+                       double scale):
+    """The loop of ``store.update_one`` over a validated batch under the weight rule:
+    one compiled pass when no event can be refused, else event by event from a saved
+    state, restored before the error (naming the index) of the first refused weight.
+    ``scale`` bounds how much the store scales a weight (``2 ** 64`` under forgetting)."""
+    cdef Py_ssize_t i
+    if batch_fits(store.weight, w, scale, store.capacity):
+        store.update_fast(y, p, w)
+        return
+    saved = store.get_state()
+    for i in range(w.shape[0]):
+        if w[i] > 0.0 and not store.weight + w[i] * scale <= store.capacity:
+            store.set_state(saved)
+            raise weight_overflow_error(store.owner, "update_many", w[i], f" at index {i}")
+        store.update_one(y[i], p[i], w[i])
 
 
 cdef double* new_doubles(Py_ssize_t n) except NULL:
@@ -132,11 +168,13 @@ cdef class MeanScore:
     cdef public double weight
     cdef public double total
     cdef public long long n
+    cdef readonly double capacity  # of the weight rule: the loss sum is <= max loss * weight
 
     def __init__(self, str owner, double eps=0.0):
         self.owner = owner
         self.eps = eps
         self.log_loss = eps > 0.0
+        self.capacity = weight_capacity(-log(eps) if eps > 0.0 else 1.0)
 
     cdef inline double neg_log(self, double y, double p) noexcept:
         cdef double eps = self.eps
@@ -155,27 +193,35 @@ cdef class MeanScore:
             self.n += 1
 
     def revert(self, double y, double p, double w):
-        """Remove a validated event."""
+        """Remove a validated event; False (nothing changed) if none is held."""
         cdef double d
         if w > 0.0:
+            if self.n <= 0:
+                return False
             self.n -= 1
             if self.n <= 0:
                 self.weight = self.total = 0.0
                 self.n = 0
-                return
+                return True
             self.weight -= w
             if self.log_loss:
                 self.total -= w * -self.neg_log(y, p)
             else:
                 d = p - y
                 self.total -= w * (d * d)
+        return True
 
     def update_one(self, double y, double p, double w):
         """Add a validated event."""
         self.add(y, p, w)
 
     def update_many(self, const double[:] y, const double[:] p, const double[:] w):
-        """Add validated arrays of events, as a loop of ``update_one``."""
+        """Add validated arrays of events, as a loop of ``update_one``; atomic under the
+        weight rule (:func:`update_many_atomic`)."""
+        update_many_atomic(self, y, p, w, 1.0)
+
+    def update_fast(self, const double[:] y, const double[:] p, const double[:] w):
+        """The loop of ``update_one``, in one compiled pass (no weight check)."""
         cdef Py_ssize_t i
         for i in range(y.shape[0]):
             self.add(y[i], p[i], w[i])
@@ -204,6 +250,7 @@ def mean_score_update(self, y_true, y_pred, w=1.0):
     cdef MeanScore s = self._store
     cdef double e[3]
     check_event(y_true, y_pred, w, s.owner, e)
+    check_room(s.weight, e[2], s.capacity, s.owner)
     s.add(e[0], e[1], e[2])
 
 
@@ -249,11 +296,18 @@ cdef class Binned:
     cdef public long long t
     cdef public long long t_ref
     cdef public double phase
+    cdef readonly double capacity  # of the weight rule (streamcal._validation)
 
     def __cinit__(self, str owner, int kind, Py_ssize_t n_bins, bint uniform=True,
                   Py_ssize_t window_size=0, double half_life=0.0):
         cdef Py_ssize_t j
         self.owner = owner
+        # Sharpness and Murphy square a bin's sums; ECE's gaps are at most 2 W, its
+        # equal-mass cuts multiply a weight by n_bins
+        if kind == ECE_KIND:
+            self.capacity = weight_capacity(2.0 * (1 if uniform else n_bins))
+        else:
+            self.capacity = weight_capacity(2.0, quadratic=True)
         self.kind = kind
         self.n_bins = n_bins
         self.uniform = uniform
@@ -410,6 +464,11 @@ cdef class Binned:
             self.weight = math.fsum([v[0] for v in kept.values()])
         return 0
 
+    cpdef double scale(self):
+        """How much a stored weight may exceed the weight given (forgetting: ``2 **
+        64``, the renormalisation threshold), for the weight rule."""
+        return 2.0 ** RENORM_EXPONENT if self.half_life > 0.0 else 1.0
+
     cdef int add(self, double y, double p, double w) except -1:
         if w > 0.0:
             if self.plain:
@@ -441,7 +500,12 @@ cdef class Binned:
         self.add(y, p, w)
 
     def update_many(self, const double[:] y, const double[:] p, const double[:] w):
-        """Add validated arrays of events, as a loop of ``update_one``."""
+        """Add validated arrays of events, as a loop of ``update_one``; atomic under the
+        weight rule (:func:`update_many_atomic`)."""
+        update_many_atomic(self, y, p, w, self.scale())
+
+    def update_fast(self, const double[:] y, const double[:] p, const double[:] w):
+        """The loop of ``update_one``, in one compiled pass (no weight check)."""
         cdef Py_ssize_t i
         for i in range(y.shape[0]):
             self.add(y[i], p[i], w[i])
@@ -554,6 +618,8 @@ def binned_update(self, y_true, y_pred, w=1.0):
     cdef Binned s = self._store
     cdef double e[3]
     check_event(y_true, y_pred, w, s.owner, e)
+    if not s.weight + e[2] * s.scale() <= s.capacity:
+        raise weight_overflow_error(s.owner, "update", e[2])
     s.add(e[0], e[1], e[2])
 
 
@@ -583,9 +649,12 @@ cdef class Groups:
     cdef public double score
     cdef public double cal
     cdef public double ref
+    cdef readonly double capacity
 
     def __cinit__(self, str owner, double resolution=0.0):
         self.owner = owner
+        # of the weight rule: the refinement sums square a group's label sum
+        self.capacity = weight_capacity(2.0, quadratic=True)
         self.resolution = resolution
         self.cells = 0
         if resolution > 0.0:
@@ -734,7 +803,12 @@ cdef class Groups:
         self.add(y, p, w)
 
     def update_many(self, const double[:] y, const double[:] p, const double[:] w):
-        """Add validated arrays of events, as a loop of ``update_one``."""
+        """Add validated arrays of events, as a loop of ``update_one``; atomic under the
+        weight rule (:func:`update_many_atomic`)."""
+        update_many_atomic(self, y, p, w, 1.0)
+
+    def update_fast(self, const double[:] y, const double[:] p, const double[:] w):
+        """The loop of ``update_one``, in one compiled pass (no weight check)."""
         cdef Py_ssize_t i
         for i in range(y.shape[0]):
             self.add(y[i], p[i], w[i])
@@ -801,6 +875,7 @@ def groups_update(self, y_true, y_pred, w=1.0):
     cdef Groups s = self._store
     cdef double e[3]
     check_event(y_true, y_pred, w, s.owner, e)
+    check_room(s.weight, e[2], s.capacity, s.owner)
     s.add(e[0], e[1], e[2])
 
 

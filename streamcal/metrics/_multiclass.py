@@ -236,13 +236,25 @@ class MulticlassCalibrationMetric(StreamingMetric):
     #: The forecasts the metric scores: dicts of class probabilities.
     task: typing.ClassVar[str] = "multiclass"
 
+    #: The capacity of the weight rule (:mod:`streamcal._validation`): every number the
+    #: metric stores or derives is at most twice the weight it holds (a gap sums a
+    #: probability and a label).
+    _weight_capacity: typing.ClassVar[float] = V.weight_capacity(2.0)
+
+    @property
+    def _held_weight(self) -> float:
+        """The total weight held, for the weight rule."""
+        return self._weight
+
     def update(self, y_true, y_pred, w=1.0) -> None:
-        """Add one event; cost stated by each metric."""
+        """Add one event; cost stated by each metric. A weight the state cannot hold
+        (see :mod:`streamcal._validation`) raises ValueError and changes nothing."""
         name = type(self).__name__
         y = V.check_class_label(y_true, name, "update", "y_true")
         p = V.check_probability_vector(y_pred, name, "update", "y_pred")
         w = V.check_weight(w, name, "update")
         if w > 0.0:
+            V.check_weight_room(w, self._held_weight, self._weight_capacity, name, "update")
             self._update(y, p, w)
 
     def revert(self, y_true, y_pred, w=1.0) -> None:
@@ -891,8 +903,18 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
         self._events: dict = {}
         self._floor = 0.0 if self.threshold is None else float(self.threshold)
         self._n = 0
+        self._held = 0.0  # the weight held: a bound on every class's stored weight
+
+    @property
+    def _weight_capacity(self) -> float:
+        return V.weight_capacity(self.n_bins)  # the equal-mass cuts multiply a weight by n_bins
+
+    @property
+    def _held_weight(self) -> float:
+        return self._held
 
     def _update(self, y, p: dict, w: float) -> None:
+        self._held += w
         self._mention(y, p)
         floor, events = self._floor, self._events
         for c, pc in p.items():
@@ -921,6 +943,7 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
         if self._n == 0:
             self._reset()
             return
+        self._held -= w
         for c, store, i in where:
             del store[i]
             if not store:
@@ -1017,6 +1040,7 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
         memo: dict = {}
         self._refs = _decode_classes(state["refs"], int, memo)
         self._events = _decode_classes(state["events"], _decode_events, memo)
+        self._held = max((math.fsum(e[2] for e in s) for s in self._events.values()), default=0.0)
 
     def _check(self) -> None:
         """Assert every invariant of the state."""

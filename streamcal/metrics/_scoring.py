@@ -30,6 +30,13 @@ class _MeanScore:
     def _loss(self, y: float, p: float) -> float:
         raise NotImplementedError
 
+    @property
+    def _weight_capacity(self) -> float:
+        """The capacity of the weight rule: the sum of losses is at most the largest
+        loss (2, or ``-log(eps)``) times the weight."""
+        eps = getattr(self, "eps", None)
+        return V.weight_capacity(2.0 if eps is None else -math.log(eps))
+
     def _update(self, y: float, p: float, w: float) -> None:
         if w > 0.0:
             self._weight += w
@@ -38,6 +45,8 @@ class _MeanScore:
 
     def _revert(self, y: float, p: float, w: float) -> None:
         if w > 0.0:
+            if self._n <= 0:  # nothing held: no event can be reverted
+                raise self._not_held(y, p)
             self._n -= 1
             if self._n <= 0:
                 self._reset()
@@ -76,7 +85,8 @@ class _BinaryMeanScore(_kernels.StoreShell, BinaryCalibrationMetric):
         return self._store.n
 
     def _revert(self, y: float, p: float, w: float) -> None:
-        self._store.revert(y, p, w)
+        if not self._store.revert(y, p, w):
+            raise self._not_held(y, p)
 
     def get(self) -> float:
         """The weighted mean score of the events held (0.0 before any); O(1)."""
