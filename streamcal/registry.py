@@ -483,13 +483,14 @@ def make_calibrator(spec: str):
       window_size=5000
       half_life=None
       resolution=None
+      prior_strength=0.
     )
     >>> make_calibrator("tops").base.__class__.__name__
     'OnlinePlatt'
     >>> make_calibrator("isotonic:windowsize=5000")
     Traceback (most recent call last):
     ...
-    ValueError: Invalid calibrator spec 'isotonic:windowsize=5000': isotonic (OnlineIsotonic()) has no parameter 'windowsize'. Its parameters: interpolation, window_size, half_life, resolution.
+    ValueError: Invalid calibrator spec 'isotonic:windowsize=5000': isotonic (OnlineIsotonic()) has no parameter 'windowsize'. Its parameters: interpolation, window_size, half_life, resolution, prior_strength.
     >>> make_calibrator("isotonc")
     Traceback (most recent call last):
     ...
