@@ -5,6 +5,8 @@ import inspect
 
 import pytest
 
+from tests import known_gaps
+
 import streamcal.calibrators
 from streamcal.base import BinaryCalibrator
 from streamcal.checks import yield_checks
@@ -21,7 +23,9 @@ def _cases():
         for params in klass._unit_test_params():
             cal = klass(**params)
             for check in yield_checks(cal):
-                yield pytest.param(cal, check, id=f"{cal!r}-{check.__name__}")
+                yield pytest.param(
+                    cal, check, id=f"{cal!r}-{check.__name__}", marks=known_gaps.marks(cal, check)
+                )
 
 
 @pytest.mark.parametrize("calibrator, check", list(_cases()))

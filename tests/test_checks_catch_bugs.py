@@ -36,11 +36,20 @@ class RunningMean(BinaryCalibrator):
         V.check_score(score, "RunningMean", "learn_one")
         y = V.check_label(label, "RunningMean", "learn_one")
         w = V.check_weight(w, "RunningMean", "learn_one")
+        V.check_weight_room(w, self._W, V.DBL_MAX, "RunningMean", "learn_one")
         self._W += w
         self._S += w * y
         self._log.append(score)
         if self.window_size is not None:
             del self._log[: -self.window_size]
+
+    def learn_many(self, scores, labels, w=None):
+        # all or nothing: the weight rule checked on the batch's total first
+        ws = [] if w is None else [x for x in w if V.is_real(x)]
+        if w is not None and len(ws) == len(w) and all(np.isfinite(x) and x >= 0 for x in ws):
+            total = float(np.sum(ws))  # inf when the batch alone overflows: refused
+            V.check_weight_room(total, self._W, V.DBL_MAX, "RunningMean", "learn_many")
+        super().learn_many(scores, labels, w)
 
     def predict_one(self, score):
         s = V.check_score(score, "RunningMean", "predict_one")

@@ -9,6 +9,8 @@ import typing
 import numpy as np
 import pytest
 
+from tests import known_gaps
+
 import streamcal.metrics
 from streamcal import _validation as V
 from streamcal.checks import metrics as C
@@ -28,7 +30,7 @@ METRICS = concrete_classes(streamcal.metrics, StreamingMetric, exclude=_BASES)
 @pytest.mark.parametrize(
     "metric, check",
     [
-        pytest.param(*case[1:], id=case[0])
+        pytest.param(*case[1:], id=case[0], marks=known_gaps.marks(*case[1:]))
         for case in yield_cases(METRICS, C.yield_metric_checks)
     ],
 )
@@ -84,6 +86,8 @@ class _ScoreSums:
         self._n = 0
 
     def _add(self, w, score):
+        # the weight rule: score <= 2, so every sum stays finite while W <= DBL_MAX / 2
+        V.check_weight_room(w, self._W, V.weight_capacity(2.0), type(self).__name__, "update")
         self._W += w
         self._S += w * score
         self._n += 1
@@ -125,6 +129,14 @@ class RunningBrier(_ScoreSums, BinaryCalibrationMetric):
     def _update(self, y, p, w):
         if w > 0.0:
             self._add(w, (p - y) ** 2)
+
+    def update_many(self, y_true, y_pred, w=None):
+        # all or nothing: the weight rule checked on the batch's total first
+        ws = [] if w is None else [x for x in w if V.is_real(x)]
+        if w is not None and len(ws) == len(w) and all(math.isfinite(x) and x >= 0 for x in ws):
+            total = sum(ws)  # inf when the batch alone overflows: refused
+            V.check_weight_room(total, self._W, V.weight_capacity(2.0), "RunningBrier", "update_many")
+        super().update_many(y_true, y_pred, w)
 
     def _revert(self, y, p, w):
         if w > 0.0:

@@ -7,6 +7,8 @@ import math
 
 import pytest
 
+from tests import known_gaps
+
 import streamcal.calibrators
 from streamcal import (
     ClassWise,
@@ -26,7 +28,7 @@ CALIBRATORS = concrete_classes(streamcal.calibrators, MulticlassCalibrator)
 @pytest.mark.parametrize(
     "calibrator, check",
     [
-        pytest.param(*case[1:], id=case[0])
+        pytest.param(*case[1:], id=case[0], marks=known_gaps.marks(*case[1:]))
         for case in yield_cases(CALIBRATORS, yield_multiclass_checks)
     ],
 )

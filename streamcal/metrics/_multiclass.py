@@ -903,7 +903,7 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
         self._events: dict = {}
         self._floor = 0.0 if self.threshold is None else float(self.threshold)
         self._n = 0
-        self._held = 0.0  # the weight held: a bound on every class's stored weight
+        self._weight_held = 0.0  # the weight held: a bound on every class's stored weight
 
     @property
     def _weight_capacity(self) -> float:
@@ -911,10 +911,10 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
 
     @property
     def _held_weight(self) -> float:
-        return self._held
+        return self._weight_held
 
     def _update(self, y, p: dict, w: float) -> None:
-        self._held += w
+        self._weight_held += w
         self._mention(y, p)
         floor, events = self._floor, self._events
         for c, pc in p.items():
@@ -943,7 +943,7 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
         if self._n == 0:
             self._reset()
             return
-        self._held -= w
+        self._weight_held -= w
         for c, store, i in where:
             del store[i]
             if not store:
@@ -1040,7 +1040,7 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
         memo: dict = {}
         self._refs = _decode_classes(state["refs"], int, memo)
         self._events = _decode_classes(state["events"], _decode_events, memo)
-        self._held = max((math.fsum(e[2] for e in s) for s in self._events.values()), default=0.0)
+        self._weight_held = max((math.fsum(e[2] for e in s) for s in self._events.values()), default=0.0)
 
     def _check(self) -> None:
         """Assert every invariant of the state."""

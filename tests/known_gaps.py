@@ -1,0 +1,30 @@
+"""Shared checks that some classes are known to fail, each with its reason: the test
+suites mark those cases ``xfail(strict=True)``, so a fix shows up as an unexpected pass
+and the mark must then go."""
+
+import pytest
+
+#: class name -> why it fails the weight rule's check (``check_huge_weights``)
+HUGE_WEIGHTS = {
+    "CORP": "CORP's PAV store keeps weighted label sums that overflow after weights "
+    "near 1e308 instead of refusing them",
+    "MultiCalibeater": "MultiCalibeater (pure Python) does not apply the weight rule yet",
+    "ClassWise": "the wrapper is not atomic: when a class's calibrator refuses a huge "
+    "weight, the classes before it have learnt it already",
+    "TopLabel": "the wrapper is not atomic: a class registered before its calibrator "
+    "refuses a huge weight stays registered",
+}
+
+#: wrappers whose gap shows only over these inner calibrators (the ones that refuse)
+_REFUSING_INNER = {"OnlineIsotonic", "OnlinePlatt"}
+
+
+def marks(obj, check) -> list:
+    """The marks of the case ``(obj, check)``: xfail for a known gap, else none."""
+    name = type(obj).__name__
+    if check.__name__ != "check_huge_weights" or name not in HUGE_WEIGHTS:
+        return []
+    inner = getattr(obj, "calibrator", None)
+    if name in ("ClassWise", "TopLabel") and type(inner).__name__ not in _REFUSING_INNER:
+        return []
+    return [pytest.mark.xfail(strict=True, reason=HUGE_WEIGHTS[name])]
