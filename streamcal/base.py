@@ -19,7 +19,7 @@ import typing
 import numpy as np
 from river import base
 
-from streamcal import _snapshot
+from streamcal import _merge, _snapshot
 from streamcal import _validation as V
 
 __all__ = ["BinaryCalibrator", "MulticlassCalibrator", "SNAPSHOT_FORMAT"]
@@ -28,7 +28,7 @@ __all__ = ["BinaryCalibrator", "MulticlassCalibrator", "SNAPSHOT_FORMAT"]
 SNAPSHOT_FORMAT = _snapshot.SNAPSHOT_FORMAT
 
 
-class BinaryCalibrator(_snapshot.Snapshot, base.Estimator):
+class BinaryCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
     """Base class of calibrators that map a binary classifier's score to a probability.
 
     Subclasses implement ``_reset``, ``learn_one``, ``predict_one``, ``_get_state`` and
@@ -185,7 +185,7 @@ class BinaryCalibrator(_snapshot.Snapshot, base.Estimator):
         return tags
 
 
-class MulticlassCalibrator(_snapshot.Snapshot, base.Estimator):
+class MulticlassCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
     """Base class of calibrators that map a multiclass classifier's probability vector
     to a calibrated one.
 

@@ -399,6 +399,10 @@ class TopLabel(_Wrapper):
 
     """
 
+    _merge_refusal = (
+        "merging its per-class calibrators (by class label) is not implemented"
+    )
+
     @property
     def calibrators(self) -> dict:
         """Dict class -> its fitted binary calibrator (those that exist)."""
@@ -533,6 +537,12 @@ class ClassWise(_Wrapper):
     {'a': 1.0, 'b': 0.0, 'c': 0.0}
 
     """
+
+    _merge_refusal = (
+        "each event trains the calibrators of the classes known at its arrival, so "
+        "which events a class's calibrator learnt depends on how the two streams "
+        "interleave"
+    )
 
     def __init__(self, calibrator: BinaryCalibrator, normalize: bool = True):
         V.check_param(

@@ -27,7 +27,7 @@ import typing
 
 from river import base as river_base
 
-from streamcal import _snapshot
+from streamcal import _merge, _snapshot
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
 
@@ -36,7 +36,7 @@ __all__ = ["BinaryCalibrationMetric", "MetricSnapshot", "StreamingMetric"]
 MetricSnapshot = dict
 
 
-class StreamingMetric(_snapshot.Snapshot, river_base.Base, abc.ABC):
+class StreamingMetric(_snapshot.Snapshot, _merge.Mergeable, river_base.Base, abc.ABC):
     """Base class of every streamcal metric.
 
     It implements river's metric interface (``river.metrics.base.Metric``) and is
