@@ -9,6 +9,10 @@ Every calibrator can be saved and restored three ways: ``pickle``, ``clone()`` (
 unfitted copy) and ``to_dict()`` / ``from_dict()``, a JSON-safe snapshot of the whole
 state that restores exactly (floats survive ``json`` exactly because Python writes the
 shortest repr that round-trips).
+
+Every calibrator has ``merge(other)`` (:meth:`streamcal._merge.Mergeable.merge`): the
+calibrators whose state is a sum of per-event statistics return a new calibrator holding
+what one calibrator fed both streams would; the others raise a TypeError saying why.
 """
 
 from __future__ import annotations

@@ -490,3 +490,11 @@ def test_merge_property(klass, params, events, data):
     _assert_same(merged, whole, exact, (klass, params))
     if hasattr(merged, "_check"):
         merged._check()
+
+
+def test_metrics_offer_no_plus_operator():
+    # on river's metrics `+` builds a collection (Accuracy() + F1()); merge is a method
+    from streamcal.metrics import Brier
+
+    with pytest.raises(TypeError):
+        Brier() + Brier()

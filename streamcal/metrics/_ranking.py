@@ -241,7 +241,9 @@ class ROCAUC(_kernels.StoreShell, BinaryCalibrationMetric):
         state = {"scale": scale, "keys": blocks}
         for j, name in enumerate(("neg_w", "pos_w", "neg_n", "pos_n")):
             state[name] = [[rows[k][j] for k in block] for block in blocks]
-        return self._from_state(state)
+        new = self.clone()
+        new._store.set_state(state)  # built from two valid states: nothing to re-check
+        return new
 
     def _set_state(self, state: dict) -> None:
         name = "ROCAUC"
