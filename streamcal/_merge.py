@@ -60,8 +60,20 @@ class Mergeable:
         or per class). Counts are exact; float sums equal those of one object up to
         the order of the additions (about 1e-16 relative per sum); classes keeping
         exact integer sums merge bit for bit. ``self`` and ``other`` are left
-        unchanged. Each class's ``merge`` cost is stated in its ``_merge``; it is
-        O(state size), never O(events seen).
+        unchanged. The cost depends on the state, never on the events seen (each
+        class's ``_merge`` states its own):
+
+        - ``OnlineIsotonic``, ``VennAbers``, ``CORP``: O(m log m) for ``m`` distinct
+          scores (grid cells) held by the two, the block store rebuilt by PAV;
+        - ``HistogramBinning``, ``ECE`` (uniform), ``Sharpness``,
+          ``MurphyDecomposition``, ``TrackingCalibeater``: O(n_bins);
+          ``MultiCalibeater``: O(joint bins held);
+        - ``ECE`` (quantile), ``CalibrationRefinement``: O(m) distinct forecasts;
+          ``ROCAUC``: O(m L) (``L`` limbs of its exact sums);
+        - ``Brier``, ``LogLoss``, ``MulticlassBrier``, ``CrossEntropy``: O(1);
+        - ``ConfidenceECE``: O(n_bins); ``TopLabelECE``, ``ClasswiseECE``: O(classes x
+          n_bins); ``TECE``: O(entries held); ``TopLabel``: one merge of its binary
+          calibrator per class.
 
         Parameters
         ----------
