@@ -9,6 +9,10 @@ Every calibrator can be saved and restored three ways: ``pickle``, ``clone()`` (
 unfitted copy) and ``to_dict()`` / ``from_dict()``, a JSON-safe snapshot of the whole
 state that restores exactly (floats survive ``json`` exactly because Python writes the
 shortest repr that round-trips).
+
+Every calibrator has ``merge(other)`` (:meth:`streamcal._merge.Mergeable.merge`): the
+calibrators whose state is a sum of per-event statistics return a new calibrator holding
+what one calibrator fed both streams would; the others raise a TypeError saying why.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import typing
 import numpy as np
 from river import base
 
-from streamcal import _snapshot
+from streamcal import _merge, _snapshot
 from streamcal import _validation as V
 
 __all__ = ["BinaryCalibrator", "MulticlassCalibrator", "SNAPSHOT_FORMAT"]
@@ -28,7 +32,7 @@ __all__ = ["BinaryCalibrator", "MulticlassCalibrator", "SNAPSHOT_FORMAT"]
 SNAPSHOT_FORMAT = _snapshot.SNAPSHOT_FORMAT
 
 
-class BinaryCalibrator(_snapshot.Snapshot, base.Estimator):
+class BinaryCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
     """Base class of calibrators that map a binary classifier's score to a probability.
 
     Subclasses implement ``_reset``, ``learn_one``, ``predict_one``, ``_get_state`` and
@@ -186,7 +190,7 @@ class BinaryCalibrator(_snapshot.Snapshot, base.Estimator):
         return tags
 
 
-class MulticlassCalibrator(_snapshot.Snapshot, base.Estimator):
+class MulticlassCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
     """Base class of calibrators that map a multiclass classifier's probability vector
     to a calibrated one.
 

@@ -177,6 +177,11 @@ class _RefitMulticlass(_ClassRegistry, MulticlassCalibrator):
 
     _bounded_memory_params = ("window_size",)
 
+    _merge_refusal = (
+        "it is refitted on its last window_size events every refit_every events; that "
+        "window, and the schedule of refits, depend on how the two streams interleave"
+    )
+
     def _reset_window(self) -> None:
         self._reset_classes()
         self._window = RefitWindow(self.window_size, self.refit_every)

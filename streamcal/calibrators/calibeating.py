@@ -25,6 +25,7 @@ import typing
 
 import numpy as np
 
+from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
 from streamcal.core._calibeating import (
@@ -333,6 +334,30 @@ class TrackingCalibeater(_ExpertBinned):
             "n_events": self._kernel.n_events,
         }
 
+    @property
+    def _merge_refusal(self) -> str | None:
+        if self.base is not None:
+            return (
+                "with a base, each event is binned by the base's forecast at its arrival, "
+                "which depends on everything the base learnt before it, so on the order "
+                "of the two streams (base=None bins the score itself and merges)"
+            )
+        return None
+
+    def _merge(self, other):
+        """The table of both streams (``base=None``): per bin, the weights and weighted
+        outcome sums added, bins in order of first arrival (``self``'s, then those only
+        ``other`` saw); event counts added. O(n_bins). Predictions equal one
+        calibeater's fed both streams to rounding (bit for bit with integer weights).
+        """
+        a, b = self._get_state(), other._get_state()
+        return self._from_state(
+            {
+                "bins": _merge.merge_keyed(a["bins"], b["bins"]),
+                "n_events": a["n_events"] + b["n_events"],
+            }
+        )
+
     def _set_state(self, state: dict) -> None:
         stats = BinOutcomes.from_lists(state["bins"], self.n_bins)
         self._kernel = TrackingKernel(
@@ -428,6 +453,12 @@ class HedgingCalibeater(_ExpertBinned):
     (0.198, 0.186)
 
     """
+
+    _merge_refusal = (
+        "each bin plays Foster's forecasting game, whose randomised forecasts, and "
+        "hence the outcome statistics of the game's cells, depend on the order of the "
+        "events"
+    )
 
     def __init__(
         self,
@@ -573,6 +604,11 @@ class EpsilonCalibratedForecaster(_Compiled):
     MixedForecast(low=0.95, p_low=1.0, high=0.95, p_high=0.0)
 
     """
+
+    _merge_refusal = (
+        "it plays Foster's forecasting game, whose randomised forecasts, and hence "
+        "the outcome statistics of the game's cells, depend on the order of the events"
+    )
 
     def __init__(self, n_bins: int = 10, seed: int | None = None):
         name = type(self).__name__
@@ -963,6 +999,31 @@ class MultiCalibeater(_Calibeating):
             "losses": None if self._weights is None else list(self._weights.losses),
             "n_events": self._n_events,
         }
+
+    @property
+    def _merge_refusal(self) -> str | None:
+        if self.method == "meta":
+            return (
+                "with method='meta', each event is binned by the aggregate forecast at "
+                "its arrival, whose exponential weights depend on the losses of the "
+                "events before it, so on the order of the two streams (method='joint' "
+                "merges)"
+            )
+        return None
+
+    def _merge(self, other):
+        """The joint-bin table of both streams (``method="joint"``): per joint bin, the
+        weights and weighted outcome sums added, bins in order of first arrival
+        (``self``'s, then those only ``other`` saw); event counts added. O(bins
+        held)."""
+        a, b = self._get_state(), other._get_state()
+        return self._from_state(
+            {
+                "bins": _merge.merge_keyed(a["bins"], b["bins"]),
+                "losses": None,
+                "n_events": a["n_events"] + b["n_events"],
+            }
+        )
 
     def _set_state(self, state: dict) -> None:
         self._stats = BinOutcomes.from_lists(state["bins"], self._dense_bins())

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
 from streamcal.core._binning import Int64Binner
@@ -400,6 +401,41 @@ class HistogramBinning(BinaryCalibrator):
     def n_calibration(self) -> int:
         """Number of events the current ``"quantile"`` edges come from (0 otherwise)."""
         return self._core.n_calibration
+
+    # ------------------------------------------------------------------ merge
+
+    @property
+    def _merge_refusal(self) -> str | None:
+        if self.window_size is not None:
+            return _merge.ORDER_REFUSAL.format(what="window_size")
+        if self.strategy == "quantile":
+            return (
+                "with strategy='quantile', the edges are order statistics of the events "
+                "held at the epoch boundaries (1, 2, 4, ... events), which depend on the "
+                "order of the two streams"
+            )
+        return None
+
+    def _merge(self, other):
+        """The bins of both streams (``"uniform"`` edges, no window: equal edges by
+        construction): per bin, the exact integer sums of weights and weighted labels
+        (brought to the finer of the two units ``2**-E``) and the event counts are
+        added. O(n_bins). Bit for bit the state of one calibrator fed both streams.
+        """
+        a, b = self._get_state(), other._get_state()
+        E = max(a["E"], b["E"])
+        W = _merge.add_lists([x << (E - a["E"]) for x in a["W"]], [x << (E - b["E"]) for x in b["W"]])
+        S = _merge.add_lists([x << (E - a["E"]) for x in a["S"]], [x << (E - b["E"]) for x in b["S"]])
+        state = dict(a)
+        state.update(
+            W=W,
+            S=S,
+            E=E,
+            counts=_merge.add_lists(a["counts"], b["counts"]),
+            n_events=a["n_events"] + b["n_events"],
+            n_pos=a["n_pos"] + b["n_pos"],
+        )
+        return self._from_state(state)
 
     # ------------------------------------------------------------------ state
 

@@ -123,6 +123,11 @@ class IRP(BinaryCalibrator):
     _monotone = True
     _bounded_memory_params = ("window_size",)
 
+    _merge_refusal = (
+        "it is refitted on its last window_size events every refit_every events; that "
+        "window, and the schedule of refits, depend on how the two streams interleave"
+    )
+
     def __init__(
         self,
         max_bins: int | None = None,

@@ -400,6 +400,36 @@ class TopLabel(_Wrapper):
     """
 
     @property
+    def _merge_refusal(self) -> str | None:
+        reason = self.calibrator._merge_refusal
+        if reason is None:
+            return None
+        return f"its per-class {type(self.calibrator).__name__} calibrators cannot ({reason})"
+
+    def _merge(self, other):
+        """Each event trains the calibrator of its top class only, so the merge is the
+        per-class merge of the two sides' calibrators (a class only one side saw keeps
+        a copy of its calibrator); classes in order of first appearance (``self``'s,
+        then ``other``'s new ones). Cost: the per-class merges, O(K) of them; exact as
+        the binary calibrator's merge is."""
+        new = self.clone()
+        for c in (*self._class_list, *other._class_list):
+            if c not in new._classes:
+                new._classes[c] = len(new._class_list)
+                new._class_list.append(c)
+        mine, theirs = self.calibrators, other.calibrators
+        cals = [None] * len(new._class_list)
+        for c, i in new._classes.items():
+            a, b = mine.get(c), theirs.get(c)
+            if a is not None and b is not None:
+                cals[i] = a.merge(b)
+            elif a is not None or b is not None:
+                one = a if a is not None else b
+                cals[i] = one.merge(one.clone())  # a new calibrator equal to ``one``
+        new._calibrators = cals
+        return new
+
+    @property
     def calibrators(self) -> dict:
         """Dict class -> its fitted binary calibrator (those that exist)."""
         return {
@@ -539,6 +569,12 @@ class ClassWise(_Wrapper):
     {'a': 1.0, 'b': 0.0, 'c': 0.0}
 
     """
+
+    _merge_refusal = (
+        "each event trains the calibrators of the classes known at its arrival, so "
+        "which events a class's calibrator learnt depends on how the two streams "
+        "interleave"
+    )
 
     def __init__(self, calibrator: BinaryCalibrator, normalize: bool = True):
         V.check_param(

@@ -79,6 +79,12 @@ class _OnlineLogisticCalibrator(LogisticKernel, BinaryCalibrator):
     _nonneg: tuple = ()
     _feature_map: int = newton.FEATURES_LOGIT
 
+    _merge_refusal = (
+        "its parameters are fitted by online Newton steps, each taken at the parameters "
+        "the events before it left, so the fit depends on the order of the events and "
+        "is not a function of per-event sums"
+    )
+
     def _make_core(self) -> OnlineNewtonLogistic:
         decay = 1.0 if self.half_life is None else 2.0 ** (-1.0 / self.half_life)
         return OnlineNewtonLogistic(

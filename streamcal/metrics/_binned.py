@@ -17,6 +17,7 @@ import typing
 
 import numpy as np
 
+from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.core.binning import uniform_edges
 from streamcal.metrics import _kernels
@@ -335,6 +336,29 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
         if store.window is not None:
             assert len(store.window) == store.n <= self.window_size
 
+    @property
+    def _merge_refusal(self) -> str | None:
+        if self.window_size is not None:
+            return _merge.ORDER_REFUSAL.format(what="window_size")
+        if self.half_life is not None:
+            return _merge.ORDER_REFUSAL.format(what="half_life")
+        return None
+
+    def _merge(self, other):
+        """The ECE of both streams (no window, no forgetting): ``"uniform"``, the four
+        sums of each bin added, O(n_bins); ``"quantile"``, the weight, label sum and
+        count of each distinct forecast added, O(m_a + m_b), the edges then following
+        from the merged values as for one metric. Sums equal one metric's to rounding;
+        with ``"quantile"`` and weights whose sums are exact (unit, integer) the edges,
+        hence the bins, are the same."""
+        a, b = self._get_state(), other._get_state()
+        state = dict(a, n=a["n"] + b["n"], weight=a["weight"] + b["weight"])
+        if self._uniform:
+            state["bins"] = [_merge.add_lists(x, y) for x, y in zip(a["bins"], b["bins"])]
+        else:
+            state["values"] = _merge.merge_keyed(a["values"], b["values"])
+        return self._from_state(state)
+
     def _set_state(self, state: dict) -> None:
         if self._uniform:
             w, y, p, k = state["bins"]
@@ -457,6 +481,19 @@ class _EqualWidthSums(_kernels.StoreShell, BinaryCalibrationMetric):
     def _revert(self, y: float, p: float, w: float) -> None:
         if not self._store.revert(y, p, w):
             raise self._not_held(y, p)
+
+    _merge_refusal = None
+
+    def _merge(self, other):
+        """The bins of both streams: every sum and count of each bin added (and, for
+        :class:`MurphyDecomposition`, the Brier score sum). O(n_bins). Sums equal one
+        metric's to rounding."""
+        a, b = self._get_state(), other._get_state()
+        state = dict(a, n=a["n"] + b["n"], weight=a["weight"] + b["weight"])
+        state["bins"] = [_merge.add_lists(x, y) for x, y in zip(a["bins"], b["bins"], strict=True)]
+        if "score" in a:
+            state["score"] = a["score"] + b["score"]
+        return self._from_state(state)
 
     def _set_state(self, state: dict) -> None:
         bins = state["bins"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.core.pav import BlockView, IsotonicBlockStore
 from streamcal.metrics.base import BinaryCalibrationMetric
@@ -299,6 +300,26 @@ class CORP(BinaryCalibrationMetric):
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._block_score = _brier_block if self.score == "brier" else _log_block
+
+    _merge_refusal = None
+
+    def _merge(self, other):
+        """The decomposition of both streams: the per-forecast cells of the two
+        isotonic stores (weight, label sum, count) are summed and the store rebuilt by
+        PAV; the weight, label and score sums and the counts are added; the fitted
+        score is recomputed from the merged blocks when read. O(m log m) for ``m``
+        distinct forecasts held by the two. Equal to one metric fed both streams to
+        rounding (the cells' sums, bit for bit with unit or integer weights)."""
+        new = self.clone()
+        cells = _merge.merge_cells(self._store.cells(), other._store.cells())
+        if len(cells[0]):
+            new._store.rebuild(*cells)
+        new._weight = self._weight + other._weight
+        new._label = self._label + other._label
+        new._loss = self._loss + other._loss
+        new._n = self._n + other._n
+        new._fit_stale = True
+        return new
 
     def _get_state(self) -> dict:
         return {

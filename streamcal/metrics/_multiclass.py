@@ -31,11 +31,15 @@ Conventions shared by the four metrics:
 from __future__ import annotations
 
 import bisect
+import copy
+import heapq
 import math
+import operator
 import typing
 
 from river import base as river_base
 
+from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.core.binning import uniform_edges
 from streamcal.metrics._binned import ReliabilityBin, _check_n_bins
@@ -166,6 +170,16 @@ class _BinSums:
                     )
                 )
         return tuple(out)
+
+    def merged(self, other: _BinSums) -> _BinSums:
+        """A new ``_BinSums`` with every count and sum of the two added. O(n_bins)."""
+        out = _BinSums(len(self.n))
+        out.count = self.count + other.count
+        out.n = _merge.add_lists(self.n, other.n)
+        out.w = _merge.add_lists(self.w, other.w)
+        out.p = _merge.add_lists(self.p, other.p)
+        out.y = _merge.add_lists(self.y, other.y)
+        return out
 
     def state(self) -> dict:
         return {
@@ -412,6 +426,16 @@ class ConfidenceECE(_EqualWidthMetric):
     def _get_state(self) -> dict:
         return {"weight": self._weight, "n": self._n, "bins": self._sums.state()}
 
+    _merge_refusal = None
+
+    def _merge(self, other):
+        """The bins of both streams, every count and sum added. O(n_bins)."""
+        new = self.clone()
+        new._sums = self._sums.merged(other._sums)
+        new._weight = self._weight + other._weight
+        new._n = self._n + other._n
+        return new
+
     def _set_state(self, state: dict) -> None:
         self._weight = float(state["weight"])
         self._n = int(state["n"])
@@ -549,6 +573,18 @@ class TopLabelECE(_EqualWidthMetric):
             "n": self._n,
             "classes": _encode_classes(self._by_class, _BinSums.state),
         }
+
+    _merge_refusal = None
+
+    def _merge(self, other):
+        """The bins of each predicted class over both streams (classes in order of
+        first prediction: ``self``'s, then ``other``'s new ones). O(classes x
+        n_bins)."""
+        new = self.clone()
+        new._by_class = _merged_by_class(self._by_class, other._by_class, _BinSums.merged)
+        new._weight = self._weight + other._weight
+        new._n = self._n + other._n
+        return new
 
     def _set_state(self, state: dict) -> None:
         self._weight = float(state["weight"])
@@ -771,6 +807,19 @@ class ClasswiseECE(_ClassRegistry, _EqualWidthMetric):
             "refs": _encode_classes(self._refs, int),
             "classes": _encode_classes(self._by_class, _BinSums.state),
         }
+
+    _merge_refusal = None
+
+    def _merge(self, other):
+        """The classes (their event counts added) and the bins of each class over both
+        streams, classes in order of first appearance (``self``'s, then ``other``'s
+        new ones). O(classes x n_bins)."""
+        new = self.clone()
+        new._refs = _merged_by_class(self._refs, other._refs, operator.add)
+        new._by_class = _merged_by_class(self._by_class, other._by_class, _BinSums.merged)
+        new._weight = self._weight + other._weight
+        new._n = self._n + other._n
+        return new
 
     def _set_state(self, state: dict) -> None:
         self._weight = float(state["weight"])
@@ -1035,6 +1084,21 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
             "events": _encode_classes(self._events, _encode_events),
         }
 
+    _merge_refusal = None
+
+    def _merge(self, other):
+        """The classes (their event counts added) and, per class, the sorted entries
+        of both streams merged in order. O(entries held) per class; the state is that
+        of one metric fed both streams, entry for entry, so ``get()`` is equal bit for
+        bit."""
+        new = self.clone()
+        new._refs = _merged_by_class(self._refs, other._refs, operator.add)
+        new._events = _merged_by_class(
+            self._events, other._events, lambda x, y: list(heapq.merge(x, y))
+        )
+        new._n = self._n + other._n
+        return new
+
     def _set_state(self, state: dict) -> None:
         self._n = int(state["n"])
         memo: dict = {}
@@ -1055,6 +1119,17 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
             assert len(store) <= self._n
             for p, y, w in store:
                 assert self._floor < p <= 1.0 and y in (0.0, 1.0) and w > 0.0, (p, y, w)
+
+
+def _merged_by_class(a: dict, b: dict, merge) -> dict:
+    """Per-class values of both dicts, ``merge(x, y)`` where both hold the class; the
+    classes in order of first appearance (``a``'s, then those only ``b`` holds). The
+    values are not shared with ``a`` or ``b`` (``merge`` must return new ones)."""
+    out = {c: (merge(v, b[c]) if c in b else copy.deepcopy(v)) for c, v in a.items()}
+    for c, v in b.items():
+        if c not in out:
+            out[c] = copy.deepcopy(v)
+    return out
 
 
 def _encode_events(store: list) -> list:

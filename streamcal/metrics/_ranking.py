@@ -215,6 +215,36 @@ class ROCAUC(_kernels.StoreShell, BinaryCalibrationMetric):
             new[name] = [[units(v) for v in block] for block in state.get(name, ())]
         return params, new
 
+    _merge_refusal = None
+
+    def _merge(self, other):
+        """The AUC of both streams: the exact integer weights and the counts of each
+        score added (brought to the finer of the two scales), the scores re-blocked in
+        order. O(m L) for ``m`` distinct scores held by the two and ``L`` limbs; the
+        state is then that of one metric fed both streams (the same integers), and
+        ``get()`` is equal bit for bit."""
+        a, b = self._get_state(), other._get_state()
+        held = [st for st in (a, b) if st["keys"]]
+        if not held:
+            return self.clone()
+        scale = min(st["scale"] for st in held)
+        rows: dict = {}
+        for st in held:
+            up = st["scale"] - scale
+            flat = zip(*(itertools.chain.from_iterable(st[k]) for k in ("keys", "neg_w", "pos_w", "neg_n", "pos_n")))
+            for key, nw, pw, nn, pn in flat:
+                row = rows.get(key)
+                add = (nw << up, pw << up, nn, pn)
+                rows[key] = add if row is None else tuple(x + y for x, y in zip(row, add))
+        keys = sorted(rows)
+        blocks = [keys[i : i + _LOAD] for i in range(0, len(keys), _LOAD)]
+        state = {"scale": scale, "keys": blocks}
+        for j, name in enumerate(("neg_w", "pos_w", "neg_n", "pos_n")):
+            state[name] = [[rows[k][j] for k in block] for block in blocks]
+        new = self.clone()
+        new._store.set_state(state)  # built from two valid states: nothing to re-check
+        return new
+
     def _set_state(self, state: dict) -> None:
         name = "ROCAUC"
         names = ("keys", "neg_w", "pos_w", "neg_n", "pos_n")

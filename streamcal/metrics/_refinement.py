@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.metrics import _kernels
 from streamcal.metrics.base import BinaryCalibrationMetric
@@ -182,6 +183,36 @@ class CalibrationRefinement(_kernels.StoreShell, BinaryCalibrationMetric):
         """``sum_p W_p ybar_p (1 - ybar_p) / W``; O(1)."""
         store = self._store
         return store.ref / store.weight if store.n else 0.0
+
+    _merge_refusal = None
+
+    def _merge(self, other):
+        """The decomposition of both streams: the weight, label sum and count of each
+        forecast group added (``self``'s groups first), the totals added; the running
+        calibration and refinement sums are added too, and for each group both hold,
+        the two parts' contributions are replaced by the merged group's, as one metric
+        replaces a group's contribution when an event joins it. O(groups held)."""
+        a, b = self._get_state(), other._get_state()
+        cal, ref = a["calibration"] + b["calibration"], a["refinement"] + b["refinement"]
+        mine = {row[0]: row for row in a["groups"]}
+        for key, w, y, _ in b["groups"]:
+            row = mine.get(key)
+            if row is not None:
+                p, W, Y = self._value(key), row[1] + w, row[2] + y
+                cal += (p * W - Y) ** 2 / W - (p * row[1] - row[2]) ** 2 / row[1] - (p * w - y) ** 2 / w
+                ref += y * y / w + row[2] * row[2] / row[1] - Y * Y / W
+        groups = _merge.merge_keyed(a["groups"], b["groups"])
+        if self.resolution is not None:
+            groups.sort()
+        state = {
+            "n": a["n"] + b["n"],
+            "weight": a["weight"] + b["weight"],
+            "score": a["score"] + b["score"],
+            "calibration": cal,
+            "refinement": ref,
+            "groups": groups,
+        }
+        return self._from_state(state)
 
     def _set_state(self, state: dict) -> None:
         self._store.set_state(state)

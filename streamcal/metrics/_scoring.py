@@ -66,6 +66,14 @@ class _MeanScore:
         self._total = float(state["total"])
         self._n = int(state["n"])
 
+    _merge_refusal = None
+
+    def _merge(self, other):
+        """The mean score of both streams: total weights, weighted score sums and
+        counts added. O(1). The sums equal one metric's to rounding (1e-15 relative)."""
+        a, b = self._get_state(), other._get_state()
+        return self._from_state({key: a[key] + b[key] for key in ("weight", "total", "n")})
+
 
 class _BinaryMeanScore(_kernels.StoreShell, BinaryCalibrationMetric):
     """The weighted mean of a per-event score of binary forecasts, revertible; the state
@@ -94,6 +102,14 @@ class _BinaryMeanScore(_kernels.StoreShell, BinaryCalibrationMetric):
 
     def _set_state(self, state: dict) -> None:
         self._store.set_state(state)
+
+    _merge_refusal = None
+
+    def _merge(self, other):
+        """The mean score of both streams: total weights, weighted score sums and
+        counts added. O(1). The sums equal one metric's to rounding (1e-15 relative)."""
+        a, b = self._get_state(), other._get_state()
+        return self._from_state({key: a[key] + b[key] for key in ("weight", "total", "n")})
 
 
 class Brier(_BinaryMeanScore):

@@ -9,7 +9,12 @@ arguments, so that ``river.utils.Rolling`` can window it), ``get()``,
   before touching its state, so a bad event leaves the metric exactly as it was;
 - saves and restores like a calibrator: pickle, ``clone()``, and a JSON-safe
   ``to_dict()`` / ``from_dict()`` snapshot;
-- returns 0.0 from ``get()`` before any (positive-weight) event, as river's metrics do.
+- returns 0.0 from ``get()`` before any (positive-weight) event, as river's metrics do;
+- merges: ``a.merge(b)`` (:meth:`streamcal._merge.Mergeable.merge`) is a new metric equal
+  to one metric fed ``a``'s events then ``b``'s, for every metric without a window or a
+  half-life (a TypeError says why otherwise). There is no ``a + b``: on river's metrics
+  ``+`` builds a ``Metrics`` collection (``Accuracy() + F1()``), and a ``+`` that merged
+  would give the same operator two meanings in one pipeline.
 
 Metrics whose state is not a sum of per-event terms (equal-mass bins, for instance)
 cannot revert an event naturally; they raise ``NotImplementedError`` from ``revert`` and
@@ -27,7 +32,7 @@ import typing
 
 from river import base as river_base
 
-from streamcal import _snapshot
+from streamcal import _merge, _snapshot
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
 
@@ -36,7 +41,7 @@ __all__ = ["BinaryCalibrationMetric", "MetricSnapshot", "StreamingMetric"]
 MetricSnapshot = dict
 
 
-class StreamingMetric(_snapshot.Snapshot, river_base.Base, abc.ABC):
+class StreamingMetric(_snapshot.Snapshot, _merge.Mergeable, river_base.Base, abc.ABC):
     """Base class of every streamcal metric.
 
     It implements river's metric interface (``river.metrics.base.Metric``) and is
