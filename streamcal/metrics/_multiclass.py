@@ -1082,6 +1082,7 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
             "n": self._n,
             "refs": _encode_classes(self._refs, int),
             "events": _encode_classes(self._events, _encode_events),
+            "weight_held": self._weight_held,
         }
 
     _merge_refusal = None
@@ -1097,6 +1098,7 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
             self._events, other._events, lambda x, y: list(heapq.merge(x, y))
         )
         new._n = self._n + other._n
+        new._weight_held = self._weight_held + other._weight_held
         return new
 
     def _set_state(self, state: dict) -> None:
@@ -1104,7 +1106,10 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
         memo: dict = {}
         self._refs = _decode_classes(state["refs"], int, memo)
         self._events = _decode_classes(state["events"], _decode_events, memo)
-        self._weight_held = max((math.fsum(e[2] for e in s) for s in self._events.values()), default=0.0)
+        held = state.get("weight_held")
+        if held is None:  # snapshots written before the weight rule: a bound from the stores
+            held = max((math.fsum(e[2] for e in s) for s in self._events.values()), default=0.0)
+        self._weight_held = float(held)
 
     def _check(self) -> None:
         """Assert every invariant of the state."""
