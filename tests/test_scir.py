@@ -10,6 +10,7 @@ import collections
 import json
 import math
 import pickle
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -189,6 +190,84 @@ def test_one_rank_is_pav_with_tied_scores_pooled():
         g = scir.isotonic_regression_2d(x, np.ones(n, dtype=int), y, w)
         ref = IsotonicRegression().fit(x, y, sample_weight=w).predict(x)
         np.testing.assert_allclose(g, ref, rtol=0, atol=1e-12)
+
+
+def _bounded_upper_set_calls(n_points):
+    """A stand-in for scir.maximal_upper_set that raises once it has been called more
+    often than a terminating fit can call it: at most two passes (floating point, then
+    exact) per node of a split tree with ``n_points`` leaves."""
+    budget = [2 * (2 * n_points - 1)]
+    real = scir.maximal_upper_set
+
+    def bounded(*args, **kwargs):
+        budget[0] -= 1
+        assert budget[0] >= 0, "maximal_upper_set called too often: the splitting loops"
+        return real(*args, **kwargs)
+
+    return bounded
+
+
+_HANG_CASE = """
+from streamcal.core import scir
+g = scir.isotonic_regression_2d([0.6, 0.7, 0.7], [1, 1, 1], [1.0, 0.0, 1.0], [1.0, 1e70, 1e70])
+assert g.tolist() == [0.5, 0.5, 0.5], g
+from streamcal import SCIR
+cal = SCIR(window_size=30, refit_every=3)
+cal.learn_one({"a": 0.6, "b": 0.4}, "a", 1.0)
+for t in range(6):
+    cal.learn_one({"a": 0.3, "b": 0.7}, "ab"[t % 2], 1e70)
+print(cal.predict_one({"a": 0.5, "b": 0.5}))
+"""
+
+
+def test_split_fit_terminates_when_weights_differ_by_1e70():
+    """Weight 1 beside weight 1e70: w (y - mean) of the heavy point rounded to 0, the
+    whole block had H = 0.5 > 0 and was 'split' into itself and the empty set, forever.
+    Run in a subprocess with a hard timeout so a regression fails instead of hanging."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _HANG_CASE], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    # in-process as well, with a bound on the number of passes
+    with mock.patch.object(scir, "maximal_upper_set", _bounded_upper_set_calls(2)):
+        g = scir.isotonic_regression_2d([0.6, 0.7, 0.7], [1, 1, 1], [1.0, 0.0, 1.0], [1.0, 1e70, 1e70])
+    assert g.tolist() == [0.5, 0.5, 0.5]
+
+
+def test_light_point_gets_its_own_value_beside_heavy_ones():
+    """A split that only a point of weight 1e-70 gains from is found (exact path): the
+    floating-point pass would pool it with the heavy points at 0.5."""
+    x, r = [0.25, 0.75, 0.25, 0.75], [1, 3, 2, 2]
+    y, w = [0.0, 0.5, 1.0, 0.0], [1e-70, 1e70, 1e70, 1e70]
+    g = scir.isotonic_regression_2d(x, r, y, w)
+    np.testing.assert_allclose(g, R.isotonic_minmax(x, r, y, w), rtol=0, atol=1e-12)
+    assert g[0] == 0.0
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 3),
+            st.integers(1, 3),
+            st.sampled_from([0.0, 0.25, 0.5, 1.0]),
+            st.sampled_from([1.0, 1e-70, 1e70]),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_isotonic_with_extreme_weights_terminates_and_matches_max_min_formula(points):
+    x = np.array([p[0] / 4 for p in points])
+    r = np.array([p[1] for p in points])
+    y = np.array([p[2] for p in points])
+    w = np.array([p[3] for p in points])
+    with mock.patch.object(scir, "maximal_upper_set", _bounded_upper_set_calls(len(points))):
+        g = scir.isotonic_regression_2d(x, r, y, w)
+    np.testing.assert_allclose(g, R.isotonic_minmax(x, r, y, w), rtol=0, atol=1e-12)
 
 
 def test_isotonic_rejects_bad_weights_and_lengths():

@@ -41,8 +41,14 @@ maximum. (The pseudo-code of the paper's Algorithm 2/3 takes, when ``j > l`` and
 literal pseudo-code misses the maximal upper set on some inputs, see the tests.)
 
 A block is declared constant when the largest ``H`` is at most ``1e-12`` times
-``sum |w (y - mean)|`` (rounding): with weights spanning more than about ten orders of
-magnitude, a split that only the lightest points would gain from can be missed.
+``sum |w (y - mean)|`` (rounding). Every split is proper (both parts non-empty), so the
+splitting ends on every input. A block whose weights span more than ``2**20``, or on
+which the floating-point pass offers the whole block as the upper set (its ``H`` is 0 in
+exact arithmetic, so that is rounding: ``w (y - mean)`` of a point of weight 1e70 is
+off by about 1e54), is split exactly instead: the same programme on the integers
+``W_X wy - WY_X w`` (the floats scaled by one power of two), so a split that only the
+lightest points gain from is still found. That path costs Python-integer arithmetic
+and is taken only for such blocks.
 
 One pass costs O(``m`` (``K`` - 1)) time and memory for a set of ``m`` points; the
 splitting makes one pass per node of the split tree, O(``N`` (``K`` - 1) ``d``) in all
@@ -93,6 +99,10 @@ __all__ = [
 # A block is constant once the largest H over upper sets is at most this fraction of
 # sum |w (y - mean)|: H is a sum of such terms, so anything smaller is rounding.
 _REL_TOL = 1e-12
+# A block whose largest weight exceeds this many times its smallest is split in exact
+# integer arithmetic: in floating point, w (y - mean) of its heaviest points carries a
+# rounding error larger than the whole contribution of its lightest ones.
+_EXACT_WEIGHT_RATIO = 2.0**20
 
 
 # ---------------------------------------------------------------------------- points
@@ -184,7 +194,10 @@ def maximal_upper_set(cols, v, n_cols=None):
 
     """
     cols = np.asarray(cols, dtype=np.int64)
-    v = np.asarray(v, dtype=np.float64)
+    v = np.asarray(v)
+    exact = v.dtype == object  # Python ints (or Fractions): exact sums and maxima
+    if not exact:
+        v = v.astype(np.float64)
     m = len(v)
     if n_cols is None:
         n_cols = int(cols.max()) + 1 if m else 0
@@ -197,7 +210,9 @@ def maximal_upper_set(cols, v, n_cols=None):
         cols = remap[cols]
         n_cols = int(present.sum())
     # S[c, T] = sum of v over the points of column c at positions >= T (S[:, m] = 0)
-    S = np.zeros((n_cols, m + 1))
+    S = np.zeros((n_cols, m + 1), dtype=object if exact else np.float64)
+    if exact:
+        S[:] = 0
     S[cols, np.arange(m)] = v
     S = np.cumsum(S[:, ::-1], axis=1)[:, ::-1]
     A = S  # reuse: A[c] = S[c] + suffix max of A[c - 1]
@@ -209,9 +224,10 @@ def maximal_upper_set(cols, v, n_cols=None):
     for c in range(n_cols - 1, -1, -1):
         t += int(np.argmax(A[c, t:]))
         thresholds[c] = t
-    h = float(A[n_cols - 1, thresholds[n_cols - 1]])
-    if h <= 0.0:
-        return np.zeros(m, dtype=bool), 0.0
+    h = A[n_cols - 1, thresholds[n_cols - 1]]
+    h = h if exact else float(h)
+    if h <= 0:
+        return np.zeros(m, dtype=bool), (0 if exact else 0.0)
     return np.arange(m) >= thresholds[cols], h
 
 
@@ -232,10 +248,28 @@ def _pool(x, r, y, w):
     return order, group, xs[starts], rs[starts], W, WY
 
 
+def _exact_ints(a):
+    """The floats ``a`` (finite) as Python ints in an object array, all scaled by one
+    power of two, so that sums, products and comparisons of them are exact."""
+    ratios = [float(x).as_integer_ratio() for x in a]
+    shift = max((d.bit_length() - 1 for _, d in ratios), default=0)
+    out = np.empty(len(ratios), dtype=object)
+    out[:] = [n << (shift - (d.bit_length() - 1)) for n, d in ratios]
+    return out
+
+
 def _split_fit(cols, W, WY, n_cols):
     """Fitted values of pooled points in grid order, by recursive maximal-upper-set
-    splitting (see the module docstring)."""
+    splitting (see the module docstring).
+
+    Each split is proper (both parts non-empty), so there are at most ``len(W) - 1`` of
+    them and the loop ends on every input. A block is split in floating point unless
+    its weights span more than ``_EXACT_WEIGHT_RATIO``, or the floating-point pass
+    offers the whole block as the upper set (``H`` of the whole block is 0 in exact
+    arithmetic, so that ``h`` is rounding); then the upper set is found exactly, on
+    ``v = W_X wy - WY_X w`` (``W_X`` times ``w (y - mean)``) in integers."""
     g = np.empty(len(W))
+    exact_W = exact_WY = None
     stack = [np.arange(len(W))]
     while stack:
         idx = stack.pop()
@@ -243,14 +277,31 @@ def _split_fit(cols, W, WY, n_cols):
         wy = WY[idx]
         mean = wy.sum() / w.sum()
         if len(idx) > 1:
-            v = wy - w * mean
-            scale = np.abs(v).sum()
-            if scale > 0.0:
+            mask = None
+            if w.max() <= _EXACT_WEIGHT_RATIO * w.min():
+                v = wy - w * mean
+                scale = np.abs(v).sum()
+                if scale > 0.0:
+                    mask, h = maximal_upper_set(cols[idx], v, n_cols)
+                    if not h > _REL_TOL * scale:
+                        mask = None  # constant, up to rounding
+                    elif mask.all():
+                        mask = False  # rounding: decide exactly
+            else:
+                mask = False
+            if mask is False:
+                if exact_W is None:
+                    exact_W = _exact_ints(np.concatenate([W, WY]))
+                    exact_W, exact_WY = exact_W[: len(W)], exact_W[len(W) :]
+                ew, ewy = exact_W[idx], exact_WY[idx]
+                v = ewy * sum(ew) - ew * sum(ewy)
                 mask, h = maximal_upper_set(cols[idx], v, n_cols)
-                if h > _REL_TOL * scale:
-                    stack.append(idx[mask])
-                    stack.append(idx[~mask])
-                    continue
+                if not h > 0:
+                    mask = None
+            if mask is not None and mask.any() and not mask.all():
+                stack.append(idx[mask])
+                stack.append(idx[~mask])
+                continue
         g[idx] = mean
     return g
 
