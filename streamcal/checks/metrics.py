@@ -79,6 +79,7 @@ __all__ = [
     "check_dict_roundtrip",
     "check_docstring_has_example",
     "check_get_empty_then_finite",
+    "check_corrupted_snapshot_rejected",
     "check_malformed_snapshot_rejected",
     "check_metric",
     "check_pickle_roundtrip",
@@ -413,6 +414,19 @@ def check_malformed_snapshot_rejected(metric) -> None:
     )
 
 
+def _sane(metric) -> None:
+    """``get()`` finite after a few more events."""
+    _feed(metric, yield_events(metric, 20, seed=3))
+    _check_value(metric, "restored from a corrupted snapshot")
+
+
+def check_corrupted_snapshot_rejected(metric) -> None:
+    """``from_dict`` refuses the snapshots of a fed metric corrupted entry by entry
+    with a ValueError, unless the corruption gives a valid state (see
+    :func:`~streamcal.checks._common.check_corrupted_snapshots`)."""
+    _common.check_corrupted_snapshots(_fed(metric, yield_events(metric, 60, seed=8)), _sane)
+
+
 #: Bad ``y_pred`` for binary metrics: NaN, infinities, out of [0, 1], wrong types, a
 #: dict without the positive class, a dict holding NaN.
 BAD_PROBABILITIES = [*BAD_SCORES, {False: 0.5}, {True: float("nan")}]
@@ -711,6 +725,7 @@ def yield_metric_checks(metric) -> typing.Iterator[typing.Callable]:
     yield check_pickle_roundtrip
     yield check_dict_roundtrip
     yield check_malformed_snapshot_rejected
+    yield check_corrupted_snapshot_rejected
     yield check_bad_input_leaves_state_unchanged
     yield check_degenerate_streams
     if not _is_multiclass(metric):

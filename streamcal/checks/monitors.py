@@ -75,6 +75,7 @@ __all__ = [
     "check_cold_state",
     "check_dict_roundtrip",
     "check_docstring_has_example",
+    "check_corrupted_snapshot_rejected",
     "check_malformed_snapshot_rejected",
     "check_monitor",
     "check_pickle_roundtrip",
@@ -440,6 +441,21 @@ def check_malformed_snapshot_rejected(monitor) -> None:
     )
 
 
+def _sane(monitor) -> None:
+    """A few more events update it, the flag a bool."""
+    flags = _feed(monitor, yield_monitor_events(monitor, 20, seed=3))
+    assert all(type(f) is bool for f in flags), "drift_detected is not a bool"
+
+
+def check_corrupted_snapshot_rejected(monitor) -> None:
+    """``from_dict`` refuses the snapshots of a fed monitor corrupted entry by entry
+    with a ValueError, unless the corruption gives a valid state (see
+    :func:`~streamcal.checks._common.check_corrupted_snapshots`)."""
+    m = monitor.clone()
+    _feed(m, yield_monitor_events(m, 60, seed=8))
+    _common.check_corrupted_snapshots(m, _sane)
+
+
 def _bounded(monitor) -> bool:
     template = getattr(monitor, "monitor", None) if _is_multiclass(monitor) else monitor
     if template is None:  # the multiclass default: CalibrationMonitor()
@@ -475,6 +491,7 @@ def yield_monitor_checks(monitor) -> typing.Iterator[typing.Callable]:
     yield check_dict_roundtrip
     yield check_bad_input_leaves_state_unchanged
     yield check_malformed_snapshot_rejected
+    yield check_corrupted_snapshot_rejected
     if _bounded(monitor):
         yield check_bounded_memory
 
