@@ -344,7 +344,7 @@ def _build(klass: type, params: dict, state: dict, owner: str):
     obj._reset = lambda: None
     try:
         klass.__init__(obj, **{name: decode_param(v) for name, v in params.items()})
-    except TypeError as exc:  # a wrong type, or a required parameter missing
+    except (OverflowError, TypeError) as exc:  # a wrong type, a required parameter missing
         raise ValueError(f"The snapshot params of {owner} are invalid: {exc}") from exc
     finally:
         del obj._reset

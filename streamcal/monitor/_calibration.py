@@ -432,6 +432,21 @@ class CalibrationMonitor(BaseMonitor):
             }
         return {"detectors": [_detector_state(d) for d in self._detectors]}
 
+    def _validate_state(self, state: dict, check) -> None:
+        # each factor of the e-process is at least lam (see streamcal.core.eprocess), so
+        # after n events a log-wealth is at least n * log(lam): a snapshot below that
+        # bound (log_wealth=-1e308, say) could never alarm
+        if self.method != "eprocess":
+            return
+        n = check.int(check.entry(state, "n_events"), "state['n_events']")
+        lams = self.lam if isinstance(self.lam, tuple) else (self.lam,)
+        lw = check.list(check.entry(state, "log_wealth"), "state['log_wealth']", n=len(lams), what="log-wealths")
+        for k, (lam, v) in enumerate(zip(lams, lw)):
+            if v == "inf":
+                continue
+            lo = n * math.log(lam)
+            check.real(v, f"state['log_wealth'][{k}]", lo - 1e-9 * (1.0 - lo), domain=f"'inf' or a real number >= n_events * log(lam) = {lo:g}")
+
     def _set_state(self, state: dict) -> None:
         drift_detected = state["drift_detected"]
         n_alarms = state["n_alarms"]
