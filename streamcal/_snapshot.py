@@ -32,6 +32,7 @@ class can never take the place of a built-in one.
 from __future__ import annotations
 
 import abc
+import importlib
 import inspect
 import math
 import numbers
@@ -420,6 +421,8 @@ def from_dict(cls: type, d, registry: dict):
     )
     name = d["class"]
     klass = registry.get(name) if isinstance(name, str) else None
+    if klass is None and isinstance(name, str):
+        klass = _import_public(cls, name, registry)
     if klass is None or not issubclass(klass, cls) or inspect.isabstract(klass):
         check.fail("class", f"the name of a registered subclass of {owner}", name)
     owner = klass.__name__
@@ -440,6 +443,16 @@ def from_dict(cls: type, d, registry: dict):
     return _build(klass, params, state, owner)
 
 
+def _import_public(cls: type, name: str, registry: dict):
+    """The class ``name`` of the public package of ``cls``'s family, imported (and so
+    registered) now if it was not yet: the packages import their classes on first use,
+    so in a fresh process a snapshot may name a class whose module nobody imported."""
+    package = importlib.import_module(cls._package)
+    if name in getattr(package, "__all__", ()):
+        getattr(package, name)
+    return registry.get(name)
+
+
 class Snapshot(abc.ABC):
     """Mixin of the families' base classes: ``to_dict`` / ``from_dict`` and the class
     registry.
@@ -450,6 +463,8 @@ class Snapshot(abc.ABC):
     """
 
     _registry: typing.ClassVar[dict[str, type]]
+    #: The public package that exports the family's classes (imported on first use).
+    _package: typing.ClassVar[str]
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -65,6 +65,7 @@ class BinaryCalibrator(_snapshot.Snapshot, base.Estimator):
     _monotone: typing.ClassVar[bool] = False
     _bounded_memory_params: typing.ClassVar[tuple[str, ...]] = ()
     _registry: typing.ClassVar[dict[str, type]] = {}
+    _package = "streamcal.calibrators"
 
     # ------------------------------------------------------------------ interface
 
@@ -223,6 +224,7 @@ class MulticlassCalibrator(_snapshot.Snapshot, base.Estimator):
     _logits: typing.ClassVar[bool] = False
     _bounded_memory_params: typing.ClassVar[tuple[str, ...]] = ()
     _registry: typing.ClassVar[dict[str, type]] = {}
+    _package = "streamcal.calibrators"
 
     @abc.abstractmethod
     def _reset(self) -> None:

@@ -310,6 +310,13 @@ def _add_replay(sub) -> None:
         "200 samples over the log, or every 1000 events when its length is unknown)",
     )
     cols.add_argument(
+        "--format",
+        choices=("csv", "tsv", "jsonl", "parquet"),
+        help="how to read LOG (default: inferred from its suffix: .csv, .tsv, .jsonl or "
+        ".ndjson, each optionally .gz, and .parquet; standard input is read as csv); "
+        "the --labels file is always read by its suffix",
+    )
+    cols.add_argument(
         "--delimiter",
         metavar="CHAR",
         help="the field delimiter of a CSV log (default: ',' for .csv, tab for .tsv); "
@@ -533,22 +540,25 @@ def _nice_ceiling(x: float) -> int:
         step *= 10
 
 
-def _count_rows(path: str) -> int | None:
+def _count_rows(path: str, format: str | None = None) -> int | None:
     """The number of events in a log file (data lines of a CSV, lines of a JSON Lines
-    file, rows of a Parquet file), or None when it cannot be told cheaply. Cost: one
-    pass over the bytes (no parsing)."""
+    file, rows of a Parquet file), or None when it cannot be told cheaply. ``format``
+    (as ``--format``) overrides the suffix. Cost: one pass over the bytes (no
+    parsing)."""
     import gzip
 
     lower = path.lower()
     try:
-        if lower.endswith(".parquet"):
+        if format == "parquet" or (format is None and lower.endswith(".parquet")):
             import pyarrow.parquet as pq
 
             return int(pq.ParquetFile(path).metadata.num_rows)
-        is_csv = lower.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz"))
-        if not (
-            is_csv or lower.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz"))
-        ):
+        if format is None:
+            is_csv = lower.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz"))
+            is_jsonl = lower.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz"))
+        else:
+            is_csv, is_jsonl = format in ("csv", "tsv"), format == "jsonl"
+        if not (is_csv or is_jsonl):
             return None
         opener = gzip.open if lower.endswith(".gz") else open
         lines, last = 0, b"\n"
@@ -563,15 +573,17 @@ def _count_rows(path: str) -> int | None:
         return None
 
 
-def _csv_header(path: str, delimiter: str | None = None) -> list[str] | None:
+def _csv_header(
+    path: str, delimiter: str | None = None, format: str | None = None
+) -> list[str] | None:
     """The column names of a CSV (or TSV) log, else None; the file is opened as
-    :func:`streamcal.replay` opens it."""
+    :func:`streamcal.replay` opens it (``format``: as ``--format``)."""
     import csv
 
     from streamcal.replay._readers import csv_header
 
     try:
-        return csv_header(path, delimiter)
+        return csv_header(path, delimiter, format)
     except (OSError, UnicodeDecodeError, EOFError, csv.Error, ValueError):
         return None
 
@@ -790,7 +802,7 @@ def _replay_inputs(args) -> dict:
         if os.path.isdir(log):
             raise UsageError("LOG", f"{log!r} is a directory, not a log file.")
     # standard input can be read once only: its header is checked by the replay
-    header = None if stdin else _csv_header(log, delimiter)
+    header = None if stdin else _csv_header(log, delimiter, args.format)
     label = args.label or "label"
     time_col = args.time
     label_time = args.label_time
@@ -856,7 +868,7 @@ def _replay_inputs(args) -> dict:
     every = args.every
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     if not stdin and (every is None or show):
-        total = _count_rows(log)
+        total = _count_rows(log, args.format)
     if every is None:
         every = _nice_ceiling(total / _SAMPLES) if total else 1000
     kwargs = {
@@ -875,6 +887,8 @@ def _replay_inputs(args) -> dict:
     }
     if delimiter is not None:  # passed only when given (older replays lack it)
         kwargs["delimiter"] = delimiter
+    if args.format is not None:
+        kwargs["format"] = args.format
     return {
         "log": log,
         "bundled": bundled,
@@ -888,28 +902,26 @@ def _replay_inputs(args) -> dict:
     }
 
 
-def _print_table(summary: dict, window: int | None = None, file=None) -> None:
-    """One table per column group (all events; the window), best values starred."""
-    from streamcal import registry
-    from streamcal.report import column_groups, summary_table
+def _print_table(summary: dict, columns=(), file=None) -> None:
+    """One table per window (all events; the window), best values starred; what each
+    column is comes from the result's column table ``columns``."""
+    from streamcal.report import column_groups, column_label, summary_table
 
     file = file or sys.stdout
-    rows, columns, best = summary_table(summary)
+    rows, columns, best = summary_table(summary, columns)
     groups = column_groups(columns)
-    for i, (suffix, group) in enumerate(groups):
+    for i, (window, group) in enumerate(groups):
         if len(groups) > 1:
             if i:
                 print(file=file)
-            if not suffix:
+            if window is None:
                 print("over all events:", file=file)
-            elif suffix == "@window" and window:
-                print(f"over the last {window:,} events:", file=file)
             else:
-                print(f"columns {suffix}:", file=file)
+                print(f"over the last {window:,} events:", file=file)
         _print_group(summary, rows, group, best, file)
-    names = list(dict.fromkeys(c.partition("@")[0] for c in columns))
-    lower = [c for c in names if registry.bigger_is_better(c) is False]
-    higher = [c for c in names if registry.bigger_is_better(c) is True]
+    directions = {column_label(c): c.bigger_is_better for c in columns}
+    lower = [c for c, bigger in directions.items() if bigger is False]
+    higher = [c for c, bigger in directions.items() if bigger is True]
     legend = "* best in its column"
     if lower:
         legend += f"; lower is better: {', '.join(lower)}"
@@ -919,34 +931,34 @@ def _print_table(summary: dict, window: int | None = None, file=None) -> None:
 
 
 def _print_group(summary, rows, columns, best, file) -> None:
-    from streamcal.report import format_number
+    from streamcal.report import column_label, format_number
 
+    keys = [c.key for c in columns]
+    labels = {c.key: column_label(c) for c in columns}
     cells = {
-        (r, c): format_number(summary[r].get(c))
-        + ("*" if r in best.get(c, ()) else " ")
+        (r, k): format_number(summary[r].get(k)) + ("*" if r in best.get(k, ()) else " ")
         for r in rows
-        for c in columns
+        for k in keys
     }
     first = max([len("calibrator")] + [len(r) for r in rows])
     widths = {
-        c: max([len(c.partition("@")[0]) + 1] + [len(cells[r, c]) for r in rows])
-        for c in columns
+        k: max([len(labels[k]) + 1] + [len(cells[r, k]) for r in rows]) for k in keys
     }
     print(
         f"{'calibrator':<{first}}"
-        + "".join(f"  {c.partition('@')[0] + ' ':>{widths[c]}}" for c in columns),
+        + "".join(f"  {labels[k] + ' ':>{widths[k]}}" for k in keys),
         file=file,
     )
     for r in rows:
         print(
-            f"{r:<{first}}" + "".join(f"  {cells[r, c]:>{widths[c]}}" for c in columns),
+            f"{r:<{first}}" + "".join(f"  {cells[r, k]:>{widths[k]}}" for k in keys),
             file=file,
         )
 
 
 class _StopOnInterrupt:
-    """While active, the first Ctrl-C (SIGINT) asks the replay to stop at its next
-    chunk boundary (:attr:`requested`, polled through ``stop=``); a second one raises
+    """While active, the first Ctrl-C (SIGINT) asks the replay to stop (:attr:`requested`,
+    polled through ``stop=`` at least every few thousand events); a second one raises
     KeyboardInterrupt at once. Only in the main thread (where signals are handled)."""
 
     def __init__(self, prog: str):
@@ -962,7 +974,7 @@ class _StopOnInterrupt:
             raise KeyboardInterrupt
         self.requested = True
         print(
-            f"\n{self.prog}: interrupted: stopping at the next chunk of the log "
+            f"\n{self.prog}: interrupted: stopping within the next few thousand events "
             "(Ctrl-C again to stop at once)",
             file=sys.stderr,
             flush=True,
@@ -1155,7 +1167,7 @@ def _replay(args) -> int:
     print()
     if stopped:
         print(f"partial results, over the {result.n_events:,} events replayed:")
-    _print_table(result.summary, window=args.window)
+    _print_table(result.summary, result.columns)
 
     if stopped:
         _remove_folders(created)

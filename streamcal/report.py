@@ -13,13 +13,17 @@
   metric's distinct forecasts with the fixed seed :data:`BAND_SEED`, so the same
   replay gives the same figure). For a multiclass replay the binned diagrams are the
   top-class (confidence) view, and the page says so;
+- ``index.html``: a page showing the summary table (best value per column marked) and
+  the images; plain HTML and CSS, no script, self-contained apart from the PNG files
+  next to it.
 
 Each calibrator has the same colour in every figure and every report
 (:func:`streamcal.plot.calibrator_color`); the over-time plots have the event time on
 their horizontal axis when the log has a time column.
-- ``index.html``: a page showing the summary table (best value per column marked) and
-  the images; plain HTML and CSS, no script, self-contained apart from the PNG files
-  next to it.
+
+What each column is (its metric, component, window, direction and description) is
+read from the replay's column table, ``ReplayResult.columns`` (built from the metric
+catalogue, :mod:`streamcal.metrics.catalogue`), never parsed back from its key.
 
 matplotlib is optional: without it, no PNG is drawn, and the JSON summary and the HTML
 page (with a note saying why there are no plots) are written all the same.
@@ -29,6 +33,7 @@ page (with a note saying why there are no plots) are written all the same.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import html
 import json
@@ -36,12 +41,14 @@ import math
 import os
 import re
 
-from streamcal import registry
+from streamcal.metrics import catalogue
+from streamcal.metrics.catalogue import Column, column_key
 
 __all__ = [
     "BAND_SEED",
     "FORMAT",
     "column_groups",
+    "column_label",
     "format_number",
     "summary_table",
     "write_report",
@@ -54,28 +61,6 @@ FORMAT = "streamcal-replay-report/1"
 _MAX_ERRORS_JSON = 1000
 # ... and on the page.
 _MAX_ERRORS_HTML = 50
-
-_DESCRIPTIONS = {
-  "binary": {
-    "brier": "Brier score: mean squared difference between probability and outcome.",
-    "log_loss": "Log loss: mean negative log-likelihood of the outcomes.",
-    "ece": "Expected calibration error: weighted mean gap between forecast and outcome rate per bin.",
-    "sharpness": "Sharpness: how far the forecasts spread from the base rate (larger is sharper).",
-    "roc_auc": "ROC AUC: probability that a random event is scored above a random non-event.",
-    "calibration_refinement": "Foster-Hart decomposition, Brier = calibration + refinement.",
-    "murphy": "Murphy decomposition of the binned Brier score: reliability - resolution + uncertainty.",
-    "corp": "CORP decomposition (isotonic recalibration): score = MCB - DSC + UNC.",
-  },
-  "multiclass": {
-    "brier": "Multiclass Brier score: squared distance between the probability vector and the one-hot outcome, a sum over classes, in [0, 2].",
-    "log_loss": "Cross-entropy: mean negative log-probability of the observed class.",
-    "ece": "Confidence ECE (top-class view): weighted mean gap, per bin of the top probability, between that probability and how often the top class was right.",
-    "confidence_ece": "Confidence ECE (top-class view): weighted mean gap, per bin of the top probability, between that probability and how often the top class was right.",
-    "top_label_ece": "Top-label ECE: the confidence ECE computed separately for each predicted class, weighted by how often it is predicted.",
-    "classwise_ece": "Class-wise ECE: the binned calibration error of each class's probability (one-vs-rest), averaged over classes.",
-    "tece": "TECE: the class-wise ECE over the probabilities above a threshold, in equal-mass bins, averaged over classes.",
-  },
-}  # fmt: skip
 
 
 def format_number(value) -> str:
@@ -103,68 +88,107 @@ def _finite(value) -> bool:
     )
 
 
-def summary_table(summary: dict) -> tuple[list[str], list[str], dict]:
+def summary_table(summary: dict, columns=()) -> tuple[list[str], list[Column], dict]:
     """Rows, columns and best rows of a replay summary.
 
     Parameters
     ----------
     summary
-        ``ReplayResult.summary``: calibrator name -> metric column -> final value.
+        ``ReplayResult.summary``: calibrator name -> column key -> final value.
+    columns
+        ``ReplayResult.columns``, the column table: what each column is and its
+        direction. A key of ``summary`` missing from it is a column of unknown
+        direction (ranks nothing).
 
     Returns
     -------
     rows : list of str
         The calibrator names, in the summary's order.
-    columns : list of str
-        The metric columns, in order of first appearance.
+    columns : list of :class:`~streamcal.metrics.catalogue.Column`
+        The columns holding a value, in the table's order, then the summary's keys the
+        table does not know, in order of first appearance.
     best : dict
-        column -> list of the rows holding its best value (lowest, or highest for the
-        metrics where larger is better, see :func:`streamcal.registry.bigger_is_better`;
-        ties all marked); columns that rank nothing (e.g. ``"corp.unc"``) are absent.
+        column key -> list of the rows holding its best value (lowest, or highest for
+        the columns whose ``bigger_is_better`` is true; ties all marked); columns that
+        rank nothing (``corp.unc``, unknown ones) are absent.
 
     Examples
     --------
+    >>> from streamcal.metrics import ROCAUC, Brier
+    >>> from streamcal.metrics.catalogue import columns
+    >>> table = columns("brier", Brier) + columns("roc_auc", ROCAUC)
     >>> summary = {"raw": {"brier": 0.2, "roc_auc": 0.7}, "isotonic": {"brier": 0.18, "roc_auc": 0.7}}
-    >>> summary_table(summary)
+    >>> rows, cols, best = summary_table(summary, table)
+    >>> rows, [c.key for c in cols], best
     (['raw', 'isotonic'], ['brier', 'roc_auc'], {'brier': ['isotonic'], 'roc_auc': ['raw', 'isotonic']})
 
     """
     rows = list(summary)
-    columns: list[str] = []
-    for values in summary.values():
-        for column in values:
-            if column not in columns:
-                columns.append(column)
-    best = {}
+    present = {key for values in summary.values() for key in values}
+    out: list[Column] = []
+    seen = set()
     for column in columns:
-        bigger = registry.bigger_is_better(column)
+        if column.key in present and column.key not in seen:
+            out.append(column)
+            seen.add(column.key)
+    for values in summary.values():
+        for key in values:
+            if key not in seen:
+                out.append(Column(key, key, None, None, None))
+                seen.add(key)
+    best = {}
+    for column in out:
+        bigger = column.bigger_is_better
         if bigger is None:
             continue
-        values = {r: summary[r].get(column) for r in rows}
+        values = {r: summary[r].get(column.key) for r in rows}
         values = {r: v for r, v in values.items() if _finite(v)}
         if len(values) < 2:
             continue
         target = max(values.values()) if bigger else min(values.values())
-        best[column] = [r for r, v in values.items() if v == target]
-    return rows, columns, best
+        best[column.key] = [r for r, v in values.items() if v == target]
+    return rows, out, best
 
 
-def column_groups(columns) -> list[tuple[str, list[str]]]:
-    """Split summary columns by suffix: those over all events (suffix ``""``) first,
-    then e.g. those over the replay's window (suffix ``"@window"``), each group in the
-    given order.
+def column_groups(columns) -> list[tuple[int | None, list[Column]]]:
+    """Split columns by window: those over all events (window None) first, then those
+    over the replay's window (its length), each group in the given order.
 
     Examples
     --------
-    >>> column_groups(["brier", "ece", "brier@window", "ece@window"])
-    [('', ['brier', 'ece']), ('@window', ['brier@window', 'ece@window'])]
+    >>> from streamcal.metrics import ECE, Brier
+    >>> from streamcal.metrics.catalogue import columns
+    >>> table = columns("brier", Brier) + columns("ece", ECE)
+    >>> table += columns("brier", Brier, window=500) + columns("ece", ECE, window=500)
+    >>> [(w, [c.key for c in group]) for w, group in column_groups(table)]
+    [(None, ['brier', 'ece']), (500, ['brier@window', 'ece@window'])]
 
     """
     groups: dict = {}
     for column in columns:
-        _, at, suffix = column.partition("@")
-        groups.setdefault(at + suffix, []).append(column)
-    return sorted(groups.items(), key=lambda item: item[0] != "")
+        groups.setdefault(column.window, []).append(column)
+    return sorted(groups.items(), key=lambda item: item[0] is not None)
+
+
+def column_label(column: Column) -> str:
+    """The name a table shows for a column: its metric's key and component, without
+    the window (the table's caption says which window).
+
+    Examples
+    --------
+    >>> from streamcal.metrics import CORP
+    >>> from streamcal.metrics.catalogue import columns
+    >>> [column_label(c) for c in columns("corp", CORP, window=500)[:2]]
+    ['corp', 'corp.mcb']
+
+    """
+    return column_key(column.metric, column.component)
+
+
+def _direction_hint(bigger) -> str:
+    if bigger is None:
+        return ""
+    return " (higher is better)" if bigger else " (lower is better)"
 
 
 def _json_safe(value):
@@ -184,11 +208,6 @@ def _json_safe(value):
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "metric"
-
-
-def _metric_name(column: str) -> str:
-    """The metric of a summary column: ``"corp"`` for ``"corp.mcb@window"``."""
-    return column.split("@")[0].split(":")[0].split(".")[0]
 
 
 def _have_matplotlib() -> bool:
@@ -221,9 +240,13 @@ def _colors(rows) -> dict:
     return {name: calibrator_color(name) for name in rows}
 
 
-def _task(result, options) -> str:
+def _task(result, options, columns=()) -> str:
     """``"multiclass"`` when the replay scored multiclass forecasts, else ``"binary"``."""
     from streamcal.metrics import MulticlassCalibrationMetric
+
+    tasks = {c.task for c in columns if c.task is not None}
+    if len(tasks) == 1:
+        return tasks.pop()
 
     for per_metric in (getattr(result, "metrics", None) or {}).values():
         for m in (per_metric or {}).values():
@@ -277,10 +300,11 @@ def _time_axis(series: dict, column) -> tuple | None:
     return dict(zip(ts, values)), f"event time{name}{unit}"
 
 
-def _over_time_figure(key, lines, colors, window, time_axis=None):
-    """The figure of one metric over the replay, one line per calibrator, or None when
-    no line has a finite value. With ``time_axis`` (see :func:`_time_axis`) the
-    horizontal axis is the event time, else the number of events replayed."""
+def _over_time_figure(column, lines, colors, time_axis=None):
+    """The figure of one column (a :class:`~streamcal.metrics.catalogue.Column`) over
+    the replay, one line per calibrator, or None when no line has a finite value. With
+    ``time_axis`` (see :func:`_time_axis`) the horizontal axis is the event time, else
+    the number of events replayed."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -306,20 +330,15 @@ def _over_time_figure(key, lines, colors, window, time_axis=None):
     if not drawn:
         return None
     _fit_ylim(ax, lines)
-    metric = key.split("@")[0]
-    bigger = registry.bigger_is_better(metric)
-    hint = (
-        ""
-        if bigger is None
-        else (" (higher is better)" if bigger else " (lower is better)")
-    )
-    ax.set_title(f"{key}{hint}", fontsize=11, loc="left")
+    label = column_label(column)
+    hint = _direction_hint(column.bigger_is_better)
+    ax.set_title(f"{column.key}{hint}", fontsize=11, loc="left")
     over = (
-        f"over the last {window:,} events"
-        if window and key.endswith("window")
-        else "over all events so far"
+        "over all events so far"
+        if column.window is None
+        else f"over the last {column.window:,} events"
     )
-    ax.set_ylabel(f"{metric}, {over}", fontsize=9)
+    ax.set_ylabel(f"{label}, {over}", fontsize=9)
     ax.grid(True, alpha=0.3)
     if time_axis is None:
         ax.set_xlabel("events replayed")
@@ -347,8 +366,25 @@ def _over_time_figure(key, lines, colors, window, time_axis=None):
     return fig
 
 
-def _plot_over_time(key, lines, colors, path, window, dpi, time_axis=None):
-    fig = _over_time_figure(key, lines, colors, window, time_axis)
+def _over_time_columns(columns, by_key) -> list:
+    """The columns that get an over-time plot, in order: each metric's value and its
+    components that rank forecasters (not ``corp.unc``, the same for all), each
+    followed by its version over the window."""
+    chosen = [
+        c
+        for c in columns
+        if c.key in by_key and (c.component is None or c.bigger_is_better is not None)
+    ]
+    position = {}
+    for c in chosen:
+        position.setdefault((c.metric, c.component), len(position))
+    return sorted(
+        chosen, key=lambda c: (position[c.metric, c.component], c.window is not None)
+    )
+
+
+def _plot_over_time(column, lines, colors, path, dpi, time_axis=None):
+    fig = _over_time_figure(column, lines, colors, time_axis)
     if fig is None:
         return None
     fig.savefig(path, format="png", dpi=dpi)
@@ -376,13 +412,15 @@ def _thousands():
     return FuncFormatter(lambda x, _: f"{x:,.0f}")
 
 
-def _reliability_sources(metrics: dict, rows, attribute: str) -> dict:
-    """calibrator -> its first metric (not a windowed one) that has ``attribute``
-    (``bins``: ECE; ``recalibration``: CORP) and has seen an event."""
+def _reliability_sources(metrics: dict, rows, attribute: str, columns) -> dict:
+    """calibrator -> its first metric (not a windowed one: a metric of a column over
+    all events) that has ``attribute`` (``bins``: ECE; ``recalibration``: CORP) and has
+    seen an event."""
+    overall = {c.metric for c in columns if c.window is None}
     sources = {}
     for name in rows:
         for key, m in (metrics.get(name) or {}).items():
-            if key.endswith("@window") or not hasattr(m, attribute):
+            if key not in overall or not hasattr(m, attribute):
                 continue
             if getattr(m, "n_events", 1):
                 sources[name] = m
@@ -453,13 +491,13 @@ def _e(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _html_table(summary: dict, columns: list[str], caption: str | None) -> str:
-    rows, _, best = summary_table(summary)
+def _html_table(summary: dict, columns: list, best: dict, caption: str | None) -> str:
+    rows = list(summary)
     head = ["<th>calibrator</th>"]
     for column in columns:
-        bigger = registry.bigger_is_better(column)
+        bigger = column.bigger_is_better
         arrow = "" if bigger is None else (" &uarr;" if bigger else " &darr;")
-        name = column.partition("@")[0]
+        name = column_label(column)
         head.append(f'<th scope="col">{_e(name)}<span class="dir">{arrow}</span></th>')
     body = []
     for row in rows:
@@ -467,8 +505,8 @@ def _html_table(summary: dict, columns: list[str], caption: str | None) -> str:
             f'<th scope="row" style="text-align:left;background:none;font-weight:600">{_e(row)}</th>'
         ]
         for column in columns:
-            text = _e(format_number(summary[row].get(column)))
-            if row in best.get(column, ()):
+            text = _e(format_number(summary[row].get(column.key)))
+            if row in best.get(column.key, ()):
                 cells.append(
                     f'<td class="best" title="best in this column">{text} &#9733;</td>'
                 )
@@ -488,7 +526,9 @@ def _image(file: str, alt: str) -> str:
     return f'<a href="{_e(file)}"><img src="{_e(file)}" alt="{_e(alt)}"></a>'
 
 
-def _html_page(doc: dict, summary: dict, images: dict, notes: list[str]) -> str:
+def _html_page(
+    doc: dict, summary: dict, columns: list, images: dict, notes: list[str]
+) -> str:
     title = doc["title"]
     parts = [
         "<!DOCTYPE html>",
@@ -536,40 +576,36 @@ def _html_page(doc: dict, summary: dict, images: dict, notes: list[str]) -> str:
         "learnt (prequential evaluation). <em>raw</em> is the log's own score, "
         "uncalibrated.</p>"
     )
-    groups = column_groups(summary_table(summary)[1])
-    window = (doc.get("options") or {}).get("window")
-    for suffix, columns in groups:
+    best = doc.get("best") or {}
+    groups = column_groups(columns)
+    for window, group in groups:
         caption = None
         if len(groups) > 1:
-            if not suffix:
-                caption = "Over all events"
-            elif suffix == "@window" and window:
-                caption = f"Over the last {window:,} events"
-            else:
-                caption = f"Columns {suffix}"
+            caption = (
+                "Over all events" if window is None else f"Over the last {window:,} events"
+            )
         parts.append(
-            '<div class="scroll">' + _html_table(summary, columns, caption) + "</div>"
+            '<div class="scroll">' + _html_table(summary, group, best, caption) + "</div>"
         )
     parts.append(
         '<p class="note">&darr; lower is better, &uarr; higher is better; '
         '<span style="background:#e6f4ea;font-weight:700;color:#0b5b25;padding:0 0.3em">'
         "bold &#9733;</span> marks the best value in each column.</p>"
     )
-    _, columns, _ = summary_table(summary)
-    descriptions = _DESCRIPTIONS[doc.get("task") or "binary"]
-    described = []
+    # one description per metric, from the column table (the metric catalogue)
+    descriptions = {}
     for column in columns:
-        key = _metric_name(column)
-        if key in descriptions and key not in described:
-            described.append(key)
-    if described:
+        if column.description and column.metric not in descriptions:
+            descriptions[column.metric] = column.description
+    if descriptions:
         parts.append('<ul class="note">')
         parts += [
-            f"<li><strong>{_e(k)}</strong>: {_e(descriptions[k])}</li>"
-            for k in described
+            f"<li><strong>{_e(k)}</strong>: {_e(text)}</li>"
+            for k, text in descriptions.items()
         ]
         parts.append("</ul>")
 
+    by_key = {c.key: c for c in columns}
     over_time = images.get("over_time", [])
     if over_time:
         parts.append("<h2>Metrics over time</h2>")
@@ -583,7 +619,9 @@ def _html_page(doc: dict, summary: dict, images: dict, notes: list[str]) -> str:
             alt = f"{item['metric']} over time, one line per calibrator"
             caption = ""
             if doc.get("task") == "multiclass":
-                text = descriptions.get(_metric_name(item["metric"]))
+                # which view of the forecast the metric takes is in its description
+                column = by_key.get(item["metric"])
+                text = None if column is None else descriptions.get(column.metric)
                 caption = f"<figcaption>{_e(text)}</figcaption>" if text else ""
             parts.append(f"<figure>{_image(item['file'], alt)}{caption}</figure>")
         parts.append("</div>")
@@ -661,13 +699,18 @@ def write_report(
     ----------
     result
         What :func:`streamcal.replay` returned (a ``ReplayResult``: ``summary``,
-        ``series``, ``n_events``, ``n_learnt``, ``n_skipped``, ``errors``, ``metrics``).
-        When the log has a time column, the over-time plots use the event times of
-        ``series["time"]`` (numbers or ISO 8601 text, one per sample of
+        ``series``, ``n_events``, ``n_learnt``, ``n_skipped``, ``errors``, ``metrics``,
+        ``columns``, ``time_range``). The column table ``columns`` says what each
+        column is: its direction (arrows, best values), window (one table per window),
+        description, and which columns get an over-time plot (the metrics and the
+        components that rank forecasters); a summary key missing from it is shown,
+        unranked. When the log has a time column, the over-time plots use the event
+        times of ``series["time"]`` (numbers or ISO 8601 text, one per sample of
         ``series["t"]``; datetimes with a zone are shown in UTC) on their horizontal
-        axis; a ``time_range`` attribute ``(first event's time, last event's time)``,
-        when the result has one, gives the header's time span, which is otherwise
-        the span of the sampled times (and says so).
+        axis, and ``time_range`` (the first and the last event's time) gives the
+        header's time span; without it (a result built by hand, or resumed from a
+        checkpoint of an earlier version) the header gives the span of the sampled
+        times, and says so.
     out
         The directory to write into; existing files of the same names are replaced.
     title
@@ -689,8 +732,11 @@ def write_report(
         ``options``, ``task`` (``"binary"`` or ``"multiclass"``), ``time_range``
         (``[first, last]`` event time, or null), ``n_events``, ``n_learnt``, ``n_skipped``, ``n_errors``,
         ``errors`` (the first 1000 ``[line, message]`` pairs), ``columns`` (the
-        metric columns), ``bigger_is_better`` (column -> true, false or null),
-        ``best`` (column -> best calibrators), ``summary`` (calibrator -> column ->
+        column keys, in table order), ``column_table`` (one dict per column, the
+        fields of :class:`~streamcal.metrics.catalogue.Column`: ``key``, ``metric``,
+        ``component``, ``window``, ``bigger_is_better``, ``name``, ``task``,
+        ``description``), ``bigger_is_better`` (column key -> true, false or null),
+        ``best`` (column key -> best calibrators), ``summary`` (calibrator -> column ->
         value), ``series`` (as ``ReplayResult.series``, pairs as lists), ``images``
         (``{"over_time": [{"metric", "file"}], "reliability": [{"kind", "file",
         "caption"}]}``, file names relative to ``out``) and ``notes``. Non-finite
@@ -698,32 +744,29 @@ def write_report(
 
     Examples
     --------
-    >>> import json, os, tempfile
-    >>> from types import SimpleNamespace
-    >>> result = SimpleNamespace(
-    ...     summary={"raw": {"brier": 0.25}, "isotonic": {"brier": 0.2}},
-    ...     series={"raw": {"brier": [(1, 0.3), (2, 0.25)]},
-    ...             "isotonic": {"brier": [(1, 0.3), (2, 0.2)]}, "t": [1, 2]},
-    ...     n_events=2, n_learnt=2, n_skipped=0, errors=[], metrics={})
+    >>> import os, tempfile
+    >>> from streamcal import OnlineIsotonic, replay
+    >>> rows = [{"score": 0.9, "label": i % 2} for i in range(100)]
+    >>> result = replay(rows, {"isotonic": OnlineIsotonic()}, metrics=["brier"])
     >>> with tempfile.TemporaryDirectory() as out:
     ...     doc = write_report(result, out, plots=False)
     ...     sorted(os.listdir(out))
     ['index.html', 'summary.json']
-    >>> doc["best"]
-    {'brier': ['isotonic']}
+    >>> doc["best"], doc["column_table"][0]["bigger_is_better"]
+    ({'brier': ['isotonic']}, False)
 
     """
     import streamcal
 
     os.makedirs(out, exist_ok=True)
     summary = {str(k): dict(v) for k, v in result.summary.items()}
-    rows, columns, best = summary_table(summary)
+    table = tuple(getattr(result, "columns", None) or ())
+    rows, columns, best = summary_table(summary, table)
     series = dict(getattr(result, "series", {}) or {})
     errors = list(getattr(result, "errors", []) or [])
     notes: list[str] = []
     images: dict = {"over_time": [], "reliability": []}
-    window = (options or {}).get("window")
-    task = _task(result, options)
+    task = _task(result, options, table)
     time_range = getattr(result, "time_range", None)
 
     if plots and not _have_matplotlib():
@@ -736,21 +779,12 @@ def write_report(
         colors = _colors(rows)
         time_axis = _time_axis(series, (options or {}).get("time"))
         by_key = _metric_series(series, rows)
-        # each metric followed by its windowed version ("<key>@window")
-        keys = list(by_key)
-        position = {k: i for i, k in enumerate(keys) if "@" not in k}
-        order = sorted(
-            keys, key=lambda k: (position.get(k.split("@")[0], len(keys)), "@" in k)
-        )
-        for key in order:
-            if "." in key and registry.bigger_is_better(key) is None:
-                continue  # a term that ranks nothing (corp.unc: the same for all)
-            lines = by_key[key]
-            file = f"over_time_{_slug(key)}.png"
+        for column in _over_time_columns(columns, by_key):
+            file = f"over_time_{_slug(column.key)}.png"
             if _plot_over_time(
-                key, lines, colors, os.path.join(out, file), window, dpi, time_axis
+                column, by_key[column.key], colors, os.path.join(out, file), dpi, time_axis
             ):
-                images["over_time"].append({"metric": key, "file": file})
+                images["over_time"].append({"metric": column.key, "file": file})
         metrics = getattr(result, "metrics", None) or {}
         view = (
             "top-class view: the top probability against whether the top class was "
@@ -768,7 +802,7 @@ def write_report(
              "calibrated forecaster with the same forecasts would lie, from 500 "
              f"resamples of the outcomes under calibration (seed {BAND_SEED})."),
         ]:  # fmt: skip
-            sources = _reliability_sources(metrics, rows, attribute)
+            sources = _reliability_sources(metrics, rows, attribute, columns)
             if sources:
                 file = f"reliability_{kind}.png"
                 _plot_reliability(
@@ -778,8 +812,18 @@ def write_report(
                     {"kind": kind, "file": file, "caption": caption}
                 )
         if not images["reliability"]:
+            # only the metrics of this task that hold a diagram (the catalogue's)
+            names = [
+                name
+                for name in catalogue.metric_names(task)
+                if any(
+                    hasattr(catalogue.metric_info(name, task).cls, a)
+                    for a in ("bins", "recalibration")
+                )
+            ]
             notes.append(
-                "No reliability diagrams: add the metric ece or corp to the replay to draw them."
+                f"No reliability diagrams: add the metric {' or '.join(names)} to the "
+                "replay to draw them."
             )
 
     doc = {
@@ -798,8 +842,9 @@ def write_report(
         "n_skipped": int(result.n_skipped),
         "n_errors": len(errors),
         "errors": [[line, str(msg)] for line, msg in errors[:_MAX_ERRORS_JSON]],
-        "columns": columns,
-        "bigger_is_better": {c: registry.bigger_is_better(c) for c in columns},
+        "columns": [c.key for c in columns],
+        "column_table": [dataclasses.asdict(c) for c in columns],
+        "bigger_is_better": {c.key: c.bigger_is_better for c in columns},
         "best": best,
         "summary": summary,
         "series": series,
@@ -810,7 +855,7 @@ def write_report(
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1, allow_nan=False)
         f.write("\n")
-    page = _html_page(doc, summary, images, notes)
+    page = _html_page(doc, summary, columns, images, notes)
     with open(os.path.join(out, "index.html"), "w", encoding="utf-8") as f:
         f.write(page)
     return doc

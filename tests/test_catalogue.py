@@ -285,7 +285,7 @@ def test_metric_key_examples_and_outside_the_catalogue():
 
 
 @pytest.mark.parametrize("task, name", ENTRIES)
-@pytest.mark.parametrize("window", [False, True])
+@pytest.mark.parametrize("window", [None, 40])
 def test_columns_match_the_values_and_the_directions(task, name, window):
     cls, bigger, components = EXPECTED[task][name]
     m = fed(cls)
@@ -297,14 +297,16 @@ def test_columns_match_the_values_and_the_directions(task, name, window):
         assert values[component] == getattr(m, component)
     assert [c.component for c in cols] == list(values)
     assert [c.bigger_is_better for c in cols] == [bigger, *(d for _, d in components)]
-    assert all(c.metric == name and c.window is window for c in cols)
+    assert all(c.metric == name and c.window == window for c in cols)
     assert all(c.name == name and c.task == task for c in cols)
+    # every column carries its metric's description, the catalogue's
+    assert all(c.description == metric_info(name, task).description for c in cols)
     assert [c.key for c in cols] == [
         column_key(name, c.component, window) for c in cols
     ]
     # the replay's keys are the columns' keys
     out: dict = {}
-    _values(m, name, out, WINDOW_SUFFIX if window else "")
+    _values(m, name, out, WINDOW_SUFFIX if window is not None else "")
     assert list(out) == [c.key for c in cols]
     assert list(out.values()) == list(values.values())
     # the class gives the same columns as an instance
@@ -321,11 +323,12 @@ def test_columns_match_the_values_and_the_directions(task, name, window):
 def test_column_keys():
     assert column_key("brier") == "brier"
     assert column_key("corp", "dsc") == "corp.dsc"
-    assert column_key("ece:n_bins=15", None, True) == "ece:n_bins=15@window"
+    assert column_key("ece:n_bins=15", None, 500) == "ece:n_bins=15@window"
+    assert column_key("ece:n_bins=15", None, None) == "ece:n_bins=15"
     assert WINDOW_SUFFIX == "@window"
-    cols = columns("ece:n_bins=15", M.ECE(n_bins=15), window=True)
-    assert [(c.key, c.metric, c.name) for c in cols] == [
-        ("ece:n_bins=15@window", "ece:n_bins=15", "ece")
+    cols = columns("ece:n_bins=15", M.ECE(n_bins=15), window=500)
+    assert [(c.key, c.metric, c.name, c.window) for c in cols] == [
+        ("ece:n_bins=15@window", "ece:n_bins=15", "ece", 500)
     ]
 
 
@@ -335,14 +338,17 @@ def test_replay_summary_keys_are_the_columns_keys(window):
     records = [{"score": rng.random(), "label": rng.random() < 0.4} for _ in range(120)]
     metrics = ["brier", "corp", "murphy", "roc_auc", M.ECE(n_bins=15)]
     result = replay(records, {}, metrics, window=window)
-    table = _columns(_resolve_metrics(metrics, False), window is not None)
+    table = _columns(_resolve_metrics(metrics, False), window)
     assert list(result.summary["raw"]) == [c.key for c in table]
-    assert [c.key for c in table if not c.window] == [
+    # the engine builds the same table into the result, one column per summary key
+    assert result.columns == table
+    assert list(result.series["raw"]) == [c.key for c in table]
+    assert [c.key for c in table if c.window is None] == [
         c.key
         for k in metrics[:4]
         for c in columns(k, metric_info(k, "binary").cls)
     ] + ["ece:n_bins=15"]
-    assert all(c.window for c in table[len(table) // 2 :]) is (window is not None)
+    assert all(c.window == window for c in table[len(table) // 2 :])
     for c in table:
         assert c.key == column_key(c.metric, c.component, c.window)
 

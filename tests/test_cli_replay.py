@@ -695,3 +695,127 @@ def test_help_mentions_the_subcommands(capsys):
         "exit status",
     ]:
         assert piece in out
+
+
+# ---------------------------------------------------------------------- --format
+
+
+def _stdin_bytes(monkeypatch, data: bytes):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(data))))
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "csv"])
+def test_format_reads_standard_input_and_overrides_the_suffix(fmt, tmp_path, capsys, monkeypatch):
+    """--format: JSON Lines (or Parquet) on standard input is read as such, not as CSV;
+    a file whose suffix says nothing is read in the format given; the results are those
+    of the same log read from a file with the right suffix."""
+    scores, labels = miscalibrated_rain_forecasts(n=300, seed=2)
+    rows = [{"score": s, "label": int(y)} for s, y in zip(scores.tolist(), labels.tolist())]
+    named = tmp_path / f"log.{fmt}"
+    if fmt == "jsonl":
+        named.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    elif fmt == "csv":
+        named.write_text("score,label\n" + "".join(f"{r['score']!r},{r['label']}\n" for r in rows))
+    else:
+        pq = pytest.importorskip("pyarrow.parquet")
+        import pyarrow as pa
+
+        pq.write_table(pa.Table.from_pylist(rows), named)
+    argv = ["--calibrator", "isotonic", "--every", "50", "--no-progress"]
+    assert main(["replay", str(named), *argv]) == 0
+    expected = table(capsys.readouterr().out)
+    data = named.read_bytes()
+    # a suffix that says nothing: unsupported, unless --format says how to read it
+    blank = tmp_path / "log.dat"
+    blank.write_bytes(data)
+    assert main(["replay", str(blank), *argv]) == 2
+    assert "unsupported file type" in capsys.readouterr().err
+    assert main(["replay", str(blank), "--format", fmt, *argv]) == 0
+    assert table(capsys.readouterr().out) == expected
+    # standard input
+    _stdin_bytes(monkeypatch, data)
+    assert main(["replay", "-", "--format", fmt, *argv]) == 0
+    assert table(capsys.readouterr().out) == expected
+    if fmt == "jsonl":  # without --format, standard input is CSV: the columns are missing
+        _stdin_bytes(monkeypatch, data)
+        assert main(["replay", "-", *argv]) == 2
+        assert "The score column 'score' is not in <stdin>" in capsys.readouterr().err
+
+
+def test_format_in_the_help(capsys):
+    assert main(["replay", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--format {csv,tsv,jsonl,parquet}" in out
+    assert "inferred from its suffix" in out and "standard input is read as csv" in out
+
+
+# ---------------------------------------------------------------------- Ctrl-C
+
+
+def test_ctrl_c_stops_soon_prints_the_partial_summary_and_resumes(tmp_path):
+    """SIGINT to a running `streamcal replay`: exit 130 after the partial summary, the
+    checkpoint on the last event replayed; --resume then ends with the results of an
+    uninterrupted replay (summary.json compared)."""
+    import os
+    import signal
+    import subprocess
+
+    path, ckpt = tmp_path / "log.csv", tmp_path / "state.json"
+    write_log(path, n=400_000, seed=3)
+    base = [sys.executable, "-m", "streamcal", "replay", str(path), "--calibrator", "platt",
+            "--every", "1000", "--checkpoint", str(ckpt)]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([*base, "--progress"], env=env, cwd=tmp_path, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stderr.read(1)  # the progress line: the replay is running
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "interrupted: stopping" in err and "Traceback" not in err
+    match = re.search(r"interrupted after ([\d,]+) events", err)
+    assert match, err
+    n = int(match.group(1).replace(",", ""))
+    assert 0 < n < 400_000
+    assert f"partial results, over the {n:,} events replayed" in out
+    saved = json.loads(ckpt.read_text())
+    assert saved["n_events"] == saved["events_read"] == n
+    resumed = subprocess.run([*base, "--resume", "--out", str(tmp_path / "a"), "--no-progress"],
+                             env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    whole = subprocess.run([*base[:-2], "--out", str(tmp_path / "b"), "--no-progress"],
+                           env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert whole.returncode == 0, whole.stderr
+    a = json.loads((tmp_path / "a" / "summary.json").read_text())
+    b = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert a["summary"] == b["summary"] and a["series"] == b["series"]
+
+
+def test_table_stars_and_directions_come_from_the_column_table(tmp_path, capsys):
+    # issue 12: multiclass columns were never starred (their directions were unknown
+    # to the key-parsing table); the CLI reads the result's column table
+    import random
+
+    rng = random.Random(5)
+    path = tmp_path / "mc.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["a", "b", "c", "label"])
+        for _ in range(120):
+            p = [rng.random() ** 2 + 0.01 for _ in range(3)]
+            p = [x / sum(p) for x in p]
+            w.writerow([*p, rng.choices("abc", weights=p)[0]])
+    argv = ["replay", str(path), "--score", "a,b,c", "--no-progress", "--metric",
+            "brier", "tece", "classwise_ece", "--window", "40"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    rows = table(out)
+    columns = ["brier", "tece", "classwise_ece"]
+    assert list(rows["raw"]) == columns + [c + "@window" for c in columns]
+    for column in rows["raw"]:
+        values = [rows[r][column][0] for r in rows]
+        starred = [r for r in rows if rows[r][column][1]]
+        assert starred and all(rows[r][column][0] == min(values) for r in starred), column
+    assert "over the last 40 events:" in out
+    assert "lower is better: brier, tece, classwise_ece" in out

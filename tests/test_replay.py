@@ -1183,3 +1183,94 @@ def test_to_dict_and_to_json(tmp_path):
     assert d["errors"] == [[5, "non-numeric score '?' (column 'score')"]]
     result.to_json(tmp_path / "r.json")
     assert load_json(tmp_path / "r.json") == d
+
+
+# ---------------------------------------------------------------------- the result's tables
+
+
+@pytest.mark.parametrize("source", ["records", "csv"])
+@pytest.mark.parametrize("delayed", [False, True])
+def test_time_range_is_the_first_and_the_last_event(tmp_path, source, delayed):
+    # issue 12: the report's "first event time" was the first sample's (event `every`);
+    # the result keeps the time of the first event replayed (malformed rows before it
+    # are not events) and of the last
+    rows = [[f"2020-01-01T00:{i // 60:02d}:{i % 60:02d}", i + 2, s, y]
+            for i, (s, y) in enumerate(make_events(300, 5))]  # fmt: skip
+    rows[0][2] = "bad"
+    rows[1][3] = 7
+    rows[-1][2] = 1.5
+    header = ["t", "lt", "score", "label"]
+    if source == "csv":
+        write_csv(tmp_path / "log.csv", header, rows)
+        events = str(tmp_path / "log.csv")
+    else:
+        events = [dict(zip(header, r)) for r in rows]
+    kw = {"time": "t", "label_time": "lt"} if delayed else {"time": "t"}
+    result = replay(events, {"isotonic": OnlineIsotonic()}, ["brier"], every=50, **kw)
+    assert result.n_skipped == 3
+    assert result.time_range == (rows[2][0], rows[-2][0])
+    assert result.series["time"][0] == rows[51][0]  # event 50: not the first event
+    assert result.to_dict()["time_range"] == [rows[2][0], rows[-2][0]]
+    # without a time column there is none
+    assert replay(events, {}, ["brier"]).time_range is None
+
+
+def test_time_range_survives_a_resume_and_old_checkpoints_give_none(tmp_path):
+    from streamcal.replay._engine import ColumnarReplay
+
+    path, ckpt, old = tmp_path / "log.csv", tmp_path / "state.json", tmp_path / "old.json"
+    rows = [[i * 10, s, y] for i, (s, y) in enumerate(make_events(400, 9))]
+    write_csv(path, ["t", "score", "label"], rows)
+    kw = {"time": "t", "every": 100, "checkpoint_every": 100}
+    # stopped after the first chunk (as by Ctrl-C): the checkpoint is written
+    first = ColumnarReplay(
+        {"isotonic": OnlineIsotonic()}, ["brier"], score="score", label="label",
+        time="t", label_time=None, id=None, labels=None, include_raw=True, every=100,
+        window=None, checkpoint=str(ckpt), checkpoint_every=100, resume=False,
+        on_error="skip", progress=None, keep_forecasts=False, max_errors=10,
+        stop=lambda: True,
+    )  # fmt: skip
+    first.chunk_rows = 150
+    part = first.run(str(path))
+    # it stops at the first boundary where a stop is honoured (a checkpoint's, here)
+    n = part.n_events
+    assert part.stopped and 0 < n < 400 and part.time_range == ("0", str((n - 1) * 10))
+    # a checkpoint of an earlier version, which did not keep the first event's time
+    saved = load_json(ckpt)
+    assert saved["first_time_raw"] == "0"
+    del saved["first_time_raw"]
+    with open(old, "w") as f:
+        json.dump(saved, f)
+    resumed = replay(str(path), {"isotonic": OnlineIsotonic()}, ["brier"], resume=True,
+                     checkpoint=str(ckpt), **kw)  # fmt: skip
+    assert resumed.n_events == 400 and resumed.time_range == ("0", "3990")
+    # unknown, not wrong: the report then says the sampled times are what it shows
+    again = replay(str(path), {"isotonic": OnlineIsotonic()}, ["brier"], resume=True,
+                   checkpoint=str(old), **kw)  # fmt: skip
+    assert again.n_events == 400 and again.time_range is None
+
+
+def test_the_column_table_is_saved_with_the_result():
+    from streamcal.metrics.catalogue import Column, metric_info
+
+    rows = [{"score": s, "label": y} for s, y in make_events(200, 2)]
+    result = replay(rows, {"isotonic": OnlineIsotonic()}, ["brier", "corp", "roc_auc"],
+                    window=50)  # fmt: skip
+    d = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    back = tuple(Column(**c) for c in d["columns"])
+    assert back == result.columns
+    assert [c.key for c in back] == list(result.summary["isotonic"])
+    by_key = {c.key: c for c in back}
+    assert by_key["corp.dsc@window"].window == 50 and by_key["corp.dsc"].window is None
+    assert by_key["corp.dsc@window"].bigger_is_better is True
+    assert by_key["corp.unc"].bigger_is_better is None
+    assert by_key["roc_auc"].bigger_is_better is True
+    assert by_key["corp.mcb"].description == metric_info("corp", "binary").description
+    # a multiclass replay: the multiclass metrics' directions (issue 12: None before)
+    mc = [{"a": 0.5, "b": 0.3, "c": 0.2, "y": "abc"[i % 3]} for i in range(30)]
+    result = replay(mc, {}, ["tece", "ece"], score=["a", "b", "c"], label="y")
+    assert [(c.key, c.name, c.task, c.bigger_is_better) for c in result.columns] == [
+        ("tece", "tece", "multiclass", False),
+        ("ece", "ece", "multiclass", False),
+    ]
+    assert "top-class view" in result.columns[1].description

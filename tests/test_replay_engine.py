@@ -18,7 +18,7 @@ from streamcal import (
     replay,
 )
 from streamcal.replay._engine import ColumnarReplay
-from streamcal.replay._per_event import _Replay
+from tests.references_replay import PerEventReplay as _Replay
 
 from tests.references_replay import MixingCalibrator
 from tests.test_replay import (
@@ -492,4 +492,281 @@ def test_plain_blocks_resume_from_a_checkpoint_written_by_the_row_reader(tmp_pat
     monkeypatch.undo()
     resumed = replay(str(path), {"iso": OnlineIsotonic()}, resume=True, **kw)
     fresh = replay(str(path), {"iso": OnlineIsotonic()}, **{k: v for k, v in kw.items() if k != "checkpoint"})
+    assert resumed.to_dict() == fresh.to_dict()
+
+
+# ---------------------------------------------------------------------- fingerprint required
+
+
+@pytest.mark.parametrize(
+    "damage", ["missing", "none", "not_a_dict", "rows", "digest", "label_part_missing"]
+)
+def test_resume_refuses_a_checkpoint_without_a_well_formed_fingerprint(damage, tmp_path):
+    """A checkpoint without a fingerprint, or with a malformed one, is refused on resume
+    (it could not tell an edited log); the checkpoint as written resumes."""
+    ev, lab, _ = _id_logs(tmp_path, 300, 6)
+    ckpt = tmp_path / "state.json"
+    kw = {"id": "id", "time": "t", "labels": str(lab), "checkpoint": str(ckpt),
+          "checkpoint_every": 100}
+
+    class Stop(Exception):
+        pass
+
+    def progress(n):
+        if n >= 200:
+            raise Stop
+
+    with pytest.raises(Stop):
+        replay(str(ev), {"platt": OnlinePlatt()}, progress=progress, every=100, **kw)
+    written = ckpt.read_text()
+    saved = json.loads(written)
+    assert saved["fingerprint"]["rows"] == saved["events_read"] == 100
+    fingerprint = saved["fingerprint"]
+    if damage == "missing":
+        del saved["fingerprint"]
+    elif damage == "none":
+        saved["fingerprint"] = None
+    elif damage == "not_a_dict":
+        saved["fingerprint"] = fingerprint["blake2b"]
+    elif damage == "rows":
+        fingerprint["rows"] = 199
+    elif damage == "digest":
+        fingerprint["blake2b"] = "not a digest"
+    else:
+        del fingerprint["labels_blake2b"]
+    damaged = json.dumps(saved)
+    ckpt.write_text(damaged)
+    with pytest.raises(ValueError, match="fingerprint of the rows it replayed") as info:
+        replay(str(ev), {"platt": OnlinePlatt()}, resume=True, every=100, **kw)
+    expected = "has no fingerprint" if damage in ("missing", "none") else "malformed fingerprint"
+    assert expected in str(info.value)
+    assert ckpt.read_text() == damaged  # refused before anything was written
+    # the checkpoint as it was written resumes, to the uninterrupted result
+    ckpt.write_text(written)
+    resumed = replay(str(ev), {"platt": OnlinePlatt()}, resume=True, every=100, **kw)
+    fresh = replay(str(ev), {"platt": OnlinePlatt()}, every=100,
+                   **{k: v for k, v in kw.items() if k != "checkpoint"})
+    assert resumed.to_dict() == fresh.to_dict()
+
+
+# ---------------------------------------------------------------------- stop (Ctrl-C)
+
+
+@pytest.mark.parametrize("path", ["fast_csv", "row_csv", "delayed", "jsonl"])
+def test_stop_takes_effect_within_a_bounded_number_of_events(path, tmp_path, monkeypatch):
+    """The stop hook (the command's Ctrl-C) is polled at least every STOP_EVENTS events,
+    on every path, not only between chunks of 65,536 rows or blocks of 4 MiB: a stop
+    requested at the first poll ends the replay after at most STOP_EVENTS events; the
+    checkpoint then holds exactly those events, and resuming from it ends as an
+    uninterrupted replay."""
+    from streamcal.replay import _engine
+
+    n = 100_000
+    log, ckpt = tmp_path / ("log.jsonl" if path == "jsonl" else "log.csv"), tmp_path / "state.json"
+    kw = {"every": None, "checkpoint": str(ckpt), "checkpoint_every": 10**9}
+    if path == "delayed":
+        events = delayed_events(n, 3)
+        write_csv(log, ["t", "lt", "score", "label"], [list(e) for e in events])
+        kw.update(time="t", label_time="lt")
+    else:
+        events = make_events(n, 3)
+        if path == "jsonl":
+            log.write_text("".join(json.dumps({"score": s, "label": y}) + "\n" for s, y in events))
+        else:
+            write_csv(log, ["score", "label"], events)
+    if path == "fast_csv":
+        pytest.importorskip("pyarrow")
+    else:
+        monkeypatch.setattr(_engine, "open_fast_csv", lambda *a: None)
+    polls = []
+
+    def stop():
+        polls.append(1)
+        return True
+
+    result = replay(str(log), {"platt": OnlinePlatt()}, stop=stop, **kw)
+    assert result.stopped and len(polls) == 1
+    assert 0 < result.n_events <= _engine.STOP_EVENTS
+    saved = json.loads(ckpt.read_text())
+    assert saved["events_read"] == saved["fingerprint"]["rows"]
+    assert saved["n_events"] == result.n_events
+    resumed = replay(str(log), {"platt": OnlinePlatt()}, resume=True, **kw)
+    fresh = replay(str(log), {"platt": OnlinePlatt()}, **dict(kw, checkpoint=None))
+    assert resumed.to_dict() == fresh.to_dict() and resumed.n_events == n
+
+
+# ---------------------------------------------------------------------- JSON Lines and Parquet blocks (pyarrow)
+
+
+def _jsonl_variant(variant, events):
+    rows = []
+    for i, (s, y) in enumerate(events):
+        label = {"bool_labels": bool(y), "text_labels": str(y), "float_labels": float(y)}.get(variant, y)
+        rows.append(json.dumps({"t": i, "score": s, "label": label, "note": "x"}))
+    if variant == "bad_rows":
+        rows[100] = '{"t": 100, "score": "high", "label": 1}'
+        rows[1500] = '{"t": 1500, "score": 0.5, "label": tru'
+        rows[2500] = '{"t": 2500, "score": 0.5, "label": 2}'
+    elif variant == "nested":
+        rows[700] = '{"t": 700, "score": 0.25, "label": 1, "extra": {"a": [1, 2]}}'
+    elif variant == "blank_line":
+        rows[1200] = "   "
+    elif variant == "tab":
+        rows[300] = rows[300].replace(", ", ",\t")
+    elif variant == "lone_cr":
+        rows[2200] = rows[2200] + "\r" + rows[2201]
+        del rows[2201]
+    end = "\r\n" if variant == "crlf" else "\n"
+    text = end.join(rows) + end
+    if variant == "no_final_newline":
+        text = text[:-1]
+    elif variant == "bom":
+        text = "\ufeff" + text
+    return text
+
+
+def _fast_and_row_results(path, tmp_path, monkeypatch, time="t"):
+    """The replay of ``path`` with the pyarrow block readers and with the row reader:
+    (state, checkpoints, how many plain chunks the block reader gave) each."""
+    from streamcal.replay import _engine, _fastblocks
+
+    plain = []
+
+    def spy(*args):
+        reader = _fastblocks.open_fast_blocks(*args)
+        if reader is not None:
+            original = reader.blocks
+
+            def blocks(fallback):
+                for chunk in original(fallback):
+                    plain.append(isinstance(chunk, _fastblocks._PlainChunk))
+                    yield chunk
+
+            reader.blocks = blocks
+        return reader
+
+    def one(fast):
+        monkeypatch.setattr(_engine, "open_fast_blocks", spy if fast else (lambda *a: None))
+        ckpts = []
+        obj = ColumnarReplay(
+            {"iso": OnlineIsotonic(), "platt": OnlinePlatt()}, ("brier", "ece"), score="score",
+            label="label", time=time, label_time=None, id=None, labels=None, include_raw=True,
+            every=250, window=None, checkpoint=str(tmp_path / f"c{fast}.json"), checkpoint_every=700,
+            resume=False, on_error="skip", progress=None, keep_forecasts=False, max_errors=100,
+        )
+        save = obj._save_checkpoint
+
+        def recording():
+            ckpts.append(json.loads(json.dumps(obj._state())))
+            save()
+
+        obj._save_checkpoint = recording
+        return state(obj.run(str(path))), ckpts
+
+    fast = one(True)
+    rows = one(False)
+    return fast, rows, plain
+
+
+@pytest.mark.parametrize(
+    "variant",
+    ["plain", "crlf", "gz", "no_final_newline", "bad_rows", "nested", "blank_line", "tab",
+     "bom", "bool_labels", "text_labels", "float_labels", "lone_cr"],
+)
+def test_jsonl_blocks_equal_the_row_reader(variant, tmp_path, monkeypatch):
+    """JSON Lines read in pyarrow blocks give the row reader's results, errors (line
+    numbers, columns, values), series and checkpoints (fingerprints included); a block
+    that is not plain is read by the row reader's code, the blocks after it in blocks
+    again (but after a lone carriage return, where the row reader takes over)."""
+    pytest.importorskip("pyarrow")
+    import gzip
+
+    from streamcal.replay import _fastcsv
+
+    monkeypatch.setattr(_fastcsv, "BLOCK_BYTES", 1999)  # many blocks, cut anywhere
+    monkeypatch.setattr(_fastcsv, "MIN_BYTES", 0)
+    events = make_events(3000, 13)
+    text = _jsonl_variant(variant, events)
+    path = tmp_path / ("log.jsonl.gz" if variant == "gz" else "log.jsonl")
+    if variant == "gz":
+        with gzip.open(path, "wt", newline="") as f:
+            f.write(text)
+    else:
+        path.write_bytes(text.encode("utf-8"))
+    (fast, fast_ckpts), (rows, row_ckpts), plain = _fast_and_row_results(path, tmp_path, monkeypatch)
+    assert fast == rows
+    assert fast_ckpts == row_ckpts
+    assert sum(plain) >= 10  # most blocks were read as columns
+    if variant in ("nested", "tab", "bad_rows", "blank_line"):
+        assert not all(plain)  # that block went through the row reader's code
+    if variant == "bad_rows":
+        assert [line for line, _ in fast["result"]["errors"]] == [101, 1501, 2501]
+        assert "'high' (column 'score')" in fast["result"]["errors"][0][1]
+
+
+@pytest.mark.parametrize("variant", ["plain", "int_scores", "bool_labels", "text_labels", "bad_rows", "nulls"])
+def test_parquet_batches_equal_the_row_reader(variant, tmp_path, monkeypatch):
+    """Parquet record batches read as columns give the row reader's results, errors
+    (row numbers), series and checkpoints; a batch that is not plain is read row by
+    row, the others as columns."""
+    pytest.importorskip("pyarrow")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from streamcal.replay import _fastblocks
+
+    monkeypatch.setattr(_fastblocks, "BATCH_ROWS", 400)
+    events = make_events(3000, 14)
+    scores = [s for s, _ in events]
+    labels = [y for _, y in events]
+    if variant == "int_scores":
+        scores = [int(s >= 0.5) for s in scores]
+    elif variant == "bool_labels":
+        labels = [bool(y) for y in labels]
+    elif variant == "text_labels":
+        labels = [str(y) for y in labels]
+    elif variant == "bad_rows":
+        labels = [str(y) for y in labels]
+        labels[1000], labels[2100] = "maybe", " 1"
+    elif variant == "nulls":
+        scores = [None if i == 1700 else s for i, s in enumerate(scores)]
+    table = pa.table({"t": list(range(3000)), "score": scores, "label": labels})
+    path = tmp_path / "log.parquet"
+    pq.write_table(table, path, row_group_size=1000)
+    (fast, fast_ckpts), (rows, row_ckpts), plain = _fast_and_row_results(path, tmp_path, monkeypatch)
+    assert fast == rows
+    assert fast_ckpts == row_ckpts
+    assert sum(plain) >= 5
+    if variant in ("bad_rows", "nulls"):
+        assert not all(plain)
+    if variant == "bad_rows":
+        assert [line for line, _ in fast["result"]["errors"]] == [1000]
+
+
+def test_resume_after_an_unreadable_row(tmp_path):
+    """A checkpoint written after a row that could not be read (invalid JSON) resumes:
+    the fingerprint hashes the row's reason, not an object's address (it was refused
+    as "fingerprint differs" in another process)."""
+    import subprocess
+    import sys
+
+    from tests.test_replay import ROOT
+
+    path, ckpt = tmp_path / "log.jsonl", tmp_path / "state.json"
+    rows = [json.dumps({"score": s, "label": y}) for s, y in make_events(600, 8)]
+    rows[10] = '{"score": 0.5, "label": '
+    path.write_text("\n".join(rows) + "\n")
+    script = (
+        "import sys\nfrom streamcal import OnlinePlatt, replay\n"
+        "class Stop(Exception): pass\n"
+        "def progress(n):\n    if n >= 300: raise Stop\n"
+        "try:\n    replay(sys.argv[1], {'p': OnlinePlatt()}, every=100, progress=progress,"
+        " checkpoint=sys.argv[2], checkpoint_every=100)\nexcept Stop:\n    pass\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path), str(ckpt)], check=True,
+                   env={**__import__("os").environ, "PYTHONPATH": ROOT})
+    assert json.loads(ckpt.read_text())["n_skipped"] == 1
+    resumed = replay(str(path), {"p": OnlinePlatt()}, every=100, checkpoint=str(ckpt),
+                     checkpoint_every=100, resume=True)
+    fresh = replay(str(path), {"p": OnlinePlatt()}, every=100)
     assert resumed.to_dict() == fresh.to_dict()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -12,7 +13,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from streamcal import OnlineIsotonic, OnlinePlatt
-from streamcal.metrics import CORP, ECE, Brier, LogLoss
+from streamcal.metrics import CORP, ECE, ROCAUC, Brier, LogLoss
+from streamcal.metrics.catalogue import Column
+from streamcal.metrics.catalogue import columns as catalogue_columns
 from streamcal.report import FORMAT, format_number, summary_table, write_report
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -61,6 +64,9 @@ def fake_result(n=300, seed=0, metric_classes=(Brier, LogLoss, ECE, CORP), every
         errors=[],
         calibrators=cals,
         metrics=metrics,
+        columns=tuple(
+            c for m in metric_classes for c in catalogue_columns(keys[m], m)
+        ),
     )
 
 
@@ -146,7 +152,7 @@ def test_report_files_json_schema_and_page(tmp_path):
     assert set(data) == {
         "format", "title", "created", "streamcal_version", "source", "options", "n_events",
         "n_learnt", "n_skipped", "n_errors", "errors", "columns", "bigger_is_better", "best",
-        "summary", "series", "images", "notes", "task", "time_range",
+        "summary", "series", "images", "notes", "task", "time_range", "column_table",
     }  # fmt: skip
     assert data["task"] == "binary" and data["time_range"] is None
     assert data["format"] == FORMAT
@@ -167,6 +173,8 @@ def test_report_files_json_schema_and_page(tmp_path):
     ]
     assert data["bigger_is_better"]["corp.dsc"] is True
     assert data["bigger_is_better"]["corp.unc"] is None
+    # the column table, saved as the result's: Column(**d) builds each back
+    assert [Column(**d) for d in data["column_table"]] == list(result.columns)
     assert data["summary"] == result.summary  # floats round-trip exactly
     assert data["series"]["isotonic"]["brier"] == [
         list(p) for p in result.series["isotonic"]["brier"]
@@ -286,12 +294,27 @@ def test_summary_table_directions_ties_and_missing_values():
             "ece": 0.1,
         },
     }
-    rows, columns, best = summary_table(summary)
+    table = [
+        *catalogue_columns("brier", Brier),
+        *catalogue_columns("roc_auc", ROCAUC),
+        *catalogue_columns("corp", CORP),
+        *catalogue_columns("ece", ECE),
+    ]
+    rows, columns, best = summary_table(summary, table)
     assert rows == ["raw", "a", "b"]
-    assert columns == ["brier", "roc_auc", "corp.unc", "corp.dsc", "ece"]
+    # the table's order, only the columns holding values
+    assert [c.key for c in columns] == ["brier", "roc_auc", "corp.dsc", "corp.unc", "ece"]
     assert best == {"brier": ["a"], "roc_auc": ["raw", "a"], "corp.dsc": ["a", "b"]}
     # a column with a single value ranks nothing
     assert "ece" not in best
+    # the directions are the table's, not parsed from the keys: a column named like
+    # a metric but whose table entry says larger is better is ranked that way
+    flipped = [dataclasses.replace(c, bigger_is_better=True) if c.key == "brier" else c for c in table]
+    assert summary_table(summary, flipped)[2]["brier"] == ["raw"]
+    # a key the table does not know is shown, unranked, after the known ones
+    rows, columns, best = summary_table({"a": {"mine": 1.0, "brier": 0.1}, "b": {"mine": 2.0, "brier": 0.2}}, table)
+    assert [(c.key, c.bigger_is_better) for c in columns] == [("brier", False), ("mine", None)]
+    assert best == {"brier": ["a"]}
 
 
 def test_format_number():
@@ -301,3 +324,151 @@ def test_format_number():
     assert format_number(None) == "-"
     assert format_number(3) == "3.0000"
     assert not math.isnan(0.0) and format_number(0.0) == "0.0000"
+
+
+# ---------------------------------------------------------------------- issue 12's defects
+
+
+def _replay_with_times(n=400, every=50, metrics=("brier", "ece", "corp"), names=None):
+    from streamcal import replay
+
+    rng = np.random.default_rng(4)
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    rows = [
+        {"t": f"2021-03-{1 + i // 24:02d}T{i % 24:02d}:00:00+01:00", "score": float(s), "label": int(v)}
+        for i, (s, v) in enumerate(zip(p, y))
+    ]  # fmt: skip
+    names = names or ["isotonic", "platt"]
+    cals = {k: (OnlineIsotonic() if i % 2 == 0 else OnlinePlatt()) for i, k in enumerate(names)}
+    return rows, replay(rows, cals, list(metrics), time="t", every=every)
+
+
+def test_header_gives_the_first_event_time_not_the_first_sample(tmp_path):
+    rows, result = _replay_with_times()
+    write_report(result, tmp_path, options={"time": "t"}, plots=False)
+    text = " ".join(parse_page(tmp_path / "index.html").text)
+    assert (
+        f"Event times: {rows[0]['t']} (first event) to {rows[-1]['t']} (last event)" in text
+    )
+    assert "sampled" not in text and rows[49]["t"] not in text
+
+
+def _figures(monkeypatch):
+    """The figures write_report saves, by file name."""
+    from matplotlib.figure import Figure
+
+    saved = {}
+    original = Figure.savefig
+
+    def savefig(self, path, *args, **kwargs):
+        saved[os.path.basename(str(path))] = self
+        return original(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    return saved
+
+
+def test_over_time_plots_have_the_event_time_fixed_colours_and_the_key_inside(
+    tmp_path, monkeypatch
+):
+    import datetime
+
+    from matplotlib.colors import to_hex
+
+    from streamcal.plot import calibrator_color
+
+    # long names and many of them: the key wraps into rows and stays inside the image,
+    # which the page scales down whole (issue 12: legends cut below ~420 px)
+    names = ["isotonic", "platt", "a-rather-long-calibrator-name", "venn_abers", "beta", "tops"]
+    rows, result = _replay_with_times(names=names)
+    saved = _figures(monkeypatch)
+    write_report(result, tmp_path, options={"time": "t"})
+    fig = saved["over_time_brier.png"]
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "event time (t) (UTC)"
+    # the first sample: the 50th event, in UTC
+    first = datetime.datetime.fromisoformat(rows[49]["t"]).astimezone(datetime.timezone.utc)
+    first = first.replace(tzinfo=None)
+    assert first == datetime.datetime(2021, 3, 3, 0, 0)
+    line = next(li for li in ax.get_lines() if li.get_label() == "isotonic")
+    assert line.get_xdata()[0] == first
+    for li in ax.get_lines():
+        # the colour of a calibrator is fixed by its name, in every report
+        assert to_hex(li.get_color()) == calibrator_color(li.get_label())
+    fig.canvas.draw()
+    box = fig.bbox
+    (legend,) = fig.legends
+    extent = legend.get_window_extent()
+    assert box.x0 <= extent.x0 and extent.x1 <= box.x1
+    assert box.y0 <= extent.y0 and extent.y1 <= box.y1
+    assert len({t.get_text() for t in legend.get_texts()}) == len(names) + 1
+    # without a time column: the events replayed
+    result.series.pop("time")
+    saved.clear()
+    write_report(result, tmp_path / "b")
+    assert saved["over_time_brier.png"].axes[0].get_xlabel() == "events replayed"
+
+
+def test_corp_diagram_of_a_replay_has_its_consistency_band(tmp_path, monkeypatch):
+    _, result = _replay_with_times(metrics=("corp",))
+    saved = _figures(monkeypatch)
+    doc = write_report(result, tmp_path)
+    assert [i["kind"] for i in doc["images"]["reliability"]] == ["corp"]
+    fig = saved["reliability_corp.png"]
+    labels = [c.get_label() for ax in fig.axes for c in ax.collections]
+    assert labels.count("90% consistency band") == 3  # raw, isotonic, platt
+
+
+def test_multiclass_report_names_its_views_and_suggests_only_metrics_that_apply(tmp_path):
+    from streamcal import replay
+    from streamcal.metrics.catalogue import metric_info
+
+    rng = np.random.default_rng(2)
+    records = []
+    for i in range(150):
+        w = rng.uniform(size=3) ** 2
+        p = w / w.sum()
+        records.append({"a": p[0], "b": p[1], "c": p[2], "y": "abc"[rng.choice(3, p=p)]})
+    kw = {"score": ["a", "b", "c"], "label": "y"}
+    from streamcal import TemperatureScaling
+
+    result = replay(records, {"temperature": TemperatureScaling()}, ["brier", "ece", "tece"], **kw)
+    doc = write_report(result, tmp_path / "a", options={"score": "a,b,c"})
+    assert doc["task"] == "multiclass"
+    text = " ".join(parse_page(tmp_path / "a" / "index.html").text)
+    assert "the ece column and the binned diagrams show the top-class (confidence) view" in text
+    for name in ("brier", "ece", "tece"):  # each described as the catalogue describes it
+        assert metric_info(name, "multiclass").description in text
+    assert "top-class view" in doc["images"]["reliability"][0]["caption"]
+    # the multiclass columns rank (issue 12: never marked best)
+    assert set(doc["best"]) == {"brier", "ece", "tece"}
+    assert doc["bigger_is_better"] == {"brier": False, "ece": False, "tece": False}
+    # without ece, no diagram: the note suggests ece only (corp is binary only)
+    result = replay(records, {}, ["brier", "tece"], **kw)
+    doc = write_report(result, tmp_path / "b")
+    (note,) = doc["notes"]
+    assert "add the metric ece to the replay" in note and "corp" not in note
+    # a binary replay may add either
+    doc = write_report(fake_result(n=60, metric_classes=(Brier,)), tmp_path / "c")
+    assert "add the metric ece or corp to the replay" in doc["notes"][0]
+
+
+def test_the_page_reads_the_column_table(tmp_path):
+    # windows, directions and descriptions come from the result's column table; the
+    # page needs neither the replay's options nor the keys' spelling
+    from streamcal import replay
+    from streamcal.metrics import ECE as ECEMetric
+
+    rows, _ = _replay_with_times(n=200)
+    result = replay(rows, {"isotonic": OnlineIsotonic()}, {"binned": ECEMetric(n_bins=5), "corp": "corp"}, window=60)
+    doc = write_report(result, tmp_path, plots=False)
+    page = parse_page(tmp_path / "index.html")
+    text = " ".join(page.text)
+    assert "Over all events" in text and "Over the last 60 events" in text
+    # the user's name "binned" is described as the ECE it is
+    assert f"binned: {ECEMetric.description}" in "".join(page.text)
+    header = [c["text"] for c in page.rows[0]]
+    assert header[1:] == ["binned \u2193", "corp \u2193", "corp.mcb \u2193", "corp.dsc \u2191", "corp.unc"]
+    assert doc["bigger_is_better"]["binned@window"] is False
+    assert [d["window"] for d in doc["column_table"]] == [None] * 5 + [60] * 5

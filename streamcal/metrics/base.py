@@ -73,6 +73,7 @@ class StreamingMetric(_snapshot.Snapshot, river_base.Base, abc.ABC):
     #: whether ``revert`` is the exact inverse of ``update`` (river.utils.Rolling works)
     _revertible: typing.ClassVar[bool] = True
     _registry: typing.ClassVar[dict[str, type]] = {}
+    _package = "streamcal.metrics"
 
     # What the metric is, read by :mod:`streamcal.metrics.catalogue` (the registry, the
     # replay, the command line and the report derive their tables from these).

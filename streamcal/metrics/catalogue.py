@@ -35,7 +35,7 @@ Examples
 >>> info = catalogue.metric_info("corp", "binary")
 >>> info.cls.__name__, info.bigger_is_better, info.components
 ('CORP', False, (('mcb', False), ('dsc', True), ('unc', None)))
->>> [c.key for c in catalogue.columns("corp", info.cls(), window=True)]
+>>> [c.key for c in catalogue.columns("corp", info.cls(), window=500)]
 ['corp@window', 'corp.mcb@window', 'corp.dsc@window', 'corp.unc@window']
 
 """
@@ -397,7 +397,10 @@ def metric_values(metric) -> dict:
 @dataclasses.dataclass(frozen=True)
 class Column:
     """One number a replay reports per calibrator: a metric's value or one of its
-    components, over the whole replay or over its window.
+    components, over the whole replay or over its window. A replay's result lists its
+    columns in :attr:`streamcal.replay.ReplayResult.columns`, so that what a column is
+    (which metric, which component, which window, which direction) is read there, not
+    parsed back from its key.
 
     Attributes
     ----------
@@ -409,13 +412,17 @@ class Column:
     component
         The component (``"dsc"``), or None for the metric's value.
     window
-        Whether the value is over the replay's window.
+        The length of the window, in scored events, of a value over the replay's last
+        events; None for a value over all of them.
     bigger_is_better
         Whether a larger value is better; None when it does not rank forecasters.
     name
         The metric's catalogue name (``"ece"``), or None for a metric outside it.
     task
         ``"binary"`` or ``"multiclass"``, or None for a metric outside the catalogue.
+    description
+        What the metric measures (its class's ``description``; a component shares its
+        metric's), or None when the class has none.
 
     ``dataclasses.asdict(column)`` is JSON-safe and ``Column(**d)`` builds it back.
 
@@ -423,63 +430,73 @@ class Column:
     --------
     >>> from streamcal.metrics import MurphyDecomposition
     >>> col = columns("murphy", MurphyDecomposition())[2]
-    >>> col.key, col.component, col.bigger_is_better
-    ('murphy.resolution', 'resolution', True)
+    >>> col.key, col.component, col.bigger_is_better, col.window
+    ('murphy.resolution', 'resolution', True, None)
+    >>> col.description.startswith("Murphy decomposition")
+    True
 
     """
 
     key: str
     metric: str
     component: str | None
-    window: bool
+    window: int | None
     bigger_is_better: bool | None
     name: str | None = None
     task: str | None = None
+    description: str | None = None
 
 
-def column_key(metric_key: str, component: str | None = None, window: bool = False) -> str:
+def column_key(metric_key: str, component: str | None = None, window=None) -> str:
     """The summary key of a column: ``metric_key``, ``.component`` if any, and
-    :data:`WINDOW_SUFFIX` for a value over the window.
+    :data:`WINDOW_SUFFIX` for a value over a window (``window`` its length, or None).
 
     Examples
     --------
-    >>> column_key("corp", "dsc", window=True)
+    >>> column_key("corp", "dsc", window=500)
     'corp.dsc@window'
+    >>> column_key("corp")
+    'corp'
 
     """
     key = metric_key if component is None else f"{metric_key}.{component}"
-    return key + WINDOW_SUFFIX if window else key
+    return key + WINDOW_SUFFIX if window is not None and window is not False else key
 
 
-def columns(metric_key: str, metric, window: bool = False) -> list[Column]:
+def columns(metric_key: str, metric, window: int | None = None) -> list[Column]:
     """The columns that a replay reports for ``metric`` under ``metric_key``: its value,
-    then its components in report order (the keys of :func:`metric_values`).
+    then its components in report order (the keys of :func:`metric_values`), over all
+    events, or, with ``window`` (its length in events), over the replay's window.
 
-    ``metric`` is a metric or a metric class; directions come from its class
-    attributes, so a metric outside the catalogue gets columns too (``name`` and
-    ``task`` None).
+    ``metric`` is a metric or a metric class; directions and the description come from
+    its class attributes, so a metric outside the catalogue gets columns too (``name``
+    and ``task`` None).
 
     Examples
     --------
     >>> from streamcal.metrics import CalibrationRefinement, TECE
     >>> [(c.key, c.bigger_is_better) for c in columns("cr", CalibrationRefinement())]
     [('cr', False), ('cr.calibration', False), ('cr.refinement', False)]
-    >>> columns("tece", TECE, window=True)
-    [Column(key='tece@window', metric='tece', component=None, window=True, bigger_is_better=False, name='tece', task='multiclass')]
+    >>> col, = columns("tece", TECE, window=500)
+    >>> col.key, col.window, col.bigger_is_better, col.name, col.task
+    ('tece@window', 500, False, 'tece', 'multiclass')
 
     """
     cls = metric if isinstance(metric, type) else type(metric)
     info = _BY_CLASS.get(cls)
     name, task = (info.name, info.task) if info is not None else (None, None)
+    window = None if window is None or window is False else window
+    description = getattr(cls, "description", None) or None
     out = [
         Column(
             column_key(metric_key, None, window),
             metric_key,
             None,
-            bool(window),
+            window,
             _direction(metric),
             name,
             task,
+            description,
         )
     ]
     for component, direction in getattr(cls, "component_directions", ()):
@@ -488,10 +505,11 @@ def columns(metric_key: str, metric, window: bool = False) -> list[Column]:
                 column_key(metric_key, component, window),
                 metric_key,
                 component,
-                bool(window),
+                window,
                 None if direction is None else bool(direction),
                 name,
                 task,
+                description,
             )
         )
     return out

@@ -47,6 +47,7 @@ class BaseMonitor(_snapshot.Snapshot, river_base.Base):
     """
 
     _registry: typing.ClassVar[dict[str, type]] = {}
+    _package = "streamcal.monitor"
 
     @abc.abstractmethod
     def _reset(self) -> None:

@@ -12,7 +12,8 @@ number and skipped, or stop the replay.
 
 from streamcal.replay._errors import ReplayError
 from streamcal.replay._metrics import WINDOW_SUFFIX
-from streamcal.replay._per_event import CHECKPOINT_FORMAT, replay
+from streamcal.replay._checkpoint import CHECKPOINT_FORMAT
+from streamcal.replay._replay import replay
 from streamcal.replay._result import ReplayResult
 
 __all__ = ["CHECKPOINT_FORMAT", "WINDOW_SUFFIX", "ReplayError", "ReplayResult", "replay"]

@@ -1,7 +1,10 @@
-"""Replay checkpoints on disk: the atomic write, the clean-up of a write that was cut
-short, and the fingerprint of the rows a replay consumed.
+"""Replay checkpoints: the format (its version tag, the document a replay's state
+becomes, and how each value is encoded), reading one back with every check a resume
+makes (format, settings, parameters inside the state, fingerprint), the atomic write,
+the clean-up of a write that was cut short, and the fingerprint of the rows a replay
+consumed.
 
-A checkpoint is one JSON document (format tag ``CHECKPOINT_FORMAT``, see
+A checkpoint is one JSON document (format tag :data:`CHECKPOINT_FORMAT`, see
 :func:`streamcal.replay`). It is written to a temporary file beside the target, flushed
 and synced, then renamed over the target (atomic on POSIX file systems), and the
 directory is synced, so a reader sees either the previous checkpoint or the new one,
@@ -14,9 +17,25 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import math
 import os
+import re
 
-__all__ = ["RowFingerprint", "remove_partial_writes", "write_atomic"]
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "Codec",
+    "RowFingerprint",
+    "document",
+    "read_checkpoint",
+    "remove_partial_writes",
+    "strip_state",
+    "write_atomic",
+]
+
+#: Version tag of the checkpoint files written by :func:`streamcal.replay`.
+CHECKPOINT_FORMAT = "streamcal.replay/1"
+
+_DIGEST = re.compile(r"[0-9a-f]{32}\Z")
 
 
 def _temporary_name(path: str) -> str:
@@ -129,3 +148,211 @@ def _row_bytes(row) -> bytes:
     if isinstance(row, list) and all(type(v) is str for v in row):
         return ("\x1f".join(row) + "\x1e").encode("utf-8", "surrogatepass")
     return (repr(row) + "\x1e").encode("utf-8", "surrogatepass")
+
+
+# ---------------------------------------------------------------------- the document
+
+
+def strip_state(snapshot):
+    """A snapshot without learnt state (nested calibrators' too): what identifies the
+    configuration of a calibrator or a metric.
+
+    Examples
+    --------
+    >>> strip_state({"class": "A", "params": {"base": {"class": "B", "state": 1}}, "state": 2})
+    {'class': 'A', 'params': {'base': {'class': 'B'}}}
+
+    """
+    if isinstance(snapshot, dict):
+        return {k: strip_state(v) for k, v in snapshot.items() if k != "state"}
+    if isinstance(snapshot, list):
+        return [strip_state(v) for v in snapshot]
+    return snapshot
+
+
+class Codec:
+    """Scores, labels and predictions as JSON data and back. Binary logs: as they are.
+    Multiclass logs: a class is its index in ``classes``; a dict of probabilities the
+    list of its ``[class index, p]`` pairs in its own order (which decides ties).
+
+    Examples
+    --------
+    >>> codec = Codec(["rain", "dry"])
+    >>> codec.encode({"dry": 0.25, "rain": 0.75}), codec.encode("dry")
+    ([[1, 0.25], [0, 0.75]], 1)
+    >>> codec.decode([[1, 0.25], [0, 0.75]]), codec.decode(1)
+    ({'dry': 0.25, 'rain': 0.75}, 'dry')
+
+    """
+
+    def __init__(self, classes=None):
+        self.classes = None if classes is None else list(classes)
+        self._index = None if classes is None else {c: i for i, c in enumerate(classes)}
+
+    def encode(self, x):
+        if self.classes is None:
+            return x
+        index = self._index
+        if isinstance(x, dict):
+            try:
+                return [[index[c], p] for c, p in x.items()]
+            except KeyError as exc:
+                raise ValueError(
+                    f"Cannot checkpoint a forecast of the class {exc.args[0]!r}, which is "
+                    "not among the log's classes."
+                ) from None
+        return index[x]
+
+    def decode(self, x):
+        if self.classes is None:
+            return x
+        if isinstance(x, list):
+            return {self.classes[i]: p for i, p in x}
+        return self.classes[x]
+
+
+def document(run, codec: Codec, fingerprint=None) -> dict:
+    """The checkpoint document of the replay ``run`` (its configuration, counts,
+    calibrators, metrics, window, schedule, series and forecasts), with the
+    ``fingerprint`` of the rows it consumed when given."""
+    enc = codec.encode
+    schedule = run.schedule
+    forecasts = None
+    if run.forecasts is not None:
+        forecasts = {
+            k: (v if k == "index" else [enc(x) for x in v])
+            for k, v in run.forecasts.items()
+        }
+    state = {
+        "format": CHECKPOINT_FORMAT,
+        "config": run.config,
+        "n_events": run.n_events,
+        "n_learnt": run.n_learnt,
+        "n_skipped": run.n_skipped,
+        "errors": [list(e) for e in run.errors],
+        "events_read": run.events_read,
+        "labels_read": schedule.labels_read,
+        "last_time": run.last_time if run.last_time > -math.inf else None,
+        "last_label_time": schedule.last_label_time
+        if schedule.last_label_time > -math.inf
+        else None,
+        "last_time_raw": run.last_time_raw,
+        "first_time_raw": run.first_time_raw,
+        "calibrators": {n: cal.to_dict() for n, cal in run.cals.items()},
+        "metrics": {
+            n: {k: m.to_dict() for k, m in ms.items()} for n, ms in run.metrics.items()
+        },
+        "window": None
+        if run.wmetrics is None
+        else {
+            "metrics": {
+                n: {k: m.to_dict() for k, m in ms.items()}
+                for n, ms in run.wmetrics.items()
+            },
+            "events": [[enc(y), [enc(p) for p in preds]] for y, preds in run.wbuf],
+        },
+        "heap": [
+            [lt, i, enc(s), enc(y), [enc(p) for p in preds]]
+            for lt, i, s, y, preds in schedule.heap
+        ],
+        "pending": [
+            [eid, i, enc(s), [enc(p) for p in preds]]
+            for eid, (i, s, preds) in schedule.pending.items()
+        ],
+        "early": [
+            [eid, lt, enc(y), line] for eid, (lt, y, line) in schedule.early.items()
+        ],
+        "series": {
+            k: (
+                v
+                if not isinstance(v, dict)
+                else {m: [list(tv) for tv in pairs] for m, pairs in v.items()}
+            )
+            for k, v in run.series.items()
+        },
+        "forecasts": forecasts,
+    }
+    if fingerprint is not None:
+        state["fingerprint"] = fingerprint
+    return state
+
+
+# ---------------------------------------------------------------------- reading back
+
+
+def read_checkpoint(path: str, config: dict, labels: bool = False) -> dict:
+    """The checkpoint document at ``path``, once every check of a resume passed:
+    ValueError when it is not a replay checkpoint of this format, was written with
+    other settings than ``config`` (the replay's configuration, as it reads back from
+    JSON), holds calibrators or metrics with other parameters than those configured,
+    or has no well-formed fingerprint of the rows it consumed (of the label records
+    too when ``labels``): without one, a resume could not tell an edited log.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "state.json")
+    >>> write_atomic(path, {"format": CHECKPOINT_FORMAT, "config": {}})
+    >>> read_checkpoint(path, {})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: The checkpoint ... has no fingerprint of the rows it replayed (...
+
+    """
+    with open(path, encoding="utf-8") as f:
+        try:
+            state = json.load(f)
+        except ValueError:
+            state = None
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path!r} is not a replay checkpoint ({CHECKPOINT_FORMAT}).")
+    saved = state.get("config")
+    saved = saved if isinstance(saved, dict) else {}
+    differ = [k for k in sorted(set(saved) | set(config)) if saved.get(k) != config.get(k)]
+    if differ:
+        raise ValueError(
+            f"The checkpoint {path!r} was written by a replay with other settings "
+            f"({', '.join(differ)} differ); resume with the same log, columns, "
+            "calibrators and metrics."
+        )
+    # the calibrators' and metrics' parameters inside the saved state must be those
+    # configured (the check above compares the settings saved beside it)
+    for name, snapshot in state.get("calibrators", {}).items():
+        if strip_state(snapshot) != config["calibrators"].get(name):
+            raise ValueError(
+                f"The checkpoint {path!r} holds the calibrator {name!r} with other "
+                "parameters than those given; resume with the same calibrators."
+            )
+    for name, metrics in state.get("metrics", {}).items():
+        for key, snapshot in metrics.items():
+            if strip_state(snapshot) != config["metrics"].get(key):
+                raise ValueError(
+                    f"The checkpoint {path!r} holds the metric {key!r} with other "
+                    "parameters than those given; resume with the same metrics."
+                )
+    _check_fingerprint(path, state, labels)
+    return state
+
+
+def _check_fingerprint(path: str, state: dict, labels: bool) -> None:
+    """ValueError unless ``state`` has a well-formed fingerprint of its rows."""
+    fingerprint = state.get("fingerprint")
+    if fingerprint is None:
+        problem = "has no fingerprint of the rows it replayed"
+    else:
+        fields = [("rows", "events_read", "blake2b")]
+        if labels:
+            fields.append(("label_rows", "labels_read", "labels_blake2b"))
+        ok = isinstance(fingerprint, dict)
+        for count, read, digest in fields if ok else ():
+            n = fingerprint.get(count)
+            ok = ok and type(n) is int and n == state.get(read)
+            ok = ok and isinstance(fingerprint.get(digest), str)
+            ok = ok and _DIGEST.match(fingerprint[digest]) is not None
+        problem = None if ok else "has a malformed fingerprint of the rows it replayed"
+    if problem is not None:
+        raise ValueError(
+            f"The checkpoint {path!r} {problem} (written by an older streamcal, or "
+            "edited), so resuming could not check that the log is the one it "
+            "replayed. Start again without --resume (resume=False)."
+        )

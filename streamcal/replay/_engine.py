@@ -22,9 +22,13 @@ writes a checkpoint, so that each of these sees the state after exactly that eve
 Binary logs with labels known at once are parsed a chunk at a time (one ``float`` per
 score, a dict lookup per label, and a numpy check of the chunk); a chunk holding a
 malformed row is parsed row by row, so each malformed row is reported with its line and
-reason exactly as the row parser words it. Logs with delayed labels or several score
-columns are parsed row by row (the schedule of reveals needs each row's times or id),
-and still run the calibrators and metrics a run at a time.
+reason exactly as the row parser words it. With pyarrow installed, CSV, JSON Lines and
+Parquet files are read as columns a block at a time instead
+(:mod:`streamcal.replay._fastcsv`, :mod:`streamcal.replay._fastblocks`), a block that is
+not plain going through the row path. Logs with delayed labels or several score
+columns are parsed row by row (the schedule of reveals, :mod:`streamcal.replay._schedule`,
+needs each row's times or id), and still run the calibrators and metrics a run at a
+time.
 
 Calibrators and metrics without the batch methods (a user's object with only
 ``predict_one`` / ``learn_one``, multiclass metrics) are run event by event inside the
@@ -35,17 +39,16 @@ from __future__ import annotations
 
 import bisect
 import gc
-import heapq
 import itertools
-import math
 
 import numpy as np
 
-from streamcal.replay._rows import BINARY_LABELS, RowError, short_repr
 from streamcal.base import BinaryCalibrator
+from streamcal.replay._checkpoint import RowFingerprint
+from streamcal.replay._fastblocks import open_fast_blocks
 from streamcal.replay._fastcsv import open_fast_csv
-from streamcal.replay._checkpoint import RowFingerprint, remove_partial_writes, write_atomic
-from streamcal.replay._per_event import _Replay, _strip_state
+from streamcal.replay._rows import BINARY_LABELS, RowError
+from streamcal.replay._setup import ReplayRun
 
 __all__ = ["ColumnarReplay"]
 
@@ -56,22 +59,25 @@ CHUNK_ROWS = 65536
 #: (delayed labels interleave predictions and reveals one by one). Both give the same
 #: floats (the shared checks).
 SHORT_RUN = 8
+#: With a ``stop`` hook, it is polled at least every this many events (and the work
+#: done between two polls is at most this many events through every calibrator and
+#: metric, plus the reading and parsing of one chunk): a Ctrl-C takes effect within a
+#: bounded, small amount of work, on an event boundary where the state is consistent
+#: (the one a checkpoint would save at a sample).
+STOP_EVENTS = 8192
 
 _PREDICT, _REVEAL = 0, 1
 
 
-class ColumnarReplay(_Replay):
+class ColumnarReplay(ReplayRun):
     """A replay run executed a run of events at a time (see the module docstring)."""
 
     chunk_rows = CHUNK_ROWS
 
-    def __init__(self, *args, stop=None, **kwargs):
+    def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.stop = stop
-        self.stopped = False
         self.ops = []
         self.hash = RowFingerprint() if self.checkpoint else None
-        self._cleaned = False
         # batch paths of each calibrator (None: run event by event)
         self.batch = {
             name: isinstance(cal, BinaryCalibrator) and not self.multiclass
@@ -231,7 +237,7 @@ class ColumnarReplay(_Replay):
         self.ops.append((_PREDICT, s, slot))
         return slot
 
-    def _score_learn(self, index, s, y, preds) -> None:
+    def _reveal(self, index, s, y, preds) -> None:
         """Record the reveal of event ``index`` (executed with its run)."""
         self.ops.append((_REVEAL, index, s, y, preds))
 
@@ -246,12 +252,9 @@ class ColumnarReplay(_Replay):
     def _finish(self) -> None:
         """The end of the log (or a stop): reveal the pending labels (not on a stop),
         take the last sample."""
-        if self.delay is not None and not self.stopped:
-            self._release(math.inf)
+        if not self.stopped:
+            self.n_unlabelled = self.schedule.finish()
         self._flush()
-        if self.delay == "id" and not self.stopped:
-            self.n_unlabelled = len(self.pending)
-            self.pending = {}
         self._sample()
         n = self.n_events
         if self.progress is not None and not (self.every and n and n % self.every == 0):
@@ -286,28 +289,35 @@ class ColumnarReplay(_Replay):
                 return
             self._lines = lines
             yield chunk
-            if self.stop is not None and self.stop():
-                self.stopped = True
+            if self._poll_stop():
                 return
 
-    def _run_general(self, log, keys) -> None:
-        """Row-by-row parsing and schedule (delayed labels, multiclass), batched runs;
-        binary logs with labels known at once take :meth:`_run_lean`."""
+    def _run_rows(self, log, keys) -> None:
         if self.delay is None and not self.multiclass:
             self._run_lean(log, keys)
-            return
+        else:
+            self._run_general(log, keys)
+
+    def _run_general(self, log, keys) -> None:
+        """Row-by-row parsing (delayed labels, multiclass), the schedule deciding the
+        reveals, batched runs."""
         parse = self._parse_event
         delay = self.delay
-        pending, early = self.pending, self.early
+        schedule = self.schedule
+        release, event = schedule.release, schedule.event
         mark = self.next_mark
         last = None
         read = self.events_read
         predicted = self._predicted
-        push = heapq.heappush
-        heap = self.heap
+        polling = self.stop is not None
         for chunk in self._chunks(log):
             first = read + 1
             for row in chunk:
+                if polling and read - first + 1 and (read - first + 1) % STOP_EVENTS == 0:
+                    # every STOP_EVENTS rows: execute what was recorded, then ask
+                    self._flush()
+                    if self._poll_stop():
+                        break
                 read += 1
                 try:
                     s, y, t, lt, eid = parse(row)
@@ -318,14 +328,14 @@ class ColumnarReplay(_Replay):
                     self.events_read = read
                     continue
                 if delay is not None:
-                    self.events_read = read - 1
-                    self._release(t)
-                    if delay == "id" and eid in pending:
-                        self._bad(
-                            self._lines[read - first],
-                            f"duplicate id {short_repr(eid)} (column {self.id!r}): an event "
-                            "with this id is still waiting for its label",
-                        )
+                    # labels known at t are revealed even if the row then proves
+                    # malformed (a duplicate id): the next event, at a time >= t,
+                    # would reveal them first anyway, in the same order
+                    self.events_read = read - 1  # in case a label record stops the run
+                    release(t)
+                    duplicate = schedule.duplicate(eid) if delay == "id" else None
+                    if duplicate is not None:
+                        self._bad(self._lines[read - first], duplicate)
                         self._hash_rows((row,))
                         self.events_read = read
                         continue
@@ -333,22 +343,17 @@ class ColumnarReplay(_Replay):
                 preds = predicted(s)
                 index = self.n_events
                 self.n_events = index + 1
-                if delay is None:
-                    self._score_learn(index, s, y, preds)
-                elif delay == "time":
-                    push(heap, (lt, index, s, y, preds))
-                    if lt <= t:
-                        self._release(t)
-                elif eid in early:
-                    self._score_learn(index, s, early.pop(eid)[1], preds)
-                else:
-                    pending[eid] = (index, s, preds)
+                event(index, s, y, t, lt, eid, preds)
                 self._hash_rows((row,))
                 self.events_read = read
                 last = row
+                if index == 0:
+                    self._first_event(row)
                 if index + 1 == mark:
                     mark = self._mark(row)
             self._flush()
+            if self.stopped:
+                break
         self.events_read = read
         if last is not None:
             self.last_time_raw = self._time_raw(last)
@@ -362,14 +367,15 @@ class ColumnarReplay(_Replay):
         fast = None
         if self.events_read == 0:
             fast = open_fast_csv(self.source, log, self.score_columns[0], self.label)
+            if fast is None:
+                fast = open_fast_blocks(self.source, log, self.score_columns[0], self.label)
         if fast is not None:
             try:
-                for block in fast.blocks():
+                for block in fast.blocks(self._row_chunk):
                     self._lean_chunk(block, log)
-                    if self.stop is not None and self.stop():
-                        self.stopped = True
-                        return
-                if fast.done:
+                    if self._poll_stop():
+                        break
+                if fast.done or self.stopped:
                     self.last_time_raw = self._time_raw_of(self._last_row)
                     return
                 rest = fast.rows_read
@@ -379,8 +385,21 @@ class ColumnarReplay(_Replay):
             for _ in itertools.islice(log.rows, rest):
                 pass
         for chunk in self._chunks(log):
-            self._lean_chunk(_RowChunk(chunk, self._lines, self, *self._keys_lean), log)
+            self._lean_chunk(self._row_chunk(chunk, self._lines), log)
+            if self.stopped:
+                break
         self.last_time_raw = self._time_raw_of(self._last_row)
+
+    def _row_chunk(self, rows, lines):
+        """A chunk of rows read by the row reader's code (``lines``: their line
+        numbers), parsed."""
+        return _RowChunk(rows, lines, self, *self._keys_lean)
+
+    def _poll_stop(self) -> bool:
+        """Whether the replay is to stop here (asks the ``stop`` hook once)."""
+        if self.stop is not None and not self.stopped and self.stop():
+            self.stopped = True
+        return self.stopped
 
     _last_row = None
 
@@ -398,9 +417,12 @@ class ColumnarReplay(_Replay):
         scores, labels, rows_at, bad = chunk.scores, chunk.labels, chunk.rows_at, chunk.bad
         start = 0
         m = len(scores)
+        polling = self.stop is not None
         while start < m:
             n = self.n_events
             stop = m if mark < 0 else min(m, start + (mark - n))
+            if polling:
+                stop = min(stop, start + STOP_EVENTS)
             if raising and bad:
                 # the events before the first malformed row, then the row stops it
                 first = bisect.bisect_left(rows_at, bad[0][0], start, stop)
@@ -414,6 +436,8 @@ class ColumnarReplay(_Replay):
             if plain_lists and isinstance(seg_s, np.ndarray):
                 seg_s, seg_y = seg_s.tolist(), seg_y.astype(np.int64).tolist()
             self._predict_learn_run(range(n, n + stop - start), seg_s, seg_y)
+            if n == 0 and stop > start:
+                self._first_event(chunk.row(rows_at[start]))
             self.n_events = n + stop - start
             self.events_read = read + end_row
             start = stop
@@ -421,6 +445,11 @@ class ColumnarReplay(_Replay):
                 self._last_row = chunk.row(end_row)
                 mark = self._mark(self._last_row)
                 self.next_mark = mark
+            if polling and start < m and self._poll_stop():
+                # stop after this segment: the rows after it are not consumed
+                self._last_row = chunk.row(end_row)
+                self.next_mark = mark
+                return
         self._record_bad_rows(read, chunk.n_rows)
         self._hash_upto(chunk.n_rows)
         if m:
@@ -447,17 +476,7 @@ class ColumnarReplay(_Replay):
             self._hash_upto(pos)
             self.events_read = read + pos
 
-    def run(self, events):
-        self.source = events
-        return super().run(events)
-
     # ------------------------------------------------------------------ checkpoints
-
-    def _save_checkpoint(self) -> None:
-        if not self._cleaned:
-            remove_partial_writes(self.checkpoint)
-            self._cleaned = True
-        write_atomic(self.checkpoint, self._state())
 
     def _resolve_label_keys(self, log):
         """Open the label records for fingerprinting too: every row read is hashed, and
@@ -485,46 +504,22 @@ class ColumnarReplay(_Replay):
         assert self._label_rows_hashed == consumed + 1, (self._label_rows_hashed, consumed)
         return self._label_hash_before_last.hexdigest()
 
-    def _state(self) -> dict:
-        state = super()._state()
-        if self.hash is not None:
-            state["fingerprint"] = {"rows": self.events_read, "blake2b": self.hash.hexdigest()}
-            if self.label_log is not None:
-                state["fingerprint"]["label_rows"] = self.labels_read
-                state["fingerprint"]["labels_blake2b"] = self._label_fingerprint(self.labels_read)
-        return state
+    def _fingerprint(self):
+        if self.hash is None:
+            return None
+        out = {"rows": self.events_read, "blake2b": self.hash.hexdigest()}
+        if self.label_log is not None:
+            labels_read = self.schedule.labels_read
+            out["label_rows"] = labels_read
+            out["labels_blake2b"] = self._label_fingerprint(labels_read)
+        return out
 
-    def _result(self):
-        result = super()._result()
-        result.stopped = self.stopped
-        return result
-
-    def _read_checkpoint(self) -> dict:
-        state = super()._read_checkpoint()
-        self._saved_fingerprint = state.get("fingerprint")
-        # the calibrators' and metrics' parameters inside the saved state must be those
-        # configured (the configuration check compares the settings saved beside it)
-        for name, snapshot in state.get("calibrators", {}).items():
-            if _strip_state(snapshot) != self.config["calibrators"].get(name):
-                raise ValueError(
-                    f"The checkpoint {self.checkpoint!r} holds the calibrator {name!r} "
-                    "with other parameters than those given; resume with the same "
-                    "calibrators."
-                )
-        for name, metrics in state.get("metrics", {}).items():
-            for key, snapshot in metrics.items():
-                if _strip_state(snapshot) != self.config["metrics"].get(key):
-                    raise ValueError(
-                        f"The checkpoint {self.checkpoint!r} holds the metric {key!r} "
-                        "with other parameters than those given; resume with the same "
-                        "metrics."
-                    )
-        return state
-
-    def _skip_read(self, events_read: int, labels_read: int) -> None:
-        """Skip the rows a checkpoint has replayed, checking that they are the rows it
-        replayed (their fingerprint), when the checkpoint has one."""
-        saved = getattr(self, "_saved_fingerprint", None)
+    def _skip_read(self, state: dict) -> None:
+        """Skip the rows the checkpoint ``state`` has replayed, checking that they are
+        the rows it replayed (their fingerprint: :func:`read_checkpoint` made sure it
+        has one)."""
+        events_read, labels_read = state["events_read"], state["labels_read"]
+        saved = state.get("fingerprint")
         rows = list(itertools.islice(self.log.rows, events_read))
         if len(rows) < events_read:
             raise ValueError(
@@ -541,7 +536,7 @@ class ColumnarReplay(_Replay):
                     "the log was edited, or it is another log. Resume with the same log, "
                     "or start again without --resume."
                 )
-        super()._skip_read(0, labels_read)
+        super()._skip_read({"events_read": 0, "labels_read": labels_read})
         if saved is not None and self.hash is not None and self.label_log is not None:
             if (
                 saved.get("label_rows") != labels_read

@@ -128,10 +128,10 @@ class FastCsv:
     def close(self) -> None:
         self._file.close()
 
-    def blocks(self):
+    def blocks(self, fallback=None):
         """Yield plain blocks; stop at the end of the file or at a block that is not
         plain (then ``done`` is False: the row reader must go on from row
-        ``rows_read + 1``)."""
+        ``rows_read + 1``). ``fallback`` is not used (the row reader takes over)."""
         while not self.done:
             try:
                 data = self._carry + self._file.read(BLOCK_BYTES)

@@ -106,13 +106,13 @@ def _values(metric, key: str, out: dict, suffix: str = "") -> None:
         out[name + suffix] = value
 
 
-def _columns(templates: dict, window: bool) -> tuple:
+def _columns(templates: dict, window: int | None) -> tuple:
     """The column table of a replay of the metrics ``templates`` (key -> metric, as
-    :func:`_resolve_metrics` returns), a tuple of
-    :class:`streamcal.metrics.catalogue.Column` in the order of the keys of the
-    replay's summary per calibrator: every metric's value and components, then, with a
-    window, the same over the window."""
+    :func:`_resolve_metrics` returns) with a ``window`` of that many events (or None):
+    a tuple of :class:`streamcal.metrics.catalogue.Column` in the order of the keys of
+    the replay's summary per calibrator, every metric's value and components, then,
+    with a window, the same over the window (:attr:`ReplayResult.columns`)."""
     out = [c for k, m in templates.items() for c in columns(k, m)]
-    if window:
-        out += [c for k, m in templates.items() for c in columns(k, m, window=True)]
+    if window is not None:
+        out += [c for k, m in templates.items() for c in columns(k, m, window=window)]
     return tuple(out)

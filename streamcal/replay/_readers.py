@@ -11,9 +11,11 @@ the line number of each row for error messages. Parsing the fields of a row is
 Sources
 -------
 - A path: ``.csv``, ``.tsv``, ``.jsonl``, ``.ndjson`` (each optionally ``.gz``) or
-  ``.parquet``; ``format`` (``"csv"``, ``"tsv"``, ``"jsonl"``) overrides the suffix.
-- ``"-"``: standard input, CSV unless ``format`` says otherwise (gzip-compressed input
-  is recognised by its first bytes).
+  ``.parquet``; ``format`` (``"csv"``, ``"tsv"``, ``"jsonl"``, ``"parquet"``)
+  overrides the suffix.
+- ``"-"``: standard input, CSV unless ``format`` says otherwise (gzip-compressed CSV
+  and JSON Lines input is recognised by its first bytes; Parquet input is read into
+  memory whole, as the format keeps its index at the end).
 - A pandas DataFrame, or an iterable of dicts (records).
 
 CSV header names are stripped of surrounding whitespace (``a, b`` names ``'a'`` and
@@ -60,10 +62,19 @@ from collections.abc import Mapping
 
 from streamcal.replay._rows import BadRow
 
-__all__ = ["FORMATS", "STDIN", "SUPPORTED", "Log", "csv_header", "is_stdin", "open_log"]
+__all__ = [
+    "FORMATS",
+    "STDIN",
+    "SUPPORTED",
+    "Log",
+    "csv_header",
+    "is_stdin",
+    "jsonl_row",
+    "open_log",
+]
 
 #: The ``format`` values of :func:`open_log`.
-FORMATS = ("csv", "tsv", "jsonl")
+FORMATS = ("csv", "tsv", "jsonl", "parquet")
 #: The path that stands for standard input.
 STDIN = "-"
 SUPPORTED = ".csv, .tsv, .jsonl, .ndjson (each optionally .gz), .parquet"
@@ -361,24 +372,35 @@ def _csv_log(name, text, watch, delimiter, what) -> Log:
     )
 
 
+def jsonl_row(text: str, check_utf8: bool = True):
+    """The row of a non-blank JSON Lines line ``text`` (decoded with the
+    ``surrogateescape`` error handler, as the readers decode), or a BadRow saying why it
+    cannot be read; ``check_utf8=False`` skips looking for escaped invalid bytes (when
+    none can be there).
+
+    Examples
+    --------
+    >>> jsonl_row('{"score": 0.5}\\n'), jsonl_row('{"score": }').reason
+    ({'score': 0.5}, 'invalid JSON (Expecting value)')
+    """
+    if check_utf8:
+        reason = _invalid_utf8(text)
+        if reason is not None:
+            return BadRow(reason)
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        return BadRow(f"invalid JSON ({exc.args[0].split(':')[0]})")
+    except RecursionError:
+        return BadRow("invalid JSON (nested too deep)")
+
+
 def _jsonl_rows(f, cell, watch):
-    loads = json.loads
     for lineno, text in enumerate(f, 1):
         if not text.strip():
             continue
         cell[0] = lineno
-        if watch.invalid:
-            reason = _invalid_utf8(text)
-            if reason is not None:
-                yield BadRow(reason)
-                continue
-        try:
-            row = loads(text)
-        except ValueError as exc:
-            row = BadRow(f"invalid JSON ({exc.args[0].split(':')[0]})")
-        except RecursionError:
-            row = BadRow("invalid JSON (nested too deep)")
-        yield row
+        yield jsonl_row(text, watch.invalid)
 
 
 def _peek_first(rows):
@@ -406,17 +428,22 @@ def _parquet_rows(pf, batch_size=65536):
         yield from zip(*(column.to_pylist() for column in batch.columns))
 
 
-def _parquet_log(path) -> Log:
+def _parquet_log(path, name=None) -> Log:
+    """``path``: a file name, or a file object (standard input's bytes)."""
+    name = name or os.path.basename(path)
     try:
         import pyarrow.parquet as pq
     except ImportError:
         raise ImportError(
-            f"Reading the Parquet file {path!r} needs pyarrow: {_FAST_EXTRA}."
+            f"Reading the Parquet file {name!r} needs pyarrow: {_FAST_EXTRA}."
         ) from None
-    pf = pq.ParquetFile(path)
+    try:
+        pf = pq.ParquetFile(path)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise ValueError(f"The Parquet log {name} cannot be read: {exc}") from None
     columns = list(pf.schema_arrow.names)
     return Log(
-        os.path.basename(path),
+        name,
         "parquet",
         columns,
         _parquet_rows(pf),
@@ -462,8 +489,9 @@ def open_log(source, what: str = "events", *, format=None, delimiter=None) -> Lo
     what
         What the log holds, for messages.
     format
-        ``"csv"``, ``"tsv"`` or ``"jsonl"``: how to read a path or standard input;
-        None: from the path's suffix (see :data:`SUPPORTED`), CSV for standard input.
+        ``"csv"``, ``"tsv"``, ``"jsonl"`` or ``"parquet"``: how to read a path or
+        standard input; None: from the path's suffix (see :data:`SUPPORTED`), CSV for
+        standard input.
     delimiter
         The field delimiter of a CSV log (one character); None: a tab for ``.tsv``
         files and ``format="tsv"``, else a comma.
@@ -476,18 +504,24 @@ def open_log(source, what: str = "events", *, format=None, delimiter=None) -> Lo
     >>> open_log([], format="xml")
     Traceback (most recent call last):
     ...
-    ValueError: The 'format' argument of replay must be None or a str among {'csv', 'jsonl', 'tsv'}. Got 'xml' instead.
+    ValueError: The 'format' argument of replay must be None or a str among {'csv', 'jsonl', 'parquet', 'tsv'}. Got 'xml' instead.
     """
     if format is not None and format not in FORMATS:
         raise ValueError(
             "The 'format' argument of replay must be None or a str among "
-            f"{{'csv', 'jsonl', 'tsv'}}. Got {format!r} instead."
+            f"{{'csv', 'jsonl', 'parquet', 'tsv'}}. Got {format!r} instead."
         )
     _check_delimiter(delimiter)
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if is_stdin(path):
             name, fmt = "<stdin>", format or "csv"
+            if fmt == "parquet":
+                _no_delimiter(delimiter, what, name, "a Parquet file")
+                stdin = getattr(sys.stdin, "buffer", None)
+                if stdin is None:
+                    raise ValueError("A Parquet log on standard input must be bytes.")
+                return _parquet_log(io.BytesIO(stdin.read()), name)
             text, watch = _stdin_text()
             watch = watch or _NoWatch()
         else:
@@ -497,10 +531,11 @@ def open_log(source, what: str = "events", *, format=None, delimiter=None) -> Lo
             if fmt == "parquet" and not gz:
                 _no_delimiter(delimiter, what, name, "a Parquet file")
                 return _parquet_log(path)
-            if fmt not in FORMATS:
+            if fmt not in FORMATS or fmt == "parquet":  # a gzipped Parquet file
                 raise ValueError(
                     f"The {what} log {path!r} has an unsupported file type. "
-                    f"Supported: {SUPPORTED}; or give the format (csv, tsv, jsonl)."
+                    f"Supported: {SUPPORTED}; or give the format (csv, tsv, jsonl, "
+                    "parquet)."
                 )
             text, watch = _text(_open_binary(path, gz), name=name)
         if fmt == "jsonl":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -60,6 +61,18 @@ class ReplayResult:
     stopped
         True when the replay was stopped before the end of the log (its ``stop``
         callable returned True): the figures are those of the events replayed so far.
+    columns
+        The column table: a tuple of :class:`streamcal.metrics.catalogue.Column`, one
+        per key of each calibrator's ``summary`` (and of its ``series``), in that
+        order. Each says what its column is, read from the metric catalogue rather
+        than from the key: ``key``, ``metric`` (the metric's key), ``component`` (or
+        None), ``window`` (the window's length in events, or None for all events),
+        ``bigger_is_better`` (None: ranks nothing, like ``corp.unc``), ``name`` and
+        ``task`` (the catalogue's; None for a metric outside it) and ``description``.
+        Reports and tables rank, group and describe columns from it.
+    time_range
+        With a time column, ``(first, last)``: the times of the first and of the last
+        event replayed, as in ``series["time"]``; else None.
 
     Examples
     --------
@@ -70,8 +83,21 @@ class ReplayResult:
     [2, 4]
     >>> [(t, round(v, 4)) for t, v in result.series["raw"]["brier"]]
     [(2, 0.065), (4, 0.125)]
-    >>> sorted(result.to_dict())
-    ['errors', 'n_events', 'n_learnt', 'n_skipped', 'n_unlabelled', 'series', 'summary']
+    >>> [(c.key, c.bigger_is_better) for c in result.columns]
+    [('brier', False)]
+    >>> sorted(result.to_dict())  # doctest: +NORMALIZE_WHITESPACE
+    ['columns', 'errors', 'n_events', 'n_learnt', 'n_skipped', 'n_unlabelled',
+     'series', 'summary', 'time_range']
+
+    With a window, each column appears again over the window:
+
+    >>> result = replay(rows, {"isotonic": OnlineIsotonic()}, metrics=["corp"], window=3)
+    >>> [(c.key, c.component, c.window, c.bigger_is_better) for c in result.columns]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('corp', None, None, False), ('corp.mcb', 'mcb', None, False),
+     ('corp.dsc', 'dsc', None, True), ('corp.unc', 'unc', None, None),
+     ('corp@window', None, 3, False), ('corp.mcb@window', 'mcb', 3, False),
+     ('corp.dsc@window', 'dsc', 3, True), ('corp.unc@window', 'unc', 3, None)]
 
     """
 
@@ -88,6 +114,8 @@ class ReplayResult:
         metrics,
         forecasts=None,
         stopped=False,
+        columns=(),
+        time_range=None,
     ):
         self.summary = summary
         self.series = series
@@ -100,10 +128,14 @@ class ReplayResult:
         self.metrics = metrics
         self.forecasts = forecasts
         self.stopped = stopped
+        self.columns = tuple(columns)
+        self.time_range = None if time_range is None else tuple(time_range)
 
     def to_dict(self) -> dict:
-        """JSON-safe copy of the counts, ``summary``, ``series`` and ``errors`` (and the
-        ``forecasts`` when kept; multiclass predictions as dicts with text keys).
+        """JSON-safe copy of the counts, ``summary``, ``series``, ``errors``, the column
+        table ``columns`` (one dict per :class:`~streamcal.metrics.catalogue.Column`,
+        ``Column(**d)`` builds it back) and ``time_range`` (a list, or None), and the
+        ``forecasts`` when kept (multiclass predictions as dicts with text keys).
         Pairs become lists, and NaN or infinite values None. O(size of the series)."""
         summary = {
             name: {k: _finite(v) for k, v in values.items()}
@@ -125,6 +157,8 @@ class ReplayResult:
             "summary": summary,
             "series": series,
             "errors": [[line, message] for line, message in self.errors],
+            "columns": [dataclasses.asdict(c) for c in self.columns],
+            "time_range": None if self.time_range is None else list(self.time_range),
         }
         if self.forecasts is not None:
             out["forecasts"] = {

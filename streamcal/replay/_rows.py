@@ -84,6 +84,10 @@ class BadRow:
     def __getitem__(self, key):
         raise KeyError(key)
 
+    def __repr__(self) -> str:
+        # what the row fingerprint of a checkpoint hashes: the same in every process
+        return f"BadRow({self.reason!r})"
+
 
 # ---------------------------------------------------------------------- fields
 

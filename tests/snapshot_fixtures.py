@@ -1,0 +1,191 @@
+"""Snapshots written by an earlier version, kept as fixtures, and the behaviour they must
+restore to.
+
+Every calibrator, metric and monitor, with each of its ``_unit_test_params()``, learns a
+short seeded stream; the fixture keeps its ``to_dict()`` and what it then did: its
+outputs at fixed probes, then, while it learnt a further stretch of the stream, its
+outputs after each event. ``tests/test_snapshot_fixtures.py`` restores each snapshot with
+the current code and requires the same outputs, bit for bit: snapshots written by
+earlier versions keep restoring with the meaning they had.
+
+Run as a script to write the fixtures of the current version (only when the snapshot
+format changes; the older files stay)::
+
+    python tests/snapshot_fixtures.py tests/fixtures/snapshots-format2.json
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import numpy as np
+
+import streamcal.calibrators
+import streamcal.metrics
+import streamcal.monitor
+from streamcal.base import BinaryCalibrator, MulticlassCalibrator
+from streamcal.checks import calibrators as CB
+from streamcal.checks import metrics as CM
+from streamcal.checks import monitors as CMon
+from streamcal.checks import multiclass as CMC
+from streamcal.checks._common import concrete_classes
+from streamcal.metrics.base import BinaryCalibrationMetric, StreamingMetric
+from streamcal.monitor.base import BaseMonitor
+
+#: Events learnt before the snapshot, and after it while outputs are recorded.
+N_BEFORE, N_AFTER = 120, 25
+
+
+def _families():
+    """(family name, classes) of everything that snapshots."""
+    metric_bases = {
+        StreamingMetric,
+        BinaryCalibrationMetric,
+        getattr(streamcal.metrics, "MulticlassCalibrationMetric", StreamingMetric),
+    }
+    return [
+        ("binary", concrete_classes(streamcal.calibrators, BinaryCalibrator)),
+        ("multiclass", concrete_classes(streamcal.calibrators, MulticlassCalibrator)),
+        ("metric", concrete_classes(streamcal.metrics, StreamingMetric, exclude=metric_bases)),
+        ("monitor", concrete_classes(streamcal.monitor, BaseMonitor)),
+    ]
+
+
+def _plain(x):
+    """JSON-safe, key-order-preserving form of an output (dict keys may be ints)."""
+    if isinstance(x, dict):
+        return [[_plain(k), _plain(v)] for k, v in x.items()]
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        return x if math.isfinite(x) else repr(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    return x
+
+
+def _binary(obj, seed: int):
+    s, y, w = CB.yield_stream(N_BEFORE + N_AFTER, seed)
+    inputs = list(CB._inputs(obj, s.tolist()))
+    probes = list(CB._inputs(obj, CB.QUERY.tolist()))
+    events = list(zip(inputs, y.tolist(), w.tolist()))
+
+    def before(o):
+        for a, b, c in events[:N_BEFORE]:
+            o.learn_one(a, b, c)
+
+    def after(o):
+        out = [[o.predict_one(q) for q in probes]]
+        for a, b, c in events[N_BEFORE:]:
+            o.learn_one(a, b, c)
+            out.append(o.predict_one(a))
+        return out
+
+    return before, after
+
+
+def _multiclass(obj, seed: int):
+    events = CMC._stream(obj, N_BEFORE + N_AFTER, seed)
+    probes = [CMC._input(obj, p) for p in CMC._probes(CMC.INT_CLASSES)]
+
+    def before(o):
+        for a, b, c in events[:N_BEFORE]:
+            o.learn_one(a, b, c)
+
+    def after(o):
+        out = [[o.predict_one(q) for q in probes]]
+        for a, b, c in events[N_BEFORE:]:
+            o.learn_one(a, b, c)
+            out.append(o.predict_one(a))
+        return out
+
+    return before, after
+
+
+def _metric(obj, seed: int):
+    events = CM.yield_events(obj, N_BEFORE + N_AFTER, seed)
+
+    def before(o):
+        for y, p, w in events[:N_BEFORE]:
+            o.update(y, p, w)
+
+    def after(o):
+        out = [o.get()]
+        for y, p, w in events[N_BEFORE:]:
+            o.update(y, p, w)
+            out.append(o.get())
+        return out
+
+    return before, after
+
+
+def _monitor(obj, seed: int):
+    events = CMon.yield_monitor_events(obj, N_BEFORE + N_AFTER, seed)
+
+    def before(o):
+        for f, y in events[:N_BEFORE]:
+            o.update(f, y)
+
+    def after(o):
+        out = [o.drift_detected]
+        for f, y in events[N_BEFORE:]:
+            o.update(f, y)
+            out.append(o.drift_detected)
+        return out
+
+    return before, after
+
+
+PROTOCOLS = {"binary": _binary, "multiclass": _multiclass, "metric": _metric, "monitor": _monitor}
+
+
+def cases():
+    """``(family, class, params, seed)`` of every fixture."""
+    for family, classes in _families():
+        for klass in classes:
+            for i, params in enumerate(klass._unit_test_params()):
+                yield family, klass, params, 7 + i
+
+
+def record(family: str, obj, seed: int) -> dict:
+    """The fixture entry of ``obj`` (unfitted) on the stream of ``seed``."""
+    before, after = PROTOCOLS[family](obj, seed)
+    before(obj)
+    snap = obj.to_dict()
+    return {
+        "family": family,
+        "seed": seed,
+        "snapshot": snap,
+        "outputs": _plain(after(obj)),
+    }
+
+
+def replay_restored(entry: dict):
+    """The outputs of the object restored from ``entry``'s snapshot, recorded as the
+    fixture's were."""
+    base = {
+        "binary": BinaryCalibrator,
+        "multiclass": MulticlassCalibrator,
+        "metric": StreamingMetric,
+        "monitor": BaseMonitor,
+    }[entry["family"]]
+    obj = base.from_dict(entry["snapshot"])
+    _, after = PROTOCOLS[entry["family"]](obj, entry["seed"])
+    return _plain(after(obj))
+
+
+def main(path: str) -> None:
+    entries = [record(f, k(**p), seed) for f, k, p, seed in cases()]
+    with open(path, "w") as fh:
+        json.dump(entries, fh, allow_nan=False, separators=(",", ":"))
+        fh.write("\n")
+    print(f"{len(entries)} snapshots written to {path}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
