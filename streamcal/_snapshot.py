@@ -242,14 +242,19 @@ class StateChecks:
             raise ValueError(f"The snapshot entry {self.at(where, key)} of {self.owner} is missing.")
         return state[key]
 
-    def binary_events(self, events, where: str, max_n: int) -> list:
+    def binary_events(self, events, where: str, max_n: int, label_first: bool = False) -> list:
         """A list of at most ``max_n`` events ``[score, label, weight]`` (a score in
-        [0, 1], a binary label, a weight >= 0), as tuples of floats."""
+        [0, 1], a binary label, a weight >= 0), as tuples of floats; with
+        ``label_first``, events ``[label, score, weight]``."""
         out = []
+        what = "(label, score, weight)" if label_first else "(score, label, weight)"
+        s_at, y_at = ("[1]", "[0]") if label_first else ("[0]", "[1]")
         for i, e in enumerate(self.list(events, where, max_n=max_n, what="events")):
             at = f"{where}[{i}]"
-            s, y, w = self.list(e, at, n=3, what="(score, label, weight)")
-            out.append((self.real(s, at + "[0]", 0.0, 1.0), self.label(y, at + "[1]"), self.weight(w, at + "[2]")))
+            a, b, w = self.list(e, at, n=3, what=what)
+            s, y = (b, a) if label_first else (a, b)
+            event = (self.real(s, at + s_at, 0.0, 1.0), self.label(y, at + y_at), self.weight(w, at + "[2]"))
+            out.append((event[1], event[0], event[2]) if label_first else event)
         return out
 
     def keys(self, value: dict, where: str, expected) -> None:
