@@ -199,3 +199,38 @@ def test_a_failing_from_dict_changes_nothing():
             with pytest.raises(ValueError):
                 OnlineIsotonic.from_dict(d)
     assert json.dumps(cal.to_dict()) == before
+
+
+def _fed_metric(metric, multiclass=False):
+    for i in range(40):
+        p = (i * 37 % 100) / 100
+        if multiclass:
+            metric.update("ab"[i % 2], {"a": p, "b": 1 - p})
+        else:
+            metric.update(i % 2, p)
+    return metric
+
+
+def test_windowed_ece_window_score_out_of_range_is_refused():
+    # the compiled store bins a window's event as it leaves: a score of 1e300 indexed
+    # outside the bins (a segmentation fault later on)
+    from streamcal.metrics import ECE
+
+    d = _snap(_fed_metric(ECE(n_bins=7, window_size=30)))
+    d["state"]["window"][5][1] = 1e300
+    with pytest.raises(ValueError, match=r"state\['window'\]\[5\]\[1\] of ECE must be a real number in \[0, 1\]"):
+        ECE.from_dict(d)
+
+
+@pytest.mark.parametrize("name", ["ConfidenceECE", "TopLabelECE", "ClasswiseECE"])
+@pytest.mark.parametrize("entry", ["n", "w", "p", "y"])
+def test_multiclass_ece_bin_lists_shorter_than_n_bins_are_refused(name, entry):
+    import streamcal.metrics
+
+    cls = getattr(streamcal.metrics, name)
+    d = _snap(_fed_metric(cls(n_bins=5), multiclass=True))
+    state = d["state"]
+    for sums in [state["bins"]] if "bins" in state else [v for _, v in state["classes"]]:
+        sums[entry] = sums[entry][:-1]
+    with pytest.raises(ValueError, match=rf"{name}.*lengths"):
+        cls.from_dict(d)

@@ -185,7 +185,15 @@ class _BinSums:
         obj.count = sum(obj.n)
         return obj
 
-    def check(self) -> None:
+    def check_sizes(self, n_bins: int) -> None:
+        """Assert one entry per bin in each list (a restored snapshot's lists may
+        have any length)."""
+        sizes = [len(self.n), len(self.w), len(self.p), len(self.y)]
+        assert sizes == [n_bins] * 4, f"bin lists of lengths {sizes} for n_bins={n_bins}"
+
+    def check(self, n_bins: int) -> None:
+        """Assert the invariants of the sums of held events over ``n_bins`` bins."""
+        self.check_sizes(n_bins)
         assert self.count == sum(self.n) > 0, (self.count, self.n)
         for k, n in enumerate(self.n):
             assert n >= 0, self.n
@@ -409,8 +417,9 @@ class ConfidenceECE(_EqualWidthMetric):
         """Assert every invariant of the state."""
         if self._n == 0:
             assert self._weight == 0.0 and self._sums.count == 0
+            self._sums.check_sizes(self.n_bins)
             return
-        self._sums.check()
+        self._sums.check(self.n_bins)
         assert self._sums.count == self._n
         assert math.isclose(self._weight, sum(self._sums.w), rel_tol=1e-9)
 
@@ -549,7 +558,7 @@ class TopLabelECE(_EqualWidthMetric):
             assert self._weight == 0.0 and not self._by_class
             return
         for s in self._by_class.values():
-            s.check()
+            s.check(self.n_bins)
         assert sum(s.count for s in self._by_class.values()) == self._n
         assert math.isclose(
             self._weight, sum(sum(s.w) for s in self._by_class.values()), rel_tol=1e-9
@@ -775,7 +784,7 @@ class ClasswiseECE(_ClassRegistry, _EqualWidthMetric):
         assert all(k >= 1 for k in self._refs.values())
         assert set(self._by_class) <= set(self._refs)
         for s in self._by_class.values():
-            s.check()
+            s.check(self.n_bins)
             assert s.count <= self._n
             assert sum(s.w) <= self._weight * (1 + 1e-9)
 
