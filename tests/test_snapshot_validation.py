@@ -234,3 +234,42 @@ def test_multiclass_ece_bin_lists_shorter_than_n_bins_are_refused(name, entry):
         sums[entry] = sums[entry][:-1]
     with pytest.raises(ValueError, match=rf"{name}.*lengths"):
         cls.from_dict(d)
+
+
+def _monitor(method, **kw):
+    m = CalibrationMonitor(method=method, **kw)
+    for i in range(60):
+        m.update(0.3, i % 3 == 0)
+    return m
+
+
+def test_page_hinkley_detector_with_a_negative_count_is_refused():
+    # river divided by zero on the next update
+    d = _snap(_monitor("page-hinkley"))
+    d["state"]["detectors"][0]["n"] = -1.0
+    with pytest.raises(ValueError, match=r"state\['detectors'\]\[0\]\['n'\] of CalibrationMonitor must be"):
+        CalibrationMonitor.from_dict(d)
+
+
+def test_multiclass_monitor_page_hinkley_part_with_a_negative_count_is_refused():
+    from streamcal.monitor import MulticlassCalibrationMonitor
+
+    m = MulticlassCalibrationMonitor(CalibrationMonitor(method="page-hinkley"), view="class-wise", classes=("a", "b"))
+    for i in range(40):
+        m.update({"a": 0.3, "b": 0.7}, "ab"[i % 3 == 0])
+    d = _snap(m)
+    d["state"]["parts"][1]["detectors"][0]["n"] = -1.0
+    with pytest.raises(ValueError, match=r"state\['parts'\]\[1\]\['detectors'\]\[0\]\['n'\]"):
+        MulticlassCalibrationMonitor.from_dict(d)
+
+
+@pytest.mark.parametrize("cut", [3, 600])
+def test_adwin_helper_bytes_river_cannot_read_are_a_value_error(cut):
+    # river's Rust ADWIN panicked (pyo3's PanicException, a BaseException)
+    import base64
+
+    d = _snap(_monitor("adwin"))
+    raw = base64.b64decode(d["state"]["detectors"][0]["helper"])
+    d["state"]["detectors"][0]["helper"] = base64.b64encode(raw[:-cut]).decode()
+    with pytest.raises(ValueError, match=r"state\['detectors'\]\[0\]\['helper'\] of CalibrationMonitor must be the bytes of a river ADWIN"):
+        CalibrationMonitor.from_dict(d)
