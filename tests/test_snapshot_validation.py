@@ -232,7 +232,7 @@ def test_multiclass_ece_bin_lists_shorter_than_n_bins_are_refused(name, entry):
     state = d["state"]
     for sums in [state["bins"]] if "bins" in state else [v for _, v in state["classes"]]:
         sums[entry] = sums[entry][:-1]
-    with pytest.raises(ValueError, match=rf"{name}.*lengths"):
+    with pytest.raises(ValueError, match=rf"\[{entry!r}\] of {name} must be a list of 5 bin sums"):
         cls.from_dict(d)
 
 
@@ -273,3 +273,17 @@ def test_adwin_helper_bytes_river_cannot_read_are_a_value_error(cut):
     d["state"]["detectors"][0]["helper"] = base64.b64encode(raw[:-cut]).decode()
     with pytest.raises(ValueError, match=r"state\['detectors'\]\[0\]\['helper'\] of CalibrationMonitor must be the bytes of a river ADWIN"):
         CalibrationMonitor.from_dict(d)
+
+
+@pytest.mark.parametrize("name", ["ConfidenceECE", "TopLabelECE", "ClasswiseECE"])
+def test_multiclass_ece_huge_n_bins_is_refused_before_allocating(name):
+    # n_bins=10**18 against a state of 5 bins filled the memory building the edges
+    import streamcal.metrics
+
+    cls = getattr(streamcal.metrics, name)
+    d = _snap(_fed_metric(cls(n_bins=5), multiclass=True))
+    d["params"]["n_bins"] = 10**18
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"of {name} must be a list of 1000000000000000000 bin sums"):
+        cls.from_dict(d)
+    assert time.perf_counter() - t0 < 1.0

@@ -285,6 +285,26 @@ class MulticlassCalibrationMetric(StreamingMetric):
 
 
 class _EqualWidthMetric(MulticlassCalibrationMetric):
+    #: The state entry of the bin sums (ConfidenceECE), or None for sums per class
+    #: under ``state['classes']`` (``[[label, sums], ...]``).
+    _bins_entry: str | None = None
+
+    def _validate_state(self, state: dict, check) -> None:
+        # the bin lists' sizes first: _reset allocates n_bins + 1 edges, so a snapshot of
+        # 3 bins with n_bins=10**18 would exhaust the memory before any other check
+        if self._bins_entry is not None:
+            entries = [(check.at("state", self._bins_entry), check.entry(state, self._bins_entry))]
+        else:
+            classes = check.list(check.entry(state, "classes"), "state['classes']")
+            entries = [
+                (f"state['classes'][{i}][1]", check.list(pair, f"state['classes'][{i}]", n=2, what="(label, bin sums)")[1])
+                for i, pair in enumerate(classes)
+            ]
+        for where, sums in entries:
+            check.require(isinstance(sums, dict), where, "a dict of bin sums", sums)
+            for key in ("n", "w", "p", "y"):
+                check.list(check.entry(sums, key, where), check.at(where, key), n=self.n_bins, what="bin sums")
+
     def __init__(self, n_bins: int = 10, strategy: str = "uniform"):
         _check_bins(type(self).__name__, n_bins, strategy)
         self.n_bins = n_bins
@@ -369,6 +389,8 @@ class ConfidenceECE(_EqualWidthMetric):
         "Confidence ECE (top-class view): the ECE of each forecast's top probability "
         "against whether its top class was the outcome, in [0, 1]."
     )
+
+    _bins_entry = "bins"
 
     def _reset(self) -> None:
         self._edges = _uniform_edges(self.n_bins)
