@@ -136,7 +136,7 @@ def restore_from_dict(obj, base: type, where: str = "", fp=fingerprint):
 
 def malformed_snapshots(good: dict, kind: str) -> list:
     """Malformed versions of the snapshot ``good`` that every ``from_dict`` rejects with
-    a ValueError or TypeError before building anything: not a dict, missing entries, an
+    a ValueError before building anything: not a dict, missing entries, an
     unknown ``kind`` class, a wrong format, ``params`` or ``state`` not a dict."""
     name = good["class"]
     return [

@@ -411,8 +411,8 @@ def check_bad_input_leaves_state_unchanged(monitor) -> None:
 
 
 def check_malformed_snapshot_rejected(monitor) -> None:
-    """``from_dict`` rejects malformed snapshots with a ValueError, TypeError or
-    KeyError and leaves the monitor it was read from unchanged."""
+    """``from_dict`` rejects malformed snapshots with a ValueError and leaves the
+    monitor it was read from unchanged."""
     from streamcal.monitor.base import BaseMonitor
 
     m = monitor.clone()
@@ -432,7 +432,7 @@ def check_malformed_snapshot_rejected(monitor) -> None:
         if key not in ("drift_detected", "n_alarms", "n_events"):
             bad.append({**good, "state": {**state, key: None}})
             bad.append({**good, "state": {**state, key: [None]}})
-    errors = (ValueError, TypeError, KeyError, AttributeError)
+    errors = (ValueError,)
     for d in bad:
         for reader in (type(m).from_dict, BaseMonitor.from_dict):
             _common.expect_raises(reader, (d,), errors, f"from_dict({str(d)[:120]})")
