@@ -706,3 +706,39 @@ def check_key(value, owner: str, method: str | None = None, name: str = "key"):
     if isinstance(value, (np.integer, np.floating, np.bool_, np.str_)):
         return check_key(value.item(), owner, method, name)
     raise argument_error(TypeError, name, owner, method, KEY_DOMAIN, value)
+
+# ------------------------------------------------------------------ snapshots
+# The messages of ``from_dict`` (see :mod:`streamcal._snapshot`): they name the entry
+# of the snapshot (``state['window'][3][2]``), the class, the domain and the value.
+
+FINITE_DOMAIN = "a finite real number"
+
+
+def snapshot_error(owner: str, where: str, domain: str, value, suffix: str = "") -> ValueError:
+    """The error for the entry ``where`` of a snapshot of ``owner``.
+
+    Examples
+    --------
+    >>> print(snapshot_error("OnlineIsotonic", "state['n_events']", "an int >= 0", -1))
+    The snapshot entry state['n_events'] of OnlineIsotonic must be an int >= 0. Got -1 instead.
+
+    """
+    return ValueError(
+        f"The snapshot entry {where} of {owner} must be {domain}. "
+        f"Got {format_value(value)}{suffix} instead."
+    )
+
+
+def check_snapshot_entry(owner: str, where: str, value, ok: bool, domain: str) -> None:
+    """Raise :func:`snapshot_error` unless ``ok``.
+
+    Examples
+    --------
+    >>> check_snapshot_entry("ECE", "state['bins']", [1, 2], False, "a list of 10 bins")
+    Traceback (most recent call last):
+    ...
+    ValueError: The snapshot entry state['bins'] of ECE must be a list of 10 bins. Got [1, 2] instead.
+
+    """
+    if not ok:
+        raise snapshot_error(owner, where, domain, value)

@@ -24,6 +24,11 @@ class RunningMean(BinaryCalibrator):
     _monotone = True
 
     def __init__(self, window_size=None):
+        V.check_param(
+            "RunningMean", "window_size", window_size,
+            window_size is None or (V.is_integer(window_size) and window_size >= 1),
+            "an int >= 1 or None",
+        )
         self.window_size = window_size
         self._reset()
 
@@ -57,6 +62,14 @@ class RunningMean(BinaryCalibrator):
 
     def _get_state(self):
         return {"W": self._W, "S": self._S, "log": list(self._log)}
+
+    def _validate_state(self, state, check):
+        # a correct calibrator validates the snapshots it restores (issue 13, item 4)
+        W = check.weight(check.entry(state, "W"), "state['W']")
+        check.real(check.entry(state, "S"), "state['S']", 0.0, W)
+        log = check.list(check.entry(state, "log"), "state['log']", max_n=self.window_size, what="scores")
+        for i, s in enumerate(log):
+            check.real(s, f"state['log'][{i}]", 0.0, 1.0)
 
     def _set_state(self, state):
         self._W, self._S, self._log = state["W"], state["S"], list(state["log"])

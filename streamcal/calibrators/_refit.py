@@ -162,6 +162,22 @@ class _ClassRegistry:
     def _classes_state(self) -> list:
         return [_encode_label(c) for c in self._class_list]
 
+    @staticmethod
+    def _validate_classes(data, check, where: str = "state['classes']") -> list:
+        """The labels of a snapshot's list of classes, distinct, or the error naming
+        the first bad one."""
+        memo: dict = {}
+        labels = []
+        for i, c in enumerate(check.list(data, where, what="class labels")):
+            try:
+                label = _decode_label(c, memo)
+            except (KeyError, TypeError):
+                label = None
+                check.fail(f"{where}[{i}]", "a class label (a str, number, bool, None or {'tuple': [...]})", c)
+            check.require(label not in labels, f"{where}[{i}]", "a class label not listed before", c)
+            labels.append(label)
+        return labels
+
     def _load_classes(self, data, memo: dict) -> None:
         self._class_list = [_decode_label(c, memo) for c in data]
         self._classes = {c: i for i, c in enumerate(self._class_list)}
@@ -248,6 +264,28 @@ class _RefitMulticlass(_ClassRegistry, MulticlassCalibrator):
             "n_pushed": n,
             "window": [[list(i), list(v), y, w] for i, v, y, w in events],
         }
+
+    def _validate_state(self, state: dict, check) -> None:
+        """The classes and the window (see :meth:`_window_state`); a subclass extends
+        it with its fit."""
+        K = len(self._validate_classes(check.entry(state, "classes"), check))
+        N = self.window_size
+        n_pushed = check.int(check.entry(state, "n_pushed"), "state['n_pushed']")
+        window = check.list(check.entry(state, "window"), "state['window']", n=min(n_pushed, N), what="events")
+        lo, hi = (-math.inf, math.inf) if self._logits else (0.0, 1.0)
+        weights = []
+        for i, e in enumerate(window):
+            at = f"state['window'][{i}]"
+            idx, vals, y, w = check.list(e, at, n=4, what="(class indices, scores, label index, weight)")
+            idx = check.list(idx, at + "[0]")
+            for j, k in enumerate(idx):
+                check.int(k, f"{at}[0][{j}]", 0, K - 1)
+            check.require(len(set(idx)) == len(idx), at + "[0]", "distinct class indices", idx)
+            for j, v in enumerate(check.list(vals, at + "[1]", n=len(idx), what="scores")):
+                check.real(v, f"{at}[1][{j}]", lo, hi)
+            check.int(y, at + "[2]", 0, K - 1)
+            weights.append(check.weight(w, at + "[3]"))
+        check.weight_total(weights, "state['window']", REFIT_WEIGHT_CAPACITY)
 
     def _load_window_state(self, state: dict, memo: dict) -> None:
         """Restore what :meth:`_window_state` wrote."""

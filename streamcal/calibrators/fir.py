@@ -172,6 +172,17 @@ class _WindowedIsotonic(_RefitMulticlass):
             "fit_classes": [_encode_label(c) for c in self._fit_classes],
         }
 
+    def _check(self) -> None:
+        """Assert the window's and the maps' invariants, one map for all the fit's
+        classes (``_shared``) or one per class."""
+        self._window._check()
+        if self._maps is not None:
+            n = 1 if self._shared else len(self._fit_classes)
+            assert len(self._maps) == n, f"{len(self._maps)} maps for {n}"
+            for g in self._maps:
+                assert isinstance(g, IsotonicMap), f"not a map: {g!r}"
+                g._check()
+
     def _set_state(self, state: dict) -> None:
         memo: dict = {}
         self._load_window_state(state, memo)

@@ -442,6 +442,27 @@ class HistogramBinning(BinaryCalibrator):
     def _get_state(self) -> dict:
         return self._core.to_state()
 
+    def _validate_state(self, state: dict, check) -> None:
+        # the sizes first (they size what the binners allocate), then the whole state
+        # through the pure-Python binner's invariants (the compiled one trusts it)
+        B, N = self.n_bins, self.window_size
+        for key, n in (("edges", B + 1), ("W", B), ("S", B), ("counts", B)):
+            check.list(check.entry(state, key), check.at("state", key), n=n)
+        check.int(check.entry(state, "E"), "state['E']", 0, 1100)
+        window = check.entry(state, "window")
+        if N is None:
+            check.require(window is None, "state['window']", "None (no window_size)", window)
+        else:
+            check.binary_events(window, "state['window']", N)
+        cells = check.entry(state, "cells")
+        if cells is not None:
+            check.require(isinstance(cells, dict), "state['cells']", "a dict or None", cells)
+        try:
+            binner = HistogramBinner.from_state(*self._new_core(), state)
+        except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"The snapshot state of HistogramBinning is malformed: {exc!r}") from exc
+        check.holds(binner._check)
+
     def _set_state(self, state: dict) -> None:
         # the same format for both binners: int64 sums whenever the state fits them
         self._compiled = Int64Binner.fits(state)

@@ -20,6 +20,7 @@ from streamcal.base import BinaryCalibrator
 from streamcal.calibrators._refit import (
     DEFAULT_REFIT_EVERY,
     DEFAULT_WINDOW_SIZE,
+    REFIT_WEIGHT_CAPACITY,
     RefitWindow,
     _RefitMulticlass,
     check_refit_params,
@@ -258,6 +259,27 @@ class IRP(BinaryCalibrator):
             "edges": list(self._edges),
             "values": list(self._values),
         }
+
+    def _validate_state(self, state: dict, check) -> None:
+        n_pushed, events = check.list(check.entry(state, "window"), "state['window']", n=2, what="(n_pushed, events)")
+        events = check.binary_events(events, "state['window'][1]", self.window_size)
+        check.int(n_pushed, "state['window'][0]", len(events))
+        check.weight_total((e[2] for e in events), "state['window'][1]", REFIT_WEIGHT_CAPACITY)
+        check.require(
+            len(events) == min(n_pushed, self.window_size), "state['window'][1]",
+            f"a list of min(n_pushed, window_size) = {min(n_pushed, self.window_size)} events",
+            events,
+        )
+        edges = check.list(check.entry(state, "edges"), "state['edges']")
+        values = check.list(check.entry(state, "values"), "state['values']")
+        check.require(
+            len(values) in (0, len(edges) + 1), "state['values']",
+            f"an empty list or a list of len(edges) + 1 = {len(edges) + 1} values", values,
+        )
+        for i, x in enumerate(edges):
+            check.real(x, f"state['edges'][{i}]", edges[i - 1] if i else 0.0, 1.0)
+        for i, v in enumerate(values):
+            check.real(v, f"state['values'][{i}]", 0.0, 1.0)
 
     def _set_state(self, state: dict) -> None:
         self._window = RefitWindow(self.window_size, self.refit_every)
@@ -516,6 +538,25 @@ class MulticlassIRP(_RefitMulticlass):
             "values": self._values,
             "n_bins": self._n_bins,
         }
+
+    def _validate_state(self, state: dict, check) -> None:
+        super()._validate_state(state, check)
+        for i, v in enumerate(check.list(check.entry(state, "values"), "state['values']")):
+            for j, x in enumerate(check.list(v, f"state['values'][{i}]")):
+                check.real(x, f"state['values'][{i}][{j}]", 0.0, 1.0)
+
+    def _check(self) -> None:
+        """Assert the window's invariants and the fitted tree's shape: node ``i`` is a
+        leaf (children None) or has one child per fit class, each a later node, and
+        every node has a value per fit class in [0, 1]."""
+        self._window._check()
+        n, K = len(self._values), len(self._fit_classes)
+        assert len(self._gammas) == len(self._children) == n, "tree arrays differ in length"
+        for i, (g, kids, v) in enumerate(zip(self._gammas, self._children, self._values)):
+            assert len(v) == K and all(0.0 <= x <= 1.0 for x in v), f"node {i}: values {v}"
+            if kids is not None:
+                assert g is not None and len(g) == K and len(kids) == K, f"node {i}: split {g}, {kids}"
+                assert all(i < k < n for k in kids), f"node {i}: children {kids}"
 
     def _set_state(self, state: dict) -> None:
         memo: dict = {}

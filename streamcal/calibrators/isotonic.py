@@ -258,6 +258,18 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
             "phase": stream.phase,
         }
 
+    def _validate_state(self, state: dict, check) -> None:
+        # the forgetting clock: weights are stored relative to the event count t_ref of
+        # the last renormalisation (0 and 0.0 without half_life); the blocks and the
+        # window are checked by the store's own _check() once built
+        n = check.int(check.entry(state, "n_events"), "state['n_events']")
+        if self.half_life is None:
+            check.int(check.entry(state, "t_ref"), "state['t_ref']", 0, 0)
+            check.real(check.entry(state, "phase"), "state['phase']", 0.0, 0.0)
+        else:
+            check.int(check.entry(state, "t_ref"), "state['t_ref']", 0, n)
+            check.real(check.entry(state, "phase"), "state['phase']")
+
     def _set_state(self, state: dict) -> None:
         self._reset()
         stream = self._stream

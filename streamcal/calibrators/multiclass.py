@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from streamcal import _snapshot
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator, MulticlassCalibrator
 from streamcal.calibrators._refit import (
@@ -336,6 +337,23 @@ class _Wrapper(_ClassRegistry, MulticlassCalibrator):
                 None if c is None else c.to_dict() for c in self._calibrators
             ],
         }
+
+    def _validate_state(self, state: dict, check) -> None:
+        # one calibrator (or None) per class, each of the template's class and parameters
+        K = len(self._validate_classes(check.entry(state, "classes"), check))
+        cals = check.list(check.entry(state, "calibrators"), "state['calibrators']", n=K, what="calibrator snapshots")
+        template = self.calibrator
+        for i, c in enumerate(cals):
+            if c is None:
+                continue
+            where = f"state['calibrators'][{i}]"
+            ok = isinstance(c, dict) and c.get("class") == _snapshot.class_key(type(template))
+            check.require(ok, where, f"None or a snapshot of a {type(template).__name__}", c)
+            cal = type(template).from_dict(c)
+            check.require(
+                cal._get_params() == template._get_params(), where,
+                "a snapshot with the parameters of the 'calibrator' parameter", c["params"],
+            )
 
     def _set_state(self, state: dict) -> None:
         self._load_classes(state["classes"], {})

@@ -65,6 +65,12 @@ def _midpoint(a: float, b: float, c: float) -> float | None:
     return 1.0 / (1.0 + _exp(-t)) if t >= 0 else _exp(t) / (1.0 + _exp(t))
 
 
+#: Bound of a snapshot's coefficients and curvature entries: far beyond any fit (the
+#: ridge keeps them near the identity map), and small enough that a Newton step on
+#: them cannot overflow.
+_MAX_COEFFICIENT = 1e100
+
+
 class _OnlineLogisticCalibrator(LogisticKernel, BinaryCalibrator):
     """Logistic regression on features of the clipped score, kept by
     :class:`~streamcal.core.newton.OnlineNewtonLogistic`. Shared by the shells: the
@@ -108,6 +114,16 @@ class _OnlineLogisticCalibrator(LogisticKernel, BinaryCalibrator):
 
     def _get_state(self) -> dict:
         return {"core": self._core.to_lists(), "fitted": self._fitted}
+
+    def _validate_state(self, state: dict, check) -> None:
+        d = len(self._theta0)
+        theta, p = check.list(check.entry(state, "core"), "state['core']", n=2, what="(theta, P)")
+        for where, values, n in (("state['core'][0]", theta, d), ("state['core'][1]", p, d * (d + 1) // 2)):
+            for i, x in enumerate(check.list(values, where, n=n)):
+                check.real(x, f"{where}[{i}]", -_MAX_COEFFICIENT, _MAX_COEFFICIENT)
+        for j in self._nonneg:  # monotone: the constrained coordinates
+            check.real(theta[j], f"state['core'][0][{j}]", 0.0, _MAX_COEFFICIENT)
+        check.bool(check.entry(state, "fitted"), "state['fitted']")
 
     def _set_state(self, state: dict) -> None:
         self._core = self._make_core()

@@ -66,6 +66,7 @@ def yield_checks(calibrator: BinaryCalibrator) -> typing.Iterator[typing.Callabl
     yield _cal.check_clone_is_independent
     yield _cal.check_pickle_roundtrip
     yield _cal.check_dict_roundtrip
+    yield _cal.check_corrupted_snapshot_rejected
     yield _cal.check_bad_input_leaves_state_unchanged
     yield _cal.check_huge_weights
     if calibrator._monotone:

@@ -20,8 +20,10 @@ __all__ = [
     "BAD_WEIGHTS",
     "assert_huge_weights_refused_or_finite",
     "assert_stops_growing",
+    "check_corrupted_snapshots",
     "check_docstring_has_example",
     "concrete_classes",
+    "corrupted_snapshots",
     "expect_error",
     "expect_raises",
     "fingerprint",
@@ -166,7 +168,7 @@ def restore_from_dict(obj, base: type, where: str = "", fp=fingerprint):
 
 def malformed_snapshots(good: dict, kind: str) -> list:
     """Malformed versions of the snapshot ``good`` that every ``from_dict`` rejects with
-    a ValueError or TypeError before building anything: not a dict, missing entries, an
+    a ValueError before building anything: not a dict, missing entries, an
     unknown ``kind`` class, a wrong format, ``params`` or ``state`` not a dict."""
     name = good["class"]
     return [
@@ -212,3 +214,157 @@ def yield_cases(classes, yield_checks):
             args = ", ".join(f"{k}={v!r}" for k, v in params.items())
             for check in yield_checks(obj):
                 yield f"{klass.__name__}({args})-{check.__name__}", obj, check
+
+
+# ------------------------------------------------------------------ corrupted snapshots
+
+#: How many entries of each kind the corruptions touch (chosen at random, seeded).
+_PER_KIND = 12
+
+
+def _paths(tree, prefix=()):
+    """``(path, value)`` of every entry of ``tree`` (dicts and lists), depth first."""
+    stack = [(prefix, tree)]
+    while stack:
+        path, value = stack.pop()
+        if path:
+            yield path, value
+        if isinstance(value, dict):
+            stack.extend((path + (k,), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((path + (i,), v) for i, v in enumerate(value))
+
+
+def _replaced(d: dict, path: tuple, value=None, drop: bool = False) -> dict:
+    """A deep copy of ``d`` with the entry at ``path`` replaced by ``value`` (or
+    dropped)."""
+    out = json.loads(json.dumps(d))
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    if drop:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return out
+
+
+def _where(path: tuple) -> str:
+    """The name ``from_dict`` gives the entry at ``path`` (``state['window'][3]``)."""
+    return path[0] + "".join(f"[{k!r}]" if isinstance(k, str) else f"[{k}]" for k in path[1:])
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def corrupted_snapshots(good: dict, seed: int = 0):
+    """Corrupted versions of the (JSON) snapshot ``good``, built from its entries, as
+    ``(what, snapshot, invalid)``. ``invalid`` is True when the corruption is invalid
+    by construction (``from_dict`` must refuse it); otherwise it may happen to give a
+    valid state, which must then restore to an object that passes its checks.
+
+    Invalid by construction: no ``format`` or a ``format`` that is ``True``, a float or
+    unknown; an unknown class; an unknown entry in ``params``, ``state`` or the snapshot;
+    a missing state entry; NaN or an infinity in place of a number (of the parameters
+    or the state); a structure nested 100,000 deep in place of an entry. Possibly valid:
+    a number made negative, huge, or one more (an int); a list shortened, lengthened or
+    emptied; an entry of the wrong type; a parameter changed so that it may disagree
+    with the state; a parameter dropped (its default).
+
+    Examples
+    --------
+    >>> from streamcal import Brier
+    >>> cases = list(corrupted_snapshots(Brier().to_dict()))
+    >>> [what for what, _, invalid in cases if invalid][:3]
+    ['no format', 'format True', 'format 2.0']
+
+    """
+    rng = np.random.default_rng(seed)
+    state, params = good["state"], good["params"]
+
+    def sample(items):
+        items = list(items)
+        if len(items) > _PER_KIND:
+            items = [items[i] for i in sorted(rng.choice(len(items), _PER_KIND, replace=False))]
+        return items
+
+    rest = {k: v for k, v in good.items() if k != "format"}
+    yield "no format", rest, True
+    yield "format True", {**good, "format": True}, True
+    yield "format 2.0", {**good, "format": float(good["format"])}, True
+    yield "format 99", {**good, "format": 99}, True
+    yield "unknown class", {**good, "class": "NoSuchClass"}, True
+    yield "unknown top-level entry", {**good, "extra": 1}, True
+    yield "unknown parameter", {**good, "params": {**params, "no_such_param": 1}}, True
+    yield "unknown state entry", {**good, "state": {**state, "no_such_entry": 1}}, True
+    for key in state:
+        yield f"state entry {key!r} dropped", _replaced(good, ("state", key), drop=True), True
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    for key in list(state)[:2]:
+        yield f"state entry {key!r} nested 100,000 deep", {**good, "state": {**state, key: deep}}, True
+
+    entries = list(_paths(state, ("state",))) + list(_paths(params, ("params",)))
+    numbers = sample((p, v) for p, v in entries if _is_number(v))
+    for path, v in numbers:
+        for bad in (float("nan"), float("inf"), float("-inf")):
+            yield f"{_where(path)} = {bad}", _replaced(good, path, bad), True
+        yield f"{_where(path)} negative", _replaced(good, path, -abs(v) - 1), False
+        yield f"{_where(path)} huge", _replaced(good, path, 1e300 if isinstance(v, float) else 10**18), False
+        if isinstance(v, int):
+            yield f"{_where(path)} + 1", _replaced(good, path, v + 1), False
+        yield f"{_where(path)} a string", _replaced(good, path, "1"), False
+    lists = sample((p, v) for p, v in entries if isinstance(v, list))
+    for path, v in lists:
+        if v:
+            yield f"{_where(path)} shortened", _replaced(good, path, v[:-1]), False
+            yield f"{_where(path)} lengthened", _replaced(good, path, v + v[-1:]), False
+            yield f"{_where(path)} emptied", _replaced(good, path, []), False
+        yield f"{_where(path)} a number", _replaced(good, path, 0), False
+    others = sample((p, v) for p, v in entries if isinstance(v, (dict, str, bool)) or v is None)
+    for path, v in others:
+        yield f"{_where(path)} a list", _replaced(good, path, [v]), False
+        yield f"{_where(path)} a number", _replaced(good, path, 2), False
+    for key in params:
+        yield f"parameter {key!r} dropped", _replaced(good, ("params", key), drop=True), False
+
+
+def check_corrupted_snapshots(obj, sane, seed: int = 0) -> None:
+    """``from_dict`` refuses each of :func:`corrupted_snapshots` of ``obj.to_dict()``
+    that is invalid by construction with a ValueError (naming the entry, for a NaN or
+    an infinity; a state entry dropped may be derived again, as from a snapshot an
+    earlier version wrote, and is then checked as the valid ones are), and any
+    other either with a ValueError or by restoring an object
+    that passes ``_check()`` (when it has one) and ``sane``, a function of the family's
+    suite that uses the object and raises AssertionError if it misbehaves; a failing
+    ``from_dict`` leaves ``obj`` unchanged. Never another exception."""
+    good = json.loads(json.dumps(obj.to_dict(), allow_nan=False))
+    before = fingerprint(obj)
+    for what, d, invalid in corrupted_snapshots(good, seed):
+        try:
+            restored = type(obj).from_dict(d)
+        except ValueError as exc:
+            if "= nan" in what or "= inf" in what or "= -inf" in what:
+                where = what.split(" = ")[0]
+                assert where in str(exc), f"the error for {what} does not name the entry: {exc}"
+            continue
+        except Exception as exc:
+            raise AssertionError(
+                f"from_dict raised {type(exc).__name__} (not ValueError) for {what}: {exc}"
+            ) from exc
+        # a state entry an earlier version did not write is derived from the rest by
+        # the class's ``_upgrade_snapshot`` (only then is a dropped entry accepted)
+        invalid = invalid and not (what.startswith("state entry") and what.endswith("dropped"))
+        assert not invalid, f"from_dict accepted a snapshot with {what}"
+        try:
+            if hasattr(restored, "_check"):
+                restored._check()
+            sane(restored)
+        except Exception as exc:
+            raise AssertionError(
+                f"from_dict accepted a snapshot with {what}, which then misbehaves: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+    assert fingerprint(obj) == before, "reading snapshots changed the object they came from"

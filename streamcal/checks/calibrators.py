@@ -38,6 +38,7 @@ __all__ = [
     "check_bad_input_leaves_state_unchanged",
     "check_bounded_memory",
     "check_clone_is_independent",
+    "check_corrupted_snapshot_rejected",
     "check_cold_start",
     "check_dict_roundtrip",
     "check_docstring_has_example",
@@ -251,6 +252,23 @@ def check_dict_roundtrip(cal: BinaryCalibrator) -> None:
             "from_dict changed predictions"
         )
         _continue_identically(c, restored, "from_dict")
+
+
+def _sane(cal: BinaryCalibrator) -> None:
+    """Predictions finite in [0, 1], before and after learning a short stream."""
+    for _ in range(2):
+        for p in _predictions(cal):
+            assert isinstance(p, float) and 0.0 <= p <= 1.0, f"a prediction is {p!r}"
+        _learn(cal, *yield_stream(20, seed=3))
+        if hasattr(cal, "_check"):
+            cal._check()
+
+
+def check_corrupted_snapshot_rejected(cal: BinaryCalibrator) -> None:
+    """``from_dict`` refuses the snapshots of a trained calibrator corrupted entry by
+    entry with a ValueError, unless the corruption gives a valid state (see
+    :func:`~streamcal.checks._common.check_corrupted_snapshots`)."""
+    _common.check_corrupted_snapshots(_trained(cal, 120), _sane)
 
 
 def check_learn_many_matches_learn_one(cal: BinaryCalibrator) -> None:

@@ -75,6 +75,7 @@ __all__ = [
     "check_cold_state",
     "check_dict_roundtrip",
     "check_docstring_has_example",
+    "check_corrupted_snapshot_rejected",
     "check_malformed_snapshot_rejected",
     "check_monitor",
     "check_pickle_roundtrip",
@@ -410,8 +411,8 @@ def check_bad_input_leaves_state_unchanged(monitor) -> None:
 
 
 def check_malformed_snapshot_rejected(monitor) -> None:
-    """``from_dict`` rejects malformed snapshots with a ValueError, TypeError or
-    KeyError and leaves the monitor it was read from unchanged."""
+    """``from_dict`` rejects malformed snapshots with a ValueError and leaves the
+    monitor it was read from unchanged."""
     from streamcal.monitor.base import BaseMonitor
 
     m = monitor.clone()
@@ -431,13 +432,28 @@ def check_malformed_snapshot_rejected(monitor) -> None:
         if key not in ("drift_detected", "n_alarms", "n_events"):
             bad.append({**good, "state": {**state, key: None}})
             bad.append({**good, "state": {**state, key: [None]}})
-    errors = (ValueError, TypeError, KeyError, AttributeError)
+    errors = (ValueError,)
     for d in bad:
         for reader in (type(m).from_dict, BaseMonitor.from_dict):
             _common.expect_raises(reader, (d,), errors, f"from_dict({str(d)[:120]})")
     assert _fingerprint(m) == before, (
         "reading a snapshot changed the monitor it came from"
     )
+
+
+def _sane(monitor) -> None:
+    """A few more events update it, the flag a bool."""
+    flags = _feed(monitor, yield_monitor_events(monitor, 20, seed=3))
+    assert all(type(f) is bool for f in flags), "drift_detected is not a bool"
+
+
+def check_corrupted_snapshot_rejected(monitor) -> None:
+    """``from_dict`` refuses the snapshots of a fed monitor corrupted entry by entry
+    with a ValueError, unless the corruption gives a valid state (see
+    :func:`~streamcal.checks._common.check_corrupted_snapshots`)."""
+    m = monitor.clone()
+    _feed(m, yield_monitor_events(m, 60, seed=8))
+    _common.check_corrupted_snapshots(m, _sane)
 
 
 def _bounded(monitor) -> bool:
@@ -475,6 +491,7 @@ def yield_monitor_checks(monitor) -> typing.Iterator[typing.Callable]:
     yield check_dict_roundtrip
     yield check_bad_input_leaves_state_unchanged
     yield check_malformed_snapshot_rejected
+    yield check_corrupted_snapshot_rejected
     if _bounded(monitor):
         yield check_bounded_memory
 

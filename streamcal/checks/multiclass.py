@@ -73,6 +73,7 @@ __all__ = [
     "check_bounded_memory",
     "check_classes_discovered",
     "check_clone_is_independent",
+    "check_corrupted_snapshot_rejected",
     "check_cold_start",
     "check_dict_roundtrip",
     "check_docstring_has_example",
@@ -534,6 +535,24 @@ def _continue_with(a, b, classes, label) -> None:
     )
 
 
+def _sane(cal: MulticlassCalibrator) -> None:
+    """Valid predictions, before and after learning a short stream."""
+    for _ in range(2):
+        for p in _probes(INT_CLASSES):
+            x = _input(cal, p)
+            _assert_vector(cal, cal.predict_one(x), x, "restored from a corrupted snapshot")
+        _learn(cal, _stream(cal, 20, seed=3))
+        if hasattr(cal, "_check"):
+            cal._check()
+
+
+def check_corrupted_snapshot_rejected(cal: MulticlassCalibrator) -> None:
+    """``from_dict`` refuses the snapshots of a trained calibrator corrupted entry by
+    entry with a ValueError, unless the corruption gives a valid state (see
+    :func:`~streamcal.checks._common.check_corrupted_snapshots`)."""
+    _common.check_corrupted_snapshots(_trained(cal, 120), _sane)
+
+
 def check_dict_roundtrip(cal: MulticlassCalibrator) -> None:
     """``to_dict()`` is JSON-safe and ``from_dict`` restores the exact state (the class
     labels too: ints stay ints, tuples tuples), which then continues identically."""
@@ -717,6 +736,7 @@ def yield_multiclass_checks(
     yield check_clone_is_independent
     yield check_pickle_roundtrip
     yield check_dict_roundtrip
+    yield check_corrupted_snapshot_rejected
     yield check_bad_input_leaves_state_unchanged
     yield check_huge_weights
     yield check_classes_discovered

@@ -359,6 +359,12 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
             state["values"] = _merge.merge_keyed(a["values"], b["values"])
         return self._from_state(state)
 
+    def _validate_state(self, state: dict, check) -> None:
+        # the compiled store bins each event of the window unchecked when it leaves
+        # (a score out of [0, 1] would index outside the bins)
+        if self.window_size is not None:
+            check.binary_events(check.entry(state, "window"), "state['window']", self.window_size, label_first=True)
+
     def _set_state(self, state: dict) -> None:
         if self._uniform:
             w, y, p, k = state["bins"]

@@ -199,7 +199,15 @@ class _BinSums:
         obj.count = sum(obj.n)
         return obj
 
-    def check(self) -> None:
+    def check_sizes(self, n_bins: int) -> None:
+        """Assert one entry per bin in each list (a restored snapshot's lists may
+        have any length)."""
+        sizes = [len(self.n), len(self.w), len(self.p), len(self.y)]
+        assert sizes == [n_bins] * 4, f"bin lists of lengths {sizes} for n_bins={n_bins}"
+
+    def check(self, n_bins: int) -> None:
+        """Assert the invariants of the sums of held events over ``n_bins`` bins."""
+        self.check_sizes(n_bins)
         assert self.count == sum(self.n) > 0, (self.count, self.n)
         for k, n in enumerate(self.n):
             assert n >= 0, self.n
@@ -303,6 +311,26 @@ class MulticlassCalibrationMetric(StreamingMetric):
 
 
 class _EqualWidthMetric(MulticlassCalibrationMetric):
+    #: The state entry of the bin sums (ConfidenceECE), or None for sums per class
+    #: under ``state['classes']`` (``[[label, sums], ...]``).
+    _bins_entry: str | None = None
+
+    def _validate_state(self, state: dict, check) -> None:
+        # the bin lists' sizes first: _reset allocates n_bins + 1 edges, so a snapshot of
+        # 3 bins with n_bins=10**18 would exhaust the memory before any other check
+        if self._bins_entry is not None:
+            entries = [(check.at("state", self._bins_entry), check.entry(state, self._bins_entry))]
+        else:
+            classes = check.list(check.entry(state, "classes"), "state['classes']")
+            entries = [
+                (f"state['classes'][{i}][1]", check.list(pair, f"state['classes'][{i}]", n=2, what="(label, bin sums)")[1])
+                for i, pair in enumerate(classes)
+            ]
+        for where, sums in entries:
+            check.require(isinstance(sums, dict), where, "a dict of bin sums", sums)
+            for key in ("n", "w", "p", "y"):
+                check.list(check.entry(sums, key, where), check.at(where, key), n=self.n_bins, what="bin sums")
+
     def __init__(self, n_bins: int = 10, strategy: str = "uniform"):
         _check_bins(type(self).__name__, n_bins, strategy)
         self.n_bins = n_bins
@@ -388,6 +416,8 @@ class ConfidenceECE(_EqualWidthMetric):
         "against whether its top class was the outcome, in [0, 1]."
     )
 
+    _bins_entry = "bins"
+
     def _reset(self) -> None:
         self._edges = _uniform_edges(self.n_bins)
         self._sums = _BinSums(self.n_bins)
@@ -445,8 +475,9 @@ class ConfidenceECE(_EqualWidthMetric):
         """Assert every invariant of the state."""
         if self._n == 0:
             assert self._weight == 0.0 and self._sums.count == 0
+            self._sums.check_sizes(self.n_bins)
             return
-        self._sums.check()
+        self._sums.check(self.n_bins)
         assert self._sums.count == self._n
         assert math.isclose(self._weight, sum(self._sums.w), rel_tol=1e-9)
 
@@ -597,7 +628,7 @@ class TopLabelECE(_EqualWidthMetric):
             assert self._weight == 0.0 and not self._by_class
             return
         for s in self._by_class.values():
-            s.check()
+            s.check(self.n_bins)
         assert sum(s.count for s in self._by_class.values()) == self._n
         assert math.isclose(
             self._weight, sum(sum(s.w) for s in self._by_class.values()), rel_tol=1e-9
@@ -836,7 +867,7 @@ class ClasswiseECE(_ClassRegistry, _EqualWidthMetric):
         assert all(k >= 1 for k in self._refs.values())
         assert set(self._by_class) <= set(self._refs)
         for s in self._by_class.values():
-            s.check()
+            s.check(self.n_bins)
             assert s.count <= self._n
             assert sum(s.w) <= self._weight * (1 + 1e-9)
 
@@ -1106,10 +1137,22 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
         memo: dict = {}
         self._refs = _decode_classes(state["refs"], int, memo)
         self._events = _decode_classes(state["events"], _decode_events, memo)
-        held = state.get("weight_held")
-        if held is None:  # snapshots written before the weight rule: a bound from the stores
-            held = max((math.fsum(e[2] for e in s) for s in self._events.values()), default=0.0)
-        self._weight_held = float(held)
+        self._weight_held = float(state["weight_held"])
+
+    @classmethod
+    def _upgrade_snapshot(cls, params: dict, state: dict, fmt: int):
+        """A snapshot written before the weight rule (no ``weight_held``) gets the
+        bound from its stores: the largest per-class weight held."""
+        if not isinstance(state, dict) or "weight_held" in state:
+            return params, state
+        try:
+            held = max(
+                (math.fsum(e[2] for e in events) for _, events in state["events"]),
+                default=0.0,
+            )
+        except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+            return params, state  # malformed: the checks name the entry
+        return params, {**state, "weight_held": held}
 
     def _check(self) -> None:
         """Assert every invariant of the state."""
@@ -1124,6 +1167,7 @@ class TECE(_ClassRegistry, MulticlassCalibrationMetric):
             assert len(store) <= self._n
             for p, y, w in store:
                 assert self._floor < p <= 1.0 and y in (0.0, 1.0) and w > 0.0, (p, y, w)
+            assert math.fsum(e[2] for e in store) <= self._weight_held * (1 + 1e-12), "weight held below a class's weight"
 
 
 def _merged_by_class(a: dict, b: dict, merge) -> dict:

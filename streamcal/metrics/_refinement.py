@@ -214,5 +214,20 @@ class CalibrationRefinement(_kernels.StoreShell, BinaryCalibrationMetric):
         }
         return self._from_state(state)
 
+    def _validate_state(self, state: dict, check) -> None:
+        # the compiled store reads each group's four entries unchecked
+        r = self.resolution
+        hi = None if r is None else math.floor(1.0 / r + 0.5)
+        for i, g in enumerate(check.list(check.entry(state, "groups"), "state['groups']")):
+            at = f"state['groups'][{i}]"
+            key, w, y, k = check.list(g, at, n=4, what="(key, weight, label sum, count)")
+            if r is None:
+                check.real(key, at + "[0]", 0.0, 1.0)
+            else:
+                check.int(key, at + "[0]", 0, hi)
+            w = check.weight(w, at + "[1]")
+            check.real(y, at + "[2]", 0.0, w)
+            check.int(k, at + "[3]", 1)
+
     def _set_state(self, state: dict) -> None:
         self._store.set_state(state)

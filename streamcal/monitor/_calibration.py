@@ -9,6 +9,7 @@ import math
 from river import drift, stats
 
 from streamcal import _validation as V
+from streamcal._snapshot import StateChecks
 from streamcal.calibrators.isotonic import OnlineIsotonic
 from streamcal.core.eprocess import MixtureEProcess, log_mean_exp
 from streamcal.metrics._multiclass import _top
@@ -432,6 +433,21 @@ class CalibrationMonitor(BaseMonitor):
             }
         return {"detectors": [_detector_state(d) for d in self._detectors]}
 
+    def _validate_state(self, state: dict, check) -> None:
+        # each factor of the e-process is at least lam (see streamcal.core.eprocess), so
+        # after n events a log-wealth is at least n * log(lam): a snapshot below that
+        # bound (log_wealth=-1e308, say) could never alarm
+        if self.method != "eprocess":
+            return
+        n = check.int(check.entry(state, "n_events"), "state['n_events']")
+        lams = self.lam if isinstance(self.lam, tuple) else (self.lam,)
+        lw = check.list(check.entry(state, "log_wealth"), "state['log_wealth']", n=len(lams), what="log-wealths")
+        for k, (lam, v) in enumerate(zip(lams, lw)):
+            if v == "inf":
+                continue
+            lo = n * math.log(lam)
+            check.real(v, f"state['log_wealth'][{k}]", lo - 1e-9 * (1.0 - lo), domain=f"'inf' or a real number >= n_events * log(lam) = {lo:g}")
+
     def _set_state(self, state: dict) -> None:
         drift_detected = state["drift_detected"]
         n_alarms = state["n_alarms"]
@@ -451,7 +467,7 @@ class CalibrationMonitor(BaseMonitor):
         self._n_alarms = int(n_alarms)
         self._n_events = int(n_events)
 
-    def _set_mechanism_state(self, state: dict) -> None:
+    def _set_mechanism_state(self, state: dict, where: str = "state") -> None:
         if self._eprocess:
             recal = OnlineIsotonic.from_dict(state["recalibrator"])
             if recal._get_params() != self._new_recalibrator()._get_params():
@@ -468,19 +484,36 @@ class CalibrationMonitor(BaseMonitor):
                     f"The 'detectors' entry of a CalibrationMonitor snapshot must be a list of "
                     f"{len(self._kinds)} detector states. Got {V.format_value(states)} instead."
                 )
-            self._detectors = [self._detector_from_state(s) for s in states]
+            self._detectors = [
+                self._detector_from_state(s, f"{where}['detectors'][{i}]")
+                for i, s in enumerate(states)
+            ]
 
-    def _detector_from_state(self, s: dict):
+    def _detector_from_state(self, s, where: str):
+        """The river detector of the state ``s`` (the entry ``where`` of the snapshot),
+        checked first: river reads it unchecked (a negative count divides by zero on
+        the next update; bytes its Rust ADWIN cannot read make it panic)."""
         det = self._new_detector()
-        if not isinstance(s, dict) or not isinstance(s.get("drift_detected"), bool):
-            raise TypeError(
-                f"Malformed detector state in a CalibrationMonitor snapshot: {V.format_value(s)}."
-            )
+        check = StateChecks(type(self).__name__)
+        if not isinstance(s, dict):
+            check.fail(where, "a dict (a detector state)", s)
         if self.method == "adwin":
-            det._helper.__setstate__(
-                base64.b64decode(s["helper"].encode("ascii"), validate=True)
-            )
+            check.keys(s, where, ["helper", "drift_detected"])
+            helper = s["helper"]
+            check.require(isinstance(helper, str), check.at(where, "helper"), "a base64 str", helper)
+            try:
+                det._helper.__setstate__(base64.b64decode(helper.encode("ascii"), validate=True))
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # pyo3's PanicException is a BaseException
+                check.fail(check.at(where, "helper"), "the bytes of a river ADWIN (base64)", helper, f" ({type(exc).__name__}: {exc})")
         else:
+            check.keys(s, where, _PH_ENTRIES)
+            for key in _PH_ENTRIES[:-1]:
+                v = s[key]
+                infinite = key == "min_increase" and v == "inf"
+                if not infinite:
+                    check.real(v, check.at(where, key), 0.0 if key == "n" else -math.inf)
             mean = stats.Mean()
             mean.n = _decode_number(s["n"])
             mean._mean = _decode_number(s["mean"])
@@ -489,8 +522,12 @@ class CalibrationMonitor(BaseMonitor):
             det._sum_decrease = _decode_number(s["sum_decrease"])
             det._min_increase = _decode_number(s["min_increase"])
             det._max_decrease = _decode_number(s["max_decrease"])
-        det._drift_detected = s["drift_detected"]
+        det._drift_detected = check.bool(s["drift_detected"], check.at(where, "drift_detected"))
         return det
+
+
+#: The entries of a river PageHinkley state (``_detector_state``), count first.
+_PH_ENTRIES = ["n", "mean", "sum_increase", "sum_decrease", "min_increase", "max_decrease", "drift_detected"]
 
 
 def _encode_number(x):
@@ -818,8 +855,8 @@ class MulticlassCalibrationMonitor(BaseMonitor):
                 f"0 <= n_alarms <= n_events and {len(self._parts)} part states. "
                 f"Got {V.format_value(state)} instead."
             )
-        for part, s in zip(self._parts, parts):
-            part._set_mechanism_state(s)
+        for i, (part, s) in enumerate(zip(self._parts, parts)):
+            part._set_mechanism_state(s, f"state['parts'][{i}]")
         if self._eprocess:
             logs = [part._process.log_e for part in self._parts]
             self._log_e = logs[0] if self.view == "top-label" else log_mean_exp(logs)
