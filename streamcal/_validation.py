@@ -545,16 +545,24 @@ def check_class_label(value, owner: str, method: str | None = None, name: str = 
     TypeError: The 'y_true' argument of ConfidenceECE.update must be a class label: a str, an int, a bool or a finite float. Got ('cat', 1) instead.
 
     """
+    return _json_scalar(value, owner, method, name, CLASS_LABEL_DOMAIN)
+
+
+def _json_scalar(value, owner: str, method: str | None, name: str, domain: str):
+    """``value`` as a Python str, int, bool or finite float (a numpy scalar of those
+    kinds as its Python twin; ``np.longdouble``, which has no Python twin, refused), or
+    the template error naming ``name`` and ``domain``: the rule of class labels and
+    segment keys."""
     t = type(value)
     if t is str or t is int or t is bool:  # fast path
         return value
     if t is float:
         if math.isfinite(value):
             return value
-        raise argument_error(ValueError, name, owner, method, CLASS_LABEL_DOMAIN, value)
+        raise argument_error(ValueError, name, owner, method, domain, value)
     if isinstance(value, (np.str_, np.bool_, np.integer, np.floating)) and not isinstance(value, np.longdouble):
-        return check_class_label(value.item(), owner, method, name)
-    raise argument_error(TypeError, name, owner, method, CLASS_LABEL_DOMAIN, value)
+        return _json_scalar(value.item(), owner, method, name, domain)
+    raise argument_error(TypeError, name, owner, method, domain, value)
 
 
 def _class_key(key, value, name, owner, method, domain):
@@ -696,16 +704,7 @@ def check_key(value, owner: str, method: str | None = None, name: str = "key"):
     ValueError: The 'key' argument of KeyedCalibrator.learn_one must be a JSON scalar: a str, an int, a bool or a finite float. Got nan instead.
 
     """
-    t = type(value)
-    if t is str or t is int or t is bool:  # fast path
-        return value
-    if t is float:
-        if math.isfinite(value):
-            return value
-        raise argument_error(ValueError, name, owner, method, KEY_DOMAIN, value)
-    if isinstance(value, (np.integer, np.floating, np.bool_, np.str_)):
-        return check_key(value.item(), owner, method, name)
-    raise argument_error(TypeError, name, owner, method, KEY_DOMAIN, value)
+    return _json_scalar(value, owner, method, name, KEY_DOMAIN)
 
 # ------------------------------------------------------------------ snapshots
 # The messages of ``from_dict`` (see :mod:`streamcal._snapshot`): they name the entry

@@ -75,6 +75,15 @@ def test_bad_key_message():
         keyed.predict_one(float("inf"), 0.5)
 
 
+def test_longdouble_key_refused_not_recursing():
+    # np.longdouble has no Python twin (.item() returns a longdouble): it used to
+    # recurse until RecursionError
+    keyed = KeyedCalibrator(OnlineIsotonic())
+    with pytest.raises(TypeError, match="must be a JSON scalar"):
+        keyed.learn_one(np.longdouble(1), 0.5, 1)
+    assert keyed.calibrators == {}
+
+
 def test_bad_event_on_full_store_evicts_nothing():
     keyed = KeyedCalibrator(OnlineIsotonic(), max_keys=2, fallback=True)
     keyed.learn_one("a", 0.2, 1)
