@@ -132,9 +132,9 @@ def class_key(klass: type) -> str:
     --------
     >>> from streamcal import OnlineIsotonic
     >>> class OnlineIsotonicVariant(OnlineIsotonic):
-    ...     pass
+    ...     __module__ = "myapp.calibrators"  # a user's module
     >>> class_key(OnlineIsotonic), class_key(OnlineIsotonicVariant)
-    ('OnlineIsotonic', 'streamcal._snapshot.OnlineIsotonicVariant')
+    ('OnlineIsotonic', 'myapp.calibrators.OnlineIsotonicVariant')
 
     """
     if _is_builtin(klass.__module__):

@@ -293,5 +293,5 @@ def test_calibration_refinement_snapshot_keys_outside_the_grid_are_refused():
     d = m.to_dict()
     for key in (5, -1):
         bad = {**d, "state": {**d["state"], "groups": [[key, 1.0, 1.0, 1]]}}
-        with pytest.raises(ValueError, match="grid keys"):
+        with pytest.raises(ValueError, match=r"state\[.groups.\]\[0\]\[0\] of CalibrationRefinement must be an int in \[0, 4\]"):
             CalibrationRefinement.from_dict(bad)

@@ -111,11 +111,12 @@ class AlarmsEarly(CalibrationMonitor):
 
 
 class AcceptsAnyState(CalibrationMonitor):
-    def _set_state(self, state):
+    @classmethod
+    def from_dict(cls, d):
         try:
-            super()._set_state(state)
+            return super().from_dict(d)
         except Exception:  # noqa: BLE001 - the deliberate bug
-            self._reset()
+            return cls()
 
 
 class GrowingMemory(CalibrationMonitor):

@@ -274,7 +274,7 @@ def corrupted_snapshots(good: dict, seed: int = 0):
 
     Examples
     --------
-    >>> from streamcal import Brier
+    >>> from streamcal.metrics import Brier
     >>> cases = list(corrupted_snapshots(Brier().to_dict()))
     >>> [what for what, _, invalid in cases if invalid][:3]
     ['no format', 'format True', 'format 2.0']

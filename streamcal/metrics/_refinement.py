@@ -186,6 +186,18 @@ class CalibrationRefinement(_kernels.StoreShell, BinaryCalibrationMetric):
 
     _merge_refusal = None
 
+    @classmethod
+    def _upgrade_snapshot(cls, params: dict, state: dict, fmt: int):
+        """A format-1 snapshot lists grid cells in the order they were first met; the
+        state now lists them in key order (the same groups)."""
+        if fmt == 1 and params.get("resolution") is not None and isinstance(state, dict):
+            groups = state.get("groups")
+            if isinstance(groups, list) and all(
+                isinstance(g, list) and g and isinstance(g[0], int) for g in groups
+            ):
+                state = {**state, "groups": sorted(groups, key=lambda g: g[0])}
+        return params, state
+
     def _merge(self, other):
         """The decomposition of both streams: the weight, label sum and count of each
         forecast group added (``self``'s groups first), the totals added; the running
