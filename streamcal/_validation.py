@@ -741,3 +741,58 @@ def check_snapshot_entry(owner: str, where: str, value, ok: bool, domain: str) -
     """
     if not ok:
         raise snapshot_error(owner, where, domain, value)
+
+
+def check_choice(value, owner: str, name: str, choices):
+    """``value`` if it is one of the strings ``choices``; else a TypeError (not a str) or
+    a ValueError (another str) in the argument template.
+
+    Examples
+    --------
+    >>> check_choice("quantile", "binned_reliability", "strategy", ("uniform", "quantile"))
+    'quantile'
+    >>> check_choice("equal", "binned_reliability", "strategy", ("uniform", "quantile"))
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'strategy' argument of binned_reliability must be a str among {'uniform', 'quantile'}. Got 'equal' instead.
+
+    """
+    if not isinstance(value, str) or value not in choices:
+        domain = "a str among {" + ", ".join(repr(c) for c in choices) + "}"
+        exc = ValueError if isinstance(value, str) else TypeError
+        raise argument_error(exc, name, owner, None, domain, value)
+    return value
+
+
+def check_level(level, owner: str, name: str = "level") -> float:
+    """A coverage level: a real number in (0, 1)."""
+    return check_real(level, owner, name, lambda v: 0.0 < v < 1.0, "a real number in (0, 1)")
+
+
+def check_forecasts(probs, weights, owner: str, labels=None):
+    """Validated float arrays ``(p, y, w)`` of forecasts, labels and weights (argument
+    names ``probs``, ``labels``, ``weights``), events of zero weight dropped, at least
+    one left; ``y`` is None when ``labels`` is."""
+    p = check_scores_array(probs, owner, None, name="probs")
+    y = None
+    if labels is not None:
+        y = check_labels_array(labels, len(p), owner, None, name="labels")
+    w = check_weights_array(weights, len(p), owner, None, name="weights")
+    keep = w > 0
+    if not keep.any():
+        raise ValueError(
+            f"The 'probs' argument of {owner} must hold at least one event of positive "
+            f"weight. Got {format_value(probs)} instead."
+        )
+    if not keep.all():
+        p, w = p[keep], w[keep]
+        y = None if y is None else y[keep]
+    return p, y, w
+
+
+def check_forecast_events(probs, labels, weights, owner: str):
+    """:func:`check_forecasts` with labels, which are required."""
+    if labels is None:
+        domain = "a sequence of binary labels"
+        raise argument_error(TypeError, "labels", owner, None, domain, labels)
+    return check_forecasts(probs, weights, owner, labels)
