@@ -769,20 +769,20 @@ def check_level(level, owner: str, name: str = "level") -> float:
     return check_real(level, owner, name, lambda v: 0.0 < v < 1.0, "a real number in (0, 1)")
 
 
-def check_forecasts(probs, weights, owner: str, labels=None):
+def check_forecasts(probs, weights, owner: str, labels=None, names=("probs", "labels")):
     """Validated float arrays ``(p, y, w)`` of forecasts, labels and weights (argument
-    names ``probs``, ``labels``, ``weights``), events of zero weight dropped, at least
-    one left; ``y`` is None when ``labels`` is."""
-    p = check_scores_array(probs, owner, None, name="probs")
+    names ``names`` and ``weights``), events of zero weight dropped, at least one left;
+    ``y`` is None when ``labels`` is."""
+    p = check_scores_array(probs, owner, None, name=names[0])
     y = None
     if labels is not None:
-        y = check_labels_array(labels, len(p), owner, None, name="labels")
+        y = check_labels_array(labels, len(p), owner, None, name=names[1])
     w = check_weights_array(weights, len(p), owner, None, name="weights")
     keep = w > 0
     if not keep.any():
         raise ValueError(
-            f"The 'probs' argument of {owner} must hold at least one event of positive "
-            f"weight. Got {format_value(probs)} instead."
+            f"The {names[0]!r} argument of {owner} must hold at least one event of "
+            f"positive weight. Got {format_value(probs)} instead."
         )
     if not keep.all():
         p, w = p[keep], w[keep]
@@ -790,9 +790,66 @@ def check_forecasts(probs, weights, owner: str, labels=None):
     return p, y, w
 
 
-def check_forecast_events(probs, labels, weights, owner: str):
-    """:func:`check_forecasts` with labels, which are required."""
-    if labels is None:
+def check_forecast_events(y_true, y_prob, weights, owner: str):
+    """:func:`check_forecasts` of the arguments ``y_true`` (required) and ``y_prob``."""
+    if y_true is None:
         domain = "a sequence of binary labels"
-        raise argument_error(TypeError, "labels", owner, None, domain, labels)
-    return check_forecasts(probs, weights, owner, labels)
+        raise argument_error(TypeError, "y_true", owner, None, domain, y_true)
+    return check_forecasts(y_prob, weights, owner, y_true, names=("y_prob", "y_true"))
+
+
+def _all_binary(values) -> bool:
+    """True if ``values`` is a non-empty 1-D sequence of numbers all 0 or 1."""
+    try:
+        a = np.asarray(values)
+    except (TypeError, ValueError):
+        return False
+    if a.ndim != 1 or a.size == 0 or a.dtype.kind not in "biuf":
+        return False
+    return bool(np.all((a == 0) | (a == 1)))
+
+
+def labels_then_probs(y_true, y_prob, owner: str, probs=None, labels=None, stacklevel=3):
+    """``(y_true, y_prob)`` of a function that took ``(probs, labels)`` before, for one
+    release of deprecation (a DeprecationWarning whenever the old order is used).
+
+    The old order is recognised when the old keywords ``probs`` / ``labels`` are used,
+    or positionally when ``y_prob`` holds only 0/1 values and ``y_true`` does not
+    (labels are 0/1; probabilities that are all 0 or 1 are not told from labels). When
+    it is ambiguous (both all 0/1, or neither), the new order is assumed.
+
+    Examples
+    --------
+    >>> labels_then_probs([0, 1], [0.2, 0.7], "f")
+    ([0, 1], [0.2, 0.7])
+
+    """
+    import warnings
+
+    if probs is not None or labels is not None:
+        if y_true is not None or y_prob is not None:
+            raise TypeError(
+                f"{owner} takes (y_true, y_prob); the deprecated 'probs' and 'labels' "
+                "arguments cannot be combined with them."
+            )
+        warnings.warn(
+            f"The 'probs' and 'labels' arguments of {owner} are deprecated and will be "
+            "removed in the next release: pass y_true (the labels) and y_prob (the "
+            "probabilities), in that order.",
+            DeprecationWarning,
+            stacklevel=stacklevel,
+        )
+        return labels, probs
+    if y_true is not None and y_prob is not None:
+        if _all_binary(y_prob) and not _all_binary(y_true):
+            warnings.warn(
+                f"{owner} takes (y_true, y_prob): the first argument holds values other "
+                "than 0 and 1 and the second only 0 and 1, so they are read in the old "
+                "order (probs, labels), which is deprecated and will stop working in "
+                "the next release. (When both hold only 0 and 1, the new order is "
+                "assumed.)",
+                DeprecationWarning,
+                stacklevel=stacklevel,
+            )
+            return y_prob, y_true
+    return y_true, y_prob

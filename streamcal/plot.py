@@ -265,19 +265,19 @@ class _Options(typing.NamedTuple):
     hist_bins: int
 
 
-def _panel_from_arrays(p, y, w, opts: _Options, owner) -> _Panel:
+def _panel_from_arrays(y, p, w, opts: _Options, owner) -> _Panel:
     kind, n_bins, strategy, bands, n_resamples, seed, hist_bins = opts
     kind = kind or "binned"
-    p, y, w = V.check_forecast_events(p, y, w, owner)
+    p, y, w = V.check_forecast_events(y, p, w, owner)
     total = float(w.sum())
     counts, edges = np.histogram(p, bins=hist_bins, range=(0.0, 1.0), weights=w)
     hist = (edges[:-1], np.diff(edges), counts / total)
     band = None
     if kind == "binned":
-        points = binned_reliability(p, y, n_bins, strategy, weights=w)
+        points = binned_reliability(y, p, n_bins, strategy, weights=w)
         stats = [("ECE", _ece(points)), ("n", _fmt_n(total))]
     else:
-        points = corp_reliability(p, y, weights=w)
+        points = corp_reliability(y, p, weights=w)
         s = float(np.sum(w * (p - y) ** 2) / total)
         stats = [*_corp_stats(points, s), ("n", _fmt_n(total))]
     if bands is not None:
@@ -562,8 +562,8 @@ def _options(
 
 
 def reliability_diagram(
-    probs=None,
-    labels=None,
+    y_true=None,
+    y_prob=None,
     *,
     metric=None,
     kind: str | None = None,
@@ -578,6 +578,8 @@ def reliability_diagram(
     title: str | None = None,
     path=None,
     dpi: float = 150,
+    probs=None,
+    labels=None,
 ):
     """Draw one reliability diagram, with its consistency band and forecast histogram.
 
@@ -591,10 +593,16 @@ def reliability_diagram(
     or the bins of a binned metric's state). Cost: that of :func:`consistency_band`
     (the resampling dominates; ``bands=None`` skips it), plus drawing.
 
+    The arguments are ``(y_true, y_prob)``, as in scikit-learn and river. The old order
+    ``(probs, labels)`` still works for one release with a DeprecationWarning: it is
+    recognised by the keywords ``probs=`` / ``labels=``, or when the second argument
+    holds only 0 and 1 and the first does not; when both hold only 0 and 1, the new
+    order is assumed.
+
     Parameters
     ----------
-    probs, labels
-        Forecast probabilities in [0, 1] and binary outcomes, one-dimensional
+    y_true, y_prob
+        Binary outcomes and forecast probabilities in [0, 1], one-dimensional
         sequences of the same length. Give these, or ``metric``.
     metric
         Draw from a state instead (see the module docstring): an object with ``bins``
@@ -609,7 +617,7 @@ def reliability_diagram(
     n_bins, strategy
         Bins of the binned diagram (see :func:`binned_reliability`).
     weights
-        Optional non-negative event weights for ``probs`` / ``labels``.
+        Optional non-negative event weights for ``y_true`` / ``y_prob``.
     bands
         Nominal pointwise coverage of the consistency band, a real number in (0, 1),
         or None for no band.
@@ -627,6 +635,8 @@ def reliability_diagram(
         If given, the figure is also saved there as a PNG (see :func:`save_png`).
     dpi
         Resolution of the saved PNG.
+    probs, labels
+        Deprecated names of ``y_prob`` and ``y_true``.
 
     Returns
     -------
@@ -639,7 +649,7 @@ def reliability_diagram(
     >>> rng = np.random.default_rng(0)
     >>> x = rng.uniform(size=1000)
     >>> y = rng.uniform(size=1000) < x
-    >>> fig = reliability_diagram(x, y, kind="corp", n_resamples=50, title="calibrated")
+    >>> fig = reliability_diagram(y, x, kind="corp", n_resamples=50, title="calibrated")
     >>> [a.get_title() for a in fig.axes]
     ['calibrated', '']
 
@@ -656,16 +666,17 @@ def reliability_diagram(
     opts = _options(
         owner, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, dpi
     )
-    if (metric is None) == (probs is None):
+    y_true, y_prob = V.labels_then_probs(y_true, y_prob, owner, probs, labels)
+    if (metric is None) == (y_prob is None):
         raise ValueError(
-            f"The 'probs' argument of {owner} must be given, or else 'metric', but not "
-            f"both. Got probs={V.format_value(probs)} and "
+            f"The 'y_prob' argument of {owner} must be given, or else 'metric', but not "
+            f"both. Got y_prob={V.format_value(y_prob)} and "
             f"metric={V.format_value(metric)} instead."
         )
     if metric is not None:
         panel = _panel_from_state(metric, opts, owner)
     else:
-        panel = _panel_from_arrays(probs, labels, weights, opts, owner)
+        panel = _panel_from_arrays(y_true, y_prob, weights, opts, owner)
     Figure, FigureCanvasAgg = _matplotlib()
     if ax is None:
         fig = Figure(figsize=(4.2, 5.2), layout="constrained")
@@ -695,7 +706,7 @@ def reliability_diagram(
 
 def reliability_diagrams(
     forecasts,
-    labels=None,
+    y_true=None,
     *,
     kind: str | None = None,
     n_bins: int = 10,
@@ -710,6 +721,7 @@ def reliability_diagrams(
     colors: dict | None = None,
     path=None,
     dpi: float = 150,
+    labels=None,
 ):
     """Draw several forecasters' reliability diagrams side by side, on shared axes.
 
@@ -722,14 +734,15 @@ def reliability_diagrams(
     ----------
     forecasts
         A dict, name -> source, where a source is an array of forecasts (scored
-        against the shared ``labels``), a ``(probs, labels)`` pair (as made by
-        :func:`multiclass_views`), or a state to draw from: a metric or calibrator,
+        against the shared ``y_true``), a ``(y_true, y_prob)`` pair (as made by
+        :func:`multiclass_views`; a ``(probs, labels)`` pair, the old order, is
+        read as in :func:`reliability_diagram`, with a DeprecationWarning), or a state to draw from: a metric or calibrator,
         or a sequence of bins or PAV blocks (see :func:`reliability_diagram`), so
         that a multiclass metric's ``bins_by_class`` can be passed as it is.
-    labels
+    y_true
         Binary outcomes shared by the array sources.
     kind, n_bins, strategy, weights, bands, n_resamples, seed, hist_bins
-        As in :func:`reliability_diagram`; ``weights`` go with the shared ``labels``.
+        As in :func:`reliability_diagram`; ``weights`` go with the shared ``y_true``.
     ncols
         Panels per row, an int >= 1 (default: all in one row, up to 4 per row).
     suptitle
@@ -740,6 +753,8 @@ def reliability_diagrams(
         draws them); names not in it get the kind's default colour.
     path, dpi
         If ``path`` is given, the figure is also saved there as a PNG.
+    labels
+        Deprecated name of ``y_true``.
 
     Returns
     -------
@@ -760,7 +775,7 @@ def reliability_diagrams(
 
     >>> P = rng.dirichlet([1.0, 1.0, 1.0], size=300)
     >>> classes = np.array([rng.choice(3, p=row) for row in P])
-    >>> views = multiclass_views(P, classes, "classwise")
+    >>> views = multiclass_views(classes, P, "classwise")
     >>> fig = reliability_diagrams(views, kind="corp", n_resamples=20)
     >>> [a.get_title() for a in fig.axes if a.get_title()]
     ['class 0', 'class 1', 'class 2']
@@ -783,16 +798,23 @@ def reliability_diagrams(
             TypeError, "colors", owner, None, "a dict of name -> colour, or None", colors
         )
     colors = {str(k): v for k, v in colors.items()}
+    if labels is not None:
+        if y_true is not None:
+            raise TypeError(
+                f"{owner} takes y_true; the deprecated 'labels' argument cannot be "
+                "combined with it."
+            )
+        y_true, _ = V.labels_then_probs(None, None, owner, None, labels)
     panels = []
     for name, source in forecasts.items():
         if _state_kind(source) is not None:
             panel = _panel_from_state(source, opts, owner)
         else:
-            src_labels, src_weights = labels, weights
+            src_labels, src_weights = y_true, weights
             if isinstance(source, tuple) and len(source) == 2:
-                source, src_labels = source
+                src_labels, source = V.labels_then_probs(*source, owner)
                 src_weights = None
-            panel = _panel_from_arrays(source, src_labels, src_weights, opts, owner)
+            panel = _panel_from_arrays(src_labels, source, src_weights, opts, owner)
         panels.append((str(name), panel))
     k = len(panels)
     ncols = min(k, 4) if ncols is None else min(ncols, k)
@@ -837,7 +859,7 @@ def save_png(fig, path, dpi: float = 150):
     Examples
     --------
     >>> import os, tempfile
-    >>> fig = reliability_diagram([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], bands=None)
+    >>> fig = reliability_diagram([0, 1, 0, 1], [0.2, 0.4, 0.6, 0.8], bands=None)
     >>> with tempfile.TemporaryDirectory() as d:
     ...     out = save_png(fig, os.path.join(d, "diagram.png"), dpi=50)
     ...     open(out, "rb").read(8) == b"\\x89PNG\\r\\n\\x1a\\n"

@@ -7,6 +7,7 @@ under the old names, no matplotlib or scipy at import, and the core PAV behind C
 from __future__ import annotations
 
 import json
+import warnings
 import subprocess
 import sys
 import textwrap
@@ -59,7 +60,7 @@ def test_corp_blocks_are_scipys_isotonic_fit(n, seed):
     p = np.round(rng.uniform(size=n), 2 if seed % 2 else 6)
     y = (rng.uniform(size=n) < p).astype(float)
     w = rng.uniform(0.5, 2.0, size=n)
-    blocks = reliability.corp_reliability(p, y, weights=w)
+    blocks = reliability.corp_reliability(y, p, weights=w)
     xs = np.unique(p)
     W = np.array([w[p == x].sum() for x in xs])
     S = np.array([(w * y)[p == x].sum() for x in xs])
@@ -71,3 +72,79 @@ def test_corp_blocks_are_scipys_isotonic_fit(n, seed):
     assert all(a.value < b.value for a, b in zip(blocks, blocks[1:]))
     assert [b.score_min for b in blocks] == [float(xs[i]) for i in
                                              np.cumsum([0] + [b.n_cells for b in blocks[:-1]])]
+
+
+# ---------------------------------------------------- (y_true, y_prob), old order deprecated
+
+
+def _events(seed=0, n=200):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(size=n)
+    return (rng.uniform(size=n) < p).astype(np.int64), p
+
+
+@pytest.mark.parametrize(
+    "name, extra", [("binned_reliability", {"n_bins": 5}), ("corp_reliability", {})]
+)
+def test_old_order_still_works_with_a_deprecation_warning(name, extra):
+    f = getattr(reliability, name)
+    y, p = _events()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new order warns about nothing
+        want = f(y, p, **extra)
+    with pytest.warns(DeprecationWarning, match=rf"{name} takes \(y_true, y_prob\)"):
+        assert f(p, y, **extra) == want  # positional, old order: read as (probs, labels)
+    with pytest.warns(DeprecationWarning, match="'probs' and 'labels' arguments"):
+        assert f(probs=p, labels=y, **extra) == want
+    with pytest.raises(TypeError, match="cannot be combined"):
+        f(y, probs=p, **extra)
+
+
+def test_ambiguous_order_is_read_as_the_new_one():
+    # forecasts that are all 0 or 1 cannot be told from labels: the new order wins
+    y, p = [0, 1, 1, 0], [1, 1, 0, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bins = reliability.binned_reliability(y, p, n_bins=2)
+    assert [(b.mean_prediction, b.mean_outcome) for b in bins] == [(0.0, 0.5), (1.0, 0.5)]
+
+
+def test_old_order_of_multiclass_views_and_of_the_pairs_it_made():
+    rng = np.random.default_rng(1)
+    P = rng.dirichlet([1.0, 1.0, 1.0], size=50)
+    c = rng.integers(0, 3, size=50)
+    want = reliability.multiclass_views(c, P, "classwise")
+    assert all(np.array_equal(v[0], (c == k)) for k, v in enumerate(want.values()))
+    with pytest.warns(DeprecationWarning, match="first argument is two-dimensional"):
+        old = reliability.multiclass_views(P, c, "classwise")
+    with pytest.warns(DeprecationWarning, match="'probs' and 'labels' arguments"):
+        kw = reliability.multiclass_views(probs=P, labels=c, view="classwise")
+    for got in (old, kw):
+        assert list(got) == list(want)
+        assert all(np.array_equal(got[k][i], want[k][i]) for k in want for i in (0, 1))
+
+
+def test_plot_functions_take_y_true_first_and_read_old_pairs():
+    pytest.importorskip("matplotlib")
+    from streamcal import plot
+
+    y, p = _events(2)
+
+    def line(fig):
+        return fig.axes[0].lines[1].get_xydata()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        new = line(plot.reliability_diagram(y, p, bands=None))
+        pairs = line(plot.reliability_diagrams({"a": (y, p)}, bands=None))
+        shared = line(plot.reliability_diagrams({"a": p}, y, bands=None))
+    with pytest.warns(DeprecationWarning, match=r"reliability_diagram takes \(y_true"):
+        old = line(plot.reliability_diagram(p, y, bands=None))
+    with pytest.warns(DeprecationWarning, match="'probs' and 'labels' arguments"):
+        kw = line(plot.reliability_diagram(probs=p, labels=y, bands=None))
+    with pytest.warns(DeprecationWarning, match=r"reliability_diagrams takes \(y_true"):
+        old_pairs = line(plot.reliability_diagrams({"a": (p, y)}, bands=None))
+    with pytest.warns(DeprecationWarning, match="'labels' arguments of reliability_diagrams"):
+        old_kw = line(plot.reliability_diagrams({"a": p}, labels=y, bands=None))
+    for got in (pairs, shared, old, kw, old_pairs, old_kw):
+        np.testing.assert_array_equal(got, new)

@@ -21,6 +21,7 @@ importing :mod:`streamcal.metrics` must stay light: tests/test_startup.py).
 from __future__ import annotations
 
 import typing
+import warnings
 
 import numpy as np
 
@@ -82,7 +83,14 @@ def _bin_index(p: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 
 def binned_reliability(
-    probs, labels, n_bins: int = 10, strategy: str = "uniform", weights=None
+    y_true=None,
+    y_prob=None,
+    n_bins: int = 10,
+    strategy: str = "uniform",
+    weights=None,
+    *,
+    probs=None,
+    labels=None,
 ) -> tuple[ReliabilityBin, ...]:
     """The points of a binned reliability diagram: per bin, mean forecast and outcome rate.
 
@@ -96,12 +104,18 @@ def binned_reliability(
     ``sum(b.weight * abs(b.mean_outcome - b.mean_prediction)) / total weight`` is that
     ECE. Cost O(n) (``"uniform"``) or O(n log n) (``"quantile"``).
 
+    The arguments are ``(y_true, y_prob)``, as in scikit-learn and river. The old order
+    ``(probs, labels)`` still works for one release with a DeprecationWarning: it is
+    recognised by the keywords ``probs=`` / ``labels=``, or when the second argument
+    holds only 0 and 1 and the first does not; when both hold only 0 and 1, the new
+    order is assumed.
+
     Parameters
     ----------
-    probs
-        Forecast probabilities in [0, 1], a one-dimensional sequence.
-    labels
-        Binary outcomes (0, 1, False, True), same length.
+    y_true
+        Binary outcomes (0, 1, False, True), a one-dimensional sequence.
+    y_prob
+        Forecast probabilities in [0, 1], same length.
     n_bins
         Number of bins, an int >= 1.
     strategy
@@ -111,6 +125,8 @@ def binned_reliability(
         frequency weights: an event of weight 2 counts as two events of weight 1,
         equal-mass edges included (as in the ``ECE`` metric). Events of zero weight
         are dropped first.
+    probs, labels
+        Deprecated names of ``y_prob`` and ``y_true``.
 
     Returns
     -------
@@ -120,7 +136,7 @@ def binned_reliability(
 
     Examples
     --------
-    >>> bins = binned_reliability([0.1, 0.2, 0.7, 0.9], [0, 1, 1, 1], n_bins=2)
+    >>> bins = binned_reliability([0, 1, 1, 1], [0.1, 0.2, 0.7, 0.9], n_bins=2)
     >>> [(b.lower, b.upper, b.weight) for b in bins]
     [(0.0, 0.5, 2.0), (0.5, 1.0, 2.0)]
     >>> [(round(b.mean_prediction, 3), b.mean_outcome) for b in bins]
@@ -130,7 +146,8 @@ def binned_reliability(
     owner = "binned_reliability"
     n_bins = V.check_int(n_bins, owner, "n_bins", minimum=1)
     strategy = V.check_choice(strategy, owner, "strategy", STRATEGIES)
-    p, y, w = V.check_forecast_events(probs, labels, weights, owner)
+    y_true, y_prob = V.labels_then_probs(y_true, y_prob, owner, probs, labels)
+    p, y, w = V.check_forecast_events(y_true, y_prob, weights, owner)
     return _binned_points(p, y, w, n_bins, strategy)
 
 
@@ -172,7 +189,9 @@ def _pav_blocks(xs, W, S) -> tuple[BlockView, ...]:
     )
 
 
-def corp_reliability(probs, labels, weights=None) -> tuple[BlockView, ...]:
+def corp_reliability(
+    y_true=None, y_prob=None, weights=None, *, probs=None, labels=None
+) -> tuple[BlockView, ...]:
     """The CORP reliability curve: the PAV (isotonic) recalibration of the forecasts.
 
     The non-decreasing function of the forecast that best fits the outcomes in the
@@ -182,15 +201,23 @@ def corp_reliability(probs, labels, weights=None) -> tuple[BlockView, ...]:
     ``recalibration``), so that a batch fit and a streaming state draw alike. Cost
     O(n log n).
 
+    The arguments are ``(y_true, y_prob)``, as in scikit-learn and river. The old order
+    ``(probs, labels)`` still works for one release with a DeprecationWarning: it is
+    recognised by the keywords ``probs=`` / ``labels=``, or when the second argument
+    holds only 0 and 1 and the first does not; when both hold only 0 and 1, the new
+    order is assumed.
+
     Parameters
     ----------
-    probs
-        Forecast probabilities in [0, 1], a one-dimensional sequence.
-    labels
-        Binary outcomes (0, 1, False, True), same length.
+    y_true
+        Binary outcomes (0, 1, False, True), a one-dimensional sequence.
+    y_prob
+        Forecast probabilities in [0, 1], same length.
     weights
         Optional non-negative event weights, same length (default: all 1); events of
         zero weight are dropped.
+    probs, labels
+        Deprecated names of ``y_prob`` and ``y_true``.
 
     Returns
     -------
@@ -200,11 +227,13 @@ def corp_reliability(probs, labels, weights=None) -> tuple[BlockView, ...]:
 
     Examples
     --------
-    >>> corp_reliability([0.1, 0.3, 0.5, 0.7, 0.9], [0, 1, 0, 1, 1])[1]
+    >>> corp_reliability([0, 1, 0, 1, 1], [0.1, 0.3, 0.5, 0.7, 0.9])[1]
     BlockView(score_min=0.3, score_max=0.5, value=0.5, weight=2.0, n_events=2, n_cells=2)
 
     """
-    p, y, w = V.check_forecast_events(probs, labels, weights, "corp_reliability")
+    owner = "corp_reliability"
+    y_true, y_prob = V.labels_then_probs(y_true, y_prob, owner, probs, labels)
+    p, y, w = V.check_forecast_events(y_true, y_prob, weights, owner)
     return _corp_blocks(p, y, w)
 
 
@@ -473,72 +502,95 @@ def _binomial_quantile(q: float, n: np.ndarray, p: np.ndarray) -> np.ndarray:
         hi = np.where(open_ & ~below, mid, hi)
 
 
-def multiclass_views(probs, labels, view: str = "confidence", classes=None) -> dict:
+def multiclass_views(
+    y_true=None, y_prob=None, view: str = "confidence", classes=None, *, probs=None,
+    labels=None,
+) -> dict:
     """Binary views of multiclass forecasts, to draw with :func:`reliability_diagrams`.
 
     With ``P`` the ``(n, K)`` array of class probabilities and ``top`` the predicted
     class of each row (``argmax``, the first column on ties):
 
-    - ``"confidence"``: one view, ``{"confidence": (P.max(1), labels == top)}``: is the
-      top probability the rate at which the top class is right?
+    - ``"confidence"``: one view, ``{"confidence": (y_true == top, P.max(1))}``: is
+      the top probability the rate at which the top class is right?
     - ``"top-label"``: one view per predicted class ``k``, on the rows where ``k`` is
-      predicted: ``(P[:, k], labels == k)`` (top-label calibration, Gupta and Ramdas,
+      predicted: ``(y_true == k, P[:, k])`` (top-label calibration, Gupta and Ramdas,
       2022); classes never predicted are left out;
-    - ``"classwise"``: one view per class ``k``, on all rows: ``(P[:, k], labels == k)``.
+    - ``"classwise"``: one view per class ``k``, on all rows: ``(y_true == k, P[:, k])``.
 
     Cost O(n K).
 
+    The arguments are ``(y_true, y_prob)``, and so are the views. The old order
+    ``(probs, labels)`` still works for one release with a DeprecationWarning: it is
+    recognised by the keywords ``probs=`` / ``labels=``, or positionally when the first
+    argument is two-dimensional (the probabilities) and the second is not. The views
+    were ``(probs, labels)`` pairs before; :func:`reliability_diagrams` reads both.
+
     Parameters
     ----------
-    probs
+    y_true
+        The ``n`` observed classes: indices ``0 .. K-1``, or the entries of ``classes``.
+    y_prob
         Array-like of shape ``(n, K)``: probabilities in [0, 1] (rows are not required
         to sum to 1).
-    labels
-        The ``n`` observed classes: indices ``0 .. K-1``, or the entries of ``classes``.
     view
         ``"confidence"``, ``"top-label"`` or ``"classwise"``.
     classes
         The class of each column (default ``range(K)``); also names the views.
+    probs, labels
+        Deprecated names of ``y_prob`` and ``y_true``.
 
     Returns
     -------
     dict
         View name (``"confidence"``, or ``"class <c>"`` / ``"predicted <c>"``) ->
-        ``(probs, labels)``, float arrays.
+        ``(y_true, y_prob)``, float arrays (``y_true`` 0 or 1).
 
     Examples
     --------
     >>> P = [[0.7, 0.2, 0.1], [0.1, 0.6, 0.3], [0.5, 0.1, 0.4]]
-    >>> views = multiclass_views(P, ["a", "b", "c"], "top-label", classes=["a", "b", "c"])
+    >>> views = multiclass_views(["a", "b", "c"], P, "top-label", classes=["a", "b", "c"])
     >>> {k: (v[0].tolist(), v[1].tolist()) for k, v in views.items()}
-    {'predicted a': ([0.7, 0.5], [1.0, 0.0]), 'predicted b': ([0.6], [1.0])}
-    >>> conf = multiclass_views(P, ["a", "b", "c"], classes=["a", "b", "c"])["confidence"]
+    {'predicted a': ([1.0, 0.0], [0.7, 0.5]), 'predicted b': ([1.0], [0.6])}
+    >>> conf = multiclass_views(["a", "b", "c"], P, classes=["a", "b", "c"])["confidence"]
     >>> conf[0].tolist(), conf[1].tolist()
-    ([0.7, 0.6, 0.5], [1.0, 1.0, 0.0])
+    ([1.0, 1.0, 0.0], [0.7, 0.6, 0.5])
 
     """
     owner = "multiclass_views"
     view = V.check_choice(view, owner, "view", VIEWS)
-    P = np.asarray(probs, dtype=np.float64)
+    if probs is not None or labels is not None:
+        y_true, y_prob = V.labels_then_probs(y_true, y_prob, owner, probs, labels)
+    elif _is_2d(y_true) and not _is_2d(y_prob):
+        warnings.warn(
+            f"{owner} takes (y_true, y_prob): the first argument is two-dimensional (the "
+            "probabilities), so they are read in the old order (probs, labels), which "
+            "is deprecated and will stop working in the next release.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        y_true, y_prob = y_prob, y_true
+    labels = y_true
+    P = np.asarray(y_prob, dtype=np.float64)
     if P.ndim != 2 or P.shape[0] == 0 or P.shape[1] < 2:
         raise ValueError(
-            f"The 'probs' argument of {owner} must be an array of shape (n, K) with n >= 1 "
+            f"The 'y_prob' argument of {owner} must be an array of shape (n, K) with n >= 1 "
             f"and K >= 2. Got an array of shape {P.shape} instead."
         )
-    V.check_scores_array(P.ravel(), owner, None, name="probs")
+    V.check_scores_array(P.ravel(), owner, None, name="y_prob")
     n, K = P.shape
     classes = list(range(K)) if classes is None else list(classes)
     if len(classes) != K or len(set(classes)) != K:
         raise ValueError(
             f"The 'classes' argument of {owner} must list {K} distinct classes, one per "
-            f"column of 'probs'. Got {V.format_value(classes)} instead."
+            f"column of 'y_prob'. Got {V.format_value(classes)} instead."
         )
     position = {c: k for k, c in enumerate(classes)}
     labels = list(labels)
     if len(labels) != n:
         raise ValueError(
-            f"The 'labels' argument of {owner} must be a sequence of the same length as "
-            f"'probs' ({n}). Got length {len(labels)} instead."
+            f"The 'y_true' argument of {owner} must be a sequence of the same length as "
+            f"'y_prob' ({n}). Got length {len(labels)} instead."
         )
     try:
         y = np.array([position[c] for c in labels], dtype=np.int64)
@@ -546,7 +598,7 @@ def multiclass_views(probs, labels, view: str = "confidence", classes=None) -> d
         bad = next(c for c in labels if not _hashable_in(c, position))
         raise V.argument_error(
             ValueError,
-            "labels",
+            "y_true",
             owner,
             None,
             f"a sequence of classes among {classes}",
@@ -554,16 +606,23 @@ def multiclass_views(probs, labels, view: str = "confidence", classes=None) -> d
         ) from None
     top = P.argmax(axis=1)
     if view == "confidence":
-        return {"confidence": (P[np.arange(n), top], (y == top).astype(np.float64))}
+        return {"confidence": ((y == top).astype(np.float64), P[np.arange(n), top])}
     out = {}
     for k, c in enumerate(classes):
         if view == "classwise":
-            out[f"class {c}"] = (P[:, k].copy(), (y == k).astype(np.float64))
+            out[f"class {c}"] = ((y == k).astype(np.float64), P[:, k].copy())
         else:
             rows = top == k
             if rows.any():
-                out[f"predicted {c}"] = (P[rows, k], (y[rows] == k).astype(np.float64))
+                out[f"predicted {c}"] = ((y[rows] == k).astype(np.float64), P[rows, k])
     return out
+
+
+def _is_2d(values) -> bool:
+    try:
+        return np.ndim(values) == 2
+    except (TypeError, ValueError):
+        return False
 
 
 def _hashable_in(c, mapping) -> bool:
