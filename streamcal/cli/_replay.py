@@ -301,28 +301,11 @@ def _replay_inputs(args) -> dict:
             time_col = "time"
         if label_time is None and args.id is None and "label_time" in header:
             label_time = "label_time"
-    if args.labels is not None and args.id is None:
-        raise UsageError(
-            "--labels",
-            "needs --id COL, the event id column to join the label records on.",
-        )
-    if args.id is not None and args.labels is None:
-        raise UsageError(
-            "--id", "needs --labels FILE, the file of label records to join on it."
-        )
-    if args.labels is not None and not os.path.isfile(args.labels):
+    # which options go together (--id with --labels, --time for delayed labels,
+    # --checkpoint for --resume) is checked by streamcal.replay: its ValueError is
+    # reported as a usage error (exit status 2) by _replay
+    if args.id is not None and args.labels is not None and not os.path.isfile(args.labels):
         raise UsageError("--labels", f"no such file: {args.labels!r}.")
-    for option, value in (("--label-time", label_time), ("--id", args.id)):
-        if value is not None and time_col is None:
-            raise UsageError(
-                option,
-                "delayed labels need --time COL, the events' time, to know which "
-                "labels have arrived when each event is predicted.",
-            )
-    if args.resume and args.checkpoint is None:
-        raise UsageError(
-            "--resume", "needs --checkpoint FILE, the checkpoint to resume from."
-        )
     if header is not None:  # catch a misspelt column before replaying anything
         options = [("--score", c) for c in score_cols]
         if args.id is None:  # with label records, the events' labels are not read
@@ -338,7 +321,9 @@ def _replay_inputs(args) -> dict:
                     option,
                     f"no column {column!r} in {log!r}. Its columns: {', '.join(header)}.",
                 )
-    label_header = None if args.labels is None else _csv_header(args.labels, delimiter)
+    label_header = None
+    if args.labels is not None and args.id is not None:
+        label_header = _csv_header(args.labels, delimiter)
     if label_header is not None:
         for option, column in (
             ("--id", args.id),
