@@ -84,16 +84,7 @@ import typing
 import numpy as np
 
 from streamcal import _validation as V
-from streamcal.metrics.reliability import (
-    KINDS,
-    STRATEGIES,
-    ConsistencyBand,
-    binned_reliability,
-    consistency_band,
-    consistency_band_from_bins,
-    corp_reliability,
-    multiclass_views,
-)
+from streamcal.metrics import reliability as _reliability
 
 __all__ = [
     "ConsistencyBand",
@@ -112,6 +103,16 @@ __all__ = [
 # forecasts); beyond it adjacent cells are pooled, which bounds the cost per panel to
 # n_resamples PAV fits of this size.
 _MAX_BAND_CELLS = 2000
+
+
+
+def __getattr__(name):
+    # the data functions moved to streamcal.metrics.reliability; their old names here
+    # (streamcal.plot.binned_reliability, ...) still work
+    if name in _reliability.__all__:
+        return getattr(_reliability, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _BAND_COLOR = "#9ecae1"
 _BINNED_COLOR = "#08519c"
@@ -214,7 +215,7 @@ class _Panel(typing.NamedTuple):
 
     kind: str
     points: tuple  # ReliabilityBin (binned) or BlockView (corp)
-    band: ConsistencyBand | None
+    band: _reliability.ConsistencyBand | None
     hist: tuple  # (lefts, widths, heights): share of the total weight in each bar
     stats: list  # (label, value) pairs shown above the diagram
     note: str | None  # e.g. why there is no band
@@ -274,14 +275,14 @@ def _panel_from_arrays(y, p, w, opts: _Options, owner) -> _Panel:
     hist = (edges[:-1], np.diff(edges), counts / total)
     band = None
     if kind == "binned":
-        points = binned_reliability(y, p, n_bins, strategy, weights=w)
+        points = _reliability.binned_reliability(y, p, n_bins, strategy, weights=w)
         stats = [("ECE", _ece(points)), ("n", _fmt_n(total))]
     else:
-        points = corp_reliability(y, p, weights=w)
+        points = _reliability.corp_reliability(y, p, weights=w)
         s = float(np.sum(w * (p - y) ** 2) / total)
         stats = [*_corp_stats(points, s), ("n", _fmt_n(total))]
     if bands is not None:
-        band = consistency_band(
+        band = _reliability.consistency_band(
             p, kind, n_bins=n_bins, strategy=strategy, weights=w, level=bands,
             n_resamples=n_resamples, seed=seed,
         )  # fmt: skip
@@ -362,7 +363,7 @@ def _panel_from_state(source, opts: _Options, owner) -> _Panel:
         ece = value if isinstance(value, float) else _ece(points)
         stats = [("ECE", ece), ("n", _fmt_n(total))]
         if bands is not None:
-            band = consistency_band_from_bins(points, bands)
+            band = _reliability.consistency_band_from_bins(points, bands)
     else:
         edges = np.arange(hist_bins + 1) / hist_bins
         heights = _spread_hist(
@@ -377,7 +378,7 @@ def _panel_from_state(source, opts: _Options, owner) -> _Panel:
                 note = "no band: needs the forecasts"
             else:
                 xs, ws, ns = cells
-                band = consistency_band(
+                band = _reliability.consistency_band(
                     xs, "corp", n_bins=opts.n_bins, strategy=opts.strategy,
                     weights=ws, level=bands, n_resamples=opts.n_resamples,
                     seed=opts.seed, counts=ns,
@@ -547,9 +548,9 @@ def _options(
     owner, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, dpi
 ) -> _Options:
     if kind is not None:
-        V.check_choice(kind, owner, "kind", KINDS)
+        V.check_choice(kind, owner, "kind", _reliability.KINDS)
     V.check_int(n_bins, owner, "n_bins", minimum=1)
-    V.check_choice(strategy, owner, "strategy", STRATEGIES)
+    V.check_choice(strategy, owner, "strategy", _reliability.STRATEGIES)
     if bands is not None:
         V.check_level(bands, owner, "bands")
     V.check_int(n_resamples, owner, "n_resamples", minimum=1)
@@ -775,6 +776,7 @@ def reliability_diagrams(
 
     >>> P = rng.dirichlet([1.0, 1.0, 1.0], size=300)
     >>> classes = np.array([rng.choice(3, p=row) for row in P])
+    >>> from streamcal.metrics import multiclass_views
     >>> views = multiclass_views(classes, P, "classwise")
     >>> fig = reliability_diagrams(views, kind="corp", n_resamples=20)
     >>> [a.get_title() for a in fig.axes if a.get_title()]
