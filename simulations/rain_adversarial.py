@@ -122,7 +122,7 @@ def main(argv=None) -> dict:
                     (expected_calibration_error(y, f), brier_score(y, f), y.mean())
                 )
                 if strength == 0.5 and seed == 0:
-                    shown_runs[name] = (f, y)
+                    shown_runs[name] = (y, f)
             summary[strength, name] = tuple(np.mean(rows, axis=0))
 
     lines = [

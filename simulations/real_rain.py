@@ -369,7 +369,7 @@ def plot(runs, args):
     for s in ("EWR", "Seattle"):
         y, forecasts = runs[s]
         for name in ("raw", "isotonic", "tops"):
-            panels[f"{s}: {name}"] = (forecasts[name], y)
+            panels[f"{s}: {name}"] = (y, forecasts[name])
     reliability_diagrams(
         panels,
         ncols=3,

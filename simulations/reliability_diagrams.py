@@ -64,7 +64,7 @@ def outside(band, xs, ys):
 
 
 def summary(name, probs, labels):
-    bins = plot.binned_reliability(probs, labels, 10)
+    bins = plot.binned_reliability(labels, probs, 10)
     total = sum(b.weight for b in bins)
     ece = sum(b.weight * abs(b.mean_outcome - b.mean_prediction) for b in bins) / total
     band = plot.consistency_band(probs, "binned", n_resamples=500)
@@ -74,7 +74,7 @@ def summary(name, probs, labels):
     corp = CORP()
     for p, y in zip(probs.tolist(), labels.tolist()):
         corp.update(y, p)
-    blocks = plot.corp_reliability(probs, labels)
+    blocks = plot.corp_reliability(labels, probs)
     band = plot.consistency_band(probs, "corp", n_resamples=500)
     fit = {
         x: b.value
@@ -157,8 +157,8 @@ def main():
     model = np.exp(logits - logits.max(axis=1, keepdims=True))
     model /= model.sum(axis=1, keepdims=True)
     views = {
-        **plot.multiclass_views(model, classes, "confidence"),
-        **plot.multiclass_views(model, classes, "classwise"),
+        **plot.multiclass_views(classes, model, "confidence"),
+        **plot.multiclass_views(classes, model, "classwise"),
     }
     plot.reliability_diagrams(
         views, kind="binned",

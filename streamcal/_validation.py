@@ -741,3 +741,115 @@ def check_snapshot_entry(owner: str, where: str, value, ok: bool, domain: str) -
     """
     if not ok:
         raise snapshot_error(owner, where, domain, value)
+
+
+def check_choice(value, owner: str, name: str, choices):
+    """``value`` if it is one of the strings ``choices``; else a TypeError (not a str) or
+    a ValueError (another str) in the argument template.
+
+    Examples
+    --------
+    >>> check_choice("quantile", "binned_reliability", "strategy", ("uniform", "quantile"))
+    'quantile'
+    >>> check_choice("equal", "binned_reliability", "strategy", ("uniform", "quantile"))
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'strategy' argument of binned_reliability must be a str among {'uniform', 'quantile'}. Got 'equal' instead.
+
+    """
+    if not isinstance(value, str) or value not in choices:
+        domain = "a str among {" + ", ".join(repr(c) for c in choices) + "}"
+        exc = ValueError if isinstance(value, str) else TypeError
+        raise argument_error(exc, name, owner, None, domain, value)
+    return value
+
+
+def check_level(level, owner: str, name: str = "level") -> float:
+    """A coverage level: a real number in (0, 1)."""
+    return check_real(level, owner, name, lambda v: 0.0 < v < 1.0, "a real number in (0, 1)")
+
+
+def check_forecasts(probs, weights, owner: str, labels=None, names=("probs", "labels")):
+    """Validated float arrays ``(p, y, w)`` of forecasts, labels and weights (argument
+    names ``names`` and ``weights``), events of zero weight dropped, at least one left;
+    ``y`` is None when ``labels`` is."""
+    p = check_scores_array(probs, owner, None, name=names[0])
+    y = None
+    if labels is not None:
+        y = check_labels_array(labels, len(p), owner, None, name=names[1])
+    w = check_weights_array(weights, len(p), owner, None, name="weights")
+    keep = w > 0
+    if not keep.any():
+        raise ValueError(
+            f"The {names[0]!r} argument of {owner} must hold at least one event of "
+            f"positive weight. Got {format_value(probs)} instead."
+        )
+    if not keep.all():
+        p, w = p[keep], w[keep]
+        y = None if y is None else y[keep]
+    return p, y, w
+
+
+def check_forecast_events(y_true, y_prob, weights, owner: str):
+    """:func:`check_forecasts` of the arguments ``y_true`` (required) and ``y_prob``."""
+    if y_true is None:
+        domain = "a sequence of binary labels"
+        raise argument_error(TypeError, "y_true", owner, None, domain, y_true)
+    return check_forecasts(y_prob, weights, owner, y_true, names=("y_prob", "y_true"))
+
+
+def _all_binary(values) -> bool:
+    """True if ``values`` is a non-empty 1-D sequence of numbers all 0 or 1."""
+    try:
+        a = np.asarray(values)
+    except (TypeError, ValueError):
+        return False
+    if a.ndim != 1 or a.size == 0 or a.dtype.kind not in "biuf":
+        return False
+    return bool(np.all((a == 0) | (a == 1)))
+
+
+def labels_then_probs(y_true, y_prob, owner: str, probs=None, labels=None, stacklevel=3):
+    """``(y_true, y_prob)`` of a function that took ``(probs, labels)`` before, for one
+    release of deprecation (a DeprecationWarning whenever the old order is used).
+
+    The old order is recognised when the old keywords ``probs`` / ``labels`` are used,
+    or positionally when ``y_prob`` holds only 0/1 values and ``y_true`` does not
+    (labels are 0/1; probabilities that are all 0 or 1 are not told from labels). When
+    it is ambiguous (both all 0/1, or neither), the new order is assumed.
+
+    Examples
+    --------
+    >>> labels_then_probs([0, 1], [0.2, 0.7], "f")
+    ([0, 1], [0.2, 0.7])
+
+    """
+    import warnings
+
+    if probs is not None or labels is not None:
+        if y_true is not None or y_prob is not None:
+            raise TypeError(
+                f"{owner} takes (y_true, y_prob); the deprecated 'probs' and 'labels' "
+                "arguments cannot be combined with them."
+            )
+        warnings.warn(
+            f"The 'probs' and 'labels' arguments of {owner} are deprecated and will be "
+            "removed in the next release: pass y_true (the labels) and y_prob (the "
+            "probabilities), in that order.",
+            DeprecationWarning,
+            stacklevel=stacklevel,
+        )
+        return labels, probs
+    if y_true is not None and y_prob is not None:
+        if _all_binary(y_prob) and not _all_binary(y_true):
+            warnings.warn(
+                f"{owner} takes (y_true, y_prob): the first argument holds values other "
+                "than 0 and 1 and the second only 0 and 1, so they are read in the old "
+                "order (probs, labels), which is deprecated and will stop working in "
+                "the next release. (When both hold only 0 and 1, the new order is "
+                "assumed.)",
+                DeprecationWarning,
+                stacklevel=stacklevel,
+            )
+            return y_prob, y_true
+    return y_true, y_prob

@@ -27,14 +27,12 @@ height is the share of the total weight whose forecasts fall in it (bars ``1 /
 hist_bins`` wide, or the metric's own bins for a binned state; the panel's label says
 which): where forecasts are rare the curve is poorly determined.
 
-The module has two layers:
-
-- pure data functions, numpy and scipy only, that compute what is drawn:
-  :func:`binned_reliability`, :func:`corp_reliability`, :func:`consistency_band`,
-  :func:`consistency_band_from_bins`, :func:`multiclass_views`;
-- drawing functions: :func:`reliability_diagram` (one forecaster),
-  :func:`reliability_diagrams` (several side by side, shared axes) and
-  :func:`save_png`.
+The data behind the diagrams is computed in :mod:`streamcal.metrics.reliability`
+(numpy and scipy only; re-exported here under the same names):
+:func:`binned_reliability`, :func:`corp_reliability`, :func:`consistency_band`,
+:func:`consistency_band_from_bins`, :func:`multiclass_views`. This module draws:
+:func:`reliability_diagram` (one forecaster), :func:`reliability_diagrams` (several
+side by side, shared axes) and :func:`save_png`.
 
 matplotlib is an optional dependency (``pip install "streamcal[plot]"``): it is imported
 only inside the drawing functions, so ``import streamcal.plot`` and the data functions
@@ -84,13 +82,9 @@ import math
 import typing
 
 import numpy as np
-from scipy.optimize import isotonic_regression
-from scipy.special import bdtr
 
 from streamcal import _validation as V
-from streamcal.core.pav import BlockView
-from streamcal.metrics import ReliabilityBin
-from streamcal.metrics._binned import linear_quantile_edges
+from streamcal.metrics import reliability as _reliability
 
 __all__ = [
     "ConsistencyBand",
@@ -105,596 +99,25 @@ __all__ = [
     "save_png",
 ]
 
-_KINDS = ("binned", "corp")
-_STRATEGIES = ("uniform", "quantile")
-_VIEWS = ("confidence", "top-label", "classwise")
-# The CORP band is evaluated at no more than this many distinct forecasts (spread evenly
-# in rank), which bounds its memory to n_resamples * _MAX_BAND_POINTS floats.
-_MAX_BAND_POINTS = 1000
-# Resampled outcomes are drawn in chunks of about this many events x resamples.
-_CHUNK = 2_000_000
 # The band of a CORP metric's state resamples at most this many cells (distinct
 # forecasts); beyond it adjacent cells are pooled, which bounds the cost per panel to
 # n_resamples PAV fits of this size.
 _MAX_BAND_CELLS = 2000
 
+
+
+def __getattr__(name):
+    # the data functions moved to streamcal.metrics.reliability; their old names here
+    # (streamcal.plot.binned_reliability, ...) still work
+    if name in _reliability.__all__:
+        return getattr(_reliability, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 _BAND_COLOR = "#9ecae1"
 _BINNED_COLOR = "#08519c"
 _CORP_COLOR = "#cb181d"
 _HIST_COLOR = "#737373"
-
-
-class ConsistencyBand(typing.NamedTuple):
-    """A pointwise consistency band: where a calibrated forecaster's curve would lie.
-
-    At forecast value ``x[i]``, the curve of a calibrated forecaster with the same
-    forecasts lies in ``[lower[i], upper[i]]`` with probability about ``level``.
-    """
-
-    #: forecast values (bin mean forecasts, or distinct forecasts), increasing
-    x: np.ndarray
-    #: lower end of the band at each ``x``
-    lower: np.ndarray
-    #: upper end of the band at each ``x``
-    upper: np.ndarray
-    #: the nominal pointwise coverage
-    level: float
-
-
-# --------------------------------------------------------------------- validation
-
-
-def _check_choice(value, owner, name, choices):
-    if not isinstance(value, str) or value not in choices:
-        domain = "a str among {" + ", ".join(repr(c) for c in choices) + "}"
-        exc = ValueError if isinstance(value, str) else TypeError
-        raise V.argument_error(exc, name, owner, None, domain, value)
-    return value
-
-
-def _check_level(level, owner, name="level"):
-    return V.check_real(
-        level, owner, name, lambda v: 0.0 < v < 1.0, "a real number in (0, 1)"
-    )
-
-
-def _check_forecasts(probs, weights, owner, labels=None):
-    """Validated float arrays ``(p, y, w)``, events of zero weight dropped, at least
-    one left; ``y`` is None when ``labels`` is."""
-    p = V.check_scores_array(probs, owner, None, name="probs")
-    y = None
-    if labels is not None:
-        y = V.check_labels_array(labels, len(p), owner, None, name="labels")
-    w = V.check_weights_array(weights, len(p), owner, None, name="weights")
-    keep = w > 0
-    if not keep.any():
-        raise ValueError(
-            f"The 'probs' argument of {owner} must hold at least one event of positive "
-            f"weight. Got {V.format_value(probs)} instead."
-        )
-    if not keep.all():
-        p, w = p[keep], w[keep]
-        y = None if y is None else y[keep]
-    return p, y, w
-
-
-def _check_events(probs, labels, weights, owner):
-    """:func:`_check_forecasts` with labels, which are required."""
-    if labels is None:
-        domain = "a sequence of binary labels"
-        raise V.argument_error(TypeError, "labels", owner, None, domain, labels)
-    return _check_forecasts(probs, weights, owner, labels)
-
-
-# --------------------------------------------------------------------- data functions
-
-
-def _bin_edges(p: np.ndarray, w: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
-    if strategy == "uniform":
-        return np.arange(n_bins + 1, dtype=np.float64) / n_bins
-    order = np.argsort(p, kind="stable")
-    return linear_quantile_edges(p[order], np.cumsum(w[order]), n_bins)
-
-
-def _bin_index(p: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    # bin i is [e_i, e_{i+1}), the last one also holds its right edge
-    return np.clip(np.searchsorted(edges, p, side="right") - 1, 0, len(edges) - 2)
-
-
-def binned_reliability(
-    probs, labels, n_bins: int = 10, strategy: str = "uniform", weights=None
-) -> tuple[ReliabilityBin, ...]:
-    """The points of a binned reliability diagram: per bin, mean forecast and outcome rate.
-
-    Bin ``i`` holds the forecasts in ``[e_i, e_{i+1})``, the last bin also its right
-    edge; the edges are ``i / n_bins`` (``"uniform"``) or the ``i / n_bins`` quantiles
-    of the forecasts (``"quantile"``, numpy's linear interpolation, so the outer edges
-    are the smallest and largest forecast; ties are never split, so repeated quantiles
-    give empty bins). This is the rule of
-    :func:`streamcal.metrics.expected_calibration_error` and of the ``ECE`` metric,
-    whose ``bins`` hold the same records for the same events, and
-    ``sum(b.weight * abs(b.mean_outcome - b.mean_prediction)) / total weight`` is that
-    ECE. Cost O(n) (``"uniform"``) or O(n log n) (``"quantile"``).
-
-    Parameters
-    ----------
-    probs
-        Forecast probabilities in [0, 1], a one-dimensional sequence.
-    labels
-        Binary outcomes (0, 1, False, True), same length.
-    n_bins
-        Number of bins, an int >= 1.
-    strategy
-        ``"uniform"`` (equal width) or ``"quantile"`` (equal mass).
-    weights
-        Optional non-negative event weights, same length (default: all 1), acting as
-        frequency weights: an event of weight 2 counts as two events of weight 1,
-        equal-mass edges included (as in the ``ECE`` metric). Events of zero weight
-        are dropped first.
-
-    Returns
-    -------
-    tuple of streamcal.metrics.ReliabilityBin
-        The non-empty bins in increasing order, the records of the ``ECE`` metric's
-        ``bins``.
-
-    Examples
-    --------
-    >>> bins = binned_reliability([0.1, 0.2, 0.7, 0.9], [0, 1, 1, 1], n_bins=2)
-    >>> [(b.lower, b.upper, b.weight) for b in bins]
-    [(0.0, 0.5, 2.0), (0.5, 1.0, 2.0)]
-    >>> [(round(b.mean_prediction, 3), b.mean_outcome) for b in bins]
-    [(0.15, 0.5), (0.8, 1.0)]
-
-    """
-    owner = "binned_reliability"
-    n_bins = V.check_int(n_bins, owner, "n_bins", minimum=1)
-    strategy = _check_choice(strategy, owner, "strategy", _STRATEGIES)
-    p, y, w = _check_events(probs, labels, weights, owner)
-    return _binned_points(p, y, w, n_bins, strategy)
-
-
-def _binned_points(p, y, w, n_bins, strategy) -> tuple:
-    """:func:`binned_reliability` on validated arrays."""
-    edges = _bin_edges(p, w, n_bins, strategy)
-    idx = _bin_index(p, edges)
-    W = np.bincount(idx, weights=w, minlength=n_bins)
-    SP = np.bincount(idx, weights=w * p, minlength=n_bins)
-    SY = np.bincount(idx, weights=w * y, minlength=n_bins)
-    return tuple(
-        ReliabilityBin(
-            float(edges[i]),
-            float(edges[i + 1]),
-            float(W[i]),
-            min(1.0, float(SP[i] / W[i])),  # a mean of numbers <= 1 may round above 1
-            float(SY[i] / W[i]),
-        )
-        for i in np.flatnonzero(W > 0).tolist()
-    )
-
-
-def _cells(p: np.ndarray, y: np.ndarray, w: np.ndarray):
-    """Events sorted by forecast, and the distinct forecasts with their weights and sums."""
-    order = np.argsort(p, kind="stable")
-    p, y, w = p[order], y[order], w[order]
-    starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
-    xs = p[starts]
-    W = np.add.reduceat(w, starts)
-    S = np.add.reduceat(w * y, starts)
-    return order, p, starts, xs, W, S
-
-
-def _pav_blocks(xs, W, S) -> tuple[BlockView, ...]:
-    res = isotonic_regression(S / W, weights=W)
-    bounds = res.blocks
-    starts = bounds[:-1]
-    Wb = np.add.reduceat(W, starts)
-    Sb = np.add.reduceat(S, starts)
-    return tuple(
-        BlockView(
-            float(xs[a]), float(xs[b - 1]), float(sb / wb), float(wb), 0, int(b - a)
-        )
-        for a, b, wb, sb in zip(
-            bounds[:-1].tolist(), bounds[1:].tolist(), Wb.tolist(), Sb.tolist()
-        )
-    )
-
-
-def corp_reliability(probs, labels, weights=None) -> tuple[BlockView, ...]:
-    """The CORP reliability curve: the PAV (isotonic) recalibration of the forecasts.
-
-    The non-decreasing function of the forecast that best fits the outcomes in the
-    (weighted) least-squares sense, ties pooled by weighted mean, as scikit-learn's
-    ``IsotonicRegression`` fits it. Returned as its level sets, the PAV blocks, in the
-    format of :attr:`streamcal.OnlineIsotonic.blocks` (and of the ``CORP`` metric's
-    ``recalibration``), so that a batch fit and a streaming state draw alike. Cost
-    O(n log n).
-
-    Parameters
-    ----------
-    probs
-        Forecast probabilities in [0, 1], a one-dimensional sequence.
-    labels
-        Binary outcomes (0, 1, False, True), same length.
-    weights
-        Optional non-negative event weights, same length (default: all 1); events of
-        zero weight are dropped.
-
-    Returns
-    -------
-    tuple of streamcal.core.pav.BlockView
-        ``(score_min, score_max, value, weight, n_events, n_cells)`` per block, with
-        strictly increasing values; ``n_events`` counts the events of positive weight.
-
-    Examples
-    --------
-    >>> corp_reliability([0.1, 0.3, 0.5, 0.7, 0.9], [0, 1, 0, 1, 1])[1]
-    BlockView(score_min=0.3, score_max=0.5, value=0.5, weight=2.0, n_events=2, n_cells=2)
-
-    """
-    p, y, w = _check_events(probs, labels, weights, "corp_reliability")
-    return _corp_blocks(p, y, w)
-
-
-def _corp_blocks(p, y, w) -> tuple:
-    """:func:`corp_reliability` on validated arrays."""
-    _, p, starts, xs, W, S = _cells(p, y, w)
-    counts = np.diff(np.r_[starts, len(p)])
-    blocks = _pav_blocks(xs, W, S)
-    out, i = [], 0
-    for b in blocks:  # fill in n_events from the per-cell event counts
-        out.append(b._replace(n_events=int(counts[i : i + b.n_cells].sum())))
-        i += b.n_cells
-    return tuple(out)
-
-
-def _bernoulli_sums(p, w, rng, n_resamples, reduce, counts=None):
-    """Yield ``reduce(sums)`` per chunk of resamples, ``sums[r, i]`` the weighted outcome
-    drawn for entry ``i``: ``w * Bernoulli(p)`` (one uniform draw per entry), or with
-    ``counts``, ``(w / counts) * Binomial(counts, p)`` (``counts`` events of equal weight
-    behind the entry). Draws fill the ``(n_resamples, n)`` array row by row, so the
-    chunking does not change them."""
-    n = len(p)
-    chunk = max(1, _CHUNK // max(n, 1))
-    done = 0
-    while done < n_resamples:
-        r = min(chunk, n_resamples - done)
-        if counts is None:
-            draws = rng.random((r, n)) < p  # P(u < p) = p for u ~ U[0, 1)
-            yield reduce(draws * w)
-        else:
-            yield reduce(rng.binomial(counts, p, size=(r, n)) * (w / counts))
-        done += r
-
-
-def consistency_band(
-    probs,
-    kind: str = "binned",
-    *,
-    n_bins: int = 10,
-    strategy: str = "uniform",
-    weights=None,
-    level: float = 0.9,
-    n_resamples: int = 500,
-    seed: int | None = 0,
-    counts=None,
-) -> ConsistencyBand:
-    """Pointwise band of the reliability curve of a calibrated forecaster with these forecasts.
-
-    Resampling under the hypothesis of calibration: ``n_resamples`` times, draw outcomes
-    ``y* ~ Bernoulli(x)`` for the same forecasts ``x`` (and weights), recompute the
-    binned outcome rates (``"binned"``, with the bins of :func:`binned_reliability`) or
-    the PAV recalibration (``"corp"``, evaluated at the distinct forecasts), and take
-    the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles at each point (numpy's
-    linear interpolation). Only the forecasts are needed, not the outcomes. Cost
-    O(n_resamples * n) for the draws, plus one PAV fit per resample for ``"corp"``
-    (O(n_resamples * n log n) in all).
-
-    With ``counts``, entry ``i`` stands for ``counts[i]`` events forecast ``probs[i]``
-    of total weight ``weights[i]`` (e.g. the cells of a ``CORP`` metric: one per
-    distinct forecast): its resampled outcome sum is ``weights[i] / counts[i]`` times a
-    ``Binomial(counts[i], probs[i])`` draw. With unit event weights this is the same
-    distribution as resampling every event (exact); with unequal weights inside an
-    entry it treats them as equal. The draws then differ from those without
-    ``counts`` (binomial rather than uniform draws), for the same ``seed``.
-
-    Parameters
-    ----------
-    probs
-        Forecast probabilities in [0, 1], a one-dimensional sequence.
-    kind
-        ``"binned"`` or ``"corp"``.
-    n_bins, strategy
-        The bins, for ``"binned"`` (see :func:`binned_reliability`).
-    weights
-        Optional non-negative event weights (default: all 1); zero weights are dropped.
-    level
-        Nominal pointwise coverage, a real number in (0, 1).
-    n_resamples
-        Number of resamples, an int >= 1.
-    seed
-        Seed of the resampling (an int >= 0, or None for fresh entropy).
-    counts
-        Optional number of events behind each entry, ints >= 1, same length (default:
-        one each); see above.
-
-    Returns
-    -------
-    ConsistencyBand
-        For ``"binned"``, ``x`` are the non-empty bins' mean forecasts (the points of
-        :func:`binned_reliability`); for ``"corp"``, the distinct forecasts (at most
-        1000 of them, spread evenly in rank, when there are more).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.random.default_rng(0).uniform(size=500)
-    >>> band = consistency_band(x, "binned", n_bins=5, n_resamples=200)
-    >>> band.x.shape, band.level
-    ((5,), 0.9)
-    >>> bool(np.all((band.lower <= band.x) & (band.x <= band.upper)))
-    True
-
-    Distinct forecasts with their event counts (e.g. a metric's cells):
-
-    >>> band = consistency_band([0.1, 0.5, 0.9], "corp", counts=[40, 20, 40], seed=1)
-    >>> band.x.tolist(), bool(np.all(band.lower <= band.upper))
-    ([0.1, 0.5, 0.9], True)
-
-    """
-    owner = "consistency_band"
-    kind = _check_choice(kind, owner, "kind", _KINDS)
-    n_bins = V.check_int(n_bins, owner, "n_bins", minimum=1)
-    strategy = _check_choice(strategy, owner, "strategy", _STRATEGIES)
-    level = _check_level(level, owner)
-    n_resamples = V.check_int(n_resamples, owner, "n_resamples", minimum=1)
-    seed = V.check_int(seed, owner, "seed", minimum=0, allow_none=True)
-    if counts is None:
-        p, _, w = _check_forecasts(probs, weights, owner)
-        return _band(p, w, kind, n_bins, strategy, level, n_resamples, seed)
-    p = V.check_scores_array(probs, owner, None, name="probs")
-    c = _check_counts(counts, len(p), owner)
-    w = c.astype(np.float64) if weights is None else None
-    if w is None:
-        w = V.check_weights_array(weights, len(p), owner, None, name="weights")
-        bad = np.flatnonzero(w <= 0)
-        if len(bad):
-            raise ValueError(
-                f"The 'weights' argument of {owner} must hold positive weights when "
-                f"'counts' is given. Got {V.format_value(w[bad[0]].item())} at index "
-                f"{bad[0]} instead."
-            )
-    return _band(p, w, kind, n_bins, strategy, level, n_resamples, seed, c)
-
-
-def _check_counts(counts, n, owner) -> np.ndarray:
-    """``counts`` as an int64 array of ``n`` entries >= 1."""
-    domain = f"a sequence of {n} integers >= 1"
-    if n == 0:
-        raise ValueError(
-            f"The 'probs' argument of {owner} must hold at least one forecast. Got an "
-            "empty sequence instead."
-        )
-    try:
-        a = np.asarray(counts)
-    except (TypeError, ValueError):
-        a = None
-    if (
-        a is None
-        or a.ndim != 1
-        or len(a) != n
-        or not (a.dtype.kind in "iu" or (a.dtype.kind == "f" and np.all(a == np.round(a))))
-    ):
-        raise V.argument_error(TypeError, "counts", owner, None, domain, counts)
-    bad = np.flatnonzero(~(a >= 1))
-    if len(bad):
-        raise V.argument_error(ValueError, "counts", owner, None, domain, a[bad[0]].item())
-    return a.astype(np.int64)
-
-
-def _band(
-    p, w, kind, n_bins, strategy, level, n_resamples, seed, counts=None
-) -> ConsistencyBand:
-    """:func:`consistency_band` on validated arguments (``counts``: see there)."""
-    rng = np.random.default_rng(seed)
-    qs = ((1.0 - level) / 2.0, (1.0 + level) / 2.0)
-
-    if kind == "binned":
-        edges = _bin_edges(p, w, n_bins, strategy)
-        idx = _bin_index(p, edges)
-        W = np.bincount(idx, weights=w, minlength=n_bins)
-        used = np.flatnonzero(W > 0)
-        # events sorted by bin: each resample's bin sums are sums of runs
-        order = np.argsort(idx, kind="stable")
-        starts = np.searchsorted(idx[order], used)
-
-        def rates_of(draws):  # draws in input order, one per event
-            return np.add.reduceat(draws[:, order], starts, axis=1) / W[used]
-
-        rates = np.concatenate(
-            list(_bernoulli_sums(p, w, rng, n_resamples, rates_of, counts))
-        )
-        SP = np.bincount(idx, weights=w * p, minlength=n_bins)
-        x = np.minimum(1.0, SP[used] / W[used])
-        lo, hi = np.quantile(rates, qs, axis=0)
-        return ConsistencyBand(x, lo, hi, level)
-
-    order, _, starts, xs, W, _ = _cells(p, np.zeros(len(p)), w)
-    m = len(xs)
-    keep = (
-        np.arange(m)
-        if m <= _MAX_BAND_POINTS
-        else np.unique(np.linspace(0, m - 1, _MAX_BAND_POINTS).round().astype(np.int64))
-    )
-
-    distinct = len(xs) == len(p) and bool(np.all(order == np.arange(len(p))))
-
-    def fits(draws):  # draws in input order, one per event, as for "binned"
-        # (forecasts already distinct and sorted, e.g. a metric's cells: no pooling)
-        S = draws if distinct else np.add.reduceat(draws[:, order], starts, axis=1)
-        return np.stack([isotonic_regression(s / W, weights=W).x[keep] for s in S])
-
-    curves = np.concatenate(
-        list(_bernoulli_sums(p, w, rng, n_resamples, fits, counts))
-    )
-    lo, hi = np.quantile(curves, qs, axis=0)
-    return ConsistencyBand(xs[keep], lo, hi, level)
-
-
-def consistency_band_from_bins(bins, level: float = 0.9) -> ConsistencyBand:
-    """Binomial consistency band for binned points when only the bins are known.
-
-    For a metric's state (per bin: weight and mean forecast, the forecasts themselves
-    gone), the band at bin ``b`` is the central ``level`` interval of
-    ``Binomial(n_b, pbar_b) / n_b`` with ``n_b = max(1, round(weight_b))`` events and
-    ``pbar_b`` the bin's mean forecast. Among independent Bernoulli outcomes with mean
-    forecast ``pbar_b``, equal forecasts spread the outcome rate the most (Hoeffding,
-    1956), so this band is exact when the forecasts in a bin are equal and otherwise
-    somewhat wider than the resampled band of :func:`consistency_band`. It assumes unit
-    weights (the weight is the number of events); with decayed or other weights it is
-    only indicative. Cost O(number of bins).
-
-    Parameters
-    ----------
-    bins
-        Records with fields ``weight`` and ``mean_prediction``
-        (:class:`streamcal.metrics.ReliabilityBin`, or a binned metric's ``bins``);
-        bins of zero weight are skipped.
-    level
-        Nominal coverage, a real number in (0, 1).
-
-    Examples
-    --------
-    >>> band = consistency_band_from_bins([ReliabilityBin(0.0, 0.5, 100.0, 0.3, 0.28)])
-    >>> band.x.tolist(), band.lower.tolist(), band.upper.tolist()
-    ([0.3], [0.23], [0.38])
-
-    """
-    level = _check_level(level, "consistency_band_from_bins")
-    rows = [(b.mean_prediction, b.weight) for b in bins if b.weight > 0]
-    x = np.array([r[0] for r in rows], dtype=np.float64)
-    n = np.maximum(1.0, np.round([r[1] for r in rows]))
-    lo = _binomial_quantile((1.0 - level) / 2.0, n, x) / n
-    hi = _binomial_quantile((1.0 + level) / 2.0, n, x) / n
-    return ConsistencyBand(x, lo, hi, level)
-
-
-def _binomial_quantile(q: float, n: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """The smallest integer k with P(Binomial(n, p) <= k) >= q, for q in (0, 1), counts
-    n >= 1 and probabilities p in [0, 1]: ``scipy.stats.binom.ppf`` by bisection on the
-    distribution function (importing scipy.stats costs a second of start-up)."""
-    n = np.asarray(n, dtype=np.float64)
-    p = np.asarray(p, dtype=np.float64)
-    lo = np.full(np.broadcast(n, p).shape, -1.0)  # P(X <= lo) < q
-    hi = np.broadcast_to(n, lo.shape).copy()  # P(X <= hi) = 1 >= q
-    while True:
-        open_ = hi - lo > 1.0
-        if not open_.any():
-            return hi
-        mid = np.floor((lo + hi) / 2.0)
-        below = bdtr(mid, n, p) < q
-        lo = np.where(open_ & below, mid, lo)
-        hi = np.where(open_ & ~below, mid, hi)
-
-
-def multiclass_views(probs, labels, view: str = "confidence", classes=None) -> dict:
-    """Binary views of multiclass forecasts, to draw with :func:`reliability_diagrams`.
-
-    With ``P`` the ``(n, K)`` array of class probabilities and ``top`` the predicted
-    class of each row (``argmax``, the first column on ties):
-
-    - ``"confidence"``: one view, ``{"confidence": (P.max(1), labels == top)}``: is the
-      top probability the rate at which the top class is right?
-    - ``"top-label"``: one view per predicted class ``k``, on the rows where ``k`` is
-      predicted: ``(P[:, k], labels == k)`` (top-label calibration, Gupta and Ramdas,
-      2022); classes never predicted are left out;
-    - ``"classwise"``: one view per class ``k``, on all rows: ``(P[:, k], labels == k)``.
-
-    Cost O(n K).
-
-    Parameters
-    ----------
-    probs
-        Array-like of shape ``(n, K)``: probabilities in [0, 1] (rows are not required
-        to sum to 1).
-    labels
-        The ``n`` observed classes: indices ``0 .. K-1``, or the entries of ``classes``.
-    view
-        ``"confidence"``, ``"top-label"`` or ``"classwise"``.
-    classes
-        The class of each column (default ``range(K)``); also names the views.
-
-    Returns
-    -------
-    dict
-        View name (``"confidence"``, or ``"class <c>"`` / ``"predicted <c>"``) ->
-        ``(probs, labels)``, float arrays.
-
-    Examples
-    --------
-    >>> P = [[0.7, 0.2, 0.1], [0.1, 0.6, 0.3], [0.5, 0.1, 0.4]]
-    >>> views = multiclass_views(P, ["a", "b", "c"], "top-label", classes=["a", "b", "c"])
-    >>> {k: (v[0].tolist(), v[1].tolist()) for k, v in views.items()}
-    {'predicted a': ([0.7, 0.5], [1.0, 0.0]), 'predicted b': ([0.6], [1.0])}
-    >>> conf = multiclass_views(P, ["a", "b", "c"], classes=["a", "b", "c"])["confidence"]
-    >>> conf[0].tolist(), conf[1].tolist()
-    ([0.7, 0.6, 0.5], [1.0, 1.0, 0.0])
-
-    """
-    owner = "multiclass_views"
-    view = _check_choice(view, owner, "view", _VIEWS)
-    P = np.asarray(probs, dtype=np.float64)
-    if P.ndim != 2 or P.shape[0] == 0 or P.shape[1] < 2:
-        raise ValueError(
-            f"The 'probs' argument of {owner} must be an array of shape (n, K) with n >= 1 "
-            f"and K >= 2. Got an array of shape {P.shape} instead."
-        )
-    V.check_scores_array(P.ravel(), owner, None, name="probs")
-    n, K = P.shape
-    classes = list(range(K)) if classes is None else list(classes)
-    if len(classes) != K or len(set(classes)) != K:
-        raise ValueError(
-            f"The 'classes' argument of {owner} must list {K} distinct classes, one per "
-            f"column of 'probs'. Got {V.format_value(classes)} instead."
-        )
-    position = {c: k for k, c in enumerate(classes)}
-    labels = list(labels)
-    if len(labels) != n:
-        raise ValueError(
-            f"The 'labels' argument of {owner} must be a sequence of the same length as "
-            f"'probs' ({n}). Got length {len(labels)} instead."
-        )
-    try:
-        y = np.array([position[c] for c in labels], dtype=np.int64)
-    except (KeyError, TypeError):
-        bad = next(c for c in labels if not _hashable_in(c, position))
-        raise V.argument_error(
-            ValueError,
-            "labels",
-            owner,
-            None,
-            f"a sequence of classes among {classes}",
-            bad,
-        ) from None
-    top = P.argmax(axis=1)
-    if view == "confidence":
-        return {"confidence": (P[np.arange(n), top], (y == top).astype(np.float64))}
-    out = {}
-    for k, c in enumerate(classes):
-        if view == "classwise":
-            out[f"class {c}"] = (P[:, k].copy(), (y == k).astype(np.float64))
-        else:
-            rows = top == k
-            if rows.any():
-                out[f"predicted {c}"] = (P[rows, k], (y[rows] == k).astype(np.float64))
-    return out
-
-
-def _hashable_in(c, mapping) -> bool:
-    try:
-        return c in mapping
-    except TypeError:
-        return False
 
 
 # --------------------------------------------------------------------- colours
@@ -792,7 +215,7 @@ class _Panel(typing.NamedTuple):
 
     kind: str
     points: tuple  # ReliabilityBin (binned) or BlockView (corp)
-    band: ConsistencyBand | None
+    band: _reliability.ConsistencyBand | None
     hist: tuple  # (lefts, widths, heights): share of the total weight in each bar
     stats: list  # (label, value) pairs shown above the diagram
     note: str | None  # e.g. why there is no band
@@ -823,7 +246,10 @@ def _spread_hist(lo, hi, w, hist_bins):
     share = np.where(
         point[:, None], 0.0, overlap / np.where(point, 1.0, width)[:, None]
     )
-    share[np.flatnonzero(point), _bin_index(lo[point], edges)] = 1.0
+    # bin i is [e_i, e_{i+1}), the last one also holds its right edge (the rule of
+    # streamcal.metrics.binned_reliability)
+    at = np.clip(np.digitize(lo[point], edges) - 1, 0, hist_bins - 1)
+    share[np.flatnonzero(point), at] = 1.0
     return share.T @ w / w.sum()
 
 
@@ -840,23 +266,26 @@ class _Options(typing.NamedTuple):
     hist_bins: int
 
 
-def _panel_from_arrays(p, y, w, opts: _Options, owner) -> _Panel:
+def _panel_from_arrays(y, p, w, opts: _Options, owner) -> _Panel:
     kind, n_bins, strategy, bands, n_resamples, seed, hist_bins = opts
     kind = kind or "binned"
-    p, y, w = _check_events(p, y, w, owner)
+    p, y, w = V.check_forecast_events(y, p, w, owner)
     total = float(w.sum())
     counts, edges = np.histogram(p, bins=hist_bins, range=(0.0, 1.0), weights=w)
     hist = (edges[:-1], np.diff(edges), counts / total)
     band = None
     if kind == "binned":
-        points = _binned_points(p, y, w, n_bins, strategy)
+        points = _reliability.binned_reliability(y, p, n_bins, strategy, weights=w)
         stats = [("ECE", _ece(points)), ("n", _fmt_n(total))]
     else:
-        points = _corp_blocks(p, y, w)
+        points = _reliability.corp_reliability(y, p, weights=w)
         s = float(np.sum(w * (p - y) ** 2) / total)
         stats = [*_corp_stats(points, s), ("n", _fmt_n(total))]
     if bands is not None:
-        band = _band(p, w, kind, n_bins, strategy, bands, n_resamples, seed)
+        band = _reliability.consistency_band(
+            p, kind, n_bins=n_bins, strategy=strategy, weights=w, level=bands,
+            n_resamples=n_resamples, seed=seed,
+        )  # fmt: skip
     return _Panel(kind, points, band, hist, stats, None)
 
 
@@ -934,7 +363,7 @@ def _panel_from_state(source, opts: _Options, owner) -> _Panel:
         ece = value if isinstance(value, float) else _ece(points)
         stats = [("ECE", ece), ("n", _fmt_n(total))]
         if bands is not None:
-            band = consistency_band_from_bins(points, bands)
+            band = _reliability.consistency_band_from_bins(points, bands)
     else:
         edges = np.arange(hist_bins + 1) / hist_bins
         heights = _spread_hist(
@@ -949,9 +378,10 @@ def _panel_from_state(source, opts: _Options, owner) -> _Panel:
                 note = "no band: needs the forecasts"
             else:
                 xs, ws, ns = cells
-                band = _band(
-                    xs, ws, "corp", opts.n_bins, opts.strategy, bands,
-                    opts.n_resamples, opts.seed, ns,
+                band = _reliability.consistency_band(
+                    xs, "corp", n_bins=opts.n_bins, strategy=opts.strategy,
+                    weights=ws, level=bands, n_resamples=opts.n_resamples,
+                    seed=opts.seed, counts=ns,
                 )  # fmt: skip
     return _Panel(found, points, band, hist, stats, note)
 
@@ -1118,11 +548,11 @@ def _options(
     owner, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, dpi
 ) -> _Options:
     if kind is not None:
-        _check_choice(kind, owner, "kind", _KINDS)
+        V.check_choice(kind, owner, "kind", _reliability.KINDS)
     V.check_int(n_bins, owner, "n_bins", minimum=1)
-    _check_choice(strategy, owner, "strategy", _STRATEGIES)
+    V.check_choice(strategy, owner, "strategy", _reliability.STRATEGIES)
     if bands is not None:
-        _check_level(bands, owner, "bands")
+        V.check_level(bands, owner, "bands")
     V.check_int(n_resamples, owner, "n_resamples", minimum=1)
     V.check_int(seed, owner, "seed", minimum=0, allow_none=True)
     V.check_int(hist_bins, owner, "hist_bins", minimum=1)
@@ -1133,8 +563,8 @@ def _options(
 
 
 def reliability_diagram(
-    probs=None,
-    labels=None,
+    y_true=None,
+    y_prob=None,
     *,
     metric=None,
     kind: str | None = None,
@@ -1149,6 +579,8 @@ def reliability_diagram(
     title: str | None = None,
     path=None,
     dpi: float = 150,
+    probs=None,
+    labels=None,
 ):
     """Draw one reliability diagram, with its consistency band and forecast histogram.
 
@@ -1162,10 +594,16 @@ def reliability_diagram(
     or the bins of a binned metric's state). Cost: that of :func:`consistency_band`
     (the resampling dominates; ``bands=None`` skips it), plus drawing.
 
+    The arguments are ``(y_true, y_prob)``, as in scikit-learn and river. The old order
+    ``(probs, labels)`` still works for one release with a DeprecationWarning: it is
+    recognised by the keywords ``probs=`` / ``labels=``, or when the second argument
+    holds only 0 and 1 and the first does not; when both hold only 0 and 1, the new
+    order is assumed.
+
     Parameters
     ----------
-    probs, labels
-        Forecast probabilities in [0, 1] and binary outcomes, one-dimensional
+    y_true, y_prob
+        Binary outcomes and forecast probabilities in [0, 1], one-dimensional
         sequences of the same length. Give these, or ``metric``.
     metric
         Draw from a state instead (see the module docstring): an object with ``bins``
@@ -1180,7 +618,7 @@ def reliability_diagram(
     n_bins, strategy
         Bins of the binned diagram (see :func:`binned_reliability`).
     weights
-        Optional non-negative event weights for ``probs`` / ``labels``.
+        Optional non-negative event weights for ``y_true`` / ``y_prob``.
     bands
         Nominal pointwise coverage of the consistency band, a real number in (0, 1),
         or None for no band.
@@ -1198,6 +636,8 @@ def reliability_diagram(
         If given, the figure is also saved there as a PNG (see :func:`save_png`).
     dpi
         Resolution of the saved PNG.
+    probs, labels
+        Deprecated names of ``y_prob`` and ``y_true``.
 
     Returns
     -------
@@ -1210,7 +650,7 @@ def reliability_diagram(
     >>> rng = np.random.default_rng(0)
     >>> x = rng.uniform(size=1000)
     >>> y = rng.uniform(size=1000) < x
-    >>> fig = reliability_diagram(x, y, kind="corp", n_resamples=50, title="calibrated")
+    >>> fig = reliability_diagram(y, x, kind="corp", n_resamples=50, title="calibrated")
     >>> [a.get_title() for a in fig.axes]
     ['calibrated', '']
 
@@ -1227,16 +667,17 @@ def reliability_diagram(
     opts = _options(
         owner, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, dpi
     )
-    if (metric is None) == (probs is None):
+    y_true, y_prob = V.labels_then_probs(y_true, y_prob, owner, probs, labels)
+    if (metric is None) == (y_prob is None):
         raise ValueError(
-            f"The 'probs' argument of {owner} must be given, or else 'metric', but not "
-            f"both. Got probs={V.format_value(probs)} and "
+            f"The 'y_prob' argument of {owner} must be given, or else 'metric', but not "
+            f"both. Got y_prob={V.format_value(y_prob)} and "
             f"metric={V.format_value(metric)} instead."
         )
     if metric is not None:
         panel = _panel_from_state(metric, opts, owner)
     else:
-        panel = _panel_from_arrays(probs, labels, weights, opts, owner)
+        panel = _panel_from_arrays(y_true, y_prob, weights, opts, owner)
     Figure, FigureCanvasAgg = _matplotlib()
     if ax is None:
         fig = Figure(figsize=(4.2, 5.2), layout="constrained")
@@ -1266,7 +707,7 @@ def reliability_diagram(
 
 def reliability_diagrams(
     forecasts,
-    labels=None,
+    y_true=None,
     *,
     kind: str | None = None,
     n_bins: int = 10,
@@ -1281,6 +722,7 @@ def reliability_diagrams(
     colors: dict | None = None,
     path=None,
     dpi: float = 150,
+    labels=None,
 ):
     """Draw several forecasters' reliability diagrams side by side, on shared axes.
 
@@ -1293,14 +735,15 @@ def reliability_diagrams(
     ----------
     forecasts
         A dict, name -> source, where a source is an array of forecasts (scored
-        against the shared ``labels``), a ``(probs, labels)`` pair (as made by
-        :func:`multiclass_views`), or a state to draw from: a metric or calibrator,
+        against the shared ``y_true``), a ``(y_true, y_prob)`` pair (as made by
+        :func:`multiclass_views`; a ``(probs, labels)`` pair, the old order, is
+        read as in :func:`reliability_diagram`, with a DeprecationWarning), or a state to draw from: a metric or calibrator,
         or a sequence of bins or PAV blocks (see :func:`reliability_diagram`), so
         that a multiclass metric's ``bins_by_class`` can be passed as it is.
-    labels
+    y_true
         Binary outcomes shared by the array sources.
     kind, n_bins, strategy, weights, bands, n_resamples, seed, hist_bins
-        As in :func:`reliability_diagram`; ``weights`` go with the shared ``labels``.
+        As in :func:`reliability_diagram`; ``weights`` go with the shared ``y_true``.
     ncols
         Panels per row, an int >= 1 (default: all in one row, up to 4 per row).
     suptitle
@@ -1311,6 +754,8 @@ def reliability_diagrams(
         draws them); names not in it get the kind's default colour.
     path, dpi
         If ``path`` is given, the figure is also saved there as a PNG.
+    labels
+        Deprecated name of ``y_true``.
 
     Returns
     -------
@@ -1331,7 +776,8 @@ def reliability_diagrams(
 
     >>> P = rng.dirichlet([1.0, 1.0, 1.0], size=300)
     >>> classes = np.array([rng.choice(3, p=row) for row in P])
-    >>> views = multiclass_views(P, classes, "classwise")
+    >>> from streamcal.metrics import multiclass_views
+    >>> views = multiclass_views(classes, P, "classwise")
     >>> fig = reliability_diagrams(views, kind="corp", n_resamples=20)
     >>> [a.get_title() for a in fig.axes if a.get_title()]
     ['class 0', 'class 1', 'class 2']
@@ -1354,16 +800,23 @@ def reliability_diagrams(
             TypeError, "colors", owner, None, "a dict of name -> colour, or None", colors
         )
     colors = {str(k): v for k, v in colors.items()}
+    if labels is not None:
+        if y_true is not None:
+            raise TypeError(
+                f"{owner} takes y_true; the deprecated 'labels' argument cannot be "
+                "combined with it."
+            )
+        y_true, _ = V.labels_then_probs(None, None, owner, None, labels)
     panels = []
     for name, source in forecasts.items():
         if _state_kind(source) is not None:
             panel = _panel_from_state(source, opts, owner)
         else:
-            src_labels, src_weights = labels, weights
+            src_labels, src_weights = y_true, weights
             if isinstance(source, tuple) and len(source) == 2:
-                source, src_labels = source
+                src_labels, source = V.labels_then_probs(*source, owner)
                 src_weights = None
-            panel = _panel_from_arrays(source, src_labels, src_weights, opts, owner)
+            panel = _panel_from_arrays(src_labels, source, src_weights, opts, owner)
         panels.append((str(name), panel))
     k = len(panels)
     ncols = min(k, 4) if ncols is None else min(ncols, k)
@@ -1408,7 +861,7 @@ def save_png(fig, path, dpi: float = 150):
     Examples
     --------
     >>> import os, tempfile
-    >>> fig = reliability_diagram([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], bands=None)
+    >>> fig = reliability_diagram([0, 1, 0, 1], [0.2, 0.4, 0.6, 0.8], bands=None)
     >>> with tempfile.TemporaryDirectory() as d:
     ...     out = save_png(fig, os.path.join(d, "diagram.png"), dpi=50)
     ...     open(out, "rb").read(8) == b"\\x89PNG\\r\\n\\x1a\\n"

@@ -176,10 +176,10 @@ def test_nice_ceiling_and_row_count(tmp_path):
         ),
         (
             ["--label-time", "time"],
-            ["argument --label-time", "delayed labels need --time COL"],
+            ["Delayed labels need the events' 'time' column"],
         ),
-        (["--labels", "x.csv"], ["argument --labels", "needs --id"]),
-        (["--resume"], ["argument --resume", "needs --checkpoint"]),
+        (["--labels", "x.csv"], ["The 'id' and 'labels' arguments of replay go together"]),
+        (["--resume"], ["'resume' parameter of replay must be a bool, True only with a"]),
         (["--window", "0"], ["argument --window", "must be an int >= 1"]),
         (["--every", "x"], ["argument --every", "must be an int >= 1. Got 'x'"]),
         (["--on-error", "ignore"], ["argument --on-error", "invalid choice: 'ignore'"]),
@@ -209,7 +209,7 @@ def test_usage_errors_about_files(tmp_path, capsys):
     )
     assert "argument --out" in capsys.readouterr().err
     assert main(["replay", str(tmp_path / "log.csv"), "--id", "time"]) == 2
-    assert "argument --id: needs --labels" in capsys.readouterr().err
+    assert "The 'id' and 'labels' arguments of replay go together" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("damage", ["cut_short", "not_gzip", "corrupt"])
@@ -836,3 +836,60 @@ def test_readme_shows_what_the_default_command_prints(capsys):
     rows = table("\n".join(out))
     raw = rows.pop("raw")
     assert any(all(r[m][0] < raw[m][0] for m in ("brier", "log_loss", "ece")) for r in rows.values())
+
+
+# ----------------------------------------------------------- issue 14, part C: cli only parses
+
+
+def test_option_pairs_are_checked_by_replay_itself(log, tmp_path, capsys):
+    # an existing label file without --id: the CLI no longer checks the pair itself,
+    # streamcal.replay does, and its ValueError is a usage error; --out is left as it was
+    path = log[0]
+    labels = tmp_path / "labels.csv"
+    labels.write_text("time,id,label\n1,a,1\n")
+    out = tmp_path / "report"
+    argv = ["replay", str(path), "--labels", str(labels), "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "usage: streamcal replay" in err
+    assert "The 'id' and 'labels' arguments of replay go together" in err
+    assert not out.exists()
+    with pytest.raises(ValueError, match="The 'id' and 'labels' arguments of replay go together"):
+        streamcal.replay(str(path), {"isotonic": streamcal.OnlineIsotonic()}, labels=str(labels))
+
+
+def test_cli_uses_no_private_name_of_another_subpackage():
+    import ast
+    import pathlib
+
+    import streamcal.cli as cli
+
+    shared = {"streamcal._validation", "streamcal._snapshot", "streamcal._merge", "streamcal._classes"}
+    bad = []
+    for file in pathlib.Path(cli.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(file.read_text())):
+            if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("streamcal"):
+                continue
+            if node.module == "streamcal.cli" or node.module.startswith("streamcal.cli."):
+                continue
+            private_module = any(p.startswith("_") for p in node.module.split(".")[1:])
+            if (private_module and node.module not in shared) or any(
+                a.name.startswith("_") for a in node.names
+            ):
+                bad.append((file.name, node.module, [a.name for a in node.names]))
+    assert bad == []
+
+
+def test_read_header_and_log_format_are_public(tmp_path):
+    from streamcal.replay import log_format, read_header
+
+    path = tmp_path / "events.tsv"
+    path.write_text(" score\tlabel \n0.5\t1\n")
+    assert read_header(path) == ["score", "label"]
+    assert read_header(path, format="jsonl") is None
+    assert read_header("-") is None
+    assert log_format(path) == ("tsv", False)
+    assert log_format("x.CSV.gz") == ("csv", True)
+    assert log_format("x.pq") == ("parquet", False)
+    assert log_format("x.txt") == (None, False)
+    assert _count_rows(str(path)) == 1

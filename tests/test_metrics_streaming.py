@@ -242,7 +242,7 @@ def test_ece_bins_are_the_plot_helper_records(strategy):
 
     y, p, w = stream(19, 200, weights="dyadic")
     m = feed(ECE(n_bins=8, strategy=strategy), y, p, w)
-    want = plot.binned_reliability(p, y, n_bins=8, strategy=strategy, weights=w)
+    want = plot.binned_reliability(y, p, n_bins=8, strategy=strategy, weights=w)
     assert len(m.bins) == len(want)
     for g, e in zip(m.bins, want):
         assert tuple(g) == pytest.approx(tuple(e), abs=1e-12)

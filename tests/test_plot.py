@@ -62,7 +62,7 @@ def test_binned_matches_oracle(seed, strategy):
     for ties, edges in [(False, False), (True, False), (True, True)]:
         p, y = _stream(seed, ties=ties, edges=edges)
         for n_bins in (1, 3, 10):
-            got = plot.binned_reliability(p, y, n_bins, strategy)
+            got = plot.binned_reliability(y, p, n_bins, strategy)
             want = ref.binned_points(p, y, n_bins, strategy)
             np.testing.assert_allclose(
                 np.array(got, dtype=float), np.array(want), rtol=0, atol=1e-12
@@ -73,9 +73,9 @@ def test_binned_matches_oracle(seed, strategy):
 def test_binned_integer_weights_are_repetitions(strategy):
     p, y = _stream(0, ties=True)
     w = np.random.default_rng(1).integers(0, 4, size=len(p))
-    got = plot.binned_reliability(p, y, 7, strategy, weights=w)
+    got = plot.binned_reliability(y, p, 7, strategy, weights=w)
     P, Y = ref.expand(p, y, w)
-    want = plot.binned_reliability(P, Y, 7, strategy)
+    want = plot.binned_reliability(Y, P, 7, strategy)
     np.testing.assert_allclose(
         np.array(got, dtype=float), np.array(want, dtype=float), atol=1e-12
     )
@@ -90,7 +90,7 @@ def test_binned_integer_weights_are_repetitions(strategy):
 def test_binned_ece_is_the_batch_ece(strategy):
     for seed in SEEDS:
         p, y = _stream(seed, ties=seed % 2 == 0)
-        bins = plot.binned_reliability(p, y, 8, strategy)
+        bins = plot.binned_reliability(y, p, 8, strategy)
         total = sum(b.weight for b in bins)
         ece = (
             sum(b.weight * abs(b.mean_outcome - b.mean_prediction) for b in bins)
@@ -108,7 +108,7 @@ def test_binned_matches_the_ece_metric_bins(strategy):
     m = ECE(n_bins=6, strategy=strategy)
     for a, b, c in zip(p.tolist(), y.tolist(), w.tolist()):
         m.update(b, a, w=c)
-    got = plot.binned_reliability(p, y, 6, strategy, weights=w)
+    got = plot.binned_reliability(y, p, 6, strategy, weights=w)
     assert len(got) == len(m.bins)
     np.testing.assert_allclose(
         np.array(got, dtype=float), np.array(m.bins, dtype=float), atol=1e-12
@@ -116,9 +116,9 @@ def test_binned_matches_the_ece_metric_bins(strategy):
 
 
 def test_binned_all_one_label_and_single_event():
-    bins = plot.binned_reliability([0.2, 0.9, 0.95], [1, 1, 1], 2)
+    bins = plot.binned_reliability([1, 1, 1], [0.2, 0.9, 0.95], 2)
     assert [b.mean_outcome for b in bins] == [1.0, 1.0]
-    (b,) = plot.binned_reliability([1.0], [0], 10)
+    (b,) = plot.binned_reliability([0], [1.0], 10)
     assert (b.lower, b.upper, b.weight, b.mean_prediction, b.mean_outcome) == (
         0.9,
         1.0,
@@ -136,7 +136,7 @@ def test_corp_matches_sklearn_and_online_isotonic(seed):
     p, y = _stream(seed, ties=seed % 2 == 0, edges=seed % 3 == 0)
     w = np.random.default_rng(seed + 10).choice([0.0, 0.5, 1.0, 3.0], size=len(p))
     for weights in (None, w):
-        blocks = plot.corp_reliability(p, y, weights)
+        blocks = plot.corp_reliability(y, p, weights)
         fit = ref.corp_fit(p, y, weights)
         for x, v in fit.items():
             (b,) = [b for b in blocks if b.score_min <= x <= b.score_max]
@@ -162,7 +162,7 @@ def test_corp_decomposition_shown_matches_published_niamey_values():
 
     data = niamey_precipitation()
     for name, (s, mcb, dsc, unc) in NIAMEY_PUBLISHED.items():
-        fig = plot.reliability_diagram(data[name], data["obs"], kind="corp", bands=None)
+        fig = plot.reliability_diagram(data["obs"], data[name], kind="corp", bands=None)
         words = fig.axes[0].texts[0].get_text().split()
         shown = dict(zip(words[0::2], words[1::2]))
         for label, value in [("MCB", mcb), ("DSC", dsc), ("UNC", unc), ("S", s)]:
@@ -233,7 +233,7 @@ def test_band_covers_calibrated_forecasts_at_about_the_nominal_rate():
         rng = np.random.default_rng(100 + seed)
         p = np.round(rng.beta(2, 3, size=400), 2)
         y = rng.uniform(size=400) < p
-        bins = plot.binned_reliability(p, y, 10)
+        bins = plot.binned_reliability(y, p, 10)
         band = plot.consistency_band(p, "binned", n_resamples=200, seed=seed)
         h, n = _inside(
             band, [b.mean_prediction for b in bins], [b.mean_outcome for b in bins]
@@ -254,7 +254,7 @@ def test_band_excludes_a_miscalibrated_forecaster():
     truth = rng.uniform(0.05, 0.95, size=2000)
     y = rng.uniform(size=2000) < truth
     p = expit(2.0 * logit(truth))  # over-confident
-    bins = plot.binned_reliability(p, y, 10)
+    bins = plot.binned_reliability(y, p, 10)
     band = plot.consistency_band(p, "binned", n_resamples=200)
     h, n = _inside(
         band, [b.mean_prediction for b in bins], [b.mean_outcome for b in bins]
@@ -269,7 +269,7 @@ def test_band_excludes_a_miscalibrated_forecaster():
 def test_band_from_bins_is_binomial_and_matches_resampling_for_equal_forecasts():
     # every forecast of a bin at the same value: the resampled rate is Binomial / n
     p = np.repeat([0.05, 0.3, 0.5, 0.8], [40, 100, 60, 200])
-    bins = plot.binned_reliability(p, np.zeros(len(p)), 10)
+    bins = plot.binned_reliability(np.zeros(len(p)), p, 10)
     from_bins = plot.consistency_band_from_bins(bins, 0.9)
     resampled = plot.consistency_band(p, "binned", level=0.9, n_resamples=4000, seed=1)
     np.testing.assert_allclose(from_bins.x, resampled.x)
@@ -278,7 +278,7 @@ def test_band_from_bins_is_binomial_and_matches_resampling_for_equal_forecasts()
     assert np.all(np.abs(from_bins.upper - resampled.upper) <= 1.01 / n)
     # spread forecasts within a bin: the binomial band is the wider one (Hoeffding)
     q = np.random.default_rng(0).uniform(size=2000)
-    bins = plot.binned_reliability(q, np.zeros(len(q)), 5)
+    bins = plot.binned_reliability(np.zeros(len(q)), q, 5)
     wide = plot.consistency_band_from_bins(bins, 0.9)
     narrow = plot.consistency_band(q, "binned", n_bins=5, n_resamples=1000)
     assert np.all(wide.upper - wide.lower >= narrow.upper - narrow.lower - 1e-3)
@@ -292,47 +292,47 @@ def test_multiclass_views_against_loops():
     P = rng.dirichlet([1.0, 2.0, 1.0], size=200)
     P[:5] = [1 / 3, 1 / 3, 1 / 3]  # ties: the first column is the top class
     labels = np.array([rng.choice(3, p=row) for row in P])
-    conf = plot.multiclass_views(P, labels)["confidence"]
-    assert conf[0].tolist() == [max(row) for row in P.tolist()]
-    assert conf[1].tolist() == [
+    conf = plot.multiclass_views(labels, P)["confidence"]
+    assert conf[1].tolist() == [max(row) for row in P.tolist()]
+    assert conf[0].tolist() == [
         float(row.index(max(row)) == c) for row, c in zip(P.tolist(), labels)
     ]
-    top = plot.multiclass_views(P, labels, "top-label")
+    top = plot.multiclass_views(labels, P, "top-label")
     for k in range(3):
         rows = [i for i in range(200) if P[i].tolist().index(max(P[i])) == k]
-        assert top[f"predicted {k}"][0].tolist() == [P[i, k] for i in rows]
-        assert top[f"predicted {k}"][1].tolist() == [
+        assert top[f"predicted {k}"][1].tolist() == [P[i, k] for i in rows]
+        assert top[f"predicted {k}"][0].tolist() == [
             float(labels[i] == k) for i in rows
         ]
-    cw = plot.multiclass_views(P, labels, "classwise")
+    cw = plot.multiclass_views(labels, P, "classwise")
     assert list(cw) == ["class 0", "class 1", "class 2"]
     for k in range(3):
-        assert cw[f"class {k}"][0].tolist() == P[:, k].tolist()
-        assert cw[f"class {k}"][1].tolist() == (labels == k).astype(float).tolist()
+        assert cw[f"class {k}"][1].tolist() == P[:, k].tolist()
+        assert cw[f"class {k}"][0].tolist() == (labels == k).astype(float).tolist()
     named = plot.multiclass_views(
-        P, np.array(["a", "b", "c"])[labels], "classwise", classes="abc"
+        np.array(["a", "b", "c"])[labels], P, "classwise", classes="abc"
     )
     assert list(named) == ["class a", "class b", "class c"]
-    assert named["class b"][1].tolist() == cw["class 1"][1].tolist()
+    assert named["class b"][0].tolist() == cw["class 1"][0].tolist()
 
 
 def test_multiclass_views_errors():
     with pytest.raises(ValueError, match="must be an array of shape \\(n, K\\)"):
-        plot.multiclass_views([0.5, 0.5], [0])
+        plot.multiclass_views([0], [0.5, 0.5])
     with pytest.raises(
         ValueError,
-        match="'labels' argument of multiclass_views must be a sequence of classes",
+        match="'y_true' argument of multiclass_views must be a sequence of classes",
     ):
-        plot.multiclass_views([[0.5, 0.5]], [2])
+        plot.multiclass_views([2], [[0.5, 0.5]])
     with pytest.raises(
         ValueError, match="'view' argument of multiclass_views must be a str among"
     ):
-        plot.multiclass_views([[0.5, 0.5]], [1], "top")
+        plot.multiclass_views([1], [[0.5, 0.5]], "top")
     with pytest.raises(
         ValueError,
-        match="'probs' argument of multiclass_views must be a real number in",
+        match="'y_prob' argument of multiclass_views must be a real number in",
     ):
-        plot.multiclass_views([[1.5, -0.5]], [1])
+        plot.multiclass_views([1], [[1.5, -0.5]])
 
 
 # ------------------------------------------------------------------ drawing
@@ -343,7 +343,7 @@ def test_single_diagrams_from_arrays_are_pngs_of_the_right_size(tmp_path):
     for kind in ("binned", "corp"):
         path = tmp_path / f"{kind}.png"
         fig = plot.reliability_diagram(
-            p, y, kind=kind, n_resamples=20, title=kind, path=path, dpi=50
+            y, p, kind=kind, n_resamples=20, title=kind, path=path, dpi=50
         )
         w, h = fig.get_size_inches()
         assert _png_size(path) == (round(w * 50), round(h * 50))
@@ -400,7 +400,7 @@ def test_diagrams_from_metric_states(tmp_path):
     assert [c.get_label() for c in fig.axes[0].collections] == ["90% consistency band"]
     # same curve as the arrays give
     line = fig.axes[0].lines[1]
-    blocks = plot.corp_reliability(p, y)
+    blocks = plot.corp_reliability(y, p)
     assert line.get_xdata().tolist() == [
         v for b in blocks for v in (b.score_min, b.score_max)
     ]
@@ -424,15 +424,15 @@ def test_multiclass_diagrams(tmp_path):
         d = dict(enumerate(row))
         conf.update(c, d)
         top.update(c, d)
-    views = plot.multiclass_views(P, labels, "top-label")
+    views = plot.multiclass_views(labels, P, "top-label")
     fig = plot.reliability_diagrams(
         views, n_resamples=10, path=tmp_path / "top.png", dpi=40
     )
     assert [a.get_title() for a in fig.axes if a.get_title()] == list(views)
     # the confidence view drawn from arrays and from the metric's bins: same points
-    x, yv = plot.multiclass_views(P, labels)["confidence"]
+    yv, x = plot.multiclass_views(labels, P)["confidence"]
     fig = plot.reliability_diagrams(
-        {"arrays": (x, yv), "metric": conf}, n_bins=5, bands=None
+        {"arrays": (yv, x), "metric": conf}, n_bins=5, bands=None
     )
     a, b = fig.axes[0].lines[1], fig.axes[2].lines[1]
     np.testing.assert_allclose(a.get_xydata(), b.get_xydata(), atol=1e-12)
@@ -448,15 +448,15 @@ def test_draw_into_given_axes(tmp_path):
     fig = Figure(figsize=(8, 4))
     ax1, ax2 = fig.subplots(1, 2)
     p, y = _stream(4)
-    assert plot.reliability_diagram(p, y, ax=ax1, n_resamples=10) is fig
-    plot.reliability_diagram(p, y, ax=ax2, kind="corp", bands=None)
+    assert plot.reliability_diagram(y, p, ax=ax1, n_resamples=10) is fig
+    plot.reliability_diagram(y, p, ax=ax2, kind="corp", bands=None)
     assert len(fig.axes) == 4
     plot.save_png(fig, tmp_path / "given.png", dpi=30)
     assert _png_size(tmp_path / "given.png") == (240, 120)
     # an axes placed by hand: the histogram is appended below it
     fig = Figure(figsize=(4, 5))
     ax = fig.add_axes([0.15, 0.35, 0.8, 0.6])
-    plot.reliability_diagram(p, y, ax=ax, bands=None)
+    plot.reliability_diagram(y, p, ax=ax, bands=None)
     plot.save_png(fig, tmp_path / "by_hand.png", dpi=30)  # places the axes
     assert len(fig.axes) == 2 and fig.axes[1].get_position().y1 <= ax.get_position().y0
 
@@ -465,8 +465,8 @@ def test_weights_in_the_diagram_equal_repetition():
     p, y = _stream(5, n=60, ties=True)
     w = np.random.default_rng(0).integers(0, 3, size=len(p))
     P, Y = ref.expand(p, y, w)
-    a = plot.reliability_diagram(p, y, weights=w, bands=None)
-    b = plot.reliability_diagram(P, Y, bands=None)
+    a = plot.reliability_diagram(y, p, weights=w, bands=None)
+    b = plot.reliability_diagram(Y, P, bands=None)
     assert a.axes[0].texts[0].get_text() == b.axes[0].texts[0].get_text()
     np.testing.assert_allclose(
         a.axes[0].lines[1].get_xydata(), b.axes[0].lines[1].get_xydata()
@@ -482,18 +482,18 @@ def test_argument_errors():
     with pytest.raises(
         ValueError, match="must be given, or else 'metric', but not both"
     ):
-        plot.reliability_diagram(p, y, metric=CORP())
-    with pytest.raises(TypeError, match="'labels' argument of reliability_diagram"):
-        plot.reliability_diagram(p)
+        plot.reliability_diagram(y, p, metric=CORP())
+    with pytest.raises(TypeError, match="'y_true' argument of reliability_diagram"):
+        plot.reliability_diagram(y_prob=p)
     with pytest.raises(
         ValueError, match="'kind' argument of reliability_diagram must be a str among"
     ):
-        plot.reliability_diagram(p, y, kind="isotonic")
+        plot.reliability_diagram(y, p, kind="isotonic")
     with pytest.raises(
         ValueError,
         match="'bands' argument of reliability_diagram must be a real number in \\(0, 1\\)",
     ):
-        plot.reliability_diagram(p, y, bands=1.0)
+        plot.reliability_diagram(y, p, bands=1.0)
     with pytest.raises(
         ValueError,
         match="'metric' argument of reliability_diagram must hold at least one",
@@ -506,23 +506,23 @@ def test_argument_errors():
         plot.reliability_diagram(metric=streamcal.OnlinePlatt())
     with pytest.raises(
         ValueError,
-        match="'probs' argument of binned_reliability must be a real number in \\[0, 1\\]",
+        match="'y_prob' argument of binned_reliability must be a real number in \\[0, 1\\]",
     ):
-        plot.binned_reliability([0.5, 1.5], [0, 1])
+        plot.binned_reliability([0, 1], [0.5, 1.5])
     with pytest.raises(
-        ValueError, match="'labels' argument of corp_reliability must be a binary label"
+        ValueError, match="'y_true' argument of corp_reliability must be a binary label"
     ):
-        plot.corp_reliability([0.5, 0.5], [0, 2])
+        plot.corp_reliability([0, 2], [0.5, 0.5])
     with pytest.raises(
         ValueError, match="must hold at least one event of positive weight"
     ):
-        plot.corp_reliability([0.5], [1], weights=[0.0])
+        plot.corp_reliability([1], [0.5], weights=[0.0])
     with pytest.raises(
         ValueError,
         match="'n_resamples' argument of consistency_band must be an int >= 1",
     ):
         plot.consistency_band(p, n_resamples=0)
-    with pytest.raises(TypeError, match="'labels' argument of reliability_diagrams"):
+    with pytest.raises(TypeError, match="'y_true' argument of reliability_diagrams"):
         plot.reliability_diagrams({"a": p})
     with pytest.raises(
         TypeError,
@@ -538,10 +538,10 @@ def test_import_and_data_functions_without_matplotlib():
         import sys
         sys.modules["matplotlib"] = None
         import streamcal.plot as plot
-        assert len(plot.binned_reliability([0.1, 0.9], [0, 1], 2)) == 2
+        assert len(plot.binned_reliability([0, 1], [0.1, 0.9], 2)) == 2
         plot.consistency_band([0.1, 0.9], "corp", n_resamples=5)
         try:
-            plot.reliability_diagram([0.1, 0.9], [0, 1])
+            plot.reliability_diagram([0, 1], [0.1, 0.9])
         except ImportError as exc:
             print(exc)
         else:
@@ -717,7 +717,7 @@ def test_histogram_bars_read_as_their_label_says():
     assert heights[0] == np.mean(p < 0.1) and np.allclose(widths, 0.1)
     assert label == "share per bar\n(0.1 wide)"
     # from arrays: 20 bars 0.05 wide, each its share of the events
-    _, widths, heights, label = _hist(plot.reliability_diagram(p, y, bands=None))
+    _, widths, heights, label = _hist(plot.reliability_diagram(y, p, bands=None))
     counts, _ = np.histogram(p, bins=20, range=(0, 1))
     np.testing.assert_allclose(heights, counts / 1000, atol=1e-15)
     assert label == "share per bar\n(0.05 wide)" and abs(heights.sum() - 1) < 1e-12

@@ -13,6 +13,11 @@ forecasts (dicts of class probabilities), :class:`MulticlassBrier`,
 Batch functions on arrays of binary labels and predicted probabilities:
 :func:`brier_score`, :func:`log_loss`, :func:`expected_calibration_error` and
 :func:`calibration_refinement` (the Foster-Hart decomposition of the Brier score).
+
+Reliability analysis (:mod:`streamcal.metrics.reliability`, what
+:mod:`streamcal.plot` draws): :func:`binned_reliability`, :func:`corp_reliability`,
+:func:`consistency_band`, :func:`consistency_band_from_bins` and
+:func:`multiclass_views`.
 """
 
 from streamcal.metrics._binned import (
@@ -45,6 +50,14 @@ from streamcal.metrics._scoring import (
     MulticlassBrier,
 )
 from streamcal.metrics.base import BinaryCalibrationMetric, StreamingMetric
+from streamcal.metrics.reliability import (
+    ConsistencyBand,
+    binned_reliability,
+    consistency_band,
+    consistency_band_from_bins,
+    corp_reliability,
+    multiclass_views,
+)
 
 __all__ = [
     "CORP",
@@ -57,6 +70,7 @@ __all__ = [
     "CalibrationRefinement",
     "ClasswiseECE",
     "ConfidenceECE",
+    "ConsistencyBand",
     "CrossEntropy",
     "LogLoss",
     "MulticlassBrier",
@@ -66,8 +80,13 @@ __all__ = [
     "Sharpness",
     "StreamingMetric",
     "TopLabelECE",
+    "binned_reliability",
     "brier_score",
     "calibration_refinement",
+    "consistency_band",
+    "consistency_band_from_bins",
+    "corp_reliability",
     "expected_calibration_error",
     "log_loss",
+    "multiclass_views",
 ]

@@ -17,8 +17,7 @@ from streamcal.metrics.catalogue import (
 
 # ---------------------------------------------------------------------- metric names
 
-# the names that replay resolves (cli.py reads _MULTICLASS_METRICS until it switches to
-# streamcal.metrics.catalogue)
+# the names that replay resolves (from streamcal.metrics.catalogue)
 _BINARY_METRICS = {k: i.cls for k, i in catalogue.metric_table("binary").items()}
 _MULTICLASS_METRICS = {k: i.cls for k, i in catalogue.metric_table("multiclass").items()}
 

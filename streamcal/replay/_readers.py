@@ -276,7 +276,23 @@ def _check_delimiter(delimiter) -> None:
         )
 
 
-def csv_header(path, delimiter=None, format=None) -> list | None:
+def log_format(path, format=None) -> tuple:
+    """``(format, compressed)``: how :func:`open_log` reads the log file at ``path``.
+
+    ``format`` is ``format`` if given, else the one of the suffix (``"csv"``,
+    ``"tsv"``, ``"jsonl"`` or ``"parquet"``; None for an unknown suffix), and
+    ``compressed`` whether the name ends in ``.gz``.
+
+    Examples
+    --------
+    >>> log_format("events.ndjson.gz"), log_format("events.txt", "csv")
+    (('jsonl', True), ('csv', False))
+    """
+    ext, gz = _suffixes(os.fspath(path))
+    return format or _SUFFIX_FORMATS.get(ext), gz
+
+
+def read_header(path, delimiter=None, format=None) -> list | None:
     """The column names of the CSV (or TSV) log at ``path``, read as :func:`open_log`
     reads them (stripped of surrounding whitespace), or None when ``path`` is not a
     CSV or TSV file (by its suffix, or ``format``) or is standard input (``"-"``,
@@ -288,20 +304,23 @@ def csv_header(path, delimiter=None, format=None) -> list | None:
     >>> path = os.path.join(tempfile.mkdtemp(), "log.csv")
     >>> with open(path, "w") as f:
     ...     _ = f.write("score, label\\n0.5,1\\n")
-    >>> csv_header(path)
+    >>> read_header(path)
     ['score', 'label']
     """
     path = os.fspath(path)
     if path == STDIN:
         return None
-    ext, gz = _suffixes(path)
-    fmt = format or _SUFFIX_FORMATS.get(ext)
+    fmt, gz = log_format(path, format)
     if fmt not in _DELIMITERS:
         return None
     text, watch = _text(_open_binary(path, gz), name=os.path.basename(path))
     with text:
         reader = csv.reader(text, delimiter=delimiter or _DELIMITERS[fmt])
         return _csv_header(reader, watch, os.path.basename(path), "events")
+
+
+#: The former name of :func:`read_header`.
+csv_header = read_header
 
 
 def _csv_header(reader, watch, name: str, what: str) -> list:
