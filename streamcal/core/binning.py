@@ -17,8 +17,8 @@ Edges (their one home is :mod:`streamcal.core.bins`, re-exported here).
 
 - ``"uniform"``: ``e_j = j / B`` (floating-point division, correctly rounded;
   :func:`~streamcal.core.bins.uniform_edges`).
-- ``"quantile"`` (:func:`~streamcal.core.bins.quantile_edges`): the edges of Algorithm 1 of Gupta and Ramdas (2021) (thesis of Gupta,
-  2022, section 1.3): from a calibration set of ``n`` scores with order statistics
+- ``"quantile"`` (:func:`~streamcal.core.bins.quantile_edges`): the edges of Algorithm 1
+  of Gupta and Ramdas (2021) (thesis of Gupta, 2022, section 1.3): from a calibration set of ``n`` scores with order statistics
   ``S_(1) <= ... <= S_(n)`` and ``S_(n+1) = 1``, ``e_j = S_(ceil(j (n+1) / B))`` for
   ``j = 1 .. B-1`` (integer arithmetic, so no rounding). Each bin then holds about ``n/B``
   of the calibration scores (uniform mass). Edges stay frozen within an *epoch* and are
