@@ -25,7 +25,7 @@ import numpy as np
 
 from streamcal import _validation as V
 
-__all__ = ["Mergeable", "add_lists", "merge_keyed"]
+__all__ = ["Mergeable", "add_lists", "merge_keyed", "order_refusal"]
 
 #: the reason given by a window or a forgetting clock (see the module docstring)
 ORDER_REFUSAL = (
@@ -33,6 +33,27 @@ ORDER_REFUSAL = (
     "only each object's own event count, not an event time shared with the other, so "
     "no merge can know which events are the newest"
 )
+
+
+def order_refusal(obj, *params: str) -> str | None:
+    """The ``_merge_refusal`` of an object that forgets: :data:`ORDER_REFUSAL` naming the
+    first of ``params`` (window and forgetting parameters) that ``obj`` sets (not None),
+    or None when it sets none of them.
+
+    Examples
+    --------
+    >>> class Metric:
+    ...     window_size, half_life = None, 20.0
+    >>> order_refusal(Metric(), "window_size", "half_life").startswith("with half_life,")
+    True
+    >>> order_refusal(Metric(), "window_size") is None
+    True
+
+    """
+    for name in params:
+        if getattr(obj, name) is not None:
+            return ORDER_REFUSAL.format(what=name)
+    return None
 
 
 class Mergeable:

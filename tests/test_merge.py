@@ -295,6 +295,30 @@ def test_refusals_say_why(klass, params):
 
 
 @pytest.mark.parametrize(
+    "klass, params, what",
+    [
+        (OnlineIsotonic, {"window_size": 10}, "window_size"),
+        (OnlineIsotonic, {"half_life": 5.0}, "half_life"),
+        (VennAbers, {"window_size": 10}, "window_size"),
+        (VennAbers, {"half_life": 5.0}, "half_life"),
+        (ECE, {"window_size": 10}, "window_size"),
+        (ECE, {"strategy": "quantile", "half_life": 5.0}, "half_life"),
+        (HistogramBinning, {"window_size": 10}, "window_size"),
+        (HistogramBinning, {"strategy": "quantile", "window_size": 10}, "window_size"),
+    ],
+)
+def test_window_and_forgetting_refusals_come_from_the_one_helper(klass, params, what):
+    """The refusal of a window or a forgetting clock is ``ORDER_REFUSAL`` naming the
+    parameter set, written once (``_merge.order_refusal``), for every class that forgets."""
+    from streamcal import _merge
+
+    obj = klass(**params)
+    assert obj._merge_refusal == _merge.ORDER_REFUSAL.format(what=what)
+    assert _merge.order_refusal(obj, "window_size", "half_life") == obj._merge_refusal
+    assert _merge.order_refusal(klass(), "window_size") is None
+
+
+@pytest.mark.parametrize(
     "klass, params",
     [
         (OnlineIsotonic, {}),

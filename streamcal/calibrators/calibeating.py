@@ -34,7 +34,6 @@ from streamcal.core._calibeating import (
     TrackingKernel,
     joint_bin,
 )
-from streamcal.core._calibeating import bin_index as _bin_index
 from streamcal.core.calibeating import (
     BinOutcomes,
     ExponentialWeights,
@@ -921,7 +920,7 @@ class MultiCalibeater(_Calibeating):
     def _key_and_prior(self, x: tuple[float, ...]) -> tuple[int, float]:
         if self._weights is not None:
             a = self._weights.aggregate(x)
-            return _bin_index(a, self.n_bins), a
+            return bin_index(a, self.n_bins), a
         return joint_bin(x, self.n_bins), sum(x) / len(x)
 
     def _learn(self, x: tuple[float, ...], y: float, w: float) -> None:

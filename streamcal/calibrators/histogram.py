@@ -406,15 +406,14 @@ class HistogramBinning(BinaryCalibrator):
 
     @property
     def _merge_refusal(self) -> str | None:
-        if self.window_size is not None:
-            return _merge.ORDER_REFUSAL.format(what="window_size")
-        if self.strategy == "quantile":
+        refusal = _merge.order_refusal(self, "window_size")
+        if refusal is None and self.strategy == "quantile":
             return (
                 "with strategy='quantile', the edges are order statistics of the events "
                 "held at the epoch boundaries (1, 2, 4, ... events), which depend on the "
                 "order of the two streams"
             )
-        return None
+        return refusal
 
     def _merge(self, other):
         """The bins of both streams (``"uniform"`` edges, no window: equal edges by

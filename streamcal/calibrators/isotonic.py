@@ -213,11 +213,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
 
     @property
     def _merge_refusal(self) -> str | None:
-        if self.window_size is not None:
-            return _merge.ORDER_REFUSAL.format(what="window_size")
-        if self.half_life is not None:
-            return _merge.ORDER_REFUSAL.format(what="half_life")
-        return None
+        return _merge.order_refusal(self, "window_size", "half_life")
 
     def _merge(self, other):
         """The fit of both streams: the per-score cells (per grid cell with

@@ -2,7 +2,10 @@
 ``_check()`` of its invariants.
 
 - :mod:`streamcal.core.pav`: the PAV block store of online isotonic regression;
-- :mod:`streamcal.core.binning`: running histogram bins and their edges;
+- :mod:`streamcal.core.bins`: the bin and edge rules (equal width, equal mass) every
+  binned calibrator and metric uses;
+- :mod:`streamcal.core.binning`: running histogram bins;
+- :mod:`streamcal.core.decay`: the power-of-two forgetting clock (``half_life``);
 - :mod:`streamcal.core.newton`: online Newton steps for small logistic models;
 - :mod:`streamcal.core.calibeating`: per-bin outcome statistics, Foster's game,
   exponential weights;
@@ -28,8 +31,13 @@ from streamcal._lazy import lazy_attributes
 _LAZY = {
     "HistogramBinner": "streamcal.core.binning",
     "ScoreCells": "streamcal.core.binning",
-    "quantile_edges": "streamcal.core.binning",
-    "uniform_edges": "streamcal.core.binning",
+    "edge_bins": "streamcal.core.bins",
+    "floor_bin": "streamcal.core.bins",
+    "linear_quantile_edges": "streamcal.core.bins",
+    "quantile_edges": "streamcal.core.bins",
+    "uniform_bin": "streamcal.core.bins",
+    "uniform_bins": "streamcal.core.bins",
+    "uniform_edges": "streamcal.core.bins",
     "BinOutcomes": "streamcal.core.calibeating",
     "ExponentialWeights": "streamcal.core.calibeating",
     "FosterGame": "streamcal.core.calibeating",
@@ -62,10 +70,13 @@ __all__ = [
     "OnlineNewtonLogistic",
     "ScoreCells",
     "bin_index",
+    "edge_bins",
     "fir_fit",
     "fit_scir",
     "fit_temperature",
+    "floor_bin",
     "irp_fit",
+    "linear_quantile_edges",
     "multiclass_irp_fit",
     "nafir_fit",
     "ovr_fit",
@@ -74,6 +85,8 @@ __all__ = [
     "quantile_edges",
     "recursive_binning_fit",
     "uniform",
+    "uniform_bin",
+    "uniform_bins",
     "uniform_edges",
 ]
 

@@ -34,9 +34,8 @@ from streamcal.core.binning import (
     ScoreCells,
     next_epoch_boundary,
     prior_terms,
-    quantile_edges,
-    uniform_edges,
 )
+from streamcal.core.bins import quantile_edges, uniform_edges
 
 __all__ = ["Int64Binner"]
 
@@ -71,6 +70,7 @@ cdef inline bint weight_bits(double w, int64_t* num, int* d) noexcept nogil:
     return True
 
 
+# the bin rule of streamcal.core.bins.uniform_bin / edge_bins, inlined for the per-event path
 cdef inline int uniform_bin(const double* e, int B, double s) noexcept nogil:
     """The bin of ``s`` among the edges ``e`` (``B + 1`` of them, sorted) starting from
     the guess ``floor(s B)``, exact for ``j / B`` edges up to a step, then walked to

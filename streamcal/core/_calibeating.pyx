@@ -50,6 +50,7 @@ cdef double splitmix_uniform(uint64_t seed, uint64_t t) noexcept nogil:
     return <double>(z >> 11) * 1.1102230246251565e-16  # 2 ** -53
 
 
+# streamcal.core.bins.floor_bin, inlined for the per-event path (tests/test_bins.py)
 cdef inline Py_ssize_t bin_of(double x, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i = <Py_ssize_t>(x * n)
     return n - 1 if i >= n else i

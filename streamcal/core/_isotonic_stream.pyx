@@ -39,15 +39,23 @@ from streamcal._cvalidation cimport check_score, check_label, check_weight
 from streamcal.core._pav cimport IsotonicBlockStore
 from streamcal._validation import argument_error, WEIGHT_DOMAIN
 from streamcal.core.prior import ISOTONIC_PRIOR_MEAN
+from streamcal.core.decay import (
+    ISOTONIC_FORGET_EXPONENT,
+    ISOTONIC_RENORM_EXPONENT,
+    renormalised_clock,
+    weight_scale,
+)
 
 import numpy as np
 
-cdef double _RENORM_LIMIT = ldexp(1.0, 512)   # a new stored weight at or above this renormalises
-cdef double _FORGET = ldexp(1.0, -1000)       # forgotten below this fraction of a new event
-cdef double _FORGET_HALF_LIVES = 1000.0       # window events older than this leave it
+# the forgetting clock's constants: their home is streamcal.core.decay
+cdef double _RENORM_LIMIT = ldexp(1.0, ISOTONIC_RENORM_EXPONENT)  # a new stored weight at or above this renormalises
+cdef double _FORGET = ldexp(1.0, -ISOTONIC_FORGET_EXPONENT)   # forgotten below this fraction of a new event
+cdef double _FORGET_HALF_LIVES = ISOTONIC_FORGET_EXPONENT     # window events older than this leave it
+cdef double _FORGET_EXP = ISOTONIC_FORGET_EXPONENT            # log2 of 1 / _FORGET
 cdef double _DBL_MIN = 2.2250738585072014e-308
 cdef double _DBL_MAX = 1.7976931348623157e308
-cdef int _TOP_EXP = 511        # a stored weight's binary exponent stays <= this after a shift
+cdef int _TOP_EXP = ISOTONIC_RENORM_EXPONENT - 1  # a stored weight's binary exponent stays <= this after a shift
 cdef int _MIN_EXP = -969       # ... and >= this: a normal double whose label sum, if it
                                # rounds to a subnormal, moves its mean by < 2**-52
 cdef double _SAFE_W = ldexp(1.0, 400)  # batch weights in [1 / _SAFE_W, _SAFE_W] cannot be refused
@@ -239,6 +247,7 @@ cdef class IsotonicStream:
     cdef double next_weight_c(self) noexcept:
         if self.half_life == 0.0:
             return 1.0
+        # streamcal.core.decay.clock_exponent, inlined (also in learn_c)
         cdef double e = (self.n_events - self.t_ref) / self.half_life + self.phase
         return 2.0 ** min(e, 1000.0)
 
@@ -262,7 +271,7 @@ cdef class IsotonicStream:
         set to the cells and the mask of those kept (see :meth:`_rescale_cells`). Raises the
         ValueError of :func:`_span_error` when no shift fits, before any state changes."""
         cdef double E, m, lo, hi, sigma, emin = INFINITY, emax = -INFINITY, kept_total = 0.0
-        cdef double forget = e - 1000.0       # log2 of 2**-1000 of a new unit-weight event
+        cdef double forget = e - _FORGET_EXP  # log2 of 2**-1000 of a new unit-weight event
         cdef Py_ssize_t i, k
         cdef int ke
         cdef double ww
@@ -327,7 +336,7 @@ cdef class IsotonicStream:
         cdef long long shift = 0
         if self.half_life > 0.0:
             if w > 0.0:
-                e = (t - self.t_ref) / self.half_life + self.phase
+                e = (t - self.t_ref) / self.half_life + self.phase  # decay.clock_exponent
                 ws = self._plan(w, e, t, &shift)   # may refuse w: nothing changed yet
             if self.window_size > 0:
                 # events beyond the forgetting horizon leave first, then the one the new
@@ -404,8 +413,7 @@ cdef class IsotonicStream:
         else:
             self._rescale_cells(sh, e, keep)
         self.reset_total()
-        self.t_ref = self.n_events
-        self.phase = e - shift
+        self.t_ref, self.phase = renormalised_clock(self.n_events, e, shift)
 
     cdef _rescale_cells(self, int shift, double e, object keep):
         """Without a window: rescale every cell, forget the scores lighter than ``2 **
@@ -526,7 +534,7 @@ cdef class IsotonicStream:
         """The factor turning stored weights into weights relative to the newest event."""
         if self.half_life == 0.0:
             return 1.0
-        return 2.0 ** -((self.n_events - 1 - self.t_ref) / self.half_life + self.phase)
+        return weight_scale(self.n_events, self.t_ref, self.half_life, self.phase)
 
     # ------------------------------------------------------------------ state
 
@@ -576,7 +584,7 @@ def _overflow_error(owner, method, w, where):
 def _kept(ws, e):
     """Mask of the stored weights (at clock exponent ``e``) not lighter than ``2 **
     -1000`` of a new unit-weight event: those a renormalisation keeps."""
-    return np.log2(ws) >= e - 1000.0
+    return np.log2(ws) >= e - _FORGET_EXP
 
 
 def _span_error(owner, method, w, where):

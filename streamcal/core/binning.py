@@ -9,13 +9,16 @@ oracle of the tests). A score ``s`` lies in bin ``k`` = the number of inner edge
 ``e_1, ..., e_{B-1}`` that are ``<= s`` (``bisect_right``). So bins are left-closed,
 ``[e_k, e_{k+1})``, the last one is ``[e_{B-1}, 1]`` (``s = 1`` is in bin ``B - 1``), a
 score exactly on an edge goes to the bin above it, and a bin between two equal edges
-(duplicate quantiles, from ties) is empty and never receives a score.
+(duplicate quantiles, from ties) is empty and never receives a score. This is the
+rule of :func:`streamcal.core.bins.edge_bins`; the per-event paths here keep their
+``bisect_right`` on the inner edges.
 
-Edges.
+Edges (their one home is :mod:`streamcal.core.bins`, re-exported here).
 
-- ``"uniform"``: ``e_j = j / B`` (floating-point division, correctly rounded).
-- ``"quantile"``: the edges of Algorithm 1 of Gupta and Ramdas (2021) (thesis of Gupta,
-  2022, section 1.3): from a calibration set of ``n`` scores with order statistics
+- ``"uniform"``: ``e_j = j / B`` (floating-point division, correctly rounded;
+  :func:`~streamcal.core.bins.uniform_edges`).
+- ``"quantile"`` (:func:`~streamcal.core.bins.quantile_edges`): the edges of Algorithm 1
+  of Gupta and Ramdas (2021) (thesis of Gupta, 2022, section 1.3): from a calibration set of ``n`` scores with order statistics
   ``S_(1) <= ... <= S_(n)`` and ``S_(n+1) = 1``, ``e_j = S_(ceil(j (n+1) / B))`` for
   ``j = 1 .. B-1`` (integer arithmetic, so no rounding). Each bin then holds about ``n/B``
   of the calibration scores (uniform mass). Edges stay frozen within an *epoch* and are
@@ -56,6 +59,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+# the edges' one home is streamcal.core.bins; re-exported here under their old names
+from streamcal.core.bins import quantile_edges, uniform_edges
+
 __all__ = [
     "BinView",
     "HistogramBinner",
@@ -90,45 +96,6 @@ class BinView(NamedTuple):
     weight: float
     #: number of positive-weight events in the bin
     n_events: int
-
-
-def uniform_edges(n_bins: int) -> list[float]:
-    """Equal-width edges ``[0, 1/B, ..., 1]`` (``B + 1`` floats).
-
-    Examples
-    --------
-    >>> uniform_edges(4)
-    [0.0, 0.25, 0.5, 0.75, 1.0]
-
-    """
-    return [j / n_bins for j in range(n_bins + 1)]
-
-
-def quantile_edges(sorted_scores, counts, n_bins: int) -> list[float]:
-    """Uniform-mass edges of Algorithm 1 of Gupta and Ramdas (2021).
-
-    ``sorted_scores`` are distinct scores in increasing order and ``counts`` how many
-    times each occurs (``n`` in total, ``n >= 1``). Returns ``[0, e_1, ..., e_{B-1}, 1]``
-    with ``e_j = S_(ceil(j (n+1) / B))``, the order statistics of the ``n`` scores, and
-    ``S_(n+1) = 1``. Edges are never ``-0.0``. Cost O(d + B log d) for ``d`` distinct
-    scores (numpy).
-
-    Examples
-    --------
-    >>> quantile_edges([0.1, 0.2, 0.3, 0.4, 0.5], [1, 1, 1, 1, 1], 2)
-    [0.0, 0.3, 1.0]
-    >>> quantile_edges([0.5], [4], 3)   # ties: duplicate edges, an empty middle bin
-    [0.0, 0.5, 0.5, 1.0]
-
-    """
-    xs = np.asarray(sorted_scores, dtype=np.float64)
-    cum = np.cumsum(np.asarray(counts, dtype=np.int64))
-    n = int(cum[-1])
-    ranks = [-((-j * (n + 1)) // n_bins) for j in range(1, n_bins)]  # ceil, exactly
-    idx = np.searchsorted(cum, ranks, side="left").tolist()
-    d = len(xs)
-    inner = [float(xs[i]) + 0.0 if i < d else 1.0 for i in idx]  # + 0.0: no -0.0
-    return [0.0, *inner, 1.0]
 
 
 def _fraction_bits(x: float) -> tuple[int, int]:

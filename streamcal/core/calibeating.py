@@ -17,15 +17,17 @@ bins defined by an expert's forecast, statistics of the outcomes seen in each bi
 
 Bins and cells are the ``n`` equal-width intervals of [0, 1]: the index of ``x`` is
 ``floor(n * x)`` computed in floating point, so index ``i`` holds ``[i/n, (i+1)/n)`` and
-1.0 falls in the last one (:func:`bin_index`).
+1.0 falls in the last one (:func:`bin_index`, an alias of
+:func:`streamcal.core.bins.floor_bin`).
 
 The per-event code is compiled (``_calibeating.pyx``): the classes here are the
-compiled ones, documented here, and :func:`uniform` and :func:`bin_index` call them.
+compiled ones, documented here, and :func:`uniform` calls them.
 """
 
 from __future__ import annotations
 
 from streamcal.core import _calibeating as _c
+from streamcal.core.bins import floor_bin
 
 __all__ = [
     "BinOutcomes",
@@ -54,16 +56,9 @@ def uniform(seed: int, t: int) -> float:
     return _c.uniform(seed, t)
 
 
-def bin_index(x: float, n: int) -> int:
-    """Index of ``x`` in [0, 1] among ``n`` equal-width bins: ``min(floor(n * x), n - 1)``.
-
-    Examples
-    --------
-    >>> bin_index(0.0, 10), bin_index(0.35, 10), bin_index(0.999, 10), bin_index(1.0, 10)
-    (0, 3, 9, 9)
-
-    """
-    return _c.bin_index(x, n)
+#: the bin rule of calibeating, ``min(floor(n * x), n - 1)``: its home is
+#: :func:`streamcal.core.bins.floor_bin` (this name is kept)
+bin_index = floor_bin
 
 
 class BinOutcomes(_c.BinOutcomes):

@@ -19,7 +19,9 @@ import numpy as np
 
 from streamcal import _merge
 from streamcal import _validation as V
-from streamcal.core.binning import uniform_edges
+from streamcal.core.bins import edge_bins, linear_quantile_edges, uniform_edges
+from streamcal.core.bins import uniform_bin  # noqa: F401  (its old home: the name is kept)
+from streamcal.core.decay import weight_scale
 from streamcal.metrics import _kernels
 from streamcal.metrics.base import BinaryCalibrationMetric
 
@@ -33,7 +35,8 @@ _STRATEGIES = ("uniform", "quantile")
 # half_life) (t counts the positive-weight events) and the state is rescaled by an exact
 # power of two once a new event would weigh 2 ** 64 or more; at each rescaling, what
 # weighs less than 2 ** -64 of the total weight (below the resolution of any float sum
-# over the state) is dropped, so that memory stays bounded.
+# over the state) is dropped, so that memory stays bounded (the clock's home:
+# streamcal.core.decay, METRIC_RENORM_EXPONENT).
 _KIND = {"Sharpness": 0, "ECE": 1, "MurphyDecomposition": 2}
 
 
@@ -57,51 +60,6 @@ class ReliabilityBin(typing.NamedTuple):
     weight: float
     mean_prediction: float
     mean_outcome: float
-
-
-def uniform_bin(p: float, n_bins: int, edges) -> int:
-    """Index of the equal-width bin holding ``p`` in [0, 1] under the rule ``edges[i] <=
-    p < edges[i + 1]`` (last bin closed), ``edges`` being ``uniform_edges(n_bins)`` of
-    :mod:`streamcal.core.binning` (bit for bit the edges ``np.arange(n + 1) / n`` of the
-    batch functions). ``int(p * n)`` can be one off near an edge, since ``p * n``
-    rounds; the two comparisons correct it. O(1)."""
-    b = int(p * n_bins)
-    if b >= n_bins:
-        return n_bins - 1
-    if p < edges[b]:
-        return b - 1
-    if b + 1 < n_bins and p >= edges[b + 1]:
-        return b + 1
-    return b
-
-
-def linear_quantile_edges(x: np.ndarray, cum: np.ndarray, n_bins: int) -> np.ndarray:
-    """Equal-mass edges: the ``i / n_bins`` quantiles (numpy's default "linear" rule) of
-    the forecasts ``x`` (increasing) repeated as often as their weights, ``cum`` being
-    the cumulative weights (frequency weights; ``np.quantile`` itself for unit weights).
-    Made non-decreasing; ``n_bins + 1`` edges. O(n_bins log len(x)).
-
-    Examples
-    --------
-    >>> linear_quantile_edges(np.array([0.1, 0.2, 0.9]), np.array([1.0, 2.0, 3.0]), 2).tolist()
-    [0.1, 0.2, 0.9]
-
-    """
-    # the expanded sample's index k holds the first value whose cumulative weight
-    # exceeds k, and the quantile q sits at the virtual index (W - 1) q
-    levels = np.arange(n_bins + 1, dtype=np.float64) / n_bins
-    virtual = (cum[-1] - 1.0) * levels
-    below = np.floor(virtual)
-    last = len(x) - 1
-    lo = np.minimum(np.searchsorted(cum, np.maximum(below, 0.0), side="right"), last)
-    hi = np.minimum(
-        np.searchsorted(cum, np.maximum(below + 1.0, 0.0), side="right"), last
-    )
-    a, b = x[lo], x[hi]
-    gamma = virtual - below
-    diff = b - a
-    q = np.where(gamma >= 0.5, b - diff * (1.0 - gamma), a + diff * gamma)
-    return np.maximum.accumulate(q)
 
 
 def _check_n_bins(owner: str, n_bins) -> None:
@@ -338,11 +296,7 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
 
     @property
     def _merge_refusal(self) -> str | None:
-        if self.window_size is not None:
-            return _merge.ORDER_REFUSAL.format(what="window_size")
-        if self.half_life is not None:
-            return _merge.ORDER_REFUSAL.format(what="half_life")
-        return None
+        return _merge.order_refusal(self, "window_size", "half_life")
 
     def _merge(self, other):
         """The ECE of both streams (no window, no forgetting): ``"uniform"``, the four
@@ -387,7 +341,7 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
         store = self._store
         if self.half_life is None or store.t == 0:
             return 1.0
-        return 2.0 ** -((store.t - 1 - store.t_ref) / self.half_life + store.phase)
+        return weight_scale(store.t, store.t_ref, self.half_life, store.phase)
 
     def _quantile_bins(self):
         """Per-bin ``(edges, weight, label sum, forecast sum)`` arrays, equal mass."""
@@ -400,7 +354,7 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
         edges = linear_quantile_edges(
             x, np.cumsum(w * unit if unit != 1.0 else w), n_bins
         )
-        idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, n_bins - 1)
+        idx = edge_bins(x, edges)
         bw = np.bincount(idx, weights=w, minlength=n_bins)
         by = np.bincount(idx, weights=ys, minlength=n_bins)
         bp = np.bincount(idx, weights=w * x, minlength=n_bins)

@@ -12,6 +12,7 @@ import typing
 import numpy as np
 
 from streamcal import _validation as V
+from streamcal.core.bins import edge_bins, linear_quantile_edges, uniform_bins
 
 __all__ = [
     "BrierDecomposition",
@@ -108,13 +109,13 @@ def _bin_indices(probs: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
     ``i / n_bins`` quantiles of ``probs`` (numpy's default linear interpolation,
     "quantile"); repeated quantile edges give empty bins.
     """
-    levels = np.arange(n_bins + 1, dtype=np.float64) / n_bins
     if strategy == "uniform":
-        edges = levels
-    else:
-        edges = np.maximum.accumulate(np.quantile(probs, levels))
-    idx = np.searchsorted(edges, probs, side="right") - 1
-    return np.clip(idx, 0, n_bins - 1)
+        return uniform_bins(probs, n_bins)
+    # unit weights: bit for bit np.quantile(probs, levels), made non-decreasing
+    edges = linear_quantile_edges(
+        np.sort(probs), np.arange(1.0, len(probs) + 1.0), n_bins
+    )
+    return edge_bins(probs, edges)
 
 
 def _binned(labels: np.ndarray, probs: np.ndarray, n_bins: int, strategy: str):

@@ -39,19 +39,21 @@ from collections import deque
 
 from streamcal._cvalidation cimport check_label, check_probability, check_weight
 from streamcal._validation import weight_capacity, weight_overflow_error
+from streamcal.core.decay import METRIC_RENORM_EXPONENT, renormalised_clock
 
-# half-life clock of ECE (see streamcal/metrics/_binned.py)
-DEF RENORM_EXPONENT = 64.0
-cdef double FORGET = 2.0 ** -64
+# half-life clock of ECE: its one home is streamcal.core.decay
+cdef double RENORM_EXPONENT = METRIC_RENORM_EXPONENT
+cdef double FORGET = 2.0 ** -RENORM_EXPONENT
 
 # CalibrationRefinement keeps a grid of at most this many cells in C arrays, a dict beyond
 cdef Py_ssize_t DENSE_LIMIT = 1 << 16
 
 
+# streamcal.core.bins.uniform_bin, inlined for the per-event path (tests/test_bins.py)
 cdef inline Py_ssize_t uniform_bin(double p, Py_ssize_t n, const double* edges) noexcept nogil:
     """Bin of ``p`` in [0, 1] among ``n`` equal-width bins, ``edges[i] <= p <
     edges[i + 1]`` (last bin closed): ``p * n`` rounds, so ``int(p * n)`` can be one
-    off near an edge, and two comparisons correct it (streamcal.metrics._binned)."""
+    off near an edge, and two comparisons correct it (streamcal.core.bins)."""
     cdef Py_ssize_t b = <Py_ssize_t>(p * n)
     if b >= n:
         return n - 1
@@ -423,6 +425,7 @@ cdef class Binned:
 
     cdef double weight_factor(self) except -1.0:
         """Factor applied to the weight of the next event (half_life only)."""
+        # streamcal.core.decay.clock_exponent, inlined for the per-event path
         cdef double e = <double>(self.t - self.t_ref) / self.half_life + self.phase
         if e >= RENORM_EXPONENT:
             self.renormalise(e)
@@ -431,15 +434,15 @@ cdef class Binned:
         return pow(2.0, e)
 
     cdef int renormalise(self, double e) except -1:
-        """Rescale the stored weights by an exact power of two (every 64 half-lives)
-        and drop what weighs less than ``2 ** -64`` of the total."""
+        """Rescale the stored weights by an exact power of two (every 64 half-lives,
+        ``METRIC_RENORM_EXPONENT`` of :mod:`streamcal.core.decay`) and drop what weighs
+        less than ``2 ** -64`` of the total."""
         cdef double shift = -floor(e)
         cdef int k = <int>shift if shift > -100000.0 else -100000  # ldexp saturates far before
         cdef double total, cut, w
         cdef Py_ssize_t b
         cdef dict kept
-        self.phase = e + shift
-        self.t_ref = self.t
+        self.t_ref, self.phase = renormalised_clock(self.t, e, -shift)
         total = ldexp(self.weight, k)
         cut = total * FORGET
         if self.uniform:

@@ -41,9 +41,9 @@ from river import base as river_base
 
 from streamcal import _merge
 from streamcal import _validation as V
-from streamcal.core.binning import uniform_edges
+from streamcal.core.bins import uniform_bin as _bin_of
+from streamcal.core.bins import uniform_edges
 from streamcal.metrics._binned import ReliabilityBin, _check_n_bins
-from streamcal.metrics._binned import uniform_bin as _bin_of
 from streamcal.metrics.base import StreamingMetric
 
 __all__ = [
@@ -67,12 +67,6 @@ def _check_bins(owner: str, n_bins, strategy) -> None:
         isinstance(strategy, str) and strategy == "uniform",
         "'uniform'",
     )
-
-
-def _uniform_edges(n_bins: int) -> tuple:
-    """``(0, 1/B, ..., 1)``, the edges of :func:`streamcal.core.binning.uniform_edges`
-    as a tuple; :func:`_bin_of` finds the bin of a probability among them."""
-    return tuple(uniform_edges(n_bins))
 
 
 def _top(p: dict):
@@ -419,7 +413,7 @@ class ConfidenceECE(_EqualWidthMetric):
     _bins_entry = "bins"
 
     def _reset(self) -> None:
-        self._edges = _uniform_edges(self.n_bins)
+        self._edges = tuple(uniform_edges(self.n_bins))
         self._sums = _BinSums(self.n_bins)
         self._weight = 0.0
         self._n = 0
@@ -551,7 +545,7 @@ class TopLabelECE(_EqualWidthMetric):
     )
 
     def _reset(self) -> None:
-        self._edges = _uniform_edges(self.n_bins)
+        self._edges = tuple(uniform_edges(self.n_bins))
         self._by_class: dict = {}
         self._weight = 0.0
         self._n = 0
@@ -743,7 +737,7 @@ class ClasswiseECE(_ClassRegistry, _EqualWidthMetric):
     )
 
     def _reset(self) -> None:
-        self._edges = _uniform_edges(self.n_bins)
+        self._edges = tuple(uniform_edges(self.n_bins))
         self._refs: dict = {}
         self._by_class: dict = {}
         self._weight = 0.0
