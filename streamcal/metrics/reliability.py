@@ -27,7 +27,8 @@ import numpy as np
 
 from streamcal import _validation as V
 from streamcal.core.pav import BlockView, pav_blocks
-from streamcal.metrics._binned import ReliabilityBin, linear_quantile_edges
+from streamcal.core.bins import edge_bins, linear_quantile_edges, uniform_edges
+from streamcal.metrics._binned import ReliabilityBin
 
 __all__ = [
     "ConsistencyBand",
@@ -72,14 +73,9 @@ class ConsistencyBand(typing.NamedTuple):
 
 def _bin_edges(p: np.ndarray, w: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
     if strategy == "uniform":
-        return np.arange(n_bins + 1, dtype=np.float64) / n_bins
+        return np.asarray(uniform_edges(n_bins), dtype=np.float64)
     order = np.argsort(p, kind="stable")
     return linear_quantile_edges(p[order], np.cumsum(w[order]), n_bins)
-
-
-def _bin_index(p: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    # bin i is [e_i, e_{i+1}), the last one also holds its right edge
-    return np.clip(np.searchsorted(edges, p, side="right") - 1, 0, len(edges) - 2)
 
 
 def binned_reliability(
@@ -154,7 +150,7 @@ def binned_reliability(
 def _binned_points(p, y, w, n_bins, strategy) -> tuple:
     """:func:`binned_reliability` on validated arrays."""
     edges = _bin_edges(p, w, n_bins, strategy)
-    idx = _bin_index(p, edges)
+    idx = edge_bins(p, edges)
     W = np.bincount(idx, weights=w, minlength=n_bins)
     SP = np.bincount(idx, weights=w * p, minlength=n_bins)
     SY = np.bincount(idx, weights=w * y, minlength=n_bins)
@@ -402,7 +398,7 @@ def _band(
 
     if kind == "binned":
         edges = _bin_edges(p, w, n_bins, strategy)
-        idx = _bin_index(p, edges)
+        idx = edge_bins(p, edges)
         W = np.bincount(idx, weights=w, minlength=n_bins)
         used = np.flatnonzero(W > 0)
         # events sorted by bin: each resample's bin sums are sums of runs
