@@ -9,9 +9,9 @@ from streamcal._lazy import lazy_attributes
 
 # public name -> the module defining it, imported on first access
 _LAZY = {
-    "EpsilonCalibratedForecaster": "streamcal.calibrators.calibeating",
+    "EpsilonCalibratedForecaster": "streamcal.calibrators.foster",
     "HedgingCalibeater": "streamcal.calibrators.calibeating",
-    "MultiCalibeater": "streamcal.calibrators.calibeating",
+    "MultiCalibeater": "streamcal.calibrators.multi_calibeating",
     "TrackingCalibeater": "streamcal.calibrators.calibeating",
     "FIR": "streamcal.calibrators.fir",
     "NAFIR": "streamcal.calibrators.fir",

@@ -1,4 +1,5 @@
-# Compiled cores of calibeating (see _calibeating.pyx and streamcal/core/calibeating.py).
+# Compiled cores of calibeating (see _calibeating.pyx, _calibeating_kernels.pyx and
+# streamcal/core/calibeating.py).
 #
 # Stable interface for other compiled kernels: cimport BinOutcomes or FosterGame and
 # call their cdef methods on validated inputs (keys in [0, dense) for the dense methods
@@ -7,7 +8,31 @@
 from libc.stdint cimport uint64_t
 
 
-cdef double splitmix_uniform(uint64_t seed, uint64_t t) noexcept nogil
+# Inline helpers of _calibeating.pyx and _calibeating_kernels.pyx (defined here, so
+# that each module compiles them in: per-event code, no call across modules)
+
+cdef inline double splitmix_uniform(uint64_t seed, uint64_t t) noexcept nogil:
+    """The t-th output of SplitMix64 seeded with seed (mod 2**64), top 53 bits."""
+    cdef uint64_t z = seed + (t + 1) * 0x9E3779B97F4A7C15ULL
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    z = z ^ (z >> 31)
+    return <double>(z >> 11) * 1.1102230246251565e-16  # 2 ** -53
+
+
+cdef inline Py_ssize_t bin_of(double x, Py_ssize_t n) noexcept nogil:
+    # streamcal.core.bins.floor_bin, inlined for the per-event path (tests/test_bins.py)
+    cdef Py_ssize_t i = <Py_ssize_t>(x * n)
+    return n - 1 if i >= n else i
+
+
+cdef inline double clip01(double p) noexcept nogil:
+    # min(1.0, max(0.0, p)) as Python evaluates it
+    if not (p > 0.0):
+        p = 0.0
+    if not (p < 1.0):
+        p = 1.0
+    return p
 
 
 cdef class BinOutcomes:

@@ -22,12 +22,25 @@ Bins and cells are the ``n`` equal-width intervals of [0, 1]: the index of ``x``
 
 The per-event code is compiled (``_calibeating.pyx``): the classes here are the
 compiled ones, documented here, and :func:`uniform` calls them.
+The per-event state machines of the calibeaters (``_calibeating_kernels.pyx``) are
+re-exported here for the shells of :mod:`streamcal.calibrators`.
 """
 
 from __future__ import annotations
 
 from streamcal.core import _calibeating as _c
 from streamcal.core.bins import floor_bin
+# for the shells of streamcal.calibrators (not in __all__: no documented API)
+from streamcal.core._calibeating import joint_bin  # noqa: F401
+from streamcal.core._calibeating_kernels import (  # noqa: F401
+    FosterKernel,
+    HedgingKernel,
+    TrackingKernel,
+)
+
+# floor_bin without a Python frame (the compiled twin, tests/test_bins.py),
+# for per-event callers (MultiCalibeater)
+bin_index_compiled = _c.bin_index
 
 __all__ = [
     "BinOutcomes",

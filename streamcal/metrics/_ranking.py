@@ -7,19 +7,19 @@ import math
 from fractions import Fraction
 
 from streamcal import _validation as V
-from streamcal.metrics import _kernels
+from streamcal.metrics import _kernels, _kernels_ranking
 from streamcal.metrics.base import BinaryCalibrationMetric
 
 __all__ = ["ROCAUC"]
 
 # Distinct scores are kept in sorted blocks of at most 2 * _LOAD keys (split in two
 # beyond), each with its per-class weight totals, in the manner of sortedcontainers; the
-# blocks live in the compiled store ``_kernels.Ranks``, read when a metric is reset.
+# blocks live in the compiled store ``_kernels_ranking.Ranks``, read when a metric is reset.
 _LOAD = 256
 
 # The widest sums the store may build, in 32-bit limbs (the default covers any finite
 # weights; tests lower it to reach the refusal of a weight too wide for the sums).
-_MAX_LIMBS = _kernels.MAX_LIMBS
+_MAX_LIMBS = _kernels_ranking.MAX_LIMBS
 
 
 class ROCAUC(_kernels.StoreShell, BinaryCalibrationMetric):
@@ -104,9 +104,9 @@ class ROCAUC(_kernels.StoreShell, BinaryCalibrationMetric):
         super().__init__()
 
     def _reset(self) -> None:
-        self._store = _kernels.Ranks("ROCAUC", _LOAD, _MAX_LIMBS)
+        self._store = _kernels_ranking.Ranks("ROCAUC", _LOAD, _MAX_LIMBS)
 
-    update = _kernels.ranks_update
+    update = _kernels_ranking.ranks_update
 
     @property
     def _keys(self) -> list:
@@ -150,7 +150,7 @@ class ROCAUC(_kernels.StoreShell, BinaryCalibrationMetric):
         assert store.w_pos_units == sum(block_pos) and store.w_neg_units == sum(block_neg)
         top = 1 << (32 * store.limbs - 1)
         assert store.w_pos_units < top and store.w_neg_units < top, "sums too wide"
-        step = _kernels.SUPERBLOCK
+        step = _kernels_ranking.SUPERBLOCK
         assert len(sup_neg) == len(sup_pos) == -(-nb // step)
         for j in range(len(sup_neg)):
             assert sup_neg[j] == sum(block_neg[j * step : (j + 1) * step])

@@ -6,7 +6,7 @@ import math
 
 from streamcal import _merge
 from streamcal import _validation as V
-from streamcal.metrics import _kernels
+from streamcal.metrics import _kernels, _kernels_refinement
 from streamcal.metrics.base import BinaryCalibrationMetric
 
 __all__ = ["CalibrationRefinement"]
@@ -113,11 +113,11 @@ class CalibrationRefinement(_kernels.StoreShell, BinaryCalibrationMetric):
         # groups and running sums live in the compiled store, which also runs update
         # (its checks in compiled code) and update_many
         r = self.resolution
-        self._store = _kernels.Groups(
+        self._store = _kernels_refinement.Groups(
             "CalibrationRefinement", 0.0 if r is None else float(r)
         )
 
-    update = _kernels.groups_update
+    update = _kernels_refinement.groups_update
 
     @property
     def _n(self) -> int:

@@ -1,0 +1,43 @@
+# Per-event helpers shared by the compiled metric stores (_kernels.pyx,
+# _kernels_refinement.pyx, _kernels_ranking.pyx), defined here as inline functions so
+# that each module compiles them in: the event preamble of every metric's update and
+# the weight rule, and the zeroed C arrays of the stores.
+
+from cpython.mem cimport PyMem_Malloc
+from libc.string cimport memset
+
+from streamcal._cvalidation cimport check_label, check_probability, check_weight
+
+
+cdef inline int check_event(object y_true, object y_pred, object w, str owner,
+                            double* event) except -1:
+    # the event preamble of every metric's update: label, probability, weight (in that
+    # order, so the first bad argument is the one named), as C doubles in event[0..2]
+    event[0] = check_label(y_true, owner, "update", "y_true")
+    event[1] = check_probability(y_pred, owner, "update")
+    event[2] = check_weight(w, owner, "update")
+    return 0
+
+
+cdef inline int check_room(double held, double w, double capacity, str owner) except -1:
+    # the weight rule of streamcal._validation for one event of update
+    if held + w <= capacity:
+        return 0
+    from streamcal._validation import weight_overflow_error
+    raise weight_overflow_error(owner, "update", w)
+
+
+cdef inline double* new_doubles(Py_ssize_t n) except NULL:
+    cdef double* x = <double*>PyMem_Malloc((n if n > 0 else 1) * sizeof(double))
+    if x == NULL:
+        raise MemoryError()
+    memset(x, 0, (n if n > 0 else 1) * sizeof(double))
+    return x
+
+
+cdef inline long long* new_counts(Py_ssize_t n) except NULL:
+    cdef long long* x = <long long*>PyMem_Malloc((n if n > 0 else 1) * sizeof(long long))
+    if x == NULL:
+        raise MemoryError()
+    memset(x, 0, (n if n > 0 else 1) * sizeof(long long))
+    return x
