@@ -80,7 +80,7 @@ def main(argv=None) -> dict:
     if args.quick:
         args.days, args.seeds = 800, 1
     start = time.perf_counter()
-    drift = _common.sibling("rain_drift")  # its streams
+    drift = _common.sibling("rain_drift")  # its streams and its run
     streams = drift.STREAMS
     columns = (*streams, "regime shift: recovery")
 
