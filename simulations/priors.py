@@ -106,14 +106,14 @@ class _CentredIsotonic:
         return self.store.prior_value(s, self.a, m)
 
 
-def prequential(cal, scores, labels, events):
-    """Forecasts of ``cal`` on a log through ``streamcal.replay``: the bundled log with
-    its labels revealed at their label time, the others with each label known before the
-    next event."""
+def prequential(calibrators, scores, labels, events):
+    """Forecasts of every calibrator (None: the raw scores) on a log, all in one run of
+    ``streamcal.replay`` (the log is read once): the bundled log with its labels revealed
+    at their label time, the others with each label known before the next event."""
     if events is None:
-        return _common.prequential({"cal": cal}, scores, labels)["cal"]
+        return _common.prequential(calibrators, scores, labels)
     kw = {"time": "time", "label_time": "label_time"}
-    return _common.prequential({"cal": cal}, events, None, **kw)["cal"]
+    return _common.prequential(calibrators, events, None, **kw)
 
 
 def candidates():
@@ -148,8 +148,8 @@ def main(argv=None) -> dict:
 
     results = {}
     for name, (s, y, events) in logs.items():
-        for cand, make in candidates().items():
-            p = s if make is None else prequential(make(), s, y, events)
+        cals = {c: None if make is None else make() for c, make in candidates().items()}
+        for cand, p in prequential(cals, s, y, events).items():
             results[name, cand] = scores_of(y, p)
     # the default command's set, through the replay engine
     default = {}
