@@ -44,6 +44,9 @@ import streamcal
 from streamcal.metrics import expected_calibration_error
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
+import _common  # noqa: E402
+
 DATA = os.path.join(HERE, "data", "bank_marketing.csv.gz")
 RESULTS = os.path.join(HERE, "results")
 
@@ -90,18 +93,9 @@ def sharpness(labels: np.ndarray, probs: np.ndarray, n_bins: int = N_BINS) -> fl
 
 
 def stream(scores, labels):
-    """Prequential predictions of every calibrator on the streamed rows."""
-    out = {}
-    for name, cal in calibrators().items():
-        if cal is None:
-            out[name] = np.asarray(scores, dtype=float)
-            continue
-        preds = np.empty(len(scores))
-        for i, (s, y) in enumerate(zip(scores, labels)):
-            preds[i] = cal.predict_one(s)
-            cal.learn_one(s, y)
-        out[name] = preds
-    return out
+    """Prequential predictions of every calibrator on the streamed rows, through
+    ``streamcal.replay``."""
+    return _common.prequential(calibrators(), scores, labels)
 
 
 def run_order(rows, order_name, categories, checkpoints):

@@ -52,6 +52,7 @@ import argparse
 import csv
 import math
 import os
+import sys
 import time
 
 import numpy as np
@@ -66,6 +67,9 @@ from streamcal.datasets import covtype_predictions
 
 NAME = "irp_covtype"
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
+import _common  # noqa: E402
+
 RESULTS = os.path.join(HERE, "results")
 
 LAM = 0.05
@@ -265,11 +269,7 @@ def main(argv=None) -> dict:
         + ", ".join(f"K = {K}: {timings[K, LAM]:.1f} s" for K in (2, 3, 4))
         + ".",
     ]
-    table = "\n".join(lines) + "\n"
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"{NAME}.md"), "w") as f:
-        f.write(table)
+    _common.write_table("\n".join(lines) + "\n", args.out, NAME)
     with open(os.path.join(args.out, f"{NAME}.csv"), "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(

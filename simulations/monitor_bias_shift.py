@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 import time
 
 import numpy as np
@@ -58,6 +59,9 @@ from streamcal.datasets import rain_sequence
 from streamcal.monitor import CalibrationMonitor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
+import _common  # noqa: E402
+
 RESULTS = os.path.join(HERE, "results")
 NAME = "monitor_bias_shift"
 
@@ -116,13 +120,6 @@ def serve(q: np.ndarray, rain: np.ndarray, policy: str):
                 lo = max(0, t + 1 - REFIT)
                 iso.learn_many(qs[lo : t + 1], ys[lo : t + 1])
     return np.array(served), alarms
-
-
-def trailing_mean(x: np.ndarray, window: int) -> np.ndarray:
-    c = np.concatenate(([0.0], np.cumsum(x)))
-    i = np.arange(1, len(x) + 1)
-    lo = np.maximum(0, i - window)
-    return (c[i] - c[lo]) / (i - lo)
 
 
 def main(argv=None) -> dict:
@@ -225,11 +222,7 @@ def main(argv=None) -> dict:
         f"| mean | {1e3 * m[0]:.2f} | {1e3 * m[1]:.2f} | {1e3 * m[2]:.2f} | "
         f"{1e3 * m[3]:.2f} | {m[4]:.1f} | {m[5]:.1f} | {m[6]:.1f} |"
     )
-    table = "\n".join(lines) + "\n"
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"{NAME}.md"), "w") as f:
-        f.write(table)
+    _common.write_table("\n".join(lines) + "\n", args.out, NAME)
 
     plot(example, shift, args, os.path.join(args.out, f"{NAME}.png"))
     print(
@@ -249,11 +242,11 @@ def plot(ex, shift, args, path):
     fig, axes = plt.subplots(3, 1, figsize=(11, 10), sharex=True)
 
     ax = axes[0]
-    ax.plot(days, trailing_mean(ex["rain"].astype(float), window), color="C0", lw=1.0,
+    ax.plot(days, _common.trailing_mean(ex["rain"].astype(float), window), color="C0", lw=1.0,
             label="rain frequency")  # fmt: skip
-    ax.plot(days, trailing_mean(ex["p"], window), color="k", lw=1.2,
+    ax.plot(days, _common.trailing_mean(ex["p"], window), color="k", lw=1.2,
             label="true probability")  # fmt: skip
-    ax.plot(days, trailing_mean(ex["q"], window), color="C3", lw=1.5,
+    ax.plot(days, _common.trailing_mean(ex["q"], window), color="C3", lw=1.5,
             label="forecast")  # fmt: skip
     ax.set_ylabel(f"mean over the last {window} days")
     ax.set_title(
@@ -299,12 +292,12 @@ def plot(ex, shift, args, path):
     ):
         ax.semilogy(
             days,
-            trailing_mean((ex[key] - ex["p"]) ** 2, window),
+            _common.trailing_mean((ex[key] - ex["p"]) ** 2, window),
             color=colour,
             lw=1.4,
             label=label,
         )
-    raw = trailing_mean((ex["q"] - ex["p"]) ** 2, window)
+    raw = _common.trailing_mean((ex["q"] - ex["p"]) ** 2, window)
     raw[:shift] = np.nan  # 0 before the shift: the raw forecast is the truth
     ax.semilogy(days, raw, color="C3", lw=1.0, ls=":", label="raw forecast")
     ax.set_ylim(2e-4, 0.05)

@@ -54,6 +54,9 @@ from streamcal.datasets import rain_forecast_log_path
 from streamcal.metrics import brier_score, expected_calibration_error, log_loss
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
+import _common  # noqa: E402
+
 RESULTS = os.path.join(HERE, "results")
 NAME = "priors"
 LOGS = ("bundled", "EWR", "JFK", "LGA")
@@ -62,30 +65,18 @@ METRICS = ("brier", "log_loss", "ece")
 
 
 def load_logs(limit: int | None):
-    """name -> (scores, labels, reveal) with ``reveal[i]`` the number of events whose
-    label is known when event ``i`` is predicted."""
-    sys.path.insert(0, HERE)
-    import real_rain  # the airport logs are built exactly as there
+    """name -> (scores, labels, events): ``events`` the log to replay (the bundled log's
+    rows, with its ``time`` and ``label_time`` columns), or None when each label is known
+    before the next event (the airport logs)."""
+    real_rain = _common.sibling("real_rain")  # the airport logs are built exactly as there
 
     d = pd.read_csv(rain_forecast_log_path())
     if limit is not None:
         d = d.iloc[:limit]
-    t = pd.to_datetime(d["time"]).to_numpy()
-    lt = pd.to_datetime(d["label_time"]).to_numpy()
-    # labels are revealed in label-time order, which is the log's order
-    reveal = np.minimum(np.searchsorted(lt, t, side="right"), np.arange(len(t)))
-    logs = {"bundled": (d["score"].to_numpy(float), d["label"].to_numpy(float), reveal)}
+    logs = {"bundled": (d["score"].to_numpy(float), d["label"].to_numpy(float), d)}
     for origin in LOGS[1:]:
-        events = real_rain.nyc_events(origin, limit)
-        model = real_rain.preprocessing.StandardScaler() | real_rain.linear_model.LogisticRegression()
-        scores, labels = [], []
-        for x, y in events:
-            p = model.predict_proba_one(x).get(True, 0.0)
-            scores.append(min(1.0, max(0.0, p)))
-            labels.append(y)
-            model.learn_one(x, y)
-        n = len(scores)
-        logs[origin] = (np.array(scores), np.array(labels, float), np.arange(n))
+        scores, labels = real_rain.model_scores(real_rain.nyc_events(origin, limit))
+        logs[origin] = (scores, labels.astype(float), None)
     return logs
 
 
@@ -115,16 +106,14 @@ class _CentredIsotonic:
         return self.store.prior_value(s, self.a, m)
 
 
-def prequential(cal, scores, labels, reveal):
-    out = np.empty(len(scores))
-    j = 0
-    s_list, y_list = scores.tolist(), labels.tolist()
-    for i, s in enumerate(s_list):
-        while j < reveal[i]:
-            cal.learn_one(s_list[j], y_list[j])
-            j += 1
-        out[i] = cal.predict_one(s)
-    return out
+def prequential(calibrators, scores, labels, events):
+    """Forecasts of every calibrator (None: the raw scores) on a log, all in one run of
+    ``streamcal.replay`` (the log is read once): the bundled log with its labels revealed
+    at their label time, the others with each label known before the next event."""
+    if events is None:
+        return _common.prequential(calibrators, scores, labels)
+    kw = {"time": "time", "label_time": "label_time"}
+    return _common.prequential(calibrators, events, None, **kw)
 
 
 def candidates():
@@ -158,16 +147,15 @@ def main(argv=None) -> dict:
     logs = load_logs(600 if args.quick else None)
 
     results = {}
-    for name, (s, y, reveal) in logs.items():
-        for cand, make in candidates().items():
-            p = s if make is None else prequential(make(), s, y, reveal)
+    for name, (s, y, events) in logs.items():
+        cals = {c: None if make is None else make() for c, make in candidates().items()}
+        for cand, p in prequential(cals, s, y, events).items():
             results[name, cand] = scores_of(y, p)
     # the default command's set, through the replay engine
     default = {}
-    for name, (s, y, reveal) in logs.items():
-        if name == "bundled":
+    for name, (s, y, events) in logs.items():
+        if events is not None:
             kw = {"time": "time", "label_time": "label_time"}
-            events = pd.read_csv(rain_forecast_log_path()).iloc[: len(s)]
         else:
             kw = {}
             events = pd.DataFrame({"score": s, "label": y.astype(int)})
@@ -231,11 +219,7 @@ def main(argv=None) -> dict:
         "",
         f"Run time {time.perf_counter() - start:.0f} s.",
     ]
-    table = "\n".join(lines) + "\n"
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"{NAME}.md"), "w") as f:
-        f.write(table)
+    _common.write_table("\n".join(lines) + "\n", args.out, NAME)
     return {"results": results, "default": default, "winners": winners}
 
 

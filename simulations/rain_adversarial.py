@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 import numpy as np
@@ -56,6 +57,9 @@ from streamcal.datasets import AdversarialNature
 from streamcal.metrics import brier_score, expected_calibration_error
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
+import _common  # noqa: E402
+
 RESULTS = os.path.join(HERE, "results")
 NAME = "rain_adversarial"
 
@@ -159,11 +163,7 @@ def main(argv=None) -> dict:
             + " | ".join(f"{summary[s, name][2]:.3f}" for s in STRENGTHS)
             + " |"
         )
-    table = "\n".join(lines) + "\n"
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"{NAME}.md"), "w") as f:
-        f.write(table)
+    _common.write_table("\n".join(lines) + "\n", args.out, NAME)
 
     plot(summary, shown_runs, args)
     print(

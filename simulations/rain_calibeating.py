@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 import numpy as np
@@ -55,6 +56,9 @@ from streamcal.datasets import forecast, rain_sequence
 from streamcal.metrics import CalibrationRefinement, calibration_refinement
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
+import _common  # noqa: E402
+
 RESULTS = os.path.join(HERE, "results")
 NAME = "rain_calibeating"
 
@@ -83,16 +87,14 @@ def expert_bins(q: np.ndarray) -> np.ndarray:
 
 
 def calibeat(q: np.ndarray, rain: np.ndarray, seed: int) -> dict[str, np.ndarray]:
-    """Prequential forecasts of the calibeaters of the expert forecasts ``q``."""
-    track = TrackingCalibeater(n_bins=N_BINS)
-    hedge = HedgingCalibeater(n_bins=N_BINS, seed=seed)
-    out_t, out_h = [], []
-    for s, y in zip(q.tolist(), rain.tolist()):
-        out_t.append(track.predict_one(s))
-        track.learn_one(s, y)
-        out_h.append(hedge.predict_one(s))
-        hedge.learn_one(s, y)
-    return {"expert": q, "tracking": np.array(out_t), "hedging": np.array(out_h)}
+    """Prequential forecasts of the calibeaters of the expert forecasts ``q``, through
+    ``streamcal.replay``."""
+    calibrators = {
+        "expert": None,
+        "tracking": TrackingCalibeater(n_bins=N_BINS),
+        "hedging": HedgingCalibeater(n_bins=N_BINS, seed=seed),
+    }
+    return _common.prequential(calibrators, q, rain)
 
 
 def tracking_bound(q: np.ndarray) -> float:
@@ -178,11 +180,7 @@ def main(argv=None) -> dict:
                 f"| {label} | {name} | {fmt(b)} | {fmt(k, 5)} | {fmt(r)} | "
                 f"{excess:+.4f} |"
             )
-    table = "\n".join(lines) + "\n"
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"{NAME}.md"), "w") as f:
-        f.write(table)
+    _common.write_table("\n".join(lines) + "\n", args.out, NAME)
 
     plot(summary, curves, args, os.path.join(args.out, f"{NAME}.png"))
     print(

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 import numpy as np
@@ -56,6 +57,9 @@ from streamcal.datasets import forecast, rain_sequence
 from streamcal.metrics import expected_calibration_error
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
+import _common  # noqa: E402
+
 RESULTS = os.path.join(HERE, "results")
 NAME = "rain_drift"
 
@@ -104,24 +108,10 @@ def streams(n_days: int, seed: int) -> dict[str, tuple]:
     return out
 
 
-def run(calibrator, q: np.ndarray, rain: np.ndarray) -> np.ndarray:
-    """Prequential forecasts of ``calibrator`` (predict, then learn) on ``(q, rain)``."""
-    if calibrator is None:
-        return q
-    out = []
-    predict, learn = calibrator.predict_one, calibrator.learn_one
-    for s, y in zip(q.tolist(), rain.tolist()):
-        out.append(predict(s))
-        learn(s, y)
-    return np.array(out)
-
-
-def trailing_mean(x: np.ndarray, window: int) -> np.ndarray:
-    """Mean of the last ``window`` values (fewer at the start)."""
-    c = np.concatenate(([0.0], np.cumsum(x)))
-    i = np.arange(1, len(x) + 1)
-    lo = np.maximum(0, i - window)
-    return (c[i] - c[lo]) / (i - lo)
+def run(calibrators: dict, q: np.ndarray, rain: np.ndarray) -> dict:
+    """Prequential forecasts (predict, then learn) of each calibrator on ``(q, rain)``,
+    through ``streamcal.replay``; a calibrator None gives the raw forecasts ``q``."""
+    return _common.prequential(calibrators, q, rain)
 
 
 def main(argv=None) -> dict:
@@ -141,14 +131,14 @@ def main(argv=None) -> dict:
     curves = {}
     for seed in range(args.seeds):
         for stream, (q, p, rain, _) in streams(args.days, seed).items():
-            for name, cls in CALIBRATORS.items():
-                f = run(None if cls is None else cls(), q, rain)
+            cals = {n: None if c is None else c() for n, c in CALIBRATORS.items()}
+            for name, f in run(cals, q, rain).items():
                 sq = (f - p) ** 2
                 summary.setdefault((stream, name), []).append(
                     (sq.mean(), expected_calibration_error(rain, f))
                 )
                 if seed == 0:
-                    curves[stream, name] = trailing_mean(sq, 1000)
+                    curves[stream, name] = _common.trailing_mean(sq, 1000)
     summary = {k: tuple(np.mean(v, axis=0)) for k, v in summary.items()}
 
     lines = [
@@ -171,11 +161,7 @@ def main(argv=None) -> dict:
         dist = [f"{1e3 * summary[s, name][0]:.2f}" for s in STREAMS]
         ece = [f"{summary[s, name][1]:.4f}" for s in STREAMS]
         lines.append(f"| {name} | " + " | ".join(dist + ece) + " |")
-    table = "\n".join(lines) + "\n"
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"{NAME}.md"), "w") as f:
-        f.write(table)
+    _common.write_table("\n".join(lines) + "\n", args.out, NAME)
 
     plot(curves, args, os.path.join(args.out, f"{NAME}.png"))
     print(

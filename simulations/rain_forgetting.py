@@ -34,8 +34,8 @@ into ``--out`` (default ``simulations/results``).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
+import sys
 import time
 
 import numpy as np
@@ -43,6 +43,9 @@ import numpy as np
 from streamcal import HistogramBinning, OnlineBeta, OnlineIsotonic, OnlinePlatt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
+import _common  # noqa: E402
+
 RESULTS = os.path.join(HERE, "results")
 NAME = "rain_forgetting"
 RECOVERY = 1000  # days after the regime shift
@@ -65,16 +68,6 @@ VARIANTS = {
 }
 
 
-def rain_drift():
-    """The sibling script ``rain_drift.py`` as a module (its streams and loop)."""
-    spec = importlib.util.spec_from_file_location(
-        "rain_drift", os.path.join(HERE, "rain_drift.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=RESULTS, help="output directory")
@@ -87,7 +80,7 @@ def main(argv=None) -> dict:
     if args.quick:
         args.days, args.seeds = 800, 1
     start = time.perf_counter()
-    drift = rain_drift()
+    drift = _common.sibling("rain_drift")  # its streams and its run
     streams = drift.STREAMS
     columns = (*streams, "regime shift: recovery")
 
@@ -95,8 +88,8 @@ def main(argv=None) -> dict:
     curves = {}
     for seed in range(args.seeds):
         for stream, (q, p, rain, shift) in drift.streams(args.days, seed).items():
-            for name, (cls, params) in VARIANTS.items():
-                f = drift.run(cls(**params), q, rain)
+            cals = {name: cls(**params) for name, (cls, params) in VARIANTS.items()}
+            for name, f in drift.run(cals, q, rain).items():
                 sq = (f - p) ** 2
                 summary.setdefault((stream, name), []).append(sq.mean())
                 if shift is not None:
@@ -104,7 +97,7 @@ def main(argv=None) -> dict:
                         sq[shift : shift + RECOVERY].mean()
                     )
                 if seed == 0 and stream in ("drifting bias", "regime shift"):
-                    curves[stream, name] = drift.trailing_mean(sq, 365)
+                    curves[stream, name] = _common.trailing_mean(sq, 365)
     summary = {k: float(np.mean(v)) for k, v in summary.items()}
 
     lines = [
@@ -127,11 +120,7 @@ def main(argv=None) -> dict:
             v = f"{1e3 * summary[c, name]:.2f}"
             cells.append(f"**{v}**" if summary[c, name] == best[c] else v)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    table = "\n".join(lines) + "\n"
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"{NAME}.md"), "w") as f:
-        f.write(table)
+    _common.write_table("\n".join(lines) + "\n", args.out, NAME)
 
     plot(curves, args, drift.PERIOD, os.path.join(args.out, f"{NAME}.png"))
     print(

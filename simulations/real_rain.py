@@ -51,6 +51,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 import time
 
 import numpy as np
@@ -74,6 +75,9 @@ from streamcal.metrics import (
 )
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
+import _common  # noqa: E402
+
 RESULTS = os.path.join(HERE, "results")
 NAME = "real_rain"
 
@@ -165,24 +169,26 @@ def seattle_events(limit: int | None = None):
     return events
 
 
-def run(events):
-    """Prequential forecasts of the river model and of every calibrator on it."""
+def model_scores(events):
+    """Prequential scores of the online river forecaster (each event predicted, then
+    learnt; clipped to [0, 1]) and the labels, as arrays."""
     model = preprocessing.StandardScaler() | linear_model.LogisticRegression()
-    cals = {name: make() for name, make in CALIBRATORS.items()}
-    out = {name: [] for name in CALIBRATORS}
-    labels = []
+    scores, labels = [], []
     for x, y in events:
         s = model.predict_proba_one(x).get(True, 0.0)
-        s = min(1.0, max(0.0, s))
-        for name, cal in cals.items():
-            if cal is None:
-                out[name].append(s)
-            else:
-                out[name].append(cal.predict_one(s))
-                cal.learn_one(s, y)
-        model.learn_one(x, y)
+        scores.append(min(1.0, max(0.0, s)))
         labels.append(y)
-    return np.array(labels), {k: np.array(v) for k, v in out.items()}
+        model.learn_one(x, y)
+    return np.array(scores), np.array(labels)
+
+
+def run(events):
+    """Prequential forecasts of the river model and of every calibrator on it (the
+    calibrators through ``streamcal.replay`` on the model's scores: the model never
+    sees them, so its scores can be computed first)."""
+    scores, labels = model_scores(events)
+    cals = {name: make() for name, make in CALIBRATORS.items()}
+    return labels, _common.prequential(cals, scores, labels)
 
 
 def pooled(p: np.ndarray) -> np.ndarray:
@@ -300,11 +306,7 @@ def main(argv=None) -> dict:
             + " | ".join(str(results[s, c]["contradicted"]) for c in CALIBRATORS)
             + " |"
         )
-    table = "\n".join(lines) + "\n"
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"{NAME}.md"), "w") as f:
-        f.write(table)
+    _common.write_table("\n".join(lines) + "\n", args.out, NAME)
 
     plot(runs, args)
     print(

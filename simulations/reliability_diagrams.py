@@ -31,6 +31,7 @@ prints a table and writes ``simulations/results/reliability_*.png``.
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
@@ -39,17 +40,16 @@ from streamcal.datasets import miscalibrated_rain_forecasts, niamey_precipitatio
 from streamcal.metrics import CORP, ECE
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
+import _common  # noqa: E402
+
 RESULTS = os.path.join(HERE, "results")
 N = 20_000
 
 
 def prequential(calibrator, scores, labels):
-    """Each forecast recalibrated by what was learnt before it."""
-    out = np.empty(len(scores))
-    for t, (s, y) in enumerate(zip(scores.tolist(), labels.tolist())):
-        out[t] = calibrator.predict_one(s)
-        calibrator.learn_one(s, y)
-    return out
+    """Each forecast recalibrated by what was learnt before it (``streamcal.replay``)."""
+    return _common.prequential({"cal": calibrator}, scores, labels)["cal"]
 
 
 def outside(band, xs, ys):
