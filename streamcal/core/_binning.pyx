@@ -18,7 +18,8 @@ The edges (:func:`~streamcal.core.binning.quantile_edges`), the epoch schedule
 (:func:`~streamcal.core.binning.prior_terms`) and the aggregated stream
 (:class:`~streamcal.core.binning.ScoreCells`) come from ``binning.py``: they run at epoch
 boundaries and merges only, so the per-event path is C (a bin search, integer adds and
-one division).
+one division; with a prior, a double-double quotient, :func:`prior_ratio`, which leaves
+the division of Python integers to the rare ratio it cannot round with certainty).
 """
 
 from libc.math cimport INFINITY, NAN, fabs, fma, frexp, isnan, ldexp, nextafter
