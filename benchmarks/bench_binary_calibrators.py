@@ -12,9 +12,11 @@ alternation, ``segment`` events at a time, in rotating order, so that bursts of 
 shared machine hit both alike; the figure is the median over segments of the ratio
 calibrator time / river time on the same segment, with its min and max.
 
-Targets: HistogramBinning and TrackingCalibeater at most 0.5x (issue 3); OnlinePlatt and
-OnlineBeta at most 0.2x (issue 11, compiled per-event paths; 1x in issue 3). The other
-calibrators are listed for information.
+Targets (issue 11, compiled per-event paths): HistogramBinning, TrackingCalibeater,
+OnlinePlatt and OnlineBeta at most 0.2x, HedgingCalibeater and
+EpsilonCalibratedForecaster at most 0.5x (issue 3 had 0.5x and 1x; the quantile strategy
+keeps issue 3's 0.5x). The other calibrators are listed for information. ``--cpu`` times
+with the process's CPU time instead of the wall clock (for a shared, loaded machine).
 
 Batch prediction (issue 11): ``predict_many`` of a fitted OnlinePlatt / OnlineBeta on
 1,000,000 scores (``--quick``: 200,000) against numpy computing the same map (clip,
@@ -50,7 +52,7 @@ import streamcal
 
 # (label, class name, params, target ratio or None)
 CASES = [
-    ("HistogramBinning()", "HistogramBinning", {}, 0.5),
+    ("HistogramBinning()", "HistogramBinning", {}, 0.2),
     (
         "HistogramBinning(strategy='quantile')",
         "HistogramBinning",
@@ -63,18 +65,18 @@ CASES = [
         {"window_size": 1000},
         None,
     ),
-    ("TrackingCalibeater()", "TrackingCalibeater", {}, 0.5),
+    ("TrackingCalibeater()", "TrackingCalibeater", {}, 0.2),
     ("OnlinePlatt()", "OnlinePlatt", {}, 0.2),
     ("OnlinePlatt(half_life=1000)", "OnlinePlatt", {"half_life": 1000.0}, 0.2),
     ("OnlineBeta('abm')", "OnlineBeta", {"parameters": "abm"}, 0.2),
     ("OnlineBeta('am')", "OnlineBeta", {"parameters": "am"}, 0.2),
     ("OnlineBeta('ab')", "OnlineBeta", {"parameters": "ab"}, 0.2),
-    ("HedgingCalibeater(seed=0)", "HedgingCalibeater", {"seed": 0}, None),
+    ("HedgingCalibeater(seed=0)", "HedgingCalibeater", {"seed": 0}, 0.5),
     (
         "EpsilonCalibratedForecaster(seed=0)",
         "EpsilonCalibratedForecaster",
         {"seed": 0},
-        None,
+        0.5,
     ),
     (
         "TrackingCalibeater(base=OnlinePlatt())",

@@ -401,3 +401,52 @@ def test_exponential_weights_give_the_floats_of_the_python_version():
             assert other.learning_rate == eta and other.weights() == ew.weights()
     with pytest.raises(ValueError, match="3 numbers"):
         ew.losses = [0.0, 1.0]
+
+
+# ---------------------------------------------------------------------- per-event cost
+
+
+def _python_calls(cal, events):
+    """The qualified names of the Python functions entered during the ``predict_one``
+    / ``learn_one`` loop over ``events`` (the compiled code enters none of its own)."""
+    import sys
+
+    names = []
+
+    def hook(frame, event, arg):
+        if event == "call":
+            names.append(frame.f_code.co_qualname)
+
+    predict, learn = cal.predict_one, cal.learn_one
+    sys.setprofile(hook)
+    try:
+        for s, y in events:
+            predict(s)
+            learn(s, y)
+    finally:
+        sys.setprofile(None)
+    return names
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: TrackingCalibeater(),
+        lambda: HedgingCalibeater(seed=0),
+        lambda: EpsilonCalibratedForecaster(seed=0),
+    ],
+    ids=["TrackingCalibeater", "HedgingCalibeater", "EpsilonCalibratedForecaster"],
+)
+def test_per_event_path_enters_no_python_function_but_the_shell(make):
+    """Issue 11's per-event targets (<= 0.2x / 0.5x river LR): each event costs the
+    shell's two methods and compiled code only. HedgingKernel's weight rule called
+    ``_validation.weight_capacity`` (Python) on every ``learn_one``, two thirds of the
+    event; it is now computed once per kernel."""
+    cal = make()
+    s, y, _ = _stream(7, 200)
+    events = list(zip(s, y))
+    cal.learn_many(s, y)
+    name = type(cal).__name__
+    calls = _python_calls(cal, events)
+    assert set(calls) == {f"{name}.predict_one", f"{name}.learn_one"}
+    assert len(calls) == 2 * len(events)

@@ -42,6 +42,9 @@ CONFIGS = [
     {"n_bins": 6, "strategy": "quantile", "window_size": 37},
     {"n_bins": 8, "prior_strength": 2.0},
     {"n_bins": 5, "strategy": "quantile", "prior_strength": 0.3, "window_size": 20},
+    # priors whose estimates take many bits: 0.1 (55 binary fraction digits), tiny
+    {"n_bins": 10, "prior_strength": 0.1},
+    {"n_bins": 3, "strategy": "quantile", "prior_strength": 1e-3},
 ]
 IDS = [",".join(f"{k}={v}" for k, v in p.items()) or "default" for p in CONFIGS]
 
@@ -372,3 +375,53 @@ def test_learn_many_without_weights_equals_the_loop(first_weight):
     assert cals[0].to_dict() == cals[1].to_dict() == cals[2].to_dict()
     q = np.linspace(0, 1, 23)
     assert cals[0].predict_many(q).tolist() == cals[2].predict_many(q).tolist()
+
+
+# ---------------------------------------------------------------------- the prior in C
+
+
+def _prior_estimate(S, W, a, m, E):
+    """The estimate as the Python integers of ``prior_terms`` give it (one rounding)."""
+    from streamcal.core.binning import prior_terms
+
+    [(sh, num, den)] = prior_terms([0.0, m + m], a, E)  # one bin, midpoint m
+    return ((S << sh) + num) / ((W << sh) + den)
+
+
+def test_prior_estimate_in_c_rounds_as_the_python_integers():
+    """``Int64Binner`` computes ``(S + a m 2**E) / (W + a 2**E)`` in double-double
+    arithmetic (before: Python integers, about 1 us of each learn_one with the default
+    prior); it must round as the integers do, and answer None (fall back to them) when
+    the exact ratio may be a midpoint between two doubles."""
+    rng = random.Random(11)
+    answered = 0
+    for _ in range(20_000):
+        E = rng.choice([0, 0, 0, 1, 3, 10, 55, 200])
+        W = rng.choice([rng.randrange(1, 50), rng.randrange(1, 2**40), rng.randrange(1, 2**53)])
+        S = rng.choice([0, W, rng.randrange(0, W + 1), rng.randrange(0, W + 1)])
+        a = rng.choice([2.0, 0.5, 0.1, 3.7, 1e-3, rng.random() * 10, 1e10, 1e-200, 1e200])
+        m = rng.choice([rng.random() / 2, 0.05, 0.15, 0.25, 0.5, 0.0])  # m + m in [0, 1]
+        got = _binning._prior_ratio(S, W, a, m, E)
+        if got is not None:
+            answered += 1
+            assert got == _prior_estimate(S, W, a, m, E), (S, W, a, m, E)
+    assert answered > 15_000  # the fast path is the usual one
+    # (1 + 2 m) / 4 with m = 1/2 + 2**-53: exactly the midpoint 1/2 + 2**-54
+    assert _binning._prior_ratio(1, 2, 2.0, 0.5 + 2**-53, 0) is None
+
+
+def test_prior_estimate_on_a_midpoint_falls_back_and_rounds_to_even():
+    """Uniform-mass edges (0, 2**-52, 1) after 4 events put the midpoint of bin 1 at
+    1/2 + 2**-53; with a = 2 and the events 2**-52 (label 1) and 0.7 (label 0) in it, the
+    exact estimate (1 + 2 m) / (2 + 2) is the midpoint 1/2 + 2**-54: ties to even, 0.5."""
+    cal = HistogramBinning(n_bins=2, strategy="quantile", prior_strength=2.0)
+    events = [(0.0, 0), (0.0, 0), (2.0**-52, 1), (0.7, 0)]
+    for s, y in events:
+        cal.learn_one(s, y)
+    assert cal.edges == (0.0, 2.0**-52, 1.0)
+    fit = ref.histogram_binning(
+        [(s, y, 1.0) for s, y in events], 2, "quantile", None, 2.0
+    )
+    assert cal.predict_one(0.8) == ref.predict(fit, 0.8) == 0.5
+    assert cal._compiled
+    cal._check()
