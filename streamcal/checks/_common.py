@@ -186,7 +186,7 @@ def check_round_trip(how: str, states, outputs, further, base: type, fresh, fp=f
 
     Examples
     --------
-    >>> from streamcal import Brier
+    >>> from streamcal.metrics import Brier
     >>> m = Brier()
     >>> m.update(1, 0.8)
     >>> def further(o):
@@ -338,7 +338,7 @@ def corrupted_snapshots(good: dict, seed: int = 0):
 
     Examples
     --------
-    >>> from streamcal import Brier
+    >>> from streamcal.metrics import Brier
     >>> cases = list(corrupted_snapshots(Brier().to_dict()))
     >>> [what for what, _, invalid in cases if invalid][:3]
     ['no format', 'format True', 'format 2.0']
