@@ -153,7 +153,10 @@ def restore_from_dict(obj, base: type, where: str = "", fp=fingerprint):
     too."""
     label = f"from_dict{where}"
     text = json.dumps(obj.to_dict(), allow_nan=False)
-    restored = type(obj).from_dict(json.loads(text))
+    try:
+        restored = type(obj).from_dict(json.loads(text))
+    except ValueError as exc:  # the object's own snapshot: refusing it is the bug
+        raise AssertionError(f"{label}: from_dict refused the object's own snapshot: {exc}") from exc
     assert type(restored) is type(obj), f"{label}: the class changed"
     assert restored._get_params() == obj._get_params(), (
         f"{label}: the parameters changed"
