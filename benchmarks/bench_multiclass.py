@@ -52,15 +52,15 @@ from _timing import (
 )
 
 import streamcal
-from streamcal.core.fir import fir_fit, nafir_fit, ovr_fit
+from streamcal.core.fir import fit_fir, fit_nafir, fit_ovr
 from streamcal.core.scir import fit_scir, sorted_cumulative_points
 
 #: batch fits timed in part "fit": (name, fit(P, labels, w)), P an (n, K) array
 FITS = [
     ("SCIR", fit_scir),
-    ("NAFIR", nafir_fit),
-    ("FIR", fir_fit),
-    ("OvR-isotonic", ovr_fit),
+    ("NAFIR", fit_nafir),
+    ("FIR", fit_fir),
+    ("OvR-isotonic", fit_ovr),
 ]
 
 #: windowed calibrators raced in part "stream": (name, make(refit_every))

@@ -16,13 +16,13 @@ Protocol:
 - calibrators, each fitted once on the calibration rows, every intermediate fit of its
   recursion evaluated (``fit.prefix(t)``):
 
-  - IRP: ``streamcal.core.irp.irp_fit`` (K = 2) and ``multiclass_irp_fit`` (K = 3, 4,
+  - IRP: ``streamcal.core.irp.fit_irp`` (K = 2) and ``fit_multiclass_irp`` (K = 3, 4,
     grid of split points ``z / m`` with m = 100 for K = 3 and 30 for K = 4: our choice,
     for cost; the paper says only that split points lie on a grid, the authors' code
     splits on a 1/50 grid, and 1/30 is the grid of their VUS estimate), run to completion (it stops when no split keeps the fit monotone);
   - recursive binning "best": the same recursion without the monotony constraint (each
-    split at the threshold / grid point of largest gain), ``recursive_binning_fit`` /
-    ``multiclass_recursive_binning_fit(split="best")``, up to 150 bins;
+    split at the threshold / grid point of largest gain), ``fit_recursive_binning`` /
+    ``fit_multiclass_recursive_binning(split="best")``, up to 150 bins;
   - recursive binning "regular" (the paper's baseline): cut at midpoints, breadth first
     (``split="midpoint"``), or for K >= 3 around the centroid of each region's grid
     points (``split="center"``), up to 150 bins;
@@ -58,10 +58,10 @@ import time
 import numpy as np
 
 from streamcal.core.irp import (
-    irp_fit,
-    multiclass_irp_fit,
-    multiclass_recursive_binning_fit,
-    recursive_binning_fit,
+    fit_irp,
+    fit_multiclass_irp,
+    fit_multiclass_recursive_binning,
+    fit_recursive_binning,
 )
 from streamcal.datasets import covtype_predictions
 
@@ -106,25 +106,25 @@ def fits(K, data, lam, max_bins, grid, methods=METHODS):
     if K == 2:
         s, y = P[:, 1], Y[:, 1]
         if "IRP" in methods:
-            out["IRP"] = irp_fit(s, y, smoothing=lam)
+            out["IRP"] = fit_irp(s, y, smoothing=lam)
         if "binning, best" in methods:
-            out["binning, best"] = recursive_binning_fit(
+            out["binning, best"] = fit_recursive_binning(
                 s, y, smoothing=lam, max_bins=max_bins
             )
         if "binning, regular" in methods:
-            out["binning, regular"] = recursive_binning_fit(
+            out["binning, regular"] = fit_recursive_binning(
                 s, y, smoothing=lam, max_bins=max_bins, split="midpoint"
             )
         return out
     m = grid[K]
     if "IRP" in methods:
-        out["IRP"] = multiclass_irp_fit(P, Y, smoothing=lam, grid_size=m)
+        out["IRP"] = fit_multiclass_irp(P, Y, smoothing=lam, grid_size=m)
     if "binning, best" in methods:
-        out["binning, best"] = multiclass_recursive_binning_fit(
+        out["binning, best"] = fit_multiclass_recursive_binning(
             P, Y, smoothing=lam, grid_size=m, max_bins=max_bins
         )
     if "binning, regular" in methods:
-        out["binning, regular"] = multiclass_recursive_binning_fit(
+        out["binning, regular"] = fit_multiclass_recursive_binning(
             P, Y, smoothing=lam, grid_size=m, max_bins=max_bins, split="center"
         )
     return out

@@ -171,32 +171,11 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-#: The calibrator short names, in the order of the table above.
-CALIBRATOR_NAMES = (
-    "isotonic",
-    "histogram",
-    "platt",
-    "beta",
-    "tracking",
-    "hedging",
-    "foster",
-    "tops",
-    "hops",
-    "irp",
-    "venn_abers",
-)
+#: The calibrator short names, in the order of their table (derived from it).
+CALIBRATOR_NAMES = tuple(_CALIBRATOR_TABLE)
 
-#: The multiclass calibrator short names, in the order of the table above.
-MULTICLASS_CALIBRATOR_NAMES = (
-    "temperature",
-    "fir",
-    "nafir",
-    "ovr_isotonic",
-    "scir",
-    "irp",
-    "top_label",
-    "class_wise",
-)
+#: The multiclass calibrator short names, in the order of their table (derived from it).
+MULTICLASS_CALIBRATOR_NAMES = tuple(_MULTICLASS_CALIBRATOR_TABLE)
 
 #: The multiclass calibrators that ``streamcal replay`` compares by default.
 DEFAULT_MULTICLASS_CALIBRATORS = ("temperature", "fir", "ovr_isotonic", "class_wise")

@@ -17,7 +17,7 @@ isotonic regression and NA-FIR.
   construction), with the linear constraint ``log g <= 0`` at the top, solved by
   scipy's trust-constr (interior point) from several starting points; ``lower`` is
   ``epsilon`` by default, or with ``"fir"`` FIR's smallest positive value (from
-  :func:`fir_reference`), as :func:`streamcal.core.fir.nafir_fit` documents.
+  :func:`fir_reference`), as :func:`streamcal.core.fir.fit_nafir` documents.
 
 References
 ----------

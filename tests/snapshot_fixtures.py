@@ -69,76 +69,56 @@ def _plain(x):
     return x
 
 
+def _protocol(events, learn, first, after_each):
+    """``before(o)``: ``learn(o, event)`` on the first ``N_BEFORE`` events; ``after(o)``:
+    ``first(o)``, then ``after_each(o, event)`` after learning each further event."""
+
+    def before(o):
+        for e in events[:N_BEFORE]:
+            learn(o, e)
+
+    def after(o):
+        out = [first(o)]
+        for e in events[N_BEFORE:]:
+            learn(o, e)
+            out.append(after_each(o, e))
+        return out
+
+    return before, after
+
+
+def _calibrator(events, probes):
+    """Binary and multiclass calibrators: the predictions at ``probes``, then the
+    prediction at each further event's input after learning it."""
+    return _protocol(
+        events,
+        lambda o, e: o.learn_one(*e),
+        lambda o: [o.predict_one(q) for q in probes],
+        lambda o, e: o.predict_one(e[0]),
+    )
+
+
 def _binary(obj, seed: int):
     s, y, w = CB.yield_stream(N_BEFORE + N_AFTER, seed)
     inputs = list(CB._inputs(obj, s.tolist()))
     probes = list(CB._inputs(obj, CB.QUERY.tolist()))
-    events = list(zip(inputs, y.tolist(), w.tolist()))
-
-    def before(o):
-        for a, b, c in events[:N_BEFORE]:
-            o.learn_one(a, b, c)
-
-    def after(o):
-        out = [[o.predict_one(q) for q in probes]]
-        for a, b, c in events[N_BEFORE:]:
-            o.learn_one(a, b, c)
-            out.append(o.predict_one(a))
-        return out
-
-    return before, after
+    return _calibrator(list(zip(inputs, y.tolist(), w.tolist())), probes)
 
 
 def _multiclass(obj, seed: int):
     events = CMC._stream(obj, N_BEFORE + N_AFTER, seed)
-    probes = [CMC._input(obj, p) for p in CMC._probes(CMC.INT_CLASSES)]
-
-    def before(o):
-        for a, b, c in events[:N_BEFORE]:
-            o.learn_one(a, b, c)
-
-    def after(o):
-        out = [[o.predict_one(q) for q in probes]]
-        for a, b, c in events[N_BEFORE:]:
-            o.learn_one(a, b, c)
-            out.append(o.predict_one(a))
-        return out
-
-    return before, after
+    return _calibrator(events, [CMC._input(obj, p) for p in CMC._probes(CMC.INT_CLASSES)])
 
 
 def _metric(obj, seed: int):
     events = CM.yield_events(obj, N_BEFORE + N_AFTER, seed)
-
-    def before(o):
-        for y, p, w in events[:N_BEFORE]:
-            o.update(y, p, w)
-
-    def after(o):
-        out = [o.get()]
-        for y, p, w in events[N_BEFORE:]:
-            o.update(y, p, w)
-            out.append(o.get())
-        return out
-
-    return before, after
+    return _protocol(events, lambda o, e: o.update(*e), lambda o: o.get(), lambda o, e: o.get())
 
 
 def _monitor(obj, seed: int):
     events = CMon.yield_monitor_events(obj, N_BEFORE + N_AFTER, seed)
-
-    def before(o):
-        for f, y in events[:N_BEFORE]:
-            o.update(f, y)
-
-    def after(o):
-        out = [o.drift_detected]
-        for f, y in events[N_BEFORE:]:
-            o.update(f, y)
-            out.append(o.drift_detected)
-        return out
-
-    return before, after
+    drift = lambda o, *_: o.drift_detected  # noqa: E731
+    return _protocol(events, lambda o, e: o.update(*e), drift, drift)
 
 
 PROTOCOLS = {"binary": _binary, "multiclass": _multiclass, "metric": _metric, "monitor": _monitor}

@@ -1,8 +1,6 @@
 """Every calibrator, with each of its ``_unit_test_params()``, against every shared check
 in :mod:`streamcal.checks` (the river.checks pattern)."""
 
-import inspect
-
 import pytest
 
 from tests import known_gaps
@@ -10,22 +8,14 @@ from tests import known_gaps
 import streamcal.calibrators
 from streamcal.base import BinaryCalibrator
 from streamcal.checks import yield_checks
+from streamcal.checks._common import concrete_classes, yield_cases
 
-CALIBRATORS = [
-    obj
-    for name in streamcal.calibrators.__all__
-    if inspect.isclass(obj := getattr(streamcal.calibrators, name)) and issubclass(obj, BinaryCalibrator)
-]
+CALIBRATORS = concrete_classes(streamcal.calibrators, BinaryCalibrator)
 
 
 def _cases():
-    for klass in CALIBRATORS:
-        for params in klass._unit_test_params():
-            cal = klass(**params)
-            for check in yield_checks(cal):
-                yield pytest.param(
-                    cal, check, id=f"{cal!r}-{check.__name__}", marks=known_gaps.marks(cal, check)
-                )
+    for name, cal, check in yield_cases(CALIBRATORS, yield_checks):
+        yield pytest.param(cal, check, id=name, marks=known_gaps.marks(cal, check))
 
 
 @pytest.mark.parametrize("calibrator, check", list(_cases()))

@@ -1,6 +1,8 @@
 """The shared checks must be able to fail: each broken calibrator below has one
 deliberate bug, and the matching check has to catch it."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -97,6 +99,25 @@ class ForgetsInSnapshot(RunningMean):
         return {"W": self._W, "S": self._S, "log": []}
 
 
+class CloneKeepsState(RunningMean):
+    def clone(self):
+        return copy.deepcopy(self)  # a "clone" that carries what was learnt
+
+
+class PickleForgets(RunningMean):
+    def __getstate__(self):
+        return {k: v for k, v in vars(self).items() if k != "_log"}
+
+    def __setstate__(self, state):
+        vars(self).update(state, _log=[])
+
+
+class PickleMisreads(RunningMean):
+    def __setstate__(self, state):
+        vars(self).update(state)
+        self._S *= 1.0 + 1e-15  # off in the last bit: the outputs must be equal exactly
+
+
 class OutOfRange(RunningMean):
     def predict_one(self, score):
         return super().predict_one(score) + (0.5 if self._W else 0.0)
@@ -132,6 +153,9 @@ class LoopDiffers(RunningMean):
         (LearnsBeforeValidating(), C.check_bad_input_leaves_state_unchanged),
         (PredictManyOff(), C.check_predict_many_matches_predict_one),
         (ForgetsInSnapshot(), C.check_dict_roundtrip),
+        (CloneKeepsState(), C.check_clone_is_independent),
+        (PickleForgets(), C.check_pickle_roundtrip),
+        (PickleMisreads(), C.check_pickle_roundtrip),
         (OutOfRange(), C.check_outputs_finite_in_unit_interval),
         (NotMonotone(), C.check_monotone),
         (GrowsWithWindow(window_size=10), C.check_bounded_memory),

@@ -62,7 +62,7 @@ def _queries(P, rng):
 @pytest.mark.parametrize("interpolation", ["step", "linear"])
 def test_fir_matches_sklearn(seed, interpolation):
     P, y, w = _data(seed)
-    g = F.fir_fit(P, y, w)
+    g = F.fit_fir(P, y, w)
     g._check()
     ref = R.fir_reference(P, y, w, interpolation)
     q = _queries(P, np.random.default_rng(seed))
@@ -84,7 +84,7 @@ def test_fir_matches_sklearn(seed, interpolation):
 @pytest.mark.parametrize("interpolation", ["step", "linear"])
 def test_ovr_matches_sklearn(seed, interpolation):
     P, y, w = _data(seed)
-    maps = F.ovr_fit(P, y, w)
+    maps = F.fit_ovr(P, y, w)
     refs = R.ovr_reference(P, y, w, interpolation)
     assert len(maps) == P.shape[1]
     q = _queries(P, np.random.default_rng(seed))
@@ -105,24 +105,24 @@ def test_ovr_matches_sklearn(seed, interpolation):
 def test_fir_edge_cases():
     # every label the same class, one event, one-hot only, a single class
     P = np.array([[0.7, 0.3], [0.4, 0.6], [1.0, 0.0]])
-    assert F.fir_fit(P, [0, 0, 0]).values == [0.0, 0.5, 1.0]
-    assert F.fir_fit([[0.2, 0.8]], [1]).values == [0.0, 1.0]
-    assert F.fir_fit(np.eye(3), [0, 1, 2]).values == [0.0, 1.0]
-    assert F.fir_fit([[1.0], [1.0]], [0, 0]).values == [1.0]
-    assert F.fir_fit(P, [0, 1, 0], [0.0, 0.0, 0.0]) is None
-    assert F.ovr_fit(P, [0, 1, 0], [0.0, 0.0, 0.0]) is None
-    assert F.nafir_fit(P, [0, 1, 0], [0.0, 0.0, 0.0]) is None
+    assert F.fit_fir(P, [0, 0, 0]).values == [0.0, 0.5, 1.0]
+    assert F.fit_fir([[0.2, 0.8]], [1]).values == [0.0, 1.0]
+    assert F.fit_fir(np.eye(3), [0, 1, 2]).values == [0.0, 1.0]
+    assert F.fit_fir([[1.0], [1.0]], [0, 0]).values == [1.0]
+    assert F.fit_fir(P, [0, 1, 0], [0.0, 0.0, 0.0]) is None
+    assert F.fit_ovr(P, [0, 1, 0], [0.0, 0.0, 0.0]) is None
+    assert F.fit_nafir(P, [0, 1, 0], [0.0, 0.0, 0.0]) is None
     # zero weights are dropped, not counted
-    assert F.fir_fit(P, [0, 1, 1], [1.0, 1.0, 0.0]) == F.fir_fit(P[:2], [0, 1])
+    assert F.fit_fir(P, [0, 1, 1], [1.0, 1.0, 0.0]) == F.fit_fir(P[:2], [0, 1])
 
 
 def test_integer_weights_equal_duplicated_events():
     P, y, _ = _data(5, m=30, K=4)
     w = np.random.default_rng(0).integers(1, 4, size=30).astype(float)
     rep = np.repeat(np.arange(30), w.astype(int))
-    assert F.fir_fit(P, y, w) == F.fir_fit(P[rep], y[rep])
-    assert F.ovr_fit(P, y, w) == F.ovr_fit(P[rep], y[rep])
-    a, b = F.nafir_fit(P, y, w), F.nafir_fit(P[rep], y[rep])
+    assert F.fit_fir(P, y, w) == F.fit_fir(P[rep], y[rep])
+    assert F.fit_ovr(P, y, w) == F.fit_ovr(P[rep], y[rep])
+    a, b = F.fit_nafir(P, y, w), F.fit_nafir(P[rep], y[rep])
     # (the maximiser need not be unique: L is flat along some rescalings of g)
     assert math.isclose(a.log_likelihood, b.log_likelihood, rel_tol=1e-12)
 
@@ -161,9 +161,9 @@ def test_isotonic_map_check_and_state():
 @given(st.integers(0, 10**6))
 def test_nafir_never_worse_than_fir(seed):
     P, y, w = _data(seed)
-    fit = F.nafir_fit(P, y, w)
+    fit = F.fit_nafir(P, y, w)
     fit.map._check()
-    fir = F.fir_fit(P, y, w)
+    fir = F.fit_fir(P, y, w)
     assert fit.fir_log_likelihood == F.log_likelihood(P, y, w, fir)
     assert fit.log_likelihood == F.log_likelihood(P, y, w, fit.map)
     assert fit.log_likelihood >= fit.fir_log_likelihood
@@ -178,7 +178,7 @@ def test_nafir_never_worse_than_fir(seed):
 )
 def test_nafir_reaches_a_generic_optimiser(seed, lower):
     P, y, w = _data(seed, m=int(np.random.default_rng(seed).integers(12, 36)))
-    fit = F.nafir_fit(P, y, w, lower=lower)
+    fit = F.fit_nafir(P, y, w, lower=lower)
     best, g = R.nafir_generic(P, y, w, lower=lower)
     assert fit.converged
     assert fit.log_likelihood >= best - 1e-8 * (1.0 + abs(best))
@@ -217,21 +217,21 @@ def test_nafir_needs_its_box():
     P = rng.dirichlet(np.ones(4), size=60)
     y = np.array([p.argmax() if p.max() > 0.7 else rng.choice(4, p=p) for p in P])
     w = rng.choice([0.5, 1.0, 2.0], size=60)
-    fir = F.fir_fit(P, y, w)
+    fir = F.fit_fir(P, y, w)
     assert fir.values[-1] == 1.0
     fir_min = min(v for v in fir.values if v > 0)
-    anchored = F.nafir_fit(P, y, w, lower="fir")
+    anchored = F.fit_nafir(P, y, w, lower="fir")
     assert min(v for v in anchored.map.values if v > 0) == fir_min
     objectives = [anchored.log_likelihood]
     for k in (1, 2):
-        objectives.append(F.nafir_fit(P, y, w, lower=fir_min * 10.0**-k).log_likelihood)
-    default = F.nafir_fit(P, y, w)
+        objectives.append(F.fit_nafir(P, y, w, lower=fir_min * 10.0**-k).log_likelihood)
+    default = F.fit_nafir(P, y, w)
     assert min(v for v in default.map.values if v > 0) >= EPS
     objectives.append(default.log_likelihood)
     assert objectives[1] > objectives[0] + 1e-3
     assert all(b >= a - 1e-9 for a, b in itertools.pairwise(objectives))
     with pytest.raises(ValueError, match="lower"):
-        F.nafir_fit(P, y, w, lower=2.0)
+        F.fit_nafir(P, y, w, lower=2.0)
 
 
 def test_nafir_on_covtype():
@@ -239,7 +239,7 @@ def test_nafir_on_covtype():
 
     for k in (3, 4):
         P, Y, _, _ = covtype_predictions(k)
-        fit = F.nafir_fit(P, Y.argmax(1))
+        fit = F.fit_nafir(P, Y.argmax(1))
         assert fit.converged and fit.n_iter <= 10
         assert fit.log_likelihood > fit.fir_log_likelihood + 0.1
         fit.map._check()
@@ -254,11 +254,11 @@ def _expected(cal, events):
         return None, []
     if isinstance(cal, NAFIR):
         kw = {"lower": cal.lower, "max_iter": cal.max_iter, "tol": cal.tol}
-        maps = [F.nafir_fit(P, y, w, epsilon=cal.epsilon, **kw).map]
+        maps = [F.fit_nafir(P, y, w, epsilon=cal.epsilon, **kw).map]
     elif isinstance(cal, FIR):
-        maps = [F.fir_fit(P, y, w)]
+        maps = [F.fit_fir(P, y, w)]
     else:
-        maps = list(F.ovr_fit(P, y, w))
+        maps = list(F.fit_ovr(P, y, w))
     return maps, classes
 
 
@@ -403,3 +403,17 @@ def test_window_arrays_are_the_events_arrays(seed):
             assert got[0] == want[0]
             for a, b in zip(got[1:], want[1:]):
                 assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "old, new", [("fir_fit", "fit_fir"), ("ovr_fit", "fit_ovr"), ("nafir_fit", "fit_nafir")]
+)
+def test_former_names_warn_and_give_the_same_fit(old, new):
+    import streamcal.core
+
+    P, y = [[0.9, 0.1], [0.6, 0.4], [0.8, 0.2], [0.3, 0.7]], [0, 1, 0, 1]
+    for module in (F, streamcal.core):
+        with pytest.warns(DeprecationWarning, match=f"{old} is deprecated.*use {new} instead"):
+            fit = getattr(module, old)(P, y)
+        assert repr(fit) == repr(getattr(module, new)(P, y))
+        assert old not in getattr(module, "__all__") and new in module.__all__

@@ -25,6 +25,7 @@ from sklearn.isotonic import IsotonicRegression
 from streamcal import IRP, MulticlassIRP, OnlineIsotonic
 from streamcal.base import BinaryCalibrator, MulticlassCalibrator
 from streamcal.core import irp as core
+from streamcal.core import irp_interval
 from streamcal.datasets import covtype_predictions
 from tests import references as R
 from tests import references_irp as RI
@@ -79,7 +80,7 @@ def simplex_stream(seed, n, K, lattice=None, weights="dyadic"):
 @pytest.mark.parametrize("seed", range(60))
 def test_complete_irp_is_pav(seed):
     s, y, w = binary_stream(seed)
-    fit = core.irp_fit(s, y, w)
+    fit = core.fit_irp(s, y, w)
     fit._check()
     xs, fitted, _ = R.isotonic_fit(
         s.tolist(), y.tolist(), None if w is None else w.tolist()
@@ -96,7 +97,7 @@ def test_complete_irp_is_pav(seed):
 def test_complete_irp_matches_sklearn(seed):
     s, y, w = binary_stream(seed, n=200, decimals=3)
     w = np.where(w == 0, 1.0, w)  # scikit-learn keeps zero-weight points in its ties
-    fit = core.irp_fit(s, y, w)
+    fit = core.fit_irp(s, y, w)
     ir = IsotonicRegression(out_of_bounds="clip").fit(s, y, sample_weight=w)
     assert np.max(np.abs(fit.predict(s) - ir.predict(s))) <= 1e-12
 
@@ -104,13 +105,13 @@ def test_complete_irp_matches_sklearn(seed):
 @pytest.mark.parametrize("seed", range(40))
 def test_irp_path_matches_the_exact_oracle(seed):
     s, y, w = binary_stream(seed)
-    full = core.irp_fit(s, y, w)
+    full = core.fit_irp(s, y, w)
     edges, values, gains = RI.binary_recursion(s, y, w)
     assert np.allclose(full.gains, gains, rtol=1e-12, atol=0)
     assert full.edges.tolist() == edges
     assert np.allclose(full.values, values, rtol=0, atol=1e-12)
     for b in range(1, full.n_bins + 2):
-        fit = core.irp_fit(s, y, w, max_bins=b)
+        fit = core.fit_irp(s, y, w, max_bins=b)
         edges, values, _ = RI.binary_recursion(s, y, w, max_bins=b)
         assert fit.edges.tolist() == edges
         assert np.allclose(fit.values, values, rtol=0, atol=1e-12)
@@ -120,13 +121,13 @@ def test_irp_path_matches_the_exact_oracle(seed):
 @pytest.mark.parametrize("seed", range(20))
 def test_every_prefix_is_monotone_and_is_the_early_stopped_fit(seed):
     s, y, w = binary_stream(seed, n=80)
-    full = core.irp_fit(s, y, w)
+    full = core.fit_irp(s, y, w)
     assert full.bins_path.tolist() == list(range(1, full.n_steps + 2))
     for t in range(full.n_steps + 1):
         fit = full.prefix(t)
         fit._check()
         assert np.all(np.diff(fit.values) > 0), "IRP bins strictly increase"
-        early = core.irp_fit(s, y, w, max_bins=t + 1)
+        early = core.fit_irp(s, y, w, max_bins=t + 1)
         assert early.edges.tolist() == fit.edges.tolist()
         assert early.values.tolist() == fit.values.tolist()
 
@@ -145,7 +146,7 @@ def test_every_prefix_is_monotone_and_is_the_early_stopped_fit(seed):
 )
 def test_irp_hypothesis_monotone_prefixes_and_pav(events):
     s, y, w = (list(col) for col in zip(*events))
-    fit = core.irp_fit(s, y, w)
+    fit = core.fit_irp(s, y, w)
     for t in range(fit.n_steps + 1):
         assert np.all(np.diff(fit.prefix(t).values) > 0)
     xs, fitted, _ = R.isotonic_fit(s, y, w)
@@ -158,8 +159,8 @@ def test_irp_hypothesis_monotone_prefixes_and_pav(events):
 @pytest.mark.parametrize("lam", [0.01, 0.05, 1.0])
 def test_smoothing_is_the_regularised_mean_and_keeps_the_bins(lam):
     s, y, w = binary_stream(7, n=120)
-    plain = core.irp_fit(s, y, w)
-    smooth = core.irp_fit(s, y, w, smoothing=lam)
+    plain = core.fit_irp(s, y, w)
+    smooth = core.fit_irp(s, y, w, smoothing=lam)
     assert smooth.edges.tolist() == plain.edges.tolist()
     assert np.allclose(
         smooth.values, (plain.values + lam) / (1 + 2 * lam), rtol=0, atol=1e-15
@@ -182,15 +183,15 @@ def _bin_sums(s, y, w, edges):
 def test_zero_weights_are_dropped_and_weights_are_honoured():
     s, y, w = binary_stream(11, n=100)
     keep = w > 0
-    a, b = core.irp_fit(s, y, w), core.irp_fit(s[keep], y[keep], w[keep])
+    a, b = core.fit_irp(s, y, w), core.fit_irp(s[keep], y[keep], w[keep])
     assert (
         a.edges.tolist() == b.edges.tolist() and a.values.tolist() == b.values.tolist()
     )
     # an integer weight is that many copies
     copies = (4 * w[keep]).astype(int)
     s2, y2 = np.repeat(s[keep], copies), np.repeat(y[keep], copies)
-    c = core.irp_fit(s2, y2)
-    d = core.irp_fit(s[keep], y[keep], w[keep])
+    c = core.fit_irp(s2, y2)
+    d = core.fit_irp(s[keep], y[keep], w[keep])
     assert (
         np.allclose(c.values, d.values, atol=1e-12)
         and c.edges.tolist() == d.edges.tolist()
@@ -198,7 +199,7 @@ def test_zero_weights_are_dropped_and_weights_are_honoured():
 
 
 def test_step_prediction_rule_between_and_outside_the_seen_scores():
-    fit = core.irp_fit([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1])
+    fit = core.fit_irp([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1])
     assert fit.edges.tolist() == [0.4, 0.8]
     assert fit.predict([0.0, 0.2, 0.39, 0.4, 0.7, 0.8, 1.0]).tolist() == [
         0.0,
@@ -212,14 +213,14 @@ def test_step_prediction_rule_between_and_outside_the_seen_scores():
 
 
 def test_empty_and_constant_inputs():
-    empty = core.irp_fit([], [])
+    empty = core.fit_irp([], [])
     assert empty.empty and empty.n_bins == 0 and empty.predict([0.3]).tolist() == [0.3]
-    zero = core.irp_fit([0.3, 0.6], [1, 0], [0.0, 0.0])
+    zero = core.fit_irp([0.3, 0.6], [1, 0], [0.0, 0.0])
     assert zero.empty
     for labels in ([0, 0, 0], [1, 1, 1]):
-        fit = core.irp_fit([0.0, 0.5, 1.0], labels)
+        fit = core.fit_irp([0.0, 0.5, 1.0], labels)
         assert fit.n_bins == 1 and fit.values.tolist() == [float(labels[0])]
-    one = core.irp_fit([0.5, 0.5, 0.5], [0, 1, 1])
+    one = core.fit_irp([0.5, 0.5, 0.5], [0, 1, 1])
     assert one.n_bins == 1 and one.values.tolist() == [2 / 3]
 
 
@@ -237,11 +238,11 @@ def test_empty_and_constant_inputs():
     ],
 )
 def test_binary_fits_reject_bad_input(kwargs, name):
-    for fn in (core.irp_fit, core.recursive_binning_fit):
+    for fn in (core.fit_irp, core.fit_recursive_binning):
         with pytest.raises((ValueError, TypeError), match=f"'{name}'.*must be.*Got"):
             fn(**kwargs)
     with pytest.raises(ValueError, match="'split'"):
-        core.recursive_binning_fit([0.1], [0], split="tree")
+        core.fit_recursive_binning([0.1], [0], split="tree")
 
 
 # =================================================================== 1-D baselines
@@ -250,14 +251,14 @@ def test_binary_fits_reject_bad_input(kwargs, name):
 @pytest.mark.parametrize("seed", range(30))
 def test_best_threshold_binning_matches_the_exact_oracle(seed):
     s, y, w = binary_stream(seed)
-    fit = core.recursive_binning_fit(s, y, w)
+    fit = core.fit_recursive_binning(s, y, w)
     fit._check()
     edges, values, gains = RI.binary_recursion(s, y, w, split="best")
     assert fit.edges.tolist() == edges
     assert np.allclose(fit.values, values, atol=1e-12)
     assert np.allclose(fit.gains, gains, rtol=1e-12, atol=0)
     # run to completion every bin is constant: no two adjacent cells... differ in mean inside a bin
-    xs, W, S = core._aggregate("t", s, y, w)
+    xs, W, S = irp_interval._aggregate("t", s, y, w)
     bins = np.searchsorted(fit.edges, xs, side="right")
     for b in np.unique(bins):
         means = S[bins == b] / W[bins == b]
@@ -265,9 +266,9 @@ def test_best_threshold_binning_matches_the_exact_oracle(seed):
 
 
 def test_best_threshold_binning_is_not_monotone():
-    fit = core.recursive_binning_fit([0.1, 0.2, 0.3, 0.4], [1, 0, 0, 1])
+    fit = core.fit_recursive_binning([0.1, 0.2, 0.3, 0.4], [1, 0, 0, 1])
     assert fit.values.tolist() == [1.0, 0.0, 1.0]
-    assert core.irp_fit([0.1, 0.2, 0.3, 0.4], [1, 0, 0, 1]).values.tolist() == [
+    assert core.fit_irp([0.1, 0.2, 0.3, 0.4], [1, 0, 0, 1]).values.tolist() == [
         1 / 3,
         1.0,
     ]
@@ -277,7 +278,7 @@ def test_best_threshold_binning_is_not_monotone():
 def test_midpoint_binning_matches_the_oracle(seed):
     s, y, w = binary_stream(seed, n=60, decimals=3)
     for max_bins in (None, 1, 2, 3, 5, 8):
-        fit = core.recursive_binning_fit(
+        fit = core.fit_recursive_binning(
             s, y, w, max_bins=max_bins, split="midpoint", smoothing=0.05
         )
         fit._check()
@@ -296,7 +297,7 @@ def test_midpoint_binning_matches_the_oracle(seed):
 def test_midpoint_edges_are_dyadic_and_breadth_first():
     s = np.linspace(0.01, 0.99, 50)
     y = (s > 0.3).astype(int)
-    fit = core.recursive_binning_fit(s, y, split="midpoint", max_bins=4)
+    fit = core.fit_recursive_binning(s, y, split="midpoint", max_bins=4)
     assert fit.edges.tolist() == [0.25, 0.5, 0.75]
 
 
@@ -331,7 +332,7 @@ def test_default_and_capped_grid_sizes():
     m = core.capped_grid_size(7, 10)
     assert core.grid_count(7, m) <= core.GRID_MAX < core.grid_count(7, m + 1)
     with pytest.raises(ValueError, match="'grid_size'.*at most 100000 grid points"):
-        core.multiclass_irp_fit([[1 / 8] * 8], [0], grid_size=8)
+        core.fit_multiclass_irp([[1 / 8] * 8], [0], grid_size=8)
 
 
 # =================================================================== ROC monotony
@@ -393,11 +394,11 @@ def test_a_three_cycle_can_break_roc_monotony_when_every_pair_passes():
 def _compare_to_oracle(P, y, w, K, m, monotone, max_bins=None, smoothing=0.0):
     grid = core.simplex_grid(K, m)
     if monotone:
-        fit = core.multiclass_irp_fit(
+        fit = core.fit_multiclass_irp(
             P, y, w, max_bins=max_bins, smoothing=smoothing, grid_size=m
         )
     else:
-        fit = core.multiclass_recursive_binning_fit(
+        fit = core.fit_multiclass_recursive_binning(
             P, y, w, max_bins=max_bins, smoothing=smoothing, grid_size=m
         )
     fit._check()
@@ -428,7 +429,7 @@ def test_multiclass_irp_matches_the_brute_force_oracle(seed, K, m):
 @pytest.mark.parametrize("seed", range(3))
 def test_multiclass_irp_early_stopping_and_smoothing_match_the_oracle(seed):
     P, y, w = simplex_stream(seed + 10, 14, 3, weights="continuous")
-    full = core.multiclass_irp_fit(P, y, w, grid_size=5)
+    full = core.fit_multiclass_irp(P, y, w, grid_size=5)
     for b in range(1, full.n_bins + 1):
         fit = _compare_to_oracle(
             P, y, w, 3, 5, monotone=True, max_bins=b, smoothing=0.05
@@ -451,8 +452,8 @@ def test_best_gain_binning_of_the_simplex_matches_the_oracle(seed):
 
 def test_the_baseline_gives_up_roc_monotony_that_irp_keeps():
     P, Y, _, _ = covtype_predictions(3)
-    base = core.multiclass_recursive_binning_fit(P, Y, grid_size=10, max_bins=40)
-    irp = core.multiclass_irp_fit(P, Y, grid_size=10)
+    base = core.fit_multiclass_recursive_binning(P, Y, grid_size=10, max_bins=40)
+    irp = core.fit_multiclass_irp(P, Y, grid_size=10)
     assert core.is_roc_monotone(P, irp.predict(P), irp.split_points)
     assert not core.is_roc_monotone(P, base.predict(P), base.split_points)
 
@@ -467,7 +468,7 @@ def test_two_class_irp_on_the_simplex_is_pav(seed):
     y = (rng.random(n) < s**2).astype(int)
     w = rng.choice(WEIGHTS, n)
     P = np.column_stack([1 - s, s])
-    fit = core.multiclass_irp_fit(P, y, w, grid_size=40)
+    fit = core.fit_multiclass_irp(P, y, w, grid_size=40)
     xs, fitted, _ = R.isotonic_fit(s.tolist(), y.tolist(), w.tolist())
     if xs:
         got = fit.predict(np.column_stack([1 - np.array(xs), xs]))
@@ -485,8 +486,8 @@ def test_two_class_path_is_the_binary_path(seed):
     s = rng.integers(0, 21, n) / 20
     y = (rng.random(n) < s**2).astype(int)
     w = rng.random(n) + 0.1
-    fit = core.multiclass_irp_fit(np.column_stack([1 - s, s]), y, w, grid_size=40)
-    b = core.irp_fit(s, y, w)
+    fit = core.fit_multiclass_irp(np.column_stack([1 - s, s]), y, w, grid_size=40)
+    b = core.fit_irp(s, y, w)
     assert np.allclose(fit.gains, 4 * b.gains, rtol=1e-12, atol=1e-12)
     x = np.unique(s)
     for t in range(b.n_steps + 1):
@@ -497,24 +498,24 @@ def test_two_class_path_is_the_binary_path(seed):
 def test_labels_as_indices_one_hot_or_soft_and_zero_weights():
     P, y, w = simplex_stream(3, 40, 3)
     Y = np.eye(3)[y]
-    a = core.multiclass_irp_fit(P, y, w, grid_size=6)
-    b = core.multiclass_irp_fit(P, Y, w, grid_size=6)
+    a = core.fit_multiclass_irp(P, y, w, grid_size=6)
+    b = core.fit_multiclass_irp(P, Y, w, grid_size=6)
     keep = w > 0
-    c = core.multiclass_irp_fit(P[keep], y[keep], w[keep], grid_size=6)
+    c = core.fit_multiclass_irp(P[keep], y[keep], w[keep], grid_size=6)
     q = np.random.default_rng(1).dirichlet(np.ones(3), 50)
     assert np.array_equal(a.predict(q), b.predict(q)) and np.array_equal(
         a.predict(q), c.predict(q)
     )
-    soft = core.multiclass_irp_fit(P, 0.5 * Y + 0.5 / 3, w, grid_size=6)  # soft labels
+    soft = core.fit_multiclass_irp(P, 0.5 * Y + 0.5 / 3, w, grid_size=6)  # soft labels
     soft._check()
 
 
 def test_multiclass_empty_single_class_and_identity():
-    e = core.multiclass_irp_fit(np.zeros((0, 3)), np.zeros(0, dtype=int))
+    e = core.fit_multiclass_irp(np.zeros((0, 3)), np.zeros(0, dtype=int))
     assert e.empty and e.predict([[0.2, 0.3, 0.5]]).tolist() == [[0.2, 0.3, 0.5]]
-    one = core.multiclass_irp_fit([[1.0], [1.0]], [0, 0])
+    one = core.fit_multiclass_irp([[1.0], [1.0]], [0, 0])
     assert one.n_bins == 1 and one.predict([[1.0]]).tolist() == [[1.0]]
-    same = core.multiclass_irp_fit(
+    same = core.fit_multiclass_irp(
         [[0.5, 0.5]] * 4, [0, 1, 0, 1]
     )  # one point: nothing to split
     assert same.n_bins == 1 and same.predict([[0.9, 0.1]]).tolist() == [[0.5, 0.5]]
@@ -522,7 +523,7 @@ def test_multiclass_empty_single_class_and_identity():
 
 def test_center_binning_starts_at_the_middle_of_the_simplex():
     P, Y, _, _ = covtype_predictions(3)
-    fit = core.multiclass_recursive_binning_fit(
+    fit = core.fit_multiclass_recursive_binning(
         P, Y, grid_size=12, split="center", max_bins=10
     )
     fit._check()
@@ -543,13 +544,13 @@ def test_center_binning_starts_at_the_middle_of_the_simplex():
     ],
 )
 def test_multiclass_fits_reject_bad_input(probs, labels, name):
-    for fn in (core.multiclass_irp_fit, core.multiclass_recursive_binning_fit):
+    for fn in (core.fit_multiclass_irp, core.fit_multiclass_recursive_binning):
         with pytest.raises(ValueError, match=f"'{name}'.*must be.*Got"):
             fn(probs, labels)
     with pytest.raises(ValueError, match="'split'"):
-        core.multiclass_recursive_binning_fit([[0.5, 0.5]], [0], split="best-first")
+        core.fit_multiclass_recursive_binning([[0.5, 0.5]], [0], split="best-first")
     with pytest.raises(ValueError, match="'weights'"):
-        core.multiclass_irp_fit([[0.5, 0.5]], [0], [-1.0])
+        core.fit_multiclass_irp([[0.5, 0.5]], [0], [-1.0])
 
 
 # =================================================================== the IRP shell
@@ -570,7 +571,7 @@ def test_irp_refits_equal_the_batch_fit_on_the_window(window_size, refit_every, 
         tail.append(event)
         now = [cal.predict_one(q) for q in queries]
         if t % refit_every == 0:
-            fit = core.irp_fit(*(np.array(c) for c in zip(*tail)), **params)
+            fit = core.fit_irp(*(np.array(c) for c in zip(*tail)), **params)
             assert list(cal.edges) == fit.edges.tolist()
             assert list(cal.values) == ([] if fit.empty else fit.values.tolist())
             last = now
@@ -683,7 +684,7 @@ def test_multiclass_irp_refits_equal_the_batch_fit_on_the_window():
             classes = list(dict.fromkeys(c for s_, y_, _ in kept for c in [*s_, y_]))
             assert cal.fit_classes == tuple(classes)
             P = np.array([[s_.get(c, 0.0) for c in classes] for s_, _, _ in kept])
-            fit = core.multiclass_irp_fit(
+            fit = core.fit_multiclass_irp(
                 P,
                 [classes.index(y_) for _, y_, _ in kept],
                 [w_ for _, _, w_ in kept],
@@ -821,3 +822,34 @@ def test_the_covtype_simulation_runs_quick_and_writes_its_outputs(tmp_path):
             rows[0]["bins"] == 1
             and rows[-1]["bins"] == out["summary"][K, "IRP"]["end"]["bins"]
         )
+
+
+# ------------------------------------------------------------- former names (issue 14)
+
+_P3 = [[0.6, 0.3, 0.1], [0.5, 0.3, 0.2], [0.2, 0.7, 0.1], [0.3, 0.5, 0.2], [0.1, 0.1, 0.8]]
+
+
+@pytest.mark.parametrize(
+    "old, new, args",
+    [
+        ("irp_fit", "fit_irp", ([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1])),
+        ("recursive_binning_fit", "fit_recursive_binning", ([0.1, 0.2, 0.3, 0.4], [1, 0, 0, 1])),
+        ("multiclass_irp_fit", "fit_multiclass_irp", (_P3, [0, 0, 1, 0, 2], None, None, 0.0, 10)),
+        (
+            "multiclass_recursive_binning_fit",
+            "fit_multiclass_recursive_binning",
+            (_P3, [0, 0, 1, 0, 2], None, None, 0.0, 10),
+        ),
+    ],
+)
+def test_former_names_warn_and_give_the_same_fit(old, new, args):
+    import streamcal.core
+
+    for module in (core, streamcal.core):
+        with pytest.warns(DeprecationWarning, match=f"{old} is deprecated.*use {new} instead"):
+            fit = getattr(module, old)(*args)
+        assert getattr(module, old).__name__ == old
+        ref = getattr(module, new)(*args)
+        assert type(fit) is type(ref)
+        assert fit.gains.tolist() == ref.gains.tolist() and fit.n_bins == ref.n_bins
+        assert old not in module.__all__ and new in module.__all__

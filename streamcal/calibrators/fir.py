@@ -25,9 +25,9 @@ from streamcal.core.fir import (
     DEFAULT_EPSILON,
     IsotonicMap,
     events_to_arrays,
-    fir_fit,
-    nafir_fit,
-    ovr_fit,
+    fit_fir,
+    fit_nafir,
+    fit_ovr,
 )
 from streamcal.metrics._multiclass import _decode_label, _encode_label
 
@@ -230,7 +230,7 @@ class FIR(_WindowedIsotonic):
 
     Notes
     -----
-    The fit is :func:`streamcal.core.fir.fir_fit` on the window's events of positive
+    The fit is :func:`streamcal.core.fir.fit_fir` on the window's events of positive
     weight; its classes are those these events name (as keys of ``scores`` or as
     labels), a class left out of a forecast counting as probability 0. Before the
     first fit (or while the window holds no event of positive weight), ``predict_one``
@@ -269,7 +269,7 @@ class FIR(_WindowedIsotonic):
         return None if self._maps is None else self._maps[0]
 
     def _fit(self, P, y, w):
-        return [fir_fit(P, y, w)]
+        return [fit_fir(P, y, w)]
 
 
 class NAFIR(_WindowedIsotonic):
@@ -329,7 +329,7 @@ class NAFIR(_WindowedIsotonic):
 
     Notes
     -----
-    The fit is :func:`streamcal.core.fir.nafir_fit` on the window's events of positive
+    The fit is :func:`streamcal.core.fir.fit_nafir` on the window's events of positive
     weight; classes, cold start and unseen classes as for :class:`FIR`.
 
     Cost: ``learn_one`` O(K), plus the refit every ``refit_every`` events: FIR's
@@ -412,7 +412,7 @@ class NAFIR(_WindowedIsotonic):
         return self._converged
 
     def _fit(self, P, y, w):
-        fit = nafir_fit(
+        fit = fit_nafir(
             P,
             y,
             w,
@@ -466,7 +466,7 @@ class OneVsRestIsotonic(_WindowedIsotonic):
 
     Notes
     -----
-    The fit is :func:`streamcal.core.fir.ovr_fit` on the window's events of positive
+    The fit is :func:`streamcal.core.fir.fit_ovr` on the window's events of positive
     weight; classes, cold start and unseen classes as for :class:`FIR`.
 
     Cost: ``learn_one`` O(K), plus the refit, O(K n log n) for ``n = window_size``,
@@ -494,4 +494,4 @@ class OneVsRestIsotonic(_WindowedIsotonic):
         return {} if self._maps is None else dict(zip(self._fit_classes, self._maps))
 
     def _fit(self, P, y, w):
-        return list(ovr_fit(P, y, w))
+        return list(fit_ovr(P, y, w))

@@ -26,7 +26,7 @@ from streamcal.calibrators._refit import (
     check_refit_params,
 )
 from streamcal.core.fir import events_to_arrays
-from streamcal.core.irp import capped_grid_size, irp_fit, multiclass_irp_fit
+from streamcal.core.irp import capped_grid_size, fit_irp, fit_multiclass_irp
 from streamcal.metrics._multiclass import _decode_label, _encode_label
 
 __all__ = ["IRP", "MulticlassIRP"]
@@ -54,7 +54,7 @@ class IRP(BinaryCalibrator):
     """Isotonic recursive partitioning of the last ``window_size`` events, refitted
     every ``refit_every`` events.
 
-    At each refit the calibrator is :func:`streamcal.core.irp.irp_fit` applied to the
+    At each refit the calibrator is :func:`streamcal.core.irp.fit_irp` applied to the
     window: regions of the score line are split, the one of largest gain first, at the
     threshold that maximises the centred sum of the labels above it (Luss, Rosset and
     Shahar, 2012; Berta, Bach and Jordan, 2024, section 2.4). Every intermediate fit is
@@ -202,13 +202,13 @@ class IRP(BinaryCalibrator):
         return super()._predict_learn_many_validated(scores, labels, w)
 
     def _fit_events(self, events: list) -> None:
-        """Replace the fit by :func:`~streamcal.core.irp.irp_fit` on ``events``, a list
+        """Replace the fit by :func:`~streamcal.core.irp.fit_irp` on ``events``, a list
         of ``(score, label, w)``."""
         if events:
             s, y, w = (np.array(col, dtype=np.float64) for col in zip(*events))
         else:
             s = y = w = np.zeros(0)
-        fit = irp_fit(s, y, w, max_bins=self.max_bins, smoothing=self.smoothing)
+        fit = fit_irp(s, y, w, max_bins=self.max_bins, smoothing=self.smoothing)
         self._edges = fit.edges.tolist()
         self._values = [] if fit.empty else fit.values.tolist()
 
@@ -293,7 +293,7 @@ class MulticlassIRP(_RefitMulticlass):
     Algorithm 2) of the last ``window_size`` events, refitted every ``refit_every``
     events.
 
-    At each refit the calibrator is :func:`streamcal.core.irp.multiclass_irp_fit`
+    At each refit the calibrator is :func:`streamcal.core.irp.fit_multiclass_irp`
     applied to the window: the simplex of the window's classes is split recursively into
     K regions around points ``gamma`` of a grid, the split of largest gain first, and a
     split is kept only while the fitted function stays ROC-monotone on the splitting
@@ -340,7 +340,7 @@ class MulticlassIRP(_RefitMulticlass):
     (:meth:`~streamcal.base.MulticlassCalibrator._merge_unknown`).
 
     Cost: ``learn_one`` O(K) plus every ``refit_every`` events a refit (see
-    :func:`~streamcal.core.irp.multiclass_irp_fit`: about 0.1 to 1 s for 500 events
+    :func:`~streamcal.core.irp.fit_multiclass_irp`: about 0.1 to 1 s for 500 events
     and K = 3 or 4); ``predict_one`` O(depth K). Memory O(window_size K).
 
     Examples
@@ -461,7 +461,7 @@ class MulticlassIRP(_RefitMulticlass):
             self._batch_refit_at = None
 
     def _fit_events(self, events: list) -> None:
-        """Replace the fit by :func:`~streamcal.core.irp.multiclass_irp_fit` on
+        """Replace the fit by :func:`~streamcal.core.irp.fit_multiclass_irp` on
         ``events``, a list of valid ``(scores, label, w)`` (the refit hook of
         :mod:`streamcal.checks.multiclass`)."""
         self._fit_arrays(*events_to_arrays(events))
@@ -475,7 +475,7 @@ class MulticlassIRP(_RefitMulticlass):
             self._n_bins = 0
             return
         m = capped_grid_size(len(classes), self.grid_size)
-        fit = multiclass_irp_fit(
+        fit = fit_multiclass_irp(
             P,
             labels,
             weights,

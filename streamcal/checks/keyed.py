@@ -17,7 +17,6 @@ Examples
 
 from __future__ import annotations
 
-import copy
 import json
 import pickle
 import typing
@@ -191,51 +190,49 @@ def check_predict_one_is_pure(keyed) -> None:
     assert _common.snapshot(k) == before, "predict_one changed the state"
 
 
+def _further(keyed) -> list:
+    """Learn a further stretch of stream; the prediction after each event, then the
+    keys in recency order."""
+    out = []
+    for key, x, y, w in yield_keyed_stream(keyed, 120, seed=5):
+        keyed.learn_one(key, x, y, w)
+        out.append(keyed.predict_one(key, x))
+    return out + [list(keyed.calibrators)]
+
+
+def _round_trip(keyed, how, states) -> None:
+    from streamcal.keyed import KeyedCalibrator
+
+    def outputs(k):
+        return [list(k.calibrators)] + _predictions(k)
+
+    def fp(k):
+        return _common.snapshot(k).encode()
+
+    _common.check_round_trip(how, states, outputs, _further, KeyedCalibrator, keyed.clone(), fp)
+
+
 def check_clone_is_independent(keyed) -> None:
     """``clone()`` is fresh, has the same parameters, and learning in it (or in a deep
-    copy) leaves the original unchanged."""
+    copy) leaves the original unchanged
+    (:func:`~streamcal.checks._common.check_round_trip`)."""
     trained = _trained(keyed)
-    before = _common.snapshot(trained)
     fresh = trained.clone()
-    assert fresh._get_params() == trained._get_params(), "clone changed the parameters"
     assert len(fresh.calibrators) == 0 and fresh.n_evicted == 0, "a clone must be fresh"
-    assert _common.snapshot(fresh) == _common.snapshot(keyed.clone())
-    _feed(fresh, yield_keyed_stream(fresh, 50, seed=3))
-    assert _common.snapshot(trained) == before, "learning in the clone changed the original"
-    other = copy.deepcopy(trained)
-    _feed(other, yield_keyed_stream(other, 50, seed=4))
-    assert _common.snapshot(trained) == before, "learning in a deep copy changed the original"
-
-
-def _continue_identically(a, b, label):
-    for key, x, y, w in yield_keyed_stream(a, 120, seed=5):
-        a.learn_one(key, x, y, w)
-        b.learn_one(key, x, y, w)
-        assert a.predict_one(key, x) == b.predict_one(key, x), f"{label}: predictions diverged"
-    assert list(a.calibrators) == list(b.calibrators), f"{label}: eviction order diverged"
-    assert _common.snapshot(a) == _common.snapshot(b), f"{label}: states diverged"
+    _round_trip(keyed, "clone", [("", trained)])
 
 
 def check_pickle_roundtrip(keyed) -> None:
-    """A pickled keyed calibrator has the same state and continues identically."""
-    for k in (keyed.clone(), _trained(keyed)):
-        restored = pickle.loads(pickle.dumps(k))
-        assert _common.snapshot(restored) == _common.snapshot(k), "pickle changed the state"
-        assert _predictions(restored) == _predictions(k)
-        _continue_identically(k, restored, "pickle")
+    """A pickled keyed calibrator has the same state and continues identically
+    (:func:`~streamcal.checks._common.check_round_trip`)."""
+    _round_trip(keyed, "pickle", [("fresh", keyed.clone()), ("trained", _trained(keyed))])
 
 
 def check_dict_roundtrip(keyed) -> None:
     """``to_dict()`` is JSON-safe and stable; ``from_dict`` restores every key, its
     calibrator and the recency order, and the copy continues identically (evicting the
-    same keys)."""
-    from streamcal.keyed import KeyedCalibrator
-
-    for k in (keyed.clone(), _trained(keyed)):
-        restored = _common.restore_from_dict(k, KeyedCalibrator, fp=lambda o: _common.snapshot(o).encode())
-        assert list(restored.calibrators) == list(k.calibrators), "the recency order changed"
-        assert _predictions(restored) == _predictions(k), "from_dict changed predictions"
-        _continue_identically(k, restored, "from_dict")
+    same keys) (:func:`~streamcal.checks._common.check_round_trip`)."""
+    _round_trip(keyed, "dict", [("fresh", keyed.clone()), ("trained", _trained(keyed))])
 
 
 def check_bad_input_leaves_state_unchanged(keyed) -> None:

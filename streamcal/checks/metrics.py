@@ -48,7 +48,6 @@ Examples
 
 from __future__ import annotations
 
-import copy
 import inspect
 import json
 import math
@@ -243,25 +242,25 @@ def _check_value(metric, where: str) -> float:
     return v
 
 
-def _same_behaviour(a, b, label: str, seed: int = 5) -> None:
-    """Feed both metrics the same further events (and reverts, when revertible) and
-    require identical values and identical final snapshots."""
-    events = yield_events(a, 80, seed=seed)
+def _further(metric, seed: int = 5) -> list:
+    """Feed further events (then reverts, when revertible); ``get()`` after each."""
+    events = yield_events(metric, 80, seed=seed)
+    out = []
     for y, p, w in events:
-        a.update(y, p, w)
-        b.update(y, p, w)
-        assert a.get() == b.get(), (
-            f"{label}: get() diverged after a further update ({a.get()} != {b.get()})"
-        )
-    if a._revertible:
+        metric.update(y, p, w)
+        out.append(metric.get())
+    if metric._revertible:
         for y, p, w in events[::-3]:
-            a.revert(y, p, w)
-            b.revert(y, p, w)
-            assert a.get() == b.get(), (
-                f"{label}: get() diverged after a revert ({a.get()} != {b.get()})"
-            )
-    assert _common.snapshot(a) == _common.snapshot(b), (
-        f"{label}: states diverged after further events"
+            metric.revert(y, p, w)
+            out.append(metric.get())
+    return out
+
+
+def _round_trip(metric, how, states) -> None:
+    from streamcal.metrics.base import StreamingMetric
+
+    _common.check_round_trip(
+        how, states, lambda m: [m.get()], _further, StreamingMetric, metric.clone()
     )
 
 
@@ -339,62 +338,40 @@ def check_zero_weight_changes_nothing(metric) -> None:
 
 def check_clone_is_independent(metric) -> None:
     """``clone()`` gives a fresh metric with the same parameters; updating a clone or a
-    deep copy does not affect the original."""
+    deep copy does not affect the original
+    (:func:`~streamcal.checks._common.check_round_trip`)."""
     trained = _fed(metric, yield_events(metric, 150, seed=3))
-    before = _common.fingerprint(trained)
     fresh = trained.clone()
-    assert type(fresh) is type(trained), "clone changed the class"
-    assert fresh._get_params() == trained._get_params(), "clone changed the parameters"
     assert fresh.get() == 0.0, "a clone must not carry the original's events"
     assert _common.fingerprint(fresh) == _common.fingerprint(metric.clone()), (
         "a clone is not in the fresh state"
     )
-    _feed(fresh, yield_events(fresh, 50, seed=4))
-    assert _common.fingerprint(trained) == before, (
-        "updating the clone changed the original"
-    )
-    other = copy.deepcopy(trained)
-    more = yield_events(other, 50, seed=4)
-    _feed(other, more)
-    if other._revertible:
-        other.revert(*more[0])
-    assert _common.fingerprint(trained) == before, (
-        "updating a deep copy changed the original"
-    )
+    _round_trip(metric, "clone", [("", trained)])
 
 
 def check_pickle_roundtrip(metric) -> None:
-    """A pickled metric has the same value and state, and continues identically."""
-    for m in (metric.clone(), _fed(metric, yield_events(metric, 150, seed=6))):
-        restored = pickle.loads(pickle.dumps(m))
-        assert type(restored) is type(m)
-        assert restored.get() == m.get(), "pickle changed get()"
-        assert _common.fingerprint(restored) == _common.fingerprint(m), (
-            "pickle did not restore the whole state"
-        )
-        _same_behaviour(m, restored, "pickle")
+    """A pickled metric has the same value and state, and continues identically
+    (:func:`~streamcal.checks._common.check_round_trip`)."""
+    _round_trip(
+        metric,
+        "pickle",
+        [("fresh", metric.clone()), ("fed", _fed(metric, yield_events(metric, 150, seed=6)))],
+    )
 
 
 def check_dict_roundtrip(metric) -> None:
     """``to_dict()`` is JSON-safe (no NaN or inf either) and ``from_dict`` restores the
     whole state, through the metric's class and through ``StreamingMetric``; the metric
-    then continues identically. Checked with int and str class labels for multiclass
-    metrics."""
-    from streamcal.metrics.base import StreamingMetric
-
+    then continues identically (:func:`~streamcal.checks._common.check_round_trip`).
+    Checked with int and str class labels for multiclass metrics."""
     kinds = (
         [{"classes": INT_CLASSES}, {"classes": STR_CLASSES}]
         if _is_multiclass(metric)
         else [{}]
     )
     for kw in kinds:
-        for m in (
-            metric.clone(),
-            _fed(metric, yield_events(metric, 150, seed=7, **kw)),
-        ):
-            restored = _common.restore_from_dict(m, StreamingMetric)
-            assert restored.get() == m.get(), "from_dict changed get()"
-            _same_behaviour(m, restored, "from_dict")
+        fed = _fed(metric, yield_events(metric, 150, seed=7, **kw))
+        _round_trip(metric, "dict", [("fresh", metric.clone()), (f"fed {kw}", fed)])
 
 
 def check_malformed_snapshot_rejected(metric) -> None:

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import array
 import collections
-import copy
 import inspect
 import json
 import math
@@ -251,13 +250,20 @@ def _first_alarm(monitor, events) -> int:
     return flags.index(True)
 
 
-def _same_behaviour(a, b, label: str, seed: int = 5) -> None:
-    events = yield_monitor_events(a, 150, seed=seed)
-    assert _trace(a, events) == _trace(b, events), (
-        f"{label}: the monitors diverged on further events"
-    )
-    assert _common.snapshot(a) == _common.snapshot(b), (
-        f"{label}: the states diverged after more events"
+def _further(monitor, seed: int = 5) -> list:
+    """What an observer sees on further events (:func:`_trace`)."""
+    return _trace(monitor, yield_monitor_events(monitor, 150, seed=seed))
+
+
+def _observed(monitor) -> list:
+    return [monitor.drift_detected, monitor.log_e_value, monitor.n_alarms, monitor.n_events]
+
+
+def _round_trip(monitor, how, states) -> None:
+    from streamcal.monitor.base import BaseMonitor
+
+    _common.check_round_trip(
+        how, states, _observed, _further, BaseMonitor, monitor.clone(), _fingerprint
     )
 
 
@@ -322,28 +328,13 @@ def _alpha(monitor) -> float:
 
 def check_clone_is_independent(monitor) -> None:
     """``clone()`` gives a fresh monitor with the same parameters; updating one leaves
-    the other (and a deep copy's original) unchanged."""
-    events = yield_monitor_events(monitor, 200, seed=3)
+    the other (and a deep copy's original) unchanged
+    (:func:`~streamcal.checks._common.check_round_trip`)."""
     trained = monitor.clone()
-    _feed(trained, events)
-    before = _common.snapshot(trained)
+    _feed(trained, yield_monitor_events(monitor, 200, seed=3))
     fresh = trained.clone()
-    assert (
-        type(fresh) is type(trained) and fresh._get_params() == trained._get_params()
-    ), "clone changed the parameters"
     assert fresh.n_events == 0 and fresh.n_alarms == 0, "a clone must not carry state"
-    assert _common.snapshot(fresh) == _common.snapshot(monitor.clone()), (
-        "a clone differs from a fresh monitor"
-    )
-    _feed(fresh, events[:50])
-    assert _common.snapshot(trained) == before, (
-        "updating the clone changed the original"
-    )
-    other = copy.deepcopy(trained)
-    _feed(other, events[:50])
-    assert _common.snapshot(trained) == before, (
-        "updating a deep copy changed the original"
-    )
+    _round_trip(monitor, "clone", [("", trained)])
 
 
 def _states(monitor):
@@ -359,25 +350,16 @@ def _states(monitor):
 
 
 def check_pickle_roundtrip(monitor) -> None:
-    """A pickled monitor has the same state and continues exactly like the original."""
-    for where, m in _states(monitor):
-        restored = pickle.loads(pickle.dumps(m))
-        assert _fingerprint(restored) == _fingerprint(m), (
-            f"pickle {where}: the state differs"
-        )
-        _same_behaviour(m, restored, f"pickle {where}")
+    """A pickled monitor has the same state and continues exactly like the original
+    (:func:`~streamcal.checks._common.check_round_trip`)."""
+    _round_trip(monitor, "pickle", _states(monitor))
 
 
 def check_dict_roundtrip(monitor) -> None:
     """``to_dict()`` is JSON-safe (no NaN or infinity) and stable; ``from_dict``, on the
-    class or on the base class, restores the whole state, which continues exactly."""
-    from streamcal.monitor.base import BaseMonitor
-
-    for where, m in _states(monitor):
-        restored = _common.restore_from_dict(
-            m, BaseMonitor, f" {where}", fp=_fingerprint
-        )
-        _same_behaviour(m, restored, f"from_dict {where}")
+    class or on the base class, restores the whole state, which continues exactly
+    (:func:`~streamcal.checks._common.check_round_trip`)."""
+    _round_trip(monitor, "dict", _states(monitor))
 
 
 def check_bad_input_leaves_state_unchanged(monitor) -> None:

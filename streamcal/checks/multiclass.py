@@ -51,7 +51,6 @@ Hooks a calibrator may define:
 from __future__ import annotations
 
 import collections
-import copy
 import math
 import pickle
 import typing
@@ -483,56 +482,51 @@ def check_learn_many_matches_learn_one(cal: MulticlassCalibrator) -> None:
         assert _same(a, b, 1e-12), "w=None is not unit weights"
 
 
+def _further(classes):
+    """Learn a further stretch of stream with ``classes``; the prediction after each
+    event, then at the probes."""
+
+    def further(cal) -> list:
+        out = []
+        for s, y, w in _stream(cal, 150, seed=5, classes=classes):
+            cal.learn_one(s, y, w)
+            out.append(cal.predict_one(s))
+        return out + _predictions(cal, classes)
+
+    return further
+
+
+def _round_trip(cal, how, states, classes=INT_CLASSES) -> None:
+    def outputs(c):
+        return [tuple(c.classes)] + _predictions(c, classes)
+
+    further = _further(classes)
+    _common.check_round_trip(
+        how, states, outputs, further, MulticlassCalibrator, cal.clone(), _fingerprint
+    )
+
+
 def check_clone_is_independent(cal: MulticlassCalibrator) -> None:
-    """``clone()`` gives a fresh copy with the same parameters; learning in a clone or
-    a deep copy does not affect the original."""
+    """``clone()`` gives a fresh copy with the same parameters (no class known, the
+    documented cold start); learning in a clone or a deep copy does not affect the
+    original (:func:`~streamcal.checks._common.check_round_trip`)."""
     trained = _trained(cal)
-    before = _common.snapshot(trained)
     fresh = trained.clone()
-    assert type(fresh) is type(trained)
-    assert fresh._get_params() == trained._get_params(), "clone changed the parameters"
     assert tuple(fresh.classes) == (), "a clone must not know any class"
     for p in _probes(INT_CLASSES):
         x = _input(fresh, p)
         assert _same(fresh.predict_one(x), _cold_start(fresh, x)), (
             "a clone must not carry learnt state"
         )
-    _learn(fresh, _stream(fresh, 100, seed=3))
-    assert _common.snapshot(trained) == before, (
-        "learning in the clone changed the original"
-    )
-    other = copy.deepcopy(trained)
-    _learn(other, _stream(other, 100, seed=4))
-    assert _common.snapshot(trained) == before, (
-        "learning in a deep copy changed the original"
-    )
+    _round_trip(cal, "clone", [("", trained)])
 
 
 def check_pickle_roundtrip(cal: MulticlassCalibrator) -> None:
     """A pickled calibrator predicts and keeps learning exactly like the original, with
-    int, str and mixed class labels."""
+    int, str and mixed class labels (:func:`~streamcal.checks._common.check_round_trip`)."""
     for classes in (INT_CLASSES, STR_CLASSES, MIXED_CLASSES):
         trained = _trained(cal, 250, seed=13, classes=classes)
-        restored = pickle.loads(pickle.dumps(trained))
-        assert _predictions(restored, classes) == _predictions(trained, classes), (
-            "pickle changed predictions"
-        )
-        assert _fingerprint(restored) == _fingerprint(trained), (
-            "pickle did not restore the whole state"
-        )
-        assert tuple(restored.classes) == tuple(trained.classes)
-        _continue_with(trained, restored, classes, "pickle")
-
-
-def _continue_with(a, b, classes, label) -> None:
-    for s, y, w in _stream(a, 150, seed=5, classes=classes):
-        a.learn_one(s, y, w)
-        b.learn_one(s, y, w)
-        assert a.predict_one(s) == b.predict_one(s), f"{label}: predictions diverged"
-    assert _predictions(a, classes) == _predictions(b, classes), f"{label}: diverged"
-    assert _common.snapshot(a) == _common.snapshot(b), (
-        f"{label}: states diverged after more learning"
-    )
+        _round_trip(cal, "pickle", [(f"classes {classes}", trained)], classes)
 
 
 def _sane(cal: MulticlassCalibrator) -> None:
@@ -555,17 +549,12 @@ def check_corrupted_snapshot_rejected(cal: MulticlassCalibrator) -> None:
 
 def check_dict_roundtrip(cal: MulticlassCalibrator) -> None:
     """``to_dict()`` is JSON-safe and ``from_dict`` restores the exact state (the class
-    labels too: ints stay ints, tuples tuples), which then continues identically."""
+    labels too: ints stay ints, tuples tuples), which then continues identically
+    (:func:`~streamcal.checks._common.check_round_trip`)."""
     for classes in (INT_CLASSES, STR_CLASSES, MIXED_CLASSES):
-        for c in (cal.clone(), _trained(cal, 250, seed=14, classes=classes)):
-            restored = _common.restore_from_dict(
-                c, MulticlassCalibrator, fp=_fingerprint
-            )
-            assert tuple(restored.classes) == tuple(c.classes), "classes changed"
-            assert _predictions(restored, classes) == _predictions(c, classes), (
-                "from_dict changed predictions"
-            )
-            _continue_with(c, restored, classes, "from_dict")
+        trained = _trained(cal, 250, seed=14, classes=classes)
+        states = [("fresh", cal.clone()), (f"classes {classes}", trained)]
+        _round_trip(cal, "dict", states, classes)
 
 
 def check_bad_input_leaves_state_unchanged(cal: MulticlassCalibrator) -> None:

@@ -10,16 +10,18 @@
 - :mod:`streamcal.core.calibeating`: per-bin outcome statistics, Foster's game,
   exponential weights;
 - :mod:`streamcal.core.eprocess`: the mixture test martingale of the calibration monitor;
-- :mod:`streamcal.core.irp`: isotonic recursive partitioning (binary and multiclass) and
-  recursive binning;
+- :mod:`streamcal.core.irp`: isotonic recursive partitioning and recursive binning,
+  re-exported from :mod:`~streamcal.core.irp_interval` (binary),
+  :mod:`~streamcal.core.irp_simplex` (multiclass, with its grid) and
+  :mod:`~streamcal.core.recursive_binning` (the baselines);
 - :mod:`streamcal.core.scir`: sorted cumulative isotonic regression (2-D isotonic fit);
 - :mod:`streamcal.core.fir`: flattened, normalisation-aware flattened and one-vs-rest
   isotonic regression;
 - :mod:`streamcal.core.temperature`: the temperature-scaling fit;
 - :mod:`streamcal.core.prior`: the prior on block and bin means (``prior_strength``).
 
-The multiclass batch functions (``irp_fit``, ``multiclass_irp_fit``, ``fit_scir``,
-``fir_fit``, ``nafir_fit``, ``ovr_fit``, ``fit_temperature``) work on arrays on their own.
+The multiclass batch functions (``fit_irp``, ``fit_multiclass_irp``, ``fit_scir``,
+``fit_fir``, ``fit_nafir``, ``fit_ovr``, ``fit_temperature``) work on arrays on their own.
 
 The names below are imported on first use (PEP 562), so that a calibrator imports only
 the cores it runs on (scipy, say, only with the cores that call it).
@@ -44,12 +46,13 @@ _LAZY = {
     "bin_index": "streamcal.core.calibeating",
     "uniform": "streamcal.core.calibeating",
     "MixtureEProcess": "streamcal.core.eprocess",
-    "fir_fit": "streamcal.core.fir",
-    "nafir_fit": "streamcal.core.fir",
-    "ovr_fit": "streamcal.core.fir",
-    "irp_fit": "streamcal.core.irp",
-    "multiclass_irp_fit": "streamcal.core.irp",
-    "recursive_binning_fit": "streamcal.core.irp",
+    "fit_fir": "streamcal.core.fir",
+    "fit_nafir": "streamcal.core.fir",
+    "fit_ovr": "streamcal.core.fir",
+    "fit_irp": "streamcal.core.irp_interval",
+    "fit_multiclass_irp": "streamcal.core.irp_simplex",
+    "fit_multiclass_recursive_binning": "streamcal.core.recursive_binning",
+    "fit_recursive_binning": "streamcal.core.recursive_binning",
     "OnlineNewtonLogistic": "streamcal.core.newton",
     "BlockView": "streamcal.core.pav",
     "IsotonicBlockStore": "streamcal.core.pav",
@@ -59,36 +62,26 @@ _LAZY = {
     "fit_temperature": "streamcal.core.temperature",
 }
 
-__all__ = [
-    "BinOutcomes",
-    "BlockView",
-    "ExponentialWeights",
-    "FosterGame",
-    "HistogramBinner",
-    "IsotonicBlockStore",
-    "MixtureEProcess",
-    "OnlineNewtonLogistic",
-    "ScoreCells",
-    "bin_index",
-    "edge_bins",
-    "fir_fit",
-    "fit_scir",
-    "fit_temperature",
-    "floor_bin",
-    "irp_fit",
-    "linear_quantile_edges",
-    "multiclass_irp_fit",
-    "nafir_fit",
-    "ovr_fit",
-    "pav_blocks",
-    "posterior_mean",
-    "quantile_edges",
-    "recursive_binning_fit",
-    "uniform",
-    "uniform_bin",
-    "uniform_bins",
-    "uniform_edges",
-]
+# former names of the batch fits, kept for one release with a DeprecationWarning (not
+# in __all__)
+_DEPRECATED = {
+    old: module
+    for module, olds in (
+        ("streamcal.core.fir", ("fir_fit", "nafir_fit", "ovr_fit")),
+        (
+            "streamcal.core.irp",
+            (
+                "irp_fit",
+                "multiclass_irp_fit",
+                "multiclass_recursive_binning_fit",
+                "recursive_binning_fit",
+            ),
+        ),
+    )
+    for old in olds
+}
+
+__all__ = sorted(_LAZY)
 
 
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
+__getattr__, __dir__ = lazy_attributes(globals(), {**_LAZY, **_DEPRECATED})

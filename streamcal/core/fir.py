@@ -18,7 +18,7 @@ epsilon)`` for each class ``c``, normalised to sum to 1 (:func:`predict_proba`).
 - **NA-FIR** (Arad and Rosset, section 4.1 and appendix A.2): ``g`` maximises the
   likelihood of the *normalised* forecasts,
   ``L(g) = sum_i w_i log(g(p_{i, y_i}) / sum_c g(p_{i, c}))``, over non-decreasing
-  ``g``, starting from FIR. See :func:`nafir_fit` and :class:`NAFIROptimizer` for the
+  ``g``, starting from FIR. See :func:`fit_nafir` and :class:`NAFIROptimizer` for the
   optimiser (the paper used simulated annealing).
 
 References
@@ -41,6 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from streamcal.core._deprecated import deprecated_alias
 from streamcal.core.pav import pav_blocks
 
 __all__ = [
@@ -49,10 +50,10 @@ __all__ = [
     "NAFIRFit",
     "NAFIROptimizer",
     "events_to_arrays",
-    "fir_fit",
+    "fit_fir",
     "log_likelihood",
-    "nafir_fit",
-    "ovr_fit",
+    "fit_nafir",
+    "fit_ovr",
     "predict_proba",
 ]
 
@@ -296,7 +297,7 @@ def _isotonic_cells(ux, W, S) -> IsotonicMap:
 # ------------------------------------------------------------------ FIR and OvR
 
 
-def fir_fit(P, y, w=None) -> IsotonicMap | None:
+def fit_fir(P, y, w=None) -> IsotonicMap | None:
     """Flattened isotonic regression: one isotonic regression of ``1[y_i == c]`` on
     ``P[i, c]`` over every (event, class) pair, each pair weighted by its event's
     weight. Ties are pooled by weighted mean (PAV).
@@ -316,7 +317,7 @@ def fir_fit(P, y, w=None) -> IsotonicMap | None:
     Examples
     --------
     >>> P = [[0.9, 0.1], [0.6, 0.4], [0.8, 0.2]]
-    >>> g = fir_fit(P, [0, 1, 0])
+    >>> g = fit_fir(P, [0, 1, 0])
     >>> g.values, [round(v, 3) for v in g.values]
     ([0.0, 0.5, 1.0], [0.0, 0.5, 1.0])
     >>> predict_proba([[0.6, 0.4]], g).round(3).tolist()
@@ -330,7 +331,7 @@ def fir_fit(P, y, w=None) -> IsotonicMap | None:
     return _isotonic_cells(ux, W, S)
 
 
-def ovr_fit(P, y, w=None) -> tuple[IsotonicMap, ...] | None:
+def fit_ovr(P, y, w=None) -> tuple[IsotonicMap, ...] | None:
     """One-vs-rest isotonic regression: for each class ``c``, the isotonic regression
     of ``1[y == c]`` on ``P[:, c]`` (weighted, ties pooled).
 
@@ -339,7 +340,7 @@ def ovr_fit(P, y, w=None) -> tuple[IsotonicMap, ...] | None:
 
     Examples
     --------
-    >>> maps = ovr_fit([[0.9, 0.1], [0.6, 0.4], [0.8, 0.2]], [0, 1, 0])
+    >>> maps = fit_ovr([[0.9, 0.1], [0.6, 0.4], [0.8, 0.2]], [0, 1, 0])
     >>> [g.values for g in maps]
     [[0.0, 1.0], [0.0, 1.0]]
 
@@ -420,7 +421,7 @@ def log_likelihood(
 
 
 class NAFIRFit(NamedTuple):
-    """The result of :func:`nafir_fit`."""
+    """The result of :func:`fit_nafir`."""
 
     #: the fitted map ``g`` (values in [0, 1]; predictions floor it at ``epsilon``)
     map: IsotonicMap
@@ -817,7 +818,7 @@ class NAFIROptimizer:
         )
 
 
-def nafir_fit(
+def fit_nafir(
     P,
     y,
     w=None,
@@ -841,7 +842,7 @@ def nafir_fit(
     Parameters
     ----------
     P, y, w
-        As for :func:`fir_fit`.
+        As for :func:`fit_fir`.
     epsilon
         The floor of ``g`` in the predictions (also the value of FIR's zero level set).
     lower
@@ -862,7 +863,7 @@ def nafir_fit(
     >>> rng = np.random.default_rng(0)
     >>> P = rng.dirichlet(np.ones(3) * 0.5, size=200)
     >>> y = np.array([rng.choice(3, p=np.sqrt(p) / np.sqrt(p).sum()) for p in P])
-    >>> fit = nafir_fit(P, y)
+    >>> fit = fit_nafir(P, y)
     >>> fit.converged, fit.log_likelihood >= fit.fir_log_likelihood
     (True, True)
     >>> fit.log_likelihood == log_likelihood(P, y, None, fit.map)
@@ -880,3 +881,9 @@ def nafir_fit(
     if ll < ll_fir and opt.lower <= max(opt.fir_min, epsilon):
         g, ll = opt.fir, ll_fir
     return NAFIRFit(g, ll, ll_fir, opt.n_iter, converged)
+
+
+# deprecated names, kept for one release (not in __all__)
+fir_fit = deprecated_alias(fit_fir, "fir_fit")
+ovr_fit = deprecated_alias(fit_ovr, "ovr_fit")
+nafir_fit = deprecated_alias(fit_nafir, "nafir_fit")
