@@ -6,7 +6,6 @@ import pytest
 
 #: class name -> why it fails the weight rule's check (``check_huge_weights``)
 HUGE_WEIGHTS = {
-    "MultiCalibeater": "MultiCalibeater (pure Python) does not apply the weight rule yet",
     "ClassWise": "the wrapper is not atomic: when a class's calibrator refuses a huge "
     "weight, the classes before it have learnt it already",
     "TopLabel": "the wrapper is not atomic: a class registered before its calibrator "
