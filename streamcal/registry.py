@@ -44,8 +44,10 @@ multiclass name       object built
 ``class_wise``        ``ClassWise(calibrator=OnlineIsotonic())``
 ====================  ====================================================
 
-The binary calibrator of ``top_label`` and ``class_wise`` is given by its short name:
-``"class_wise:calibrator=platt"``.
+The binary calibrator of ``top_label`` and ``class_wise`` is given by its spec:
+``"class_wise:calibrator=platt"``, ``"top_label:calibrator=isotonic:prior_strength=1"``,
+or, quoted when it has several parameters (a comma inside quotes does not end a
+parameter), ``"class_wise:calibrator='isotonic:prior_strength=1,window_size=500'"``.
 
 Metrics come from the metric catalogue, :mod:`streamcal.metrics.catalogue`, which reads
 each metric class's own name, description and direction: :data:`METRIC_NAMES` are
@@ -211,6 +213,23 @@ def _parse_value(text: str):
         return text
 
 
+def _split_items(tail: str) -> list[str]:
+    """``tail`` split at the commas outside quotes: a quoted value may hold commas (the
+    spec of a wrapper's binary calibrator, ``calibrator='isotonic:a=1,b=2'``)."""
+    items, start, quote = [], 0, None
+    for i, ch in enumerate(tail):
+        if quote is not None:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == ",":
+            items.append(tail[start:i])
+            start = i + 1
+    items.append(tail[start:])
+    return items
+
+
 def parse_spec(spec: str, kind: str = "calibrator") -> tuple[str, dict]:
     """Split a spec ``"name:param=value,..."`` into its name and parameter dict.
 
@@ -224,6 +243,8 @@ def parse_spec(spec: str, kind: str = "calibrator") -> tuple[str, dict]:
     ('histogram', {'n_bins': 20, 'strategy': 'quantile'})
     >>> parse_spec("isotonic: resolution = 1e-4, window_size=None")
     ('isotonic', {'resolution': 0.0001, 'window_size': None})
+    >>> parse_spec("class_wise:calibrator='isotonic:prior_strength=1,window_size=50'")
+    ('class_wise', {'calibrator': 'isotonic:prior_strength=1,window_size=50'})
     >>> parse_spec("isotonic:window_size")
     Traceback (most recent call last):
     ...
@@ -246,7 +267,7 @@ def parse_spec(spec: str, kind: str = "calibrator") -> tuple[str, dict]:
         raise ValueError(
             f"Invalid {kind} spec {spec!r}: nothing after ':' (give param=value,... or drop the ':')."
         )
-    for item in tail.split(",") if sep else ():
+    for item in _split_items(tail) if sep else ():
         key, eq, text = item.partition("=")
         key, text = key.strip(), text.strip()
         if not eq or not key:

@@ -6,13 +6,13 @@ import pytest
 
 #: class name -> why it fails the weight rule's check (``check_huge_weights``)
 HUGE_WEIGHTS = {
-    "CORP": "CORP's PAV store keeps weighted label sums that overflow after weights "
-    "near 1e308 instead of refusing them",
-    "MultiCalibeater": "MultiCalibeater (pure Python) does not apply the weight rule yet",
-    "ClassWise": "the wrapper is not atomic: when a class's calibrator refuses a huge "
-    "weight, the classes before it have learnt it already",
-    "TopLabel": "the wrapper is not atomic: a class registered before its calibrator "
-    "refuses a huge weight stays registered",
+    "ClassWise": "the wrapper is not atomic: in a batch the events before a refused one "
+    "have been learnt, and over OnlinePlatt a single event refused by a later class's "
+    "calibrator has been learnt by the classes before it (needs a dry-run weight check "
+    "from the binary calibrators; saving every state per event costs O(state))",
+    "TopLabel": "the wrapper is not atomic in a batch: the events before a refused one "
+    "have been learnt (single events are atomic: the calibrator learns before the class "
+    "is registered)",
 }
 
 #: wrappers whose gap shows only over these inner calibrators (the ones that refuse)

@@ -996,3 +996,26 @@ def test_online_platt_tops_and_hops():
             restored.predict_many(expert[:50]).tolist()
             == cal.predict_many(expert[:50]).tolist()
         )
+
+
+@pytest.mark.parametrize("method", ["joint", "meta"])
+def test_multicalibeater_applies_the_weight_rule_atomically(method):
+    # issue 13: MultiCalibeater (pure Python) accepted weights near 1e308 and then
+    # predicted NaN or snapshotted Infinity; now the weight rule refuses them, and a
+    # batch refused part-way (meta: the bins of later events depend on earlier ones)
+    # leaves every piece of state as it was
+    cal = MultiCalibeater(n_experts=2, n_bins=3, method=method)
+    cal.learn_many([(0.1, 0.2), (0.8, 0.9), (0.5, 0.4)], [0, 1, 1], [1.0, 2.0, 5e307])  # capacity DBL_MAX / 2
+    before = json.dumps(cal.to_dict(), allow_nan=False)
+    with pytest.raises(ValueError, match=r"'w' argument of MultiCalibeater.learn_one must .* Got 5e\+307"):
+        cal.learn_one((0.5, 0.4), 1, 5e307)
+    rows, labels = [(0.1, 0.1), (0.9, 0.8), (0.5, 0.4), (0.3, 0.3)], [0, 1, 0, 1]
+    with pytest.raises(ValueError, match=r"learn_many .* at index 2"):
+        cal.learn_many(rows, labels, [5.0, 7.0, 1e308, 1.0])
+    with pytest.raises(ValueError, match=r"predict_learn_many .* at index 2"):
+        cal.predict_learn_many(rows, labels, [5.0, 7.0, 1e308, 1.0])
+    assert json.dumps(cal.to_dict(), allow_nan=False) == before
+    cal.learn_many(rows, labels, [5.0, 7.0, 1.0, 1.0])  # still learns, finitely
+    out = cal.predict_many([(0.1, 0.2), (0.5, 0.4), (0.9, 0.9)])
+    assert np.isfinite(out).all() and ((0 <= out) & (out <= 1)).all()
+    json.dumps(cal.to_dict(), allow_nan=False)

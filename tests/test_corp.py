@@ -512,3 +512,62 @@ def test_niamey_log_decomposition_matches_oracle():
             m, ref.corp_decomposition(data[name], data["obs"], score="log"), name
         )
         assert_identities(m)
+
+
+# ---------------------------------------------------------------- issue 13: extreme weights
+
+
+def _log_block_decimal(W: float, S: float) -> float:
+    """A block's fitted log loss ``-(S log v + (W - S) log(1 - v))``, ``v = S / W``, in
+    80-digit decimals (no underflow), rounded once."""
+    import decimal
+
+    with decimal.localcontext() as ctx:
+        ctx.prec = 80
+        W_, S_ = decimal.Decimal(W), decimal.Decimal(S)
+        v = S_ / W_
+        return float(-(S_ * v.ln() + (W_ - S_) * (1 - v).ln()))
+
+
+@pytest.mark.parametrize("small, big", [(1e-200, 2e200), (5e-324, 1.0), (1e-300, 1e10), (3e-160, 7e150)])
+def test_corp_log_block_with_an_underflowing_mean_has_no_domain_error(small, big):
+    # issue 13: CORP(score="log") raised "math domain error" when one block held weights
+    # 1e-200 (label 1) and 2e200 (label 0): its mean S / W underflowed to 0
+    m = CORP(score="log")
+    m.update(1, 0.5, small)
+    m.update(0, 0.5, big)
+    W, S = small + big, small
+    fitted = _log_block_decimal(W, S) / W
+    assert math.isclose(m.get() - m.mcb, fitted, rel_tol=1e-12, abs_tol=1e-300)
+    assert math.isclose(m.unc - m.dsc, fitted, rel_tol=1e-12, abs_tol=1e-300)
+    for v in (m.get(), m.mcb, m.dsc, m.unc):
+        assert math.isfinite(v)
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_corp_refuses_weights_that_would_overflow_its_sums(score):
+    # issue 13: CORP's sums overflowed to inf (then NaN components) after weights near
+    # 1e308; now the weight rule of streamcal._validation refuses them, state unchanged
+    m = CORP(score=score)
+    big = 1e308 if score == "brier" else 5e306  # the log loss of an event is up to -log(eps)
+    m.update(1, 0.7, 1.0)
+    m.update(0, 0.2, big)
+    m.update(1, 0.1, 3.0)  # pooled with the heavy event: S (W - S) overflowed the Brier fit
+    assert all(math.isfinite(v) for v in (m.mcb, m.dsc)) and "Infinity" not in json.dumps(m.to_dict())
+    before = json.dumps(m.to_dict())
+    for w in (1e308, 1.7976931348623157e308):
+        with pytest.raises(ValueError, match=r"The 'w' argument of CORP.update must .* small enough"):
+            m.update(1, 0.9, w)
+        with pytest.raises(ValueError, match=r"The 'w' argument of CORP.update_many .* at index 1"):
+            m.update_many([0, 1, 1], [0.1, 0.9, 0.3], [1.0, w, 1.0])
+        assert json.dumps(m.to_dict()) == before
+    with pytest.raises(TypeError, match="y_pred"):  # the forecast is checked before the weight
+        m.update(1, "0.9", 1e308)
+    for v in (m.get(), m.mcb, m.dsc, m.unc):
+        assert math.isfinite(v)
+    m.update_many([1, 0], [0.9, 0.1], [1.0, 2.0])  # still learns
+    expected = ref.corp_decomposition(
+        [0.7, 0.2, 0.1, 0.9, 0.1], [1, 0, 1, 1, 0], [1.0, big, 3.0, 1.0, 2.0], score=score
+    )
+    assert math.isclose(m.get(), expected.S, rel_tol=1e-12)
+    assert math.isclose(m.mcb, expected.MCB, rel_tol=1e-9) and math.isclose(m.dsc, expected.DSC, rel_tol=1e-9, abs_tol=1e-300)

@@ -10,6 +10,7 @@ Definition 3.2, section 3.3 and Algorithm 2.
 from __future__ import annotations
 
 import collections
+import copy
 import itertools
 import json
 import math
@@ -853,3 +854,73 @@ def test_former_names_warn_and_give_the_same_fit(old, new, args):
         assert type(fit) is type(ref)
         assert fit.gains.tolist() == ref.gains.tolist() and fit.n_bins == ref.n_bins
         assert old not in module.__all__ and new in module.__all__
+
+
+def _corrupt_tree(state, what):
+    """``state`` (a trained MulticlassIRP's, with a split at the root) with its fitted
+    tree corrupted as ``what`` says."""
+    g, kids, n = state["gammas"], state["children"], len(state["values"])
+    leaf = kids.index(None)
+    if what == "child out of range":
+        kids[0][0] = n
+    elif what == "child pointing back":
+        kids[0][0] = 0
+    elif what == "child shared":
+        kids[0][1] = kids[0][0]
+    elif what == "too few children":
+        kids[0].pop()
+    elif what == "child not an int":
+        kids[0][0] = float(kids[0][0])
+    elif what == "NaN gamma":
+        g[0][0] = math.nan
+    elif what == "infinite gamma":
+        g[0][1] = math.inf
+    elif what == "gamma not a real":
+        g[0][1] = "0.5"
+    elif what == "too few gammas":
+        g[0].pop()
+    elif what == "gamma on a leaf":
+        g[leaf] = list(g[0])
+    elif what == "split without gammas":
+        g[0] = None
+    elif what == "gammas list too short":
+        g.pop()
+    elif what == "children list too long":
+        kids.append(None)
+    elif what == "children not a list":
+        state["children"] = {"0": kids[0]}
+    elif what == "node values too short":
+        state["values"][leaf].pop()
+    elif what == "n_bins above the leaves":
+        state["n_bins"] = kids.count(None) + 1
+    elif what == "orphan node":
+        state["values"].append(list(state["values"][0]))
+        g.append(None)
+        kids.append(None)
+    return state
+
+
+TREE_CORRUPTIONS = [
+    "child out of range", "child pointing back", "child shared", "too few children",
+    "child not an int", "NaN gamma", "infinite gamma", "gamma not a real", "too few gammas",
+    "gamma on a leaf", "split without gammas", "gammas list too short",
+    "children list too long", "children not a list", "node values too short",
+    "n_bins above the leaves", "orphan node",
+]
+
+
+@pytest.mark.parametrize("what", TREE_CORRUPTIONS)
+def test_multiclass_irp_snapshot_with_a_corrupted_tree_is_rejected(what):
+    # issue 13: gammas and children were restored unchecked (an out-of-range child
+    # raised IndexError in predict_one, a NaN gamma silently picked the first child,
+    # a child pointing back looped forever)
+    cal = MulticlassIRP(window_size=200, refit_every=100, grid_size=8)
+    for s, y, w in _dict_events(5, 200):
+        cal.learn_one(s, y, w)
+    good = json.loads(json.dumps(cal.to_dict()))
+    assert good["state"]["children"][0] is not None, "the fit must have a split"
+    MulticlassIRP.from_dict(copy.deepcopy(good))  # the uncorrupted one restores
+    bad = copy.deepcopy(good)
+    bad["state"] = _corrupt_tree(bad["state"], what)
+    with pytest.raises(ValueError, match=r"state\['(gammas|children|values|n_bins)'\]"):
+        MulticlassIRP.from_dict(bad)

@@ -41,6 +41,7 @@ from streamcal.registry import (
     make_multiclass_calibrator,
     metric_parameters,
     parse_spec,
+    spec_value,
 )
 
 # the table of the issue: name -> class, and the parameters that differ from the defaults
@@ -427,3 +428,28 @@ def test_bigger_is_better_of_multiclass_names():
     assert bigger_is_better("roc_auc:x=0.5") is True
     # a metric named by the user: the catalogue's component names still rank
     assert bigger_is_better("mine.dsc") is True and bigger_is_better("mine") is None
+
+
+@pytest.mark.parametrize("name", ["class_wise", "top_label"])
+def test_wrapper_spec_passes_a_prior_and_more_to_the_inner_calibrator(name):
+    # issue 13: the spec could not give class_wise's (or top_label's) binary calibrator
+    # more than one parameter (the comma ended the 'calibrator' value, and the rest was
+    # read as the wrapper's own), so a prior came only alone
+    one = make_multiclass_calibrator(f"{name}:calibrator=isotonic:prior_strength=1")
+    assert one.calibrator._get_params() == OnlineIsotonic(prior_strength=1)._get_params()
+    spec = f"{name}:calibrator='isotonic:prior_strength=2,window_size=50'"
+    built = make_multiclass_calibrator(spec)
+    assert built.calibrator._get_params() == OnlineIsotonic(prior_strength=2, window_size=50)._get_params()
+    again = make_multiclass_calibrator(canonical_spec(spec))
+    assert again.calibrator._get_params() == built.calibrator._get_params()
+    double = make_multiclass_calibrator(f'{name}:calibrator="histogram:n_bins=4,prior_strength=0.5"')
+    assert double.calibrator._get_params() == HistogramBinning(n_bins=4, prior_strength=0.5)._get_params()
+    with pytest.raises(ValueError, match="has no parameter 'n_bins'"):
+        make_multiclass_calibrator(f"{name}:calibrator='isotonic:n_bins=4,prior_strength=1'")
+
+
+def test_spec_values_with_commas_read_back():
+    # spec_value quotes a string holding a comma; parse_spec must then read it whole
+    for text in ("a,b", "isotonic:prior_strength=1,window_size=5", 'x,"y"'):
+        name, params = parse_spec(f"histogram:strategy={spec_value(text)},n_bins=3")
+        assert params == {"strategy": text, "n_bins": 3}

@@ -186,3 +186,36 @@ def test_rocauc_weight_too_wide_for_the_sums_is_refused_naming_w(monkeypatch):
             m.update_many([1, 0], [0.1, 0.2], [1.0, w])
         assert m.to_dict() == before
     assert m.get() == 1.0
+
+
+@pytest.mark.parametrize("weights", [
+    [5e-324],
+    [5e-324, 5e-324],
+    [5e-324, 1e-310, 2.2250738585072014e-308],
+    [1e-320, 1.0, 1e300],
+    [5e-324, 1.7976931348623157e308],
+])
+def test_rocauc_snapshot_with_subnormal_weights_round_trips(weights):
+    # issue 13: a subnormal weight (frexp gives its mantissa normalised, exponent down
+    # to -1126) set the scale to -1152, below the range _set_state accepts, so ROCAUC
+    # wrote a snapshot its own from_dict rejected
+    m = ROCAUC()
+    ys = [1, 0] * len(weights)
+    ps = [0.3, 0.2, 0.25, 0.3, 0.1, 0.6, 0.4, 0.3, 0.7, 0.2][: len(ys)]
+    ws = [w for w in weights for _ in (0, 1)]
+    for y, p, w in zip(ys, ps, ws):
+        m.update(y, p, w)
+        m._check()
+        d = json.loads(json.dumps(m.to_dict()))
+        back = StreamingMetric.from_dict(d)
+        back._check()
+        assert back.to_dict() == m.to_dict() and back.get() == m.get()
+        assert pickle.loads(pickle.dumps(m)).to_dict() == m.to_dict()
+    assert m.get() == R.auc_exact(ys, ps, ws)
+    batch = ROCAUC()
+    batch.update_many(ys, ps, ws)
+    assert StreamingMetric.from_dict(batch.to_dict()).to_dict() == batch.to_dict() == m.to_dict()
+    for y, p, w in zip(ys, ps, ws):  # reverts are exact down to the empty store
+        m.revert(y, p, w)
+        m._check()
+        assert StreamingMetric.from_dict(m.to_dict()).to_dict() == m.to_dict()

@@ -540,10 +540,40 @@ class MulticlassIRP(_RefitMulticlass):
         }
 
     def _validate_state(self, state: dict, check) -> None:
+        """The window (see the base class) and the fitted tree: ``fit_classes`` distinct
+        labels (K of them); ``values``, ``gammas`` and ``children`` one entry per node
+        (none without a fit), a node's values K reals in [0, 1]; a leaf has gamma and
+        children None, a split K finite gammas and K children, each a later node, every
+        node but the root the child of exactly one split (so a prediction walks a tree
+        and stops); ``n_bins`` (the leaves holding weight) at most the number of
+        leaves."""
         super()._validate_state(state, check)
-        for i, v in enumerate(check.list(check.entry(state, "values"), "state['values']")):
-            for j, x in enumerate(check.list(v, f"state['values'][{i}]")):
+        K = len(self._validate_classes(check.entry(state, "fit_classes"), check, "state['fit_classes']"))
+        values = check.list(check.entry(state, "values"), "state['values']")
+        n = len(values)
+        check.require((n == 0) == (K == 0), "state['values']", f"a list of node values, empty iff fit_classes is (K = {K})", values)
+        gammas = check.list(check.entry(state, "gammas"), "state['gammas']", n=n, what="node gammas (one per node)")
+        children = check.list(check.entry(state, "children"), "state['children']", n=n, what="node children (one per node)")
+        parent = [False] * n
+        leaves = 0
+        for i in range(n):
+            for j, x in enumerate(check.list(values[i], f"state['values'][{i}]", n=K, what="values (one per fit class)")):
                 check.real(x, f"state['values'][{i}][{j}]", 0.0, 1.0)
+            g, kids = gammas[i], children[i]
+            check.require((g is None) == (kids is None), f"state['gammas'][{i}]", "None exactly where children is None (a leaf)", g)
+            if kids is None:
+                leaves += 1
+                continue
+            for j, x in enumerate(check.list(g, f"state['gammas'][{i}]", n=K, what="gammas (one per fit class)")):
+                check.real(x, f"state['gammas'][{i}][{j}]")
+            for j, k in enumerate(check.list(kids, f"state['children'][{i}]", n=K, what="child nodes (one per fit class)")):
+                at = f"state['children'][{i}][{j}]"
+                check.int(k, at, i + 1, n - 1)
+                check.require(not parent[k], at, "a node not the child of an earlier split", k)
+                parent[k] = True
+        for k in range(1, n):
+            check.require(parent[k], "state['children']", f"a tree reaching every node (node {k} is the child of no split)", children)
+        check.int(check.entry(state, "n_bins"), "state['n_bins']", 0, leaves)
 
     def _check(self) -> None:
         """Assert the window's invariants and the fitted tree's shape: node ``i`` is a

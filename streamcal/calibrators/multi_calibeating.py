@@ -5,6 +5,7 @@ section 7). The single-expert shells are in :mod:`streamcal.calibrators.calibeat
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -24,6 +25,11 @@ from streamcal.core.calibeating import (
 )
 
 __all__ = ["MultiCalibeater"]
+
+#: The capacity of the weight rule (:mod:`streamcal._validation`) for MultiCalibeater's
+#: bin statistics, as the compiled calibeaters' bins: the tracking mean ``(ysum + prior)
+#: / (weight + prior_weight)`` needs ``weight + prior_weight`` finite.
+_BIN_CAPACITY = V.weight_capacity(2.0)
 
 
 _METHODS = ("joint", "meta")
@@ -265,8 +271,22 @@ class MultiCalibeater(_Calibeating):
             return bin_index_compiled(a, self.n_bins), a
         return joint_bin(x, self.n_bins), sum(x) / len(x)
 
-    def _learn(self, x: tuple[float, ...], y: float, w: float) -> None:
+    def _held(self, key: int) -> float:
+        """The largest sum the event of joint (or meta) bin ``key`` adds its weight to:
+        the bin's weight, and with ``method="meta"`` the experts' cumulative losses
+        (each grows by at most the weight: a Brier loss is at most 1). O(n_experts)."""
+        held = self._stats.get(key)[0]
+        if self._weights is not None:
+            held = max(held, max(self._weights.losses))
+        return held
+
+    def _learn(self, x: tuple[float, ...], y: float, w: float, method: str = "learn_one", where: str = "") -> None:
+        """Learn one validated event; the weight rule (:mod:`streamcal._validation`,
+        the capacity of the tracking mean's sums, as the compiled calibeaters') refuses,
+        naming ``w``, a weight the statistics cannot hold, before anything changes."""
         key, _ = self._key_and_prior(x)
+        if w > 0.0:
+            V.check_weight_room(w, self._held(key), _BIN_CAPACITY, "MultiCalibeater", method, where)
         self._stats.add(key, y, w)
         if self._weights is not None:
             self._weights.update(x, y, w)
@@ -286,8 +306,29 @@ class MultiCalibeater(_Calibeating):
         x = self._check_forecasts_array(scores, "learn_many")
         y = V.check_labels_array(labels, len(x), name, "learn_many")
         ws = V.check_weights_array(w, len(x), name, "learn_many")
-        for row, yi, wi in zip(x.tolist(), y.tolist(), ws.tolist()):
-            self._learn(tuple(row), yi, wi)
+        with self._atomic_batch(ws):
+            for i, (row, yi, wi) in enumerate(zip(x.tolist(), y.tolist(), ws.tolist())):
+                self._learn(tuple(row), yi, wi, "learn_many", f" at index {i}")
+
+    @contextlib.contextmanager
+    def _atomic_batch(self, ws):
+        """Run a batch so that a weight the rule refuses part-way leaves the state as it
+        was: when the batch's total could reach the capacity (never with ordinary
+        weights, so then free), the state is saved first and restored on the error.
+        (The bin of a meta event depends on the weights the events before it set, so
+        the refused index is only known by running the batch.)"""
+        held = max((wt for _, wt, _ in self._stats.items()), default=0.0)
+        if self._weights is not None:
+            held = max([held, *self._weights.losses])
+        if held + math.fsum(ws) <= _BIN_CAPACITY:
+            yield
+            return
+        saved = self._get_state()
+        try:
+            yield
+        except ValueError:
+            self._set_state(saved)
+            raise
 
     def predict_learn_many(self, scores, labels, w=None) -> np.ndarray:
         """Predict then learn each event in turn (``scores`` a sequence of tuples),
@@ -307,10 +348,11 @@ class MultiCalibeater(_Calibeating):
         y = V.check_labels_array(labels, len(x), name, "predict_learn_many")
         ws = V.check_weights_array(w, len(x), name, "predict_learn_many")
         out = np.empty(len(x), dtype=np.float64)
-        for i, (row, yi, wi) in enumerate(zip(x.tolist(), y.tolist(), ws.tolist())):
-            row = tuple(row)
-            out[i] = self._predict(row)
-            self._learn(row, yi, wi)
+        with self._atomic_batch(ws):
+            for i, (row, yi, wi) in enumerate(zip(x.tolist(), y.tolist(), ws.tolist())):
+                row = tuple(row)
+                out[i] = self._predict(row)
+                self._learn(row, yi, wi, "predict_learn_many", f" at index {i}")
         return out
 
     def _predict(self, x: tuple[float, ...]) -> float:

@@ -13,6 +13,7 @@ from streamcal.metrics.base import BinaryCalibrationMetric
 __all__ = ["CORP"]
 
 _SCORES = ("brier", "log")
+_DBL_MIN = 2.2250738585072014e-308  # the smallest normal double
 
 
 def _brier_block(W: float, S: float) -> float:
@@ -20,7 +21,7 @@ def _brier_block(W: float, S: float) -> float:
     its mean ``v = S / W``: ``S (1 - v)**2 + (W - S) v**2 = S (W - S) / W``."""
     if S <= 0.0 or S >= W:
         return 0.0
-    return S * (W - S) / W
+    return S * ((W - S) / W)  # not (S (W - S)) / W: that product overflows near 1e308
 
 
 def _log_block(W: float, S: float) -> float:
@@ -30,7 +31,10 @@ def _log_block(W: float, S: float) -> float:
     if S <= 0.0 or S >= W:
         return 0.0
     v = S / W
-    return -(S * math.log(v) + (W - S) * math.log1p(-v))
+    # ``v`` underflows (to 0 or a subnormal) when ``S`` is tiny beside ``W`` (weights
+    # 1e-200 and 2e200 in one block): then ``log v = log S - log W``, exactly enough
+    log_v = math.log(v) if v >= _DBL_MIN else math.log(S) - math.log(W)
+    return -(S * log_v + (W - S) * math.log1p(-v))
 
 
 class CORP(BinaryCalibrationMetric):
@@ -187,6 +191,33 @@ class CORP(BinaryCalibrationMetric):
         eps = self.eps
         q = p if y == 1.0 else 1.0 - p
         return -math.log(min(max(q, eps), 1.0 - eps))
+
+    @property
+    def _weight_capacity(self) -> float:
+        """The capacity of the weight rule (:mod:`streamcal._validation`): every sum the
+        metric keeps or derives is at most the largest per-event score (1 for Brier,
+        ``-log(eps)`` for the clipped log loss; a block's fitted log loss is at most
+        ``log 2`` per unit weight) times the weight held."""
+        return V.weight_capacity(1.0 if self.score == "brier" else -math.log(self.eps))
+
+    def update(self, y_true, y_pred, w=1.0) -> None:
+        """Add one event. A weight the state cannot hold (see the weight rule of
+        :mod:`streamcal._validation`) raises ValueError naming ``w`` and changes
+        nothing."""
+        y = V.check_label(y_true, "CORP", "update", "y_true")
+        p = V.check_probability(y_pred, "CORP", "update")
+        w = V.check_weight(w, "CORP", "update")
+        V.check_weight_room(w, self._weight, self._weight_capacity, "CORP", "update")
+        self._update(y, p, w)
+
+    def _update_many_validated(self, y, p, w) -> None:
+        """The loop of :meth:`update`, the weight rule checked for the whole batch
+        first: a weight it refuses names its index and nothing is added."""
+        held, capacity = self._weight, self._weight_capacity
+        for i, wi in enumerate(w.tolist()):
+            V.check_weight_room(wi, held, capacity, "CORP", "update_many", f" at index {i}")
+            held += wi
+        super()._update_many_validated(y, p, w)
 
     def _update(self, y: float, p: float, w: float) -> None:
         if w > 0.0:

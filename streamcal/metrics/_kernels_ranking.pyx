@@ -73,6 +73,21 @@ cdef void block_free(Block* blk) noexcept:
 
 
 @cython.final
+
+cdef inline uint64_t weight_parts(double w, Py_ssize_t* e, int* x) noexcept nogil:
+    """``w = m 2**e`` with ``m`` an integer < 2**53 and ``e >= -1074`` (the exponent of
+    the smallest subnormal: a subnormal's mantissa is shifted down to it, exactly, since
+    its low bits are 0), and ``w < 2**x``; returns ``m``. Without the floor a subnormal
+    ``w`` would give ``e`` down to ``-1126`` and a scale below the snapshot's range."""
+    cdef uint64_t m = <uint64_t>ldexp(frexp(w, x), 53)
+    cdef Py_ssize_t ee = x[0] - 53
+    if ee < -1074:
+        m >>= (-1074 - ee)
+        ee = -1074
+    e[0] = ee
+    return m
+
+
 cdef class Ranks:
     """The distinct scores held, in sorted blocks of at most ``2 * load`` (split in two
     beyond, dropped when emptied, as sortedcontainers does), each score with its
@@ -512,8 +527,7 @@ cdef class Ranks:
         cdef limb wu[MAXL]
         if not w > 0.0:
             return 0
-        m = <uint64_t>ldexp(frexp(w, &x), 53)
-        e = x - 53
+        m = weight_parts(w, &e, &x)
         positive = y == 1.0
         if self.n_pos + self.n_neg == 0 and not self.fits(m, e, x, positive):
             # an empty store takes the range of its weight, with 32 bits of headroom
@@ -567,8 +581,7 @@ cdef class Ranks:
         b = self.locate(p, &i, &found)
         if not found:
             return False
-        m = <uint64_t>ldexp(frexp(w, &x), 53)
-        e = x - 53
+        m = weight_parts(w, &e, &x)
         if e < self.scale or x - self.scale > 32 * nl - 2:
             return False  # not a weight the sums can hold
         blk = &self.blocks[b]
@@ -615,8 +628,8 @@ cdef class Ranks:
                 frexp(w[i], &x)
                 if imax < 0 or x > xmax:
                     xmax, imax = x, i
-                if imin < 0 or x - 53 < emin:
-                    emin, imin = x - 53, i
+                if imin < 0 or max(x - 53, -1074) < emin:
+                    emin, imin = max(x - 53, -1074), i
         if imax >= 0:
             held = self.n_pos + self.n_neg > 0
             scale = floor32(emin if not held or emin < self.scale else self.scale)
