@@ -30,7 +30,6 @@ from streamcal.metrics._functional import (
     log_loss,
 )
 from streamcal.metrics._multiclass import (
-    TECE,
     ClasswiseECE,
     ConfidenceECE,
     MulticlassCalibrationMetric,
@@ -44,6 +43,7 @@ from streamcal.metrics._scoring import (
     LogLoss,
     MulticlassBrier,
 )
+from streamcal.metrics._tece import TECE
 from streamcal.metrics.base import BinaryCalibrationMetric, StreamingMetric
 
 __all__ = [
