@@ -38,6 +38,7 @@ import math
 import numbers
 import typing
 
+from streamcal import _json
 from streamcal import _validation as V
 
 __all__ = [
@@ -80,15 +81,17 @@ def nest(key: str, base: type) -> None:
 
 
 def encode_param(value):
-    """A constructor argument as JSON-safe data (see the module docstring)."""
+    """A constructor argument as JSON-safe data (see the module docstring; the rules
+    are :func:`streamcal._json.encode`'s)."""
+    return _json.encode(value, nested=_nested_snapshot)
+
+
+def _nested_snapshot(value):
+    """``{<family key>: <snapshot>}`` for an object of a family that nests, else None."""
     for key, base in _NESTED.items():
         if isinstance(value, base):
             return {key: value.to_dict()}
-    if isinstance(value, tuple):
-        return [encode_param(v) for v in value]
-    if isinstance(value, dict):
-        return {k: encode_param(v) for k, v in value.items()}
-    return V.json_safe_scalar(value)
+    return None
 
 
 def decode_param(value):

@@ -52,6 +52,8 @@ import numbers
 
 import numpy as np
 
+from streamcal import _json
+
 __all__ = [
     "argument_error",
     "check_class_label",
@@ -301,17 +303,8 @@ def _binary_probability_vector(value: dict, owner, method, name) -> float:
     return positive
 
 
-def json_safe_scalar(value):
-    """``value`` with numpy scalars turned into their Python twins (for JSON snapshots).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> type(json_safe_scalar(np.int64(3))), json_safe_scalar("uniform")
-    (<class 'int'>, 'uniform')
-
-    """
-    return value.item() if isinstance(value, np.generic) else value
+#: numpy scalars as their Python twins: the rule lives in :mod:`streamcal._json`.
+json_safe_scalar = _json.scalar
 
 
 def check_weight(value, owner: str, method: str | None = None, name: str = "w") -> float:

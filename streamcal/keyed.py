@@ -9,8 +9,6 @@ number of keys is reached. The keyed drift monitor is
 
 from __future__ import annotations
 
-import collections
-import inspect
 import types
 import typing
 
@@ -18,60 +16,12 @@ from river import base as river_base
 
 from streamcal import _snapshot
 from streamcal import _validation as V
+from streamcal._keyed_store import KeyedStore, Spawner, check_max_keys
 from streamcal.base import BinaryCalibrator, MulticlassCalibrator
 
 __all__ = ["KeyedCalibrator", "Spawner"]
 
 _NAME = "KeyedCalibrator"
-_SCALARS = (type(None), bool, int, float, str)
-
-
-def _immutable(value) -> bool:
-    if isinstance(value, tuple):
-        return all(_immutable(v) for v in value)
-    return isinstance(value, _SCALARS)
-
-
-class Spawner:
-    """Makes fresh, unfitted copies of ``template`` (a river estimator), equal to
-    ``template.clone()``; picklable.
-
-    When every constructor argument is an immutable scalar (or a tuple of them) the
-    copies are built by the constructor directly, which skips ``clone()``'s recursive
-    deep copy of the parameters (about ten times faster: a new key costs one
-    constructor call); otherwise ``clone()`` is used.
-
-    Examples
-    --------
-    >>> from streamcal import OnlineIsotonic
-    >>> new = Spawner(OnlineIsotonic(resolution=0.01))
-    >>> fresh = new()
-    >>> fresh.resolution, fresh.n_events
-    (0.01, 0)
-
-    """
-
-    __slots__ = ("klass", "params", "template")
-
-    def __init__(self, template):
-        names = [n for n in inspect.signature(type(template).__init__).parameters if n != "self"]
-        params = {n: getattr(template, n) for n in names}
-        self.template = template
-        self.klass = type(template)
-        self.params = params if all(_immutable(v) for v in params.values()) else None
-
-    def __call__(self):
-        if self.params is not None:
-            return self.klass(**self.params)
-        return self.template.clone()
-
-    def __getstate__(self):
-        return {"template": self.template}
-
-    def __setstate__(self, state):
-        self.__init__(state["template"])
-
-
 class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
     """One calibrator per key, created on the key's first event; at most ``max_keys``
     of them, the least recently used forgotten first.
@@ -169,13 +119,7 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
             isinstance(calibrator, (BinaryCalibrator, MulticlassCalibrator)),
             "a BinaryCalibrator or a MulticlassCalibrator instance",
         )
-        V.check_param(
-            _NAME,
-            "max_keys",
-            max_keys,
-            max_keys is None or (V.is_integer(max_keys) and max_keys >= 1),
-            "an int >= 1 or None",
-        )
+        check_max_keys(_NAME, max_keys)
         V.check_param(_NAME, "fallback", fallback, isinstance(fallback, bool), "a bool")
         self.calibrator = calibrator
         self.max_keys = max_keys
@@ -184,10 +128,9 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
 
     def _reset(self) -> None:
         self._spawn = Spawner(self.calibrator)
-        self._calibrators: collections.OrderedDict = collections.OrderedDict()
+        self._store = KeyedStore(_NAME, self.max_keys)
         self._fallback = self._spawn() if self.fallback else None
         self._blank = self._spawn()  # predicts for keys without a calibrator
-        self._n_evicted = 0
 
     @classmethod
     def _unit_test_params(cls):
@@ -212,9 +155,22 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
         return isinstance(self.calibrator, MulticlassCalibrator)
 
     @property
+    def _calibrators(self):
+        """The ordered dict key -> calibrator of the store, least recently used first."""
+        return self._store.items
+
+    @property
+    def _n_evicted(self) -> int:
+        return self._store.n_evicted
+
+    @_n_evicted.setter
+    def _n_evicted(self, value: int) -> None:
+        self._store.n_evicted = value
+
+    @property
     def calibrators(self) -> types.MappingProxyType:
         """Read-only view key -> calibrator, least recently used first."""
-        return types.MappingProxyType(self._calibrators)
+        return types.MappingProxyType(self._store.items)
 
     @property
     def fallback_calibrator(self):
@@ -224,7 +180,7 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
     @property
     def n_evicted(self) -> int:
         """Number of keys evicted so far (``max_keys``)."""
-        return self._n_evicted
+        return self._store.n_evicted
 
     # ------------------------------------------------------------------ learning
 
@@ -246,23 +202,20 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
         t = type(key)
         if t is not str and t is not int:  # the common keys skip a call (check_key's fast path)
             key = V.check_key(key, _NAME, "learn_one")
-        cals = self._calibrators
-        cal = cals.get(key)
+        store = self._store
+        cal = store.items.get(key)
         if cal is not None:
             cal.learn_one(score, label, w)  # validates first: a bad event changes nothing
             fb = self._fallback
             if fb is not None:
                 fb.learn_one(score, label, w)
-            cals.move_to_end(key)
+            store.items.move_to_end(key)
             return
         cal = self._spawn()
         cal.learn_one(score, label, w)  # raises before the new key is stored
         if self._fallback is not None:
             self._fallback.learn_one(score, label, w)
-        if self.max_keys is not None and len(cals) >= self.max_keys:
-            cals.popitem(last=False)
-            self._n_evicted += 1
-        cals[key] = cal
+        store.add(key, cal)
 
     def predict_one(self, key, score):
         """The calibrated probability of ``score`` for ``key`` (a dict for a
@@ -278,7 +231,7 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
         t = type(key)
         if t is not str and t is not int:
             key = V.check_key(key, _NAME, "predict_one")
-        cal = self._calibrators.get(key)
+        cal = self._store.items.get(key)
         if cal is None:
             cal = self._fallback if self._fallback is not None else self._blank
         return cal.predict_one(score)
@@ -290,19 +243,13 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
 
     def _get_state(self) -> dict:
         return {
-            "keys": [[k, c.to_dict()] for k, c in self._calibrators.items()],
+            "keys": self._store.entries(),
             "fallback": None if self._fallback is None else self._fallback.to_dict(),
-            "n_evicted": self._n_evicted,
+            "n_evicted": self._store.n_evicted,
         }
 
     def _restore_calibrator(self, d, what: str):
-        cal = self._family().from_dict(d)
-        if type(cal) is not type(self.calibrator) or cal._get_params() != self.calibrator._get_params():
-            raise ValueError(
-                f"The {what} of a {_NAME} snapshot must be a calibrator with the "
-                f"template's class and parameters. Got {V.format_value(cal)} instead."
-            )
-        return cal
+        return self._store.check_like(self._family().from_dict(d), self.calibrator, what)
 
     def _set_state(self, state: dict) -> None:
         if not isinstance(state, dict) or not {"keys", "fallback", "n_evicted"} <= state.keys():
@@ -311,44 +258,23 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
                 f"'fallback' and 'n_evicted'. Got {V.format_value(state)} instead."
             )
         entries, fb, n_evicted = state["keys"], state["fallback"], state["n_evicted"]
-        if not isinstance(entries, list) or (self.max_keys is not None and len(entries) > self.max_keys):
-            raise ValueError(
-                f"The 'keys' entry of a {_NAME} snapshot must be a list of at most "
-                f"max_keys={self.max_keys} [key, calibrator] pairs. Got {V.format_value(entries)} instead."
-            )
         if not V.is_integer(n_evicted) or n_evicted < 0:
             raise ValueError(
                 f"The 'n_evicted' entry of a {_NAME} snapshot must be an int >= 0. "
                 f"Got {V.format_value(n_evicted)} instead."
             )
-        cals: collections.OrderedDict = collections.OrderedDict()
-        for entry in entries:
-            if not isinstance(entry, (list, tuple)) or len(entry) != 2:
-                raise ValueError(
-                    f"Each item of the 'keys' entry of a {_NAME} snapshot must be a "
-                    f"[key, calibrator snapshot] pair. Got {V.format_value(entry)} instead."
-                )
-            key = entry[0]
-            if type(key) not in (str, int, bool, float):
-                raise TypeError(
-                    f"A key of a {_NAME} snapshot must be {V.KEY_DOMAIN}. Got {V.format_value(key)} instead."
-                )
-            key = V.check_key(key, _NAME, "from_dict")
-            if key in cals:
-                raise ValueError(
-                    f"The keys of a {_NAME} snapshot must be distinct (as dict keys). "
-                    f"Got {key!r} twice instead."
-                )
-            cals[key] = self._restore_calibrator(entry[1], f"calibrator of key {key!r}")
+        cals = self._store.read_entries(
+            entries, lambda key, d: self._restore_calibrator(d, f"calibrator of key {key!r}"), "calibrator"
+        )
         if (fb is None) != (not self.fallback):
             raise ValueError(
                 f"The 'fallback' entry of a {_NAME} snapshot must be a calibrator snapshot "
                 f"if and only if fallback=True. Got {V.format_value(fb)} instead."
             )
         fallback = None if fb is None else self._restore_calibrator(fb, "fallback")
-        self._calibrators = cals
+        self._store.items = cals
+        self._store.n_evicted = int(n_evicted)
         self._fallback = fallback
-        self._n_evicted = int(n_evicted)
 
 
 # the family's base class is the class itself: BaseClass.from_dict finds it by name

@@ -41,6 +41,7 @@ import math
 import os
 import re
 
+from streamcal import _json
 from streamcal.metrics import catalogue
 from streamcal.metrics.catalogue import Column, column_key
 
@@ -192,18 +193,9 @@ def _direction_hint(bigger) -> str:
 
 
 def _json_safe(value):
-    """Non-finite floats become None (strict JSON), tuples become lists."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if hasattr(value, "item"):  # numpy scalar
-        return _json_safe(value.item())
-    return str(value)
+    """Non-finite floats become None (strict JSON), tuples lists, keys and other
+    objects strings (the rules are :func:`streamcal._json.encode`'s)."""
+    return _json.encode(value, non_finite="null", keys="str", other="str")
 
 
 def _slug(text: str) -> str:

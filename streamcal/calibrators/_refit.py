@@ -18,7 +18,7 @@ import numpy as np
 
 from streamcal import _validation as V
 from streamcal.base import MulticlassCalibrator
-from streamcal.metrics._multiclass import _decode_label, _encode_label
+from streamcal._classes import ClassIndex
 
 __all__ = [
     "DEFAULT_REFIT_EVERY",
@@ -133,57 +133,7 @@ def _pushed(held: float, w: float, evicted: float) -> float:
 # ------------------------------------------------------------------ multiclass
 
 
-class _ClassRegistry:
-    """Classes in order of first appearance: ``_classes`` maps each to its index in
-    ``_class_list``. Every label the state holds is the object in ``_class_list`` (so
-    snapshots, which share equal labels, restore the state exactly)."""
-
-    def _reset_classes(self) -> None:
-        self._classes: dict = {}
-        self._class_list: list = []
-
-    def _discover(self, scores: dict, label) -> None:
-        """Register the classes of an event (O(K))."""
-        reg = self._classes
-        for k in scores:
-            if k not in reg:
-                reg[k] = len(self._class_list)
-                self._class_list.append(k)
-        if label not in reg:
-            reg[label] = len(self._class_list)
-            self._class_list.append(label)
-
-    @property
-    def classes(self) -> tuple:
-        """The classes seen so far, as labels or keys of ``scores``, in order of
-        first appearance."""
-        return tuple(self._class_list)
-
-    def _classes_state(self) -> list:
-        return [_encode_label(c) for c in self._class_list]
-
-    @staticmethod
-    def _validate_classes(data, check, where: str = "state['classes']") -> list:
-        """The labels of a snapshot's list of classes, distinct, or the error naming
-        the first bad one."""
-        memo: dict = {}
-        labels = []
-        for i, c in enumerate(check.list(data, where, what="class labels")):
-            try:
-                label = _decode_label(c, memo)
-            except (KeyError, TypeError):
-                label = None
-                check.fail(f"{where}[{i}]", "a class label (a str, number, bool, None or {'tuple': [...]})", c)
-            check.require(label not in labels, f"{where}[{i}]", "a class label not listed before", c)
-            labels.append(label)
-        return labels
-
-    def _load_classes(self, data, memo: dict) -> None:
-        self._class_list = [_decode_label(c, memo) for c in data]
-        self._classes = {c: i for i, c in enumerate(self._class_list)}
-
-
-class _RefitMulticlass(_ClassRegistry, MulticlassCalibrator):
+class _RefitMulticlass(ClassIndex, MulticlassCalibrator):
     """Shared shell of the multiclass calibrators refitted on a :class:`RefitWindow`
     of events ``(class indices, values, label index, w)`` (indices into
     ``_class_list``: no label object twice). Subclasses build the rest of their state

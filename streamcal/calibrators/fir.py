@@ -15,6 +15,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from streamcal import _validation as V
+from streamcal._classes import decode_label, encode_label
 from streamcal.calibrators._refit import (
     DEFAULT_REFIT_EVERY,
     DEFAULT_WINDOW_SIZE,
@@ -29,7 +30,6 @@ from streamcal.core.fir import (
     fit_nafir,
     fit_ovr,
 )
-from streamcal.metrics._multiclass import _decode_label, _encode_label
 
 __all__ = ["FIR", "NAFIR", "OneVsRestIsotonic"]
 
@@ -169,7 +169,7 @@ class _WindowedIsotonic(_RefitMulticlass):
         return {
             **self._window_state(),
             "maps": None if self._maps is None else [g.to_lists() for g in self._maps],
-            "fit_classes": [_encode_label(c) for c in self._fit_classes],
+            "fit_classes": [encode_label(c) for c in self._fit_classes],
         }
 
     def _check(self) -> None:
@@ -189,7 +189,7 @@ class _WindowedIsotonic(_RefitMulticlass):
         maps = state["maps"]
         self._maps = None if maps is None else [IsotonicMap.from_lists(g) for g in maps]
         self._fit_classes = dict.fromkeys(
-            _decode_label(c, memo) for c in state["fit_classes"]
+            decode_label(c, memo) for c in state["fit_classes"]
         )
 
 

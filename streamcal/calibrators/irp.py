@@ -16,6 +16,7 @@ from bisect import bisect_right
 import numpy as np
 
 from streamcal import _validation as V
+from streamcal._classes import decode_label, encode_label
 from streamcal.base import BinaryCalibrator
 from streamcal.calibrators._refit import (
     DEFAULT_REFIT_EVERY,
@@ -27,7 +28,6 @@ from streamcal.calibrators._refit import (
 )
 from streamcal.core.fir import events_to_arrays
 from streamcal.core.irp import capped_grid_size, fit_irp, fit_multiclass_irp
-from streamcal.metrics._multiclass import _decode_label, _encode_label
 
 __all__ = ["IRP", "MulticlassIRP"]
 
@@ -532,7 +532,7 @@ class MulticlassIRP(_RefitMulticlass):
     def _get_state(self) -> dict:
         return {
             **self._window_state(),
-            "fit_classes": [_encode_label(c) for c in self._fit_classes],
+            "fit_classes": [encode_label(c) for c in self._fit_classes],
             "gammas": self._gammas,
             "children": self._children,
             "values": self._values,
@@ -592,7 +592,7 @@ class MulticlassIRP(_RefitMulticlass):
         memo: dict = {}
         self._load_window_state(state, memo)
         self._fit_classes = {
-            _decode_label(c, memo): i for i, c in enumerate(state["fit_classes"])
+            decode_label(c, memo): i for i, c in enumerate(state["fit_classes"])
         }
         self._gammas = [
             None if g is None else [float(x) for x in g] for g in state["gammas"]

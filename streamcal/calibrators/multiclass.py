@@ -15,16 +15,15 @@ import numpy as np
 
 from streamcal import _snapshot
 from streamcal import _validation as V
+from streamcal._classes import ClassIndex, decode_label, encode_label, top_class
 from streamcal.base import BinaryCalibrator, MulticlassCalibrator
 from streamcal.calibrators._refit import (
     DEFAULT_REFIT_EVERY,
     DEFAULT_WINDOW_SIZE,
-    _ClassRegistry,
     _RefitMulticlass,
     check_refit_params,
 )
 from streamcal.core.temperature import T_MAX, T_MIN, fit_temperature
-from streamcal.metrics._multiclass import _decode_label, _encode_label, _top
 
 __all__ = ["ClassWise", "TemperatureScaling", "TopLabel"]
 
@@ -280,7 +279,7 @@ class TemperatureScaling(_RefitMulticlass):
         return {
             **self._window_state(),
             "beta": self._beta,
-            "fit_classes": [_encode_label(c) for c in self._fit_classes],
+            "fit_classes": [encode_label(c) for c in self._fit_classes],
         }
 
     def _set_state(self, state: dict) -> None:
@@ -288,7 +287,7 @@ class TemperatureScaling(_RefitMulticlass):
         self._load_window_state(state, memo)
         self._beta = state["beta"]
         self._fit_classes = dict.fromkeys(
-            _decode_label(c, memo) for c in state["fit_classes"]
+            decode_label(c, memo) for c in state["fit_classes"]
         )
 
 
@@ -313,7 +312,7 @@ def _wrapper_test_params():
     yield {"calibrator": HistogramBinning(n_bins=5, window_size=40)}
 
 
-class _Wrapper(_ClassRegistry, MulticlassCalibrator):
+class _Wrapper(ClassIndex, MulticlassCalibrator):
     """Shared shell of the multiclass-to-binary wrappers: a BinaryCalibrator template,
     the class registry and one fitted clone per class index (None: none yet)."""
 
@@ -470,7 +469,7 @@ class TopLabel(_Wrapper):
             Sample weight, a finite real number >= 0.
         """
         scores, label, w = self._check_event(scores, label, w)
-        top, h = _top(scores)
+        top, h = top_class(scores)
         i = self._classes.get(top)
         cals = self._calibrators
         cal = cals[i] if i is not None and i < len(cals) else None
@@ -491,7 +490,7 @@ class TopLabel(_Wrapper):
         """The calibrated probability vector for ``scores``. O(K) plus one binary
         ``predict_one``."""
         scores = self._check_scores(scores)
-        top, h = _top(scores)
+        top, h = top_class(scores)
         i = self._classes.get(top)
         cals = self._calibrators
         if i is None or i >= len(cals) or cals[i] is None:

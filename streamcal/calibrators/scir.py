@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from streamcal import _validation as V
+from streamcal._classes import decode_label, encode_label
 from streamcal.calibrators._refit import (
     DEFAULT_REFIT_EVERY,
     DEFAULT_WINDOW_SIZE,
@@ -15,7 +16,6 @@ from streamcal.calibrators._refit import (
     check_refit_params,
 )
 from streamcal.core.scir import SCIRMap, fit_scir
-from streamcal.metrics._multiclass import _decode_label, _encode_label
 
 __all__ = ["SCIR"]
 
@@ -280,7 +280,7 @@ class SCIR(_RefitMulticlass):
         return {
             **self._window_state(),
             "map": None if self._map is None else self._map.to_list(),
-            "fitted_classes": [_encode_label(c) for c in self._fit_classes],
+            "fitted_classes": [encode_label(c) for c in self._fit_classes],
         }
 
     def _set_state(self, state: dict) -> None:
@@ -288,7 +288,7 @@ class SCIR(_RefitMulticlass):
         self._load_window_state(state, memo)
         self._map = None if state["map"] is None else SCIRMap.from_list(state["map"])
         self._fit_classes = tuple(
-            _decode_label(c, memo) for c in state["fitted_classes"]
+            decode_label(c, memo) for c in state["fitted_classes"]
         )
         self._fit_index = {c: j for j, c in enumerate(self._fit_classes)}
 

@@ -35,7 +35,6 @@ from streamcal.metrics._functional import (
     log_loss,
 )
 from streamcal.metrics._multiclass import (
-    TECE,
     ClasswiseECE,
     ConfidenceECE,
     MulticlassCalibrationMetric,
@@ -49,6 +48,7 @@ from streamcal.metrics._scoring import (
     LogLoss,
     MulticlassBrier,
 )
+from streamcal.metrics._tece import TECE
 from streamcal.metrics.base import BinaryCalibrationMetric, StreamingMetric
 from streamcal.metrics.reliability import (
     ConsistencyBand,

@@ -47,10 +47,11 @@ import inspect
 
 from streamcal.metrics._binned import ECE, MurphyDecomposition, Sharpness
 from streamcal.metrics._corp import CORP
-from streamcal.metrics._multiclass import TECE, ClasswiseECE, ConfidenceECE, TopLabelECE
+from streamcal.metrics._multiclass import ClasswiseECE, ConfidenceECE, TopLabelECE
 from streamcal.metrics._ranking import ROCAUC
 from streamcal.metrics._refinement import CalibrationRefinement
 from streamcal.metrics._scoring import Brier, CrossEntropy, LogLoss, MulticlassBrier
+from streamcal.metrics._tece import TECE
 from streamcal.metrics.base import StreamingMetric
 
 __all__ = [

@@ -8,11 +8,12 @@ import math
 
 from river import drift, stats
 
+from streamcal import _json
 from streamcal import _validation as V
+from streamcal._classes import top_class
 from streamcal._snapshot import StateChecks
 from streamcal.calibrators.isotonic import OnlineIsotonic
 from streamcal.core.eprocess import MixtureEProcess, log_mean_exp
-from streamcal.metrics._multiclass import _top
 from streamcal.monitor.base import BaseMonitor
 
 __all__ = ["CalibrationMonitor", "MulticlassCalibrationMonitor"]
@@ -532,23 +533,16 @@ _PH_ENTRIES = ["n", "mean", "sum_increase", "sum_decrease", "min_increase", "max
 
 def _encode_number(x):
     """An int or float as JSON allows it: infinities as the strings 'inf', '-inf'
-    (ints stay ints: river starts some of its statistics at the int -1)."""
-    if type(x) is int or math.isfinite(x):
-        return x
-    if math.isnan(x):
+    (ints stay ints: river starts some of its statistics at the int -1); the rule is
+    :func:`streamcal._json.number`'s."""
+    if x != x:
         raise ValueError("A river detector holds NaN: its state cannot be saved.")
-    return repr(float(x))
+    return _json.number(x, non_finite="text")
 
 
 def _decode_number(v):
     """The inverse of :func:`_encode_number`."""
-    if type(v) is int or type(v) is float:
-        return v
-    if v in ("inf", "-inf"):
-        return float(v)
-    raise ValueError(
-        f"A number in a detector state must be an int, a float, 'inf' or '-inf'. Got {v!r} instead."
-    )
+    return _json.decode_number(v, "A number in a detector state")
 
 
 def _detector_state(det) -> dict:
@@ -784,7 +778,7 @@ class MulticlassCalibrationMonitor(BaseMonitor):
         self._n_events += 1
         parts = self._parts
         if self.view == "top-label":
-            top, conf = _top(proba)
+            top, conf = top_class(proba)
             alarm = parts[0]._advance(conf, 1.0 if label == top else 0.0)
             if self._eprocess:
                 self._log_e = parts[0]._process.log_e

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import collections
 import types
 
 from streamcal import _validation as V
-from streamcal.keyed import Spawner
+from streamcal._keyed_store import KeyedStore, Spawner, check_max_keys
 from streamcal.monitor._calibration import CalibrationMonitor, MulticlassCalibrationMonitor
 from streamcal.monitor.base import BaseMonitor
 
@@ -107,13 +106,7 @@ class KeyedCalibrationMonitor(BaseMonitor):
             monitor is None or isinstance(monitor, (CalibrationMonitor, MulticlassCalibrationMonitor)),
             "a CalibrationMonitor, a MulticlassCalibrationMonitor or None",
         )
-        V.check_param(
-            _NAME,
-            "max_keys",
-            max_keys,
-            max_keys is None or (V.is_integer(max_keys) and max_keys >= 1),
-            "an int >= 1 or None",
-        )
+        check_max_keys(_NAME, max_keys)
         self.monitor = monitor
         self.max_keys = max_keys
         self._reset()
@@ -133,13 +126,12 @@ class KeyedCalibrationMonitor(BaseMonitor):
 
     def _reset(self) -> None:
         self._spawn = Spawner(self._template())
-        self._monitors: collections.OrderedDict = collections.OrderedDict()
+        self._store = KeyedStore(_NAME, self.max_keys)
         self._drift_detected = False
         self._drift_key = None
         self._n_events = 0
         self._n_alarms = 0
         self._n_monitors = 0
-        self._n_evicted = 0
 
     # ------------------------------------------------------------------ views
 
@@ -163,7 +155,7 @@ class KeyedCalibrationMonitor(BaseMonitor):
     @property
     def monitors(self) -> types.MappingProxyType:
         """Read-only view key -> monitor, least recently updated first."""
-        return types.MappingProxyType(self._monitors)
+        return types.MappingProxyType(self._store.items)
 
     @property
     def n_monitors(self) -> int:
@@ -173,7 +165,7 @@ class KeyedCalibrationMonitor(BaseMonitor):
     @property
     def n_evicted(self) -> int:
         """Keys evicted so far (``max_keys``)."""
-        return self._n_evicted
+        return self._store.n_evicted
 
     @property
     def false_alarm_bound(self) -> float | None:
@@ -185,13 +177,13 @@ class KeyedCalibrationMonitor(BaseMonitor):
     def e_value(self) -> float | None:
         """The e-value of the last updated key's monitor (None before any update or
         for the river detectors)."""
-        m = next(reversed(self._monitors.values()), None)
+        m = self._store.last()
         return None if m is None else m.e_value
 
     @property
     def log_e_value(self) -> float | None:
         """Natural log of :attr:`e_value`."""
-        m = next(reversed(self._monitors.values()), None)
+        m = self._store.last()
         return None if m is None else m.log_e_value
 
     # ------------------------------------------------------------------ updates
@@ -210,19 +202,16 @@ class KeyedCalibrationMonitor(BaseMonitor):
             The outcome.
         """
         key = V.check_key(key, _NAME, "update")
-        monitors = self._monitors
-        m = monitors.get(key)
+        store = self._store
+        m = store.items.get(key)
         if m is None:
             m = self._spawn()
             m.update(forecast, label)  # validates first: nothing stored on bad input
-            if self.max_keys is not None and len(monitors) >= self.max_keys:
-                monitors.popitem(last=False)
-                self._n_evicted += 1
-            monitors[key] = m
+            store.add(key, m)
             self._n_monitors += 1
         else:
             m.update(forecast, label)
-            monitors.move_to_end(key)
+            store.items.move_to_end(key)
         self._n_events += 1
         alarm = m.drift_detected
         self._drift_detected = alarm
@@ -239,8 +228,8 @@ class KeyedCalibrationMonitor(BaseMonitor):
             "n_alarms": self._n_alarms,
             "n_events": self._n_events,
             "n_monitors": self._n_monitors,
-            "n_evicted": self._n_evicted,
-            "keys": [[k, m.to_dict()] for k, m in self._monitors.items()],
+            "n_evicted": self._store.n_evicted,
+            "keys": self._store.entries(),
         }
 
     def _set_state(self, state: dict) -> None:
@@ -262,23 +251,11 @@ class KeyedCalibrationMonitor(BaseMonitor):
                 f"[key, monitor] pairs. Got {V.format_value(state)} instead."
             )
         template = self._template()
-        monitors: collections.OrderedDict = collections.OrderedDict()
-        for entry in entries:
-            if not isinstance(entry, (list, tuple)) or len(entry) != 2 or type(entry[0]) not in (str, int, bool, float):
-                raise ValueError(
-                    f"Each item of the 'keys' entry of a {_NAME} snapshot must be a "
-                    f"[key, monitor snapshot] pair, the key {V.KEY_DOMAIN}. Got {V.format_value(entry)} instead."
-                )
-            key = V.check_key(entry[0], _NAME, "from_dict")
-            if key in monitors:
-                raise ValueError(f"The keys of a {_NAME} snapshot must be distinct. Got {key!r} twice instead.")
-            m = BaseMonitor.from_dict(entry[1])
-            if type(m) is not type(template) or m._get_params() != template._get_params():
-                raise ValueError(
-                    f"The monitor of key {key!r} in a {_NAME} snapshot must have the template's "
-                    f"class and parameters. Got {V.format_value(m)} instead."
-                )
-            monitors[key] = m
+
+        def restore(key, d):
+            return self._store.check_like(BaseMonitor.from_dict(d), template, f"monitor of key {key!r}")
+
+        monitors = self._store.read_entries(entries, restore, "monitor")
         if drift_key is not None:
             drift_key = V.check_key(drift_key, _NAME, "from_dict")
             last = next(reversed(monitors), None)
@@ -287,8 +264,8 @@ class KeyedCalibrationMonitor(BaseMonitor):
                     f"The drift_key of a {_NAME} snapshot must be the last updated key, "
                     f"whose monitor alarmed. Got {drift_key!r} instead."
                 )
-        self._monitors = monitors
+        self._store.items = monitors
         self._drift_detected = drift_detected
         self._drift_key = drift_key
-        self._n_alarms, self._n_events, self._n_monitors, self._n_evicted = (int(c) for c in counters)
+        self._n_alarms, self._n_events, self._n_monitors, self._store.n_evicted = (int(c) for c in counters)
 

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
+
+from streamcal import _json
 
 __all__ = ["ReplayResult"]
 
-
-def _finite(x):
-    return (
-        x
-        if isinstance(x, float) and math.isfinite(x)
-        else (x if isinstance(x, int) else None)
-    )
+#: a finite number as it is, anything else None (null)
+_finite = _json.number
 
 
 class ReplayResult:
