@@ -9,7 +9,7 @@ import numpy as np
 from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
-from streamcal.core._binning import Int64Binner
+from streamcal.core.kernels import Int64Binner
 from streamcal.core.binning import BinView, HistogramBinner, calibration_epsilon
 
 __all__ = ["HistogramBinning"]

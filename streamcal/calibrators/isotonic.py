@@ -17,7 +17,7 @@ import numpy as np
 from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
-from streamcal.core._isotonic_stream import IsotonicStream
+from streamcal.core.kernels import IsotonicStream
 from streamcal.core.pav import BlockView, IsotonicBlockStore
 
 __all__ = ["OnlineIsotonic", "VennAbers"]
