@@ -113,6 +113,18 @@ class KeyedStore:
         self.items: collections.OrderedDict = collections.OrderedDict()
         self.n_evicted = 0
 
+    @classmethod
+    def adopt(cls, state: dict, owner: str, items_attr: str) -> None:
+        """Rewrite the ``__dict__`` ``state`` of a keyed object pickled before the store
+        existed (its items under ``items_attr``, its count under ``_n_evicted``) to hold
+        a store instead; a current state is left as it is."""
+        if "_store" in state or items_attr not in state:
+            return
+        store = cls(owner, state.get("max_keys"))
+        store.items = state.pop(items_attr)
+        store.n_evicted = state.pop("_n_evicted", 0)
+        state["_store"] = store
+
     def add(self, key, obj) -> None:
         """Store ``obj`` under the new ``key``, most recently used, evicting the least
         recently used key first when ``max_keys`` are held. O(1)."""

@@ -126,6 +126,10 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
         self.fallback = fallback
         self._reset()
 
+    def __setstate__(self, state: dict) -> None:
+        KeyedStore.adopt(state, _NAME, "_calibrators")  # pickles written before the store
+        self.__dict__.update(state)
+
     def _reset(self) -> None:
         self._spawn = Spawner(self.calibrator)
         self._store = KeyedStore(_NAME, self.max_keys)

@@ -799,3 +799,12 @@ def _merged_by_class(a: dict, b: dict, merge) -> dict:
         if c not in out:
             out[c] = copy.deepcopy(v)
     return out
+
+
+def __getattr__(name):
+    # TECE moved to _tece.py; pickles written before name it here (PEP 562)
+    if name == "TECE":
+        from streamcal.metrics._tece import TECE
+
+        return TECE
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -124,6 +124,10 @@ class KeyedCalibrationMonitor(BaseMonitor):
     def _template(self):
         return self.monitor if self.monitor is not None else CalibrationMonitor()
 
+    def __setstate__(self, state: dict) -> None:
+        KeyedStore.adopt(state, _NAME, "_monitors")  # pickles written before the store
+        self.__dict__.update(state)
+
     def _reset(self) -> None:
         self._spawn = Spawner(self._template())
         self._store = KeyedStore(_NAME, self.max_keys)
