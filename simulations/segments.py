@@ -32,7 +32,7 @@ Protocol:
 
 Run (needs the ``simulations`` extra: ``pip install -e ".[simulations]"``)::
 
-    python simulations/segments.py            # about 15 s
+    python simulations/segments.py            # about 10 s
     python simulations/segments.py --quick    # a smoke run: first 400 hours per airport
 
 It writes ``segments.md`` (the tables, also printed) into ``--out`` (default
