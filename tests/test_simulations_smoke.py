@@ -29,6 +29,7 @@ SCRIPTS = {
     "irp_covtype": ("irp_covtype.md", "irp_covtype.png", "irp_covtype.csv"),
     "multiclass_stream": ("multiclass_stream.md", "multiclass_stream.png"),
     "priors": ("priors.md",),
+    "segments": ("segments.md",),
 }
 
 
