@@ -36,6 +36,28 @@ cdef struct Pt:
     double z
     double f
 
+# a range sum of cells (streamcal/core/_pav_tree.pxd)
+cdef struct Sums:
+    double W      # double-double totals: W + Wlo, S + Slo
+    double Wlo
+    double S
+    double Slo
+    long long N
+    Py_ssize_t C
+
+
+# the neighbourhood of a key in a node's hull (_pav_tree._locate)
+cdef struct Loc:
+    Pt pred
+    Pt at
+    Pt succ
+    bint has_pred
+    bint has_succ
+    Py_ssize_t rle      # vertices of the hull with key <= K
+    Py_ssize_t rge      # vertices of the hull with key >= K
+    Py_ssize_t steps
+
+
 cdef struct Node:
     Node* left
     Node* right
