@@ -10,6 +10,7 @@ cimport cython
 
 cdef enum:
     LEAF_CAP = 64
+    NO_Q = 1 << 20                # qexp of a store without exact coordinates
 
 cdef struct Leaf:
     int cnt                       # cells held
@@ -164,8 +165,5 @@ cdef class IsotonicBlockStore:
     cdef double _block_value(self, double ka, double kb) noexcept
     cdef Node* _split_leaf(self, Node* v, double x)
     cdef void _after_delete(self, Node* v)
-    cdef list _block_bounds(self)
-    cdef void _scale(self, Node* v, int e) noexcept
-    cdef void _check_node(self, Node* v, Node* parent) except *
     cdef int _edge_sign(self, Node* frame, double uw, double us, double vw, double vs,
                         Pt a, Pt b, Pt c, Pt d) noexcept
