@@ -10,6 +10,7 @@ cimport cython
 
 cdef enum:
     LEAF_CAP = 64
+    NO_Q = 1 << 20                # qexp of a store without exact coordinates
 
 cdef struct Leaf:
     int cnt                       # cells held
@@ -35,6 +36,28 @@ cdef struct Pt:
     # when b.z <= a.k, all s == w when b.f <= a.k: the slope of ab is then exactly 0, 1
     double z
     double f
+
+# a range sum of cells (streamcal/core/_pav_tree.pxd)
+cdef struct Sums:
+    double W      # double-double totals: W + Wlo, S + Slo
+    double Wlo
+    double S
+    double Slo
+    long long N
+    Py_ssize_t C
+
+
+# the neighbourhood of a key in a node's hull (_pav_tree._locate)
+cdef struct Loc:
+    Pt pred
+    Pt at
+    Pt succ
+    bint has_pred
+    bint has_succ
+    Py_ssize_t rle      # vertices of the hull with key <= K
+    Py_ssize_t rge      # vertices of the hull with key >= K
+    Py_ssize_t steps
+
 
 cdef struct Node:
     Node* left
@@ -142,8 +165,5 @@ cdef class IsotonicBlockStore:
     cdef double _block_value(self, double ka, double kb) noexcept
     cdef Node* _split_leaf(self, Node* v, double x)
     cdef void _after_delete(self, Node* v)
-    cdef list _block_bounds(self)
-    cdef void _scale(self, Node* v, int e) noexcept
-    cdef void _check_node(self, Node* v, Node* parent) except *
     cdef int _edge_sign(self, Node* frame, double uw, double us, double vw, double vs,
                         Pt a, Pt b, Pt c, Pt d) noexcept

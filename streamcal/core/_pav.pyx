@@ -57,7 +57,17 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.string cimport memmove, memcpy, memset
 from libc.math cimport fabs, ldexp, frexp, INFINITY, NAN, isfinite, fma
 
+from streamcal.core._pav_tree cimport (
+    _bisect_right, _bridge_vertex, _dd_add, _free_node, _free_tree, _fsign,
+    _leaf_range, _leaf_rank_le, _leaf_vertex, _loc_from_cache, _loc_shift, _loc_to_cache,
+    _locate, _new_leaf_node, _new_node, _node_sums, _pure_slope, _range, _range_from,
+    _range_upto, _rank_gt, _rank_le, _sign, _sums_add, _zero_sums,
+)
+
 import numpy as np
+
+# the read-outs, rebuild and checks (not on the per-event path) live in _pav_ops.pyx
+from streamcal.core import _pav_ops
 
 cdef extern from *:
     """
@@ -92,376 +102,10 @@ cdef double _COORD_ERR = 4e-13
 cdef double _ALPHA = 0.75
 # relative width of the tie band of the orientation fallback (8 units of roundoff)
 cdef double _TIE = 8.0 * 2.0 ** -53
-cdef int _NO_Q = 1 << 20
 # relative error bound of a product of two edge sums of one leaf (sums of at most 64
 # non-negative cells in any order: (63 + 63 + 1) units of roundoff), with a wide margin
 cdef double _EDGE_ERR = 2.0 ** -40
 cdef double _EDGE_TINY = 2.0 ** -900
-
-
-cdef struct Sums:
-    double W      # double-double totals: W + Wlo, S + Slo
-    double Wlo
-    double S
-    double Slo
-    long long N
-    Py_ssize_t C
-
-
-cdef inline void _dd_add(double* hi, double* lo, double bh, double bl) noexcept nogil:
-    """(hi, lo) += (bh, bl) in double-double arithmetic (TwoSum, then renormalised, so
-    that hi is the double nearest to hi + lo)."""
-    cdef double s = hi[0] + bh
-    cdef double bb = s - hi[0]
-    cdef double err = (hi[0] - (s - bb)) + (bh - bb) + (lo[0] + bl)
-    hi[0] = s + err
-    lo[0] = err - (hi[0] - s)
-
-
-cdef inline Sums _sums_add(Sums a, Sums b) noexcept:
-    _dd_add(&a.W, &a.Wlo, b.W, b.Wlo)
-    _dd_add(&a.S, &a.Slo, b.S, b.Slo)
-    a.N += b.N
-    a.C += b.C
-    return a
-
-
-cdef inline Sums _zero_sums() noexcept:
-    cdef Sums r
-    r.W = 0.0
-    r.Wlo = 0.0
-    r.S = 0.0
-    r.Slo = 0.0
-    r.N = 0
-    r.C = 0
-    return r
-
-
-cdef inline int _sign(double v) noexcept:
-    return (v > 0.0) - (v < 0.0)
-
-
-cdef inline int _fsign(Pt a, Pt b, Pt c, Pt d) noexcept nogil:
-    """Sign of (b - a) x (d - c) in double precision: exact when every coordinate is an
-    integer multiple of one power of two below 2**26 of it."""
-    cdef double det = (b.x - a.x) * (d.y - c.y) - (b.y - a.y) * (d.x - c.x)
-    return (det > 0.0) - (det < 0.0)
-
-
-cdef Node _proto
-# a leaf's Node ends before the fields only internal nodes use (the locate cache)
-cdef size_t _LEAF_NODE_SIZE = <size_t> (<char*> &_proto.lfl - <char*> &_proto)
-
-
-cdef Node* _new_node_sized(size_t size):
-    cdef Node* v = <Node*> PyMem_Malloc(size)
-    if v == NULL:
-        raise MemoryError()
-    memset(v, 0, size)
-    return v
-
-
-cdef Node* _new_node():
-    return _new_node_sized(sizeof(Node))
-
-
-cdef Node* _new_leaf_node():
-    cdef Node* v = _new_node_sized(_LEAF_NODE_SIZE)
-    v.leaf = <Leaf*> PyMem_Malloc(sizeof(Leaf))
-    if v.leaf == NULL:
-        PyMem_Free(v)
-        raise MemoryError()
-    v.leaf.cnt = 0
-    v.leaf.nh = 0
-    return v
-
-
-cdef void _free_node(Node* v) noexcept:
-    if v.leaf != NULL:
-        PyMem_Free(v.leaf)
-    PyMem_Free(v)
-
-
-cdef void _free_tree(Node* v) noexcept:
-    if v == NULL:
-        return
-    if v.leaf == NULL:
-        _free_tree(v.left)
-        _free_tree(v.right)
-    _free_node(v)
-
-
-cdef inline int _bisect_right(double* a, int n, double x) noexcept:
-    cdef int lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if x < a[mid]:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-cdef inline Pt _leaf_vertex(Leaf* L, int j, double ox, double oy, double z0,
-                            double f0) noexcept:
-    """Hull vertex ``j`` of a leaf, translated by (ox, oy); z0 and f0 are the Pt.z and
-    Pt.f of the frame's cells before the leaf."""
-    cdef Pt p
-    p.x = L.hx[j] + ox
-    p.y = L.hy[j] + oy
-    p.k = L.x[L.hidx[j]]
-    p.z = L.hz[j] if L.hz[j] > z0 else z0
-    p.f = L.hf[j] if L.hf[j] > f0 else f0
-    return p
-
-
-cdef inline Pt _bridge_vertex(double x, double y, double k, double z, double f,
-                              double ox, double oy, double z0, double f0) noexcept:
-    cdef Pt p
-    p.x = x + ox
-    p.y = y + oy
-    p.k = k
-    p.z = z if z > z0 else z0
-    p.f = f if f > f0 else f0
-    return p
-
-
-cdef inline int _pure_slope(Pt a, Pt b) noexcept:
-    """0 or 1 when every cell of (a.k, b.k] has label sum 0, resp. equal to its weight
-    (the slope of ab is then exactly that), else -1."""
-    if b.z <= a.k:
-        return 0
-    if b.f <= a.k:
-        return 1
-    return -1
-
-
-cdef inline Py_ssize_t _leaf_rank_le(Leaf* L, double K) noexcept:
-    """Hull vertices of the leaf with key <= K."""
-    cdef int lo = 0, hi = L.nh, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if K < L.x[L.hidx[mid]]:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-cdef Py_ssize_t _rank_le(Node* v, double K) noexcept:
-    """Vertices of the hull of ``v`` with key <= K. O(depth)."""
-    cdef Py_ssize_t acc = 0
-    while True:
-        if v.leaf != NULL:
-            return acc + _leaf_rank_le(v.leaf, K)
-        if K < v.akey:
-            v = v.left
-        elif K < v.bkey:
-            return acc + v.nvl
-        else:
-            # nv - (vertices > K), those all in the right part
-            return acc + v.nvl + v.nvr - _rank_gt(v.right, K)
-
-
-cdef Py_ssize_t _rank_gt(Node* v, double K) noexcept:
-    """Vertices of the hull of ``v`` with key > K. O(depth)."""
-    while True:
-        if v.leaf != NULL:
-            return v.leaf.nh - _leaf_rank_le(v.leaf, K)
-        if K >= v.bkey:
-            v = v.right
-        elif K >= v.akey:
-            return v.nvr
-        else:
-            return v.nvl + v.nvr - _rank_le(v.left, K)
-
-
-cdef Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) noexcept:
-    """Sums of the leaf's cells with k1 < key <= k2. ``plain``: the caller knows every
-    partial sum is exact (exact mode, below 2**(qexp + 53)): plain sums then equal the
-    double-double ones (low parts 0)."""
-    cdef Sums r = _zero_sums()
-    cdef int j = _bisect_right(L.x, L.cnt, k1)
-    if plain:
-        while j < L.cnt and L.x[j] <= k2:
-            r.W += L.w[j]
-            r.S += L.s[j]
-            r.N += L.n[j]
-            r.C += 1
-            j += 1
-        return r
-    while j < L.cnt and L.x[j] <= k2:
-        _dd_add(&r.W, &r.Wlo, L.w[j], 0.0)
-        _dd_add(&r.S, &r.Slo, L.s[j], 0.0)
-        r.N += L.n[j]
-        r.C += 1
-        j += 1
-    return r
-
-
-cdef inline Sums _node_sums(Node* v) noexcept:
-    cdef Sums r
-    r.W = v.W
-    r.Wlo = v.Wlo
-    r.S = v.S
-    r.Slo = v.Slo
-    r.N = v.N
-    r.C = v.ncells
-    return r
-
-
-cdef Sums _range_from(Node* v, double k1, bint plain=False) noexcept:
-    """Sums of the cells of ``v`` with key > k1."""
-    cdef Sums acc = _zero_sums()
-    while v.leaf == NULL:
-        if k1 >= v.right.kmin:
-            v = v.right
-        else:
-            acc = _sums_add(acc, _node_sums(v.right))
-            v = v.left
-    return _sums_add(_leaf_range(v.leaf, k1, INFINITY, plain), acc)
-
-
-cdef Sums _range_upto(Node* v, double k2, bint plain=False) noexcept:
-    """Sums of the cells of ``v`` with key <= k2."""
-    cdef Sums acc = _zero_sums()
-    while v.leaf == NULL:
-        if k2 >= v.right.kmin:
-            acc = _sums_add(acc, _node_sums(v.left))
-            v = v.right
-        else:
-            v = v.left
-    return _sums_add(acc, _leaf_range(v.leaf, -INFINITY, k2, plain))
-
-
-cdef Sums _range(Node* v, double k1, double k2, bint plain=False) noexcept:
-    """Sums of the cells of ``v`` with k1 < key <= k2, from subtree totals: the result
-    is accurate relative to the range itself. O(depth + B)."""
-    while v.leaf == NULL:
-        if k2 < v.right.kmin:
-            v = v.left
-        elif k1 >= v.right.kmin:
-            v = v.right
-        else:
-            return _sums_add(_range_from(v.left, k1, plain), _range_upto(v.right, k2, plain))
-    return _leaf_range(v.leaf, k1, k2, plain)
-
-
-cdef struct Loc:
-    Pt pred
-    Pt at
-    Pt succ
-    bint has_pred
-    bint has_succ
-    Py_ssize_t rle      # vertices of the hull with key <= K
-    Py_ssize_t rge      # vertices of the hull with key >= K
-    Py_ssize_t steps
-
-
-cdef bint _locate(Node* v, double K, double ox, double oy, double z0, double f0,
-                  Loc* r) noexcept:
-    """Is key ``K`` a vertex of the hull of ``v``? If so, fill ``r``: the vertex and its
-    neighbours on that hull (coordinates translated by (ox, oy), Pt.z / Pt.f floored by
-    z0 / f0, summed top-down as :meth:`IsotonicBlockStore._bridge` sums them) and its
-    ranks. One descent, O(depth + log B)."""
-    cdef Leaf* L
-    cdef int j
-    r.has_pred = False
-    r.has_succ = False
-    r.rle = 0
-    r.rge = 0
-    r.steps = 0
-    while v.leaf == NULL:
-        r.steps += 1
-        if K <= v.akey:
-            # the hull of v up to a is the left child's: K's neighbours are there, but
-            # for the successor of a itself (b)
-            if K == v.akey and not r.has_succ:
-                r.succ = _bridge_vertex(v.bx, v.by, v.bkey, v.bz, v.bf, ox, oy, z0, f0)
-                r.has_succ = True
-            r.rge += v.nvr - (v.left.nvl + v.left.nvr - v.nvl)
-            v = v.left
-        elif K < v.bkey:
-            return False
-        else:
-            if K == v.bkey and not r.has_pred:
-                r.pred = _bridge_vertex(v.ax, v.ay, v.akey, v.az, v.af, ox, oy, z0, f0)
-                r.has_pred = True
-            r.rle += v.nvl - (v.right.nvl + v.right.nvr - v.nvr)
-            ox += v.left.W
-            oy += v.left.S
-            if v.left.zmax > z0:
-                z0 = v.left.zmax
-            if v.left.fmax > f0:
-                f0 = v.left.fmax
-            v = v.right
-    L = v.leaf
-    r.steps += 1
-    j = <int> _leaf_rank_le(L, K) - 1
-    if j < 0 or L.x[L.hidx[j]] != K:
-        return False
-    r.at = _leaf_vertex(L, j, ox, oy, z0, f0)
-    if not r.has_pred and j > 0:
-        r.pred = _leaf_vertex(L, j - 1, ox, oy, z0, f0)
-        r.has_pred = True
-    if not r.has_succ and j + 1 < L.nh:
-        r.succ = _leaf_vertex(L, j + 1, ox, oy, z0, f0)
-        r.has_succ = True
-    r.rle += j + 1
-    r.rge += L.nh - j
-    return True
-
-
-cdef inline void _loc_to_cache(Loc* r, double* c, int* fl) noexcept:
-    """Keep what verification needs of a locate (exact mode: Pt.z / Pt.f of the
-    neighbours are not used)."""
-    c[0] = r.pred.x
-    c[1] = r.pred.y
-    c[2] = r.at.x
-    c[3] = r.at.y
-    c[4] = r.at.z
-    c[5] = r.at.f
-    c[6] = r.succ.x
-    c[7] = r.succ.y
-    fl[0] = (1 if r.has_pred else 0) | (2 if r.has_succ else 0)
-
-
-cdef inline void _loc_from_cache(Loc* r, double* c, int fl, Py_ssize_t rank,
-                                 double K) noexcept:
-    r.pred.x = c[0]
-    r.pred.y = c[1]
-    r.pred.k = -INFINITY
-    r.pred.z = -INFINITY
-    r.pred.f = -INFINITY
-    r.at.x = c[2]
-    r.at.y = c[3]
-    r.at.k = K
-    r.at.z = c[4]
-    r.at.f = c[5]
-    r.succ.x = c[6]
-    r.succ.y = c[7]
-    r.succ.k = INFINITY
-    r.succ.z = -INFINITY
-    r.succ.f = -INFINITY
-    r.has_pred = (fl & 1) != 0
-    r.has_succ = (fl & 2) != 0
-    r.rle = rank
-    r.rge = rank
-    r.steps = 0
-
-
-cdef inline void _loc_shift(Loc* r, double ox, double oy, double z0, double f0) noexcept:
-    """Translate a locate made in a child's frame (exact coordinates) into its parent's."""
-    r.pred.x += ox
-    r.pred.y += oy
-    r.at.x += ox
-    r.at.y += oy
-    if z0 > r.at.z:
-        r.at.z = z0
-    if f0 > r.at.f:
-        r.at.f = f0
-    r.succ.x += ox
-    r.succ.y += oy
 
 
 cdef int _lsb_exponent(double v) noexcept:
@@ -530,7 +174,7 @@ cdef class IsotonicBlockStore:
         L.s[0] = 0.0
         L.n[0] = 0
         self.root = v
-        self.qexp = _NO_Q
+        self.qexp = NO_Q
         self.qscale = 0.0
         self.fscale = 0.0
         self._leaf_update(v)
@@ -1425,52 +1069,11 @@ cdef class IsotonicBlockStore:
             return None
         return self.predict_linear_c(x)
 
-    cdef list _block_bounds(self):
-        """``[(first key, last key), ...]`` of every block. O(b (log n + B)).
-
-        A block is a maximal run of hull edges whose values are the same double: with
-        non-dyadic weights spanning hundreds of binades, two edges whose slopes differ
-        only below the rounding of their sums can both survive the geometric tests,
-        yet PAV in floating point (whose comparisons are of those doubles) pools them,
-        and so do the blocks reported here. Predictions are unaffected: such edges
-        predict the same double."""
-        cdef list out = []
-        cdef double cur = -INFINITY, nk, ka, kb, v, prev = NAN
-        if self.root.ncells <= 1:
-            return out
-        while True:
-            nk = self._succ_key(cur)
-            if nk == INFINITY:
-                break
-            self._edge_of(nk, &ka, &kb)
-            v = self._block_value(cur, kb)
-            if out and v == prev:
-                out[len(out) - 1] = (out[len(out) - 1][0], kb)
-            else:
-                out.append((nk, kb))
-            prev = v
-            cur = kb
-        return out
-
     def _canonical_blocks(self):
         """Per block ``(xs, ws, ss, ns, W, S)``: numpy slices of the cells, and the
         block's totals as range sums (double-double, rounded once: the same doubles
         whatever the tree's shape, and the ones predictions use). O(cells)."""
-        xs, ws, ss, ns = self.cells()
-        cdef Sums s
-        cdef Py_ssize_t a = 0, b
-        cdef double lo
-        bounds = self._block_bounds()
-        ends = np.searchsorted(xs, np.array([hi for _, hi in bounds], dtype=np.float64), side="right")
-        out = []
-        lo = -INFINITY
-        for k, b in enumerate(ends.tolist()):
-            hi = bounds[k][1]
-            s = _range(self.root, lo, hi)
-            out.append((xs[a:b], ws[a:b], ss[a:b], ns[a:b], s.W, s.S))
-            a = b
-            lo = hi
-        return out
+        return _pav_ops.canonical_blocks(self)
 
     @property
     def _values(self):
@@ -1479,66 +1082,16 @@ cdef class IsotonicBlockStore:
 
     def arrays(self):
         """Return ``(starts, ends, values)`` numpy arrays, one entry per block. O(b log n)."""
-        bounds = self._block_bounds()
-        cdef double prev_hi = -INFINITY
-        vals = []
-        for lo, hi in bounds:
-            vals.append(self._block_value(prev_hi, hi))
-            prev_hi = hi
-        return (
-            np.array([b[0] for b in bounds], dtype=np.float64),
-            np.array([b[1] for b in bounds], dtype=np.float64),
-            np.array(vals, dtype=np.float64),
-        )
+        return _pav_ops.arrays(self)
 
     def blocks(self):
         """Read-only views of the blocks, in score order (totals summed cell by cell, so
         they do not depend on the tree's shape). O(cells)."""
-        from streamcal.core.pav import BlockView
-
-        return tuple(
-            BlockView(float(xs[0]), float(xs[len(xs) - 1]), S / W, W, int(ns.sum()), len(xs))
-            for xs, ws, ss, ns, W, S in self._canonical_blocks()
-        )
+        return _pav_ops.blocks(self)
 
     def cells(self):
         """All cells as numpy arrays ``(xs, ws, ss, ns)`` in key order. O(cells)."""
-        cdef Py_ssize_t m = self.root.ncells - 1
-        xs = np.empty(m, dtype=np.float64)
-        ws = np.empty(m, dtype=np.float64)
-        ss = np.empty(m, dtype=np.float64)
-        ns = np.empty(m, dtype=np.int64)
-        cdef double[::1] X = xs, Wv = ws, Sv = ss
-        cdef long long[::1] Nv = ns
-        cdef Py_ssize_t i = 0
-        cdef list stack = []
-        cdef Node* v = self.root
-        cdef Leaf* L
-        cdef int t
-        # iterative in-order walk over the leaves
-        cdef Node** st = <Node**> PyMem_Malloc((self.root.nleaves * 2 + 64) * sizeof(Node*))
-        cdef Py_ssize_t top = 0
-        st[top] = self.root
-        top += 1
-        while top > 0:
-            top -= 1
-            v = st[top]
-            if v.leaf == NULL:
-                st[top] = v.right
-                st[top + 1] = v.left
-                top += 2
-                continue
-            L = v.leaf
-            for t in range(L.cnt):
-                if L.n[t] == 0 and L.x[t] == -INFINITY:
-                    continue  # the sentinel
-                X[i] = L.x[t]
-                Wv[i] = L.w[t]
-                Sv[i] = L.s[t]
-                Nv[i] = L.n[t]
-                i += 1
-        PyMem_Free(st)
-        return xs, ws, ss, ns
+        return _pav_ops.cells(self)
 
     @property
     def live_blocks(self):
@@ -1546,18 +1099,7 @@ cdef class IsotonicBlockStore:
         weighted label sum, summed cell by cell), read-only. A block whose cells and
         totals did not change since the previous call is the same object, so a caller
         can find what changed by identity. O(cells)."""
-        old = {} if self._live is None else self._live
-        out = []
-        new = {}
-        for xs, ws, ss, ns, W, S in self._canonical_blocks():
-            key = (float(xs[0]), float(xs[len(xs) - 1]))
-            b = old.get(key)
-            if b is None or b.W != W or b.S != S:
-                b = _LiveBlock(key[0], key[1], W, S)
-            new[key] = b
-            out.append(b)
-        self._live = new
-        return out
+        return _pav_ops.live_blocks(self)
 
     def block_index(self, double x):
         """Index in :meth:`blocks` of the last block starting at or below ``x`` (-1 if
@@ -1648,118 +1190,29 @@ cdef class IsotonicBlockStore:
     def scale_by_power_of_two(self, int exponent):
         """Multiply every weight by ``2 ** exponent`` with ``ldexp``: exact, and without
         the intermediate underflow of computing the factor first. O(cells)."""
-        self._scale(self.root, exponent)
-        if self.qexp != _NO_Q:
-            self._set_qexp(self.qexp + exponent)
-
-    cdef void _scale(self, Node* v, int e) noexcept:
-        cdef Leaf* L
-        cdef int t
-        self._clock += 1
-        v.stamp = self._clock
-        if v.leaf == NULL:
-            v.lcs = 0
-            v.rcs = 0
-        v.W = ldexp(v.W, e)
-        v.S = ldexp(v.S, e)
-        v.Wlo = ldexp(v.Wlo, e)
-        v.Slo = ldexp(v.Slo, e)
-        if v.leaf != NULL:
-            L = v.leaf
-            for t in range(L.cnt):
-                L.w[t] = ldexp(L.w[t], e)
-                L.s[t] = ldexp(L.s[t], e)
-            for t in range(L.nh):
-                L.hx[t] = ldexp(L.hx[t], e)
-                L.hy[t] = ldexp(L.hy[t], e)
-            return
-        v.ax = ldexp(v.ax, e)
-        v.ay = ldexp(v.ay, e)
-        v.bx = ldexp(v.bx, e)
-        v.by = ldexp(v.by, e)
-        self._scale(v.left, e)
-        self._scale(v.right, e)
+        return _pav_ops.scale_by_power_of_two(self, exponent)
 
     def drop_light_cells(self, double threshold):
         """Forget cells whose weight is below ``threshold`` and refit if any went.
         Returns the number of cells dropped. O(cells)."""
-        xs, ws, ss, ns = self.cells()
-        keep = ws >= threshold
-        dropped = int((~keep).sum())
-        if dropped:
-            self.rebuild(xs[keep], ws[keep], ss[keep], ns[keep])
-        return dropped
+        return _pav_ops.drop_light_cells(self, threshold)
 
     def rebuild(self, xs, ws, ss, ns):
         """Replace the whole content by the given cells (sorted, distinct keys, positive
         weights) and build the tree from scratch. O(cells + (cells / B) log n)."""
-        cdef const double[::1] X = np.ascontiguousarray(xs, dtype=np.float64)
-        cdef const double[::1] Wv = np.ascontiguousarray(ws, dtype=np.float64)
-        cdef const double[::1] Sv = np.ascontiguousarray(ss, dtype=np.float64)
-        cdef const long long[::1] Nv = np.ascontiguousarray(ns, dtype=np.int64)
-        cdef Py_ssize_t m = X.shape[0], i = 0, nl, k
-        cdef int fill = (3 * self.cap) // 4
-        cdef Node** leaves
-        cdef Leaf* L
-        if fill < 2:
-            fill = 2
-        _free_tree(self.root)
-        self.root = NULL
-        nl = (m + 1 + fill - 1) // fill
-        leaves = <Node**> PyMem_Malloc(nl * sizeof(Node*))
-        if leaves == NULL:
-            raise MemoryError()
-        self.qexp = _NO_Q
-        self.qscale = 0.0
-        self.fscale = 0.0
-        for k in range(nl):
-            leaves[k] = _new_leaf_node()
-            L = leaves[k].leaf
-            if k == 0:
-                L.x[0] = -INFINITY
-                L.w[0] = 0.0
-                L.s[0] = 0.0
-                L.n[0] = 0
-                L.cnt = 1
-            while L.cnt < fill and i < m:
-                L.x[L.cnt] = X[i]
-                L.w[L.cnt] = Wv[i]
-                L.s[L.cnt] = Sv[i]
-                L.n[L.cnt] = Nv[i]
-                self._note_value(Wv[i])
-                self._note_value(Sv[i])
-                L.cnt += 1
-                i += 1
-            self._leaf_update(leaves[k])
-        self.root = self._build(leaves, 0, nl)
-        PyMem_Free(leaves)
+        return _pav_ops.rebuild(self, xs, ws, ss, ns)
 
     # ------------------------------------------------------------------ state
 
     def to_lists(self):
         """JSON-safe content: one ``[xs, ws, ss, ns, W, S]`` entry per block."""
-        return [
-            [xs.tolist(), ws.tolist(), ss.tolist(), ns.tolist(), W, S]
-            for xs, ws, ss, ns, W, S in self._canonical_blocks()
-        ]
+        return _pav_ops.to_lists(self)
 
     @classmethod
     def from_lists(cls, data):
         """Inverse of :meth:`to_lists` (also of the pure-Python store's format, which is
         the same); restores the same cells, hence the same fit."""
-        store = cls()
-        xs, ws, ss, ns = [], [], [], []
-        for bx, bw, bs, bn, _W, _S in data:
-            xs.extend(bx)
-            ws.extend(bw)
-            ss.extend(bs)
-            ns.extend(bn)
-        if xs:
-            store.rebuild(
-                np.array(xs, dtype=np.float64), np.array(ws, dtype=np.float64),
-                np.array(ss, dtype=np.float64), np.array(ns, dtype=np.int64),
-            )
-        return store
+        return _pav_ops.from_lists(cls, data)
 
     def __reduce__(self):
         xs, ws, ss, ns = self.cells()
@@ -1771,97 +1224,7 @@ cdef class IsotonicBlockStore:
         """Assert every invariant: tree structure, totals as sums of children, leaf
         hulls and bridges as recomputed, vertex counts, and the fit: strictly increasing
         block values, each block pooled. On failure the message dumps the block."""
-        self._check_node(self.root, NULL)
-        assert self.root.leaf != NULL or self.root.nleaves >= 2
-        xs, ws, ss, ns = self.cells()
-        assert len(xs) == self.root.ncells - 1, "cell count"
-        assert (np.diff(xs) > 0).all(), "keys not strictly increasing"
-        assert (ws > 0).all() and (ns >= 1).all(), "empty cell"
-        assert ((ss >= -rtol * ws) & (ss <= ws * (1 + rtol))).all(), "label sum out of range"
-        prev = -INFINITY
-        nb = 0
-        for bx, bw, bs, bn, W, S in self._canonical_blocks():
-            nb += 1
-            where = f"block {nb}: {[bx.tolist(), bw.tolist(), bs.tolist(), W, S]!r}"[:2000]
-            assert W > 0, "non-positive block weight " + where
-            v = S / W
-            # strictly increasing as ratios of the stored sums; with non-dyadic sums two
-            # neighbours whose ratios differ by rounding may print as the same double
-            assert v > prev, f"values not strictly increasing ({prev} then {v}) " + where
-            assert abs(self.predict_step(float(bx[0])) - v) <= rtol * max(abs(v), 1e-300) + 1e-15, (
-                "stale value " + where
-            )
-            prev = v
-            cw = np.cumsum(bw)[:len(bw) - 1]
-            cs = np.cumsum(bs)[:len(bs) - 1]
-            assert (cs >= v * cw - rtol * W).all(), "a prefix lies below the block mean " + where
-        # hull edges with the same double value are reported as one block
-        assert nb <= self.n_blocks_c(), "vertex count"
-        if nb:
-            bounds = self._block_bounds()
-            assert bounds[len(bounds) - 1][1] == xs[len(xs) - 1], "blocks do not end at the last cell"
-
-    cdef void _check_node(self, Node* v, Node* parent) except *:
-        cdef double W, S, ax, ay, bx, by, akey, bkey, zmax, fmax
-        cdef Py_ssize_t nvl, nvr
-        cdef int t, nh
-        cdef double hx[LEAF_CAP]
-        cdef double hy[LEAF_CAP]
-        cdef double hz[LEAF_CAP]
-        cdef double hf[LEAF_CAP]
-        cdef unsigned char hidx[LEAF_CAP]
-        cdef Leaf* L
-        assert v.parent == parent, "parent pointer"
-        if v.leaf != NULL:
-            L = v.leaf
-            assert 1 <= L.cnt <= self.cap, f"leaf size {L.cnt}"
-            for t in range(1, L.cnt):
-                assert L.x[t - 1] < L.x[t], "leaf keys"
-            W, S, nh = v.W, v.S, L.nh
-            memcpy(hx, L.hx, nh * sizeof(double))
-            memcpy(hy, L.hy, nh * sizeof(double))
-            memcpy(hidx, L.hidx, nh)
-            memcpy(hz, L.hz, nh * sizeof(double))
-            memcpy(hf, L.hf, nh * sizeof(double))
-            zmax, fmax = v.zmax, v.fmax
-            self._leaf_update(v)
-            assert v.W == W and v.S == S, "leaf totals"
-            assert L.nh == nh, "leaf hull size"
-            for t in range(nh):
-                assert L.hx[t] == hx[t] and L.hy[t] == hy[t] and L.hidx[t] == hidx[t], "leaf hull"
-                assert L.hz[t] == hz[t] and L.hf[t] == hf[t], "leaf hull label runs"
-            assert (v.zmax, v.fmax) == (zmax, fmax), "leaf label runs"
-            return
-        assert v.left != NULL and v.right != NULL, "internal node with one child"
-        self._check_node(v.left, v)
-        self._check_node(v.right, v)
-        assert v.left.ncells > 0 and v.right.ncells > 0
-        big = max(v.left.nleaves, v.right.nleaves)
-        W, S = v.W, v.S
-        ax, ay, bx, by, akey, bkey, nvl, nvr = v.ax, v.ay, v.bx, v.by, v.akey, v.bkey, v.nvl, v.nvr
-        runs = (v.zmax, v.fmax, v.az, v.af, v.bz, v.bf)
-        self._internal_update(v, False)
-        assert v.W == W and v.S == S, "node totals"
-        assert (v.ax, v.ay, v.bx, v.by, v.akey, v.bkey) == (ax, ay, bx, by, akey, bkey), "bridge"
-        assert (v.zmax, v.fmax, v.az, v.af, v.bz, v.bf) == runs, "label runs"
-        assert (v.nvl, v.nvr) == (nvl, nvr), "vertex counts"
-        assert (nvl, nvr) == (_rank_le(v.left, akey), _rank_gt(v.right, bkey) + 1), (
-            f"vertex counts {(nvl, nvr)} != ranks "
-            f"{(_rank_le(v.left, akey), _rank_gt(v.right, bkey) + 1)}"
-        )
-        assert v.kmin == v.left.kmin and v.left.kmin < v.right.kmin, "key order"
-
-
-class _LiveBlock:
-    """A block's totals, as returned by :attr:`IsotonicBlockStore.live_blocks`."""
-
-    __slots__ = ("score_min", "score_max", "W", "S")
-
-    def __init__(self, score_min, score_max, W, S):
-        self.score_min = score_min
-        self.score_max = score_max
-        self.W = W
-        self.S = S
+        return _pav_ops.check(self, rtol)
 
 
 def _restore(cap, xs, ws, ss, ns):
@@ -1873,16 +1236,3 @@ def _restore(cap, xs, ws, ss, ns):
             np.frombuffer(ns, dtype=np.int64),
         )
     return store
-
-
-cdef object _dump_node(Node* v):
-    if v.leaf != NULL:
-        return ("leaf", [v.leaf.x[t] for t in range(v.leaf.cnt)], [v.leaf.w[t] for t in range(v.leaf.cnt)],
-                [v.leaf.s[t] for t in range(v.leaf.cnt)], [v.leaf.x[v.leaf.hidx[t]] for t in range(v.leaf.nh)])
-    return ("node", (v.W, v.S), (v.akey, v.ax, v.ay), (v.bkey, v.bx, v.by), v.nvl, v.nvr,
-            _dump_node(v.left), _dump_node(v.right))
-
-
-def _dump(IsotonicBlockStore store):
-    """The tree as nested tuples (debugging)."""
-    return _dump_node(store.root)

@@ -1,0 +1,357 @@
+# Free helpers of the compiled isotonic block store (streamcal/core/_pav.pyx) over its
+# tree (Node, Leaf): double-double sums, node allocation, hull vertices, vertex ranks,
+# range sums of cells and the locate of a key in a node's hull. All inline: they are on
+# the per-event path, and are compiled into the modules that cimport them (_pav.pyx for
+# the updates, _pav_ops.pyx for the read-outs and checks).
+
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from libc.math cimport INFINITY
+from libc.string cimport memset
+
+from streamcal.core._pav cimport LEAF_CAP, Leaf, Loc, Node, Pt, Sums
+
+
+cdef inline void _dd_add(double* hi, double* lo, double bh, double bl) noexcept nogil:
+    """(hi, lo) += (bh, bl) in double-double arithmetic (TwoSum, then renormalised, so
+    that hi is the double nearest to hi + lo)."""
+    cdef double s = hi[0] + bh
+    cdef double bb = s - hi[0]
+    cdef double err = (hi[0] - (s - bb)) + (bh - bb) + (lo[0] + bl)
+    hi[0] = s + err
+    lo[0] = err - (hi[0] - s)
+
+
+cdef inline Sums _sums_add(Sums a, Sums b) noexcept:
+    _dd_add(&a.W, &a.Wlo, b.W, b.Wlo)
+    _dd_add(&a.S, &a.Slo, b.S, b.Slo)
+    a.N += b.N
+    a.C += b.C
+    return a
+
+
+cdef inline Sums _zero_sums() noexcept:
+    cdef Sums r
+    r.W = 0.0
+    r.Wlo = 0.0
+    r.S = 0.0
+    r.Slo = 0.0
+    r.N = 0
+    r.C = 0
+    return r
+
+
+cdef inline int _sign(double v) noexcept:
+    return (v > 0.0) - (v < 0.0)
+
+
+cdef inline int _fsign(Pt a, Pt b, Pt c, Pt d) noexcept nogil:
+    """Sign of (b - a) x (d - c) in double precision: exact when every coordinate is an
+    integer multiple of one power of two below 2**26 of it."""
+    cdef double det = (b.x - a.x) * (d.y - c.y) - (b.y - a.y) * (d.x - c.x)
+    return (det > 0.0) - (det < 0.0)
+
+
+cdef inline size_t _leaf_node_size() noexcept nogil:
+    """A leaf's Node ends before the fields only internal nodes use (the locate cache)."""
+    cdef Node proto
+    return <size_t> (<char*> &proto.lfl - <char*> &proto)
+
+
+cdef inline Node* _new_node_sized(size_t size):
+    cdef Node* v = <Node*> PyMem_Malloc(size)
+    if v == NULL:
+        raise MemoryError()
+    memset(v, 0, size)
+    return v
+
+
+cdef inline Node* _new_node():
+    return _new_node_sized(sizeof(Node))
+
+
+cdef inline Node* _new_leaf_node():
+    cdef Node* v = _new_node_sized(_leaf_node_size())
+    v.leaf = <Leaf*> PyMem_Malloc(sizeof(Leaf))
+    if v.leaf == NULL:
+        PyMem_Free(v)
+        raise MemoryError()
+    v.leaf.cnt = 0
+    v.leaf.nh = 0
+    return v
+
+
+cdef inline void _free_node(Node* v) noexcept:
+    if v.leaf != NULL:
+        PyMem_Free(v.leaf)
+    PyMem_Free(v)
+
+
+cdef inline void _free_tree(Node* v) noexcept:
+    if v == NULL:
+        return
+    if v.leaf == NULL:
+        _free_tree(v.left)
+        _free_tree(v.right)
+    _free_node(v)
+
+
+cdef inline int _bisect_right(double* a, int n, double x) noexcept:
+    cdef int lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if x < a[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+cdef inline Pt _leaf_vertex(Leaf* L, int j, double ox, double oy, double z0,
+                            double f0) noexcept:
+    """Hull vertex ``j`` of a leaf, translated by (ox, oy); z0 and f0 are the Pt.z and
+    Pt.f of the frame's cells before the leaf."""
+    cdef Pt p
+    p.x = L.hx[j] + ox
+    p.y = L.hy[j] + oy
+    p.k = L.x[L.hidx[j]]
+    p.z = L.hz[j] if L.hz[j] > z0 else z0
+    p.f = L.hf[j] if L.hf[j] > f0 else f0
+    return p
+
+
+cdef inline Pt _bridge_vertex(double x, double y, double k, double z, double f,
+                              double ox, double oy, double z0, double f0) noexcept:
+    cdef Pt p
+    p.x = x + ox
+    p.y = y + oy
+    p.k = k
+    p.z = z if z > z0 else z0
+    p.f = f if f > f0 else f0
+    return p
+
+
+cdef inline int _pure_slope(Pt a, Pt b) noexcept:
+    """0 or 1 when every cell of (a.k, b.k] has label sum 0, resp. equal to its weight
+    (the slope of ab is then exactly that), else -1."""
+    if b.z <= a.k:
+        return 0
+    if b.f <= a.k:
+        return 1
+    return -1
+
+
+cdef inline Py_ssize_t _leaf_rank_le(Leaf* L, double K) noexcept:
+    """Hull vertices of the leaf with key <= K."""
+    cdef int lo = 0, hi = L.nh, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if K < L.x[L.hidx[mid]]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+cdef inline Py_ssize_t _rank_le(Node* v, double K) noexcept:
+    """Vertices of the hull of ``v`` with key <= K. O(depth)."""
+    cdef Py_ssize_t acc = 0
+    while True:
+        if v.leaf != NULL:
+            return acc + _leaf_rank_le(v.leaf, K)
+        if K < v.akey:
+            v = v.left
+        elif K < v.bkey:
+            return acc + v.nvl
+        else:
+            # nv - (vertices > K), those all in the right part
+            return acc + v.nvl + v.nvr - _rank_gt(v.right, K)
+
+
+cdef inline Py_ssize_t _rank_gt(Node* v, double K) noexcept:
+    """Vertices of the hull of ``v`` with key > K. O(depth)."""
+    while True:
+        if v.leaf != NULL:
+            return v.leaf.nh - _leaf_rank_le(v.leaf, K)
+        if K >= v.bkey:
+            v = v.right
+        elif K >= v.akey:
+            return v.nvr
+        else:
+            return v.nvl + v.nvr - _rank_le(v.left, K)
+
+
+cdef inline Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) noexcept:
+    """Sums of the leaf's cells with k1 < key <= k2. ``plain``: the caller knows every
+    partial sum is exact (exact mode, below 2**(qexp + 53)): plain sums then equal the
+    double-double ones (low parts 0)."""
+    cdef Sums r = _zero_sums()
+    cdef int j = _bisect_right(L.x, L.cnt, k1)
+    if plain:
+        while j < L.cnt and L.x[j] <= k2:
+            r.W += L.w[j]
+            r.S += L.s[j]
+            r.N += L.n[j]
+            r.C += 1
+            j += 1
+        return r
+    while j < L.cnt and L.x[j] <= k2:
+        _dd_add(&r.W, &r.Wlo, L.w[j], 0.0)
+        _dd_add(&r.S, &r.Slo, L.s[j], 0.0)
+        r.N += L.n[j]
+        r.C += 1
+        j += 1
+    return r
+
+
+cdef inline Sums _node_sums(Node* v) noexcept:
+    cdef Sums r
+    r.W = v.W
+    r.Wlo = v.Wlo
+    r.S = v.S
+    r.Slo = v.Slo
+    r.N = v.N
+    r.C = v.ncells
+    return r
+
+
+cdef inline Sums _range_from(Node* v, double k1, bint plain=False) noexcept:
+    """Sums of the cells of ``v`` with key > k1."""
+    cdef Sums acc = _zero_sums()
+    while v.leaf == NULL:
+        if k1 >= v.right.kmin:
+            v = v.right
+        else:
+            acc = _sums_add(acc, _node_sums(v.right))
+            v = v.left
+    return _sums_add(_leaf_range(v.leaf, k1, INFINITY, plain), acc)
+
+
+cdef inline Sums _range_upto(Node* v, double k2, bint plain=False) noexcept:
+    """Sums of the cells of ``v`` with key <= k2."""
+    cdef Sums acc = _zero_sums()
+    while v.leaf == NULL:
+        if k2 >= v.right.kmin:
+            acc = _sums_add(acc, _node_sums(v.left))
+            v = v.right
+        else:
+            v = v.left
+    return _sums_add(acc, _leaf_range(v.leaf, -INFINITY, k2, plain))
+
+
+cdef inline Sums _range(Node* v, double k1, double k2, bint plain=False) noexcept:
+    """Sums of the cells of ``v`` with k1 < key <= k2, from subtree totals: the result
+    is accurate relative to the range itself. O(depth + B)."""
+    while v.leaf == NULL:
+        if k2 < v.right.kmin:
+            v = v.left
+        elif k1 >= v.right.kmin:
+            v = v.right
+        else:
+            return _sums_add(_range_from(v.left, k1, plain), _range_upto(v.right, k2, plain))
+    return _leaf_range(v.leaf, k1, k2, plain)
+
+
+cdef inline bint _locate(Node* v, double K, double ox, double oy, double z0, double f0,
+                  Loc* r) noexcept:
+    """Is key ``K`` a vertex of the hull of ``v``? If so, fill ``r``: the vertex and its
+    neighbours on that hull (coordinates translated by (ox, oy), Pt.z / Pt.f floored by
+    z0 / f0, summed top-down as :meth:`IsotonicBlockStore._bridge` sums them) and its
+    ranks. One descent, O(depth + log B)."""
+    cdef Leaf* L
+    cdef int j
+    r.has_pred = False
+    r.has_succ = False
+    r.rle = 0
+    r.rge = 0
+    r.steps = 0
+    while v.leaf == NULL:
+        r.steps += 1
+        if K <= v.akey:
+            # the hull of v up to a is the left child's: K's neighbours are there, but
+            # for the successor of a itself (b)
+            if K == v.akey and not r.has_succ:
+                r.succ = _bridge_vertex(v.bx, v.by, v.bkey, v.bz, v.bf, ox, oy, z0, f0)
+                r.has_succ = True
+            r.rge += v.nvr - (v.left.nvl + v.left.nvr - v.nvl)
+            v = v.left
+        elif K < v.bkey:
+            return False
+        else:
+            if K == v.bkey and not r.has_pred:
+                r.pred = _bridge_vertex(v.ax, v.ay, v.akey, v.az, v.af, ox, oy, z0, f0)
+                r.has_pred = True
+            r.rle += v.nvl - (v.right.nvl + v.right.nvr - v.nvr)
+            ox += v.left.W
+            oy += v.left.S
+            if v.left.zmax > z0:
+                z0 = v.left.zmax
+            if v.left.fmax > f0:
+                f0 = v.left.fmax
+            v = v.right
+    L = v.leaf
+    r.steps += 1
+    j = <int> _leaf_rank_le(L, K) - 1
+    if j < 0 or L.x[L.hidx[j]] != K:
+        return False
+    r.at = _leaf_vertex(L, j, ox, oy, z0, f0)
+    if not r.has_pred and j > 0:
+        r.pred = _leaf_vertex(L, j - 1, ox, oy, z0, f0)
+        r.has_pred = True
+    if not r.has_succ and j + 1 < L.nh:
+        r.succ = _leaf_vertex(L, j + 1, ox, oy, z0, f0)
+        r.has_succ = True
+    r.rle += j + 1
+    r.rge += L.nh - j
+    return True
+
+
+cdef inline void _loc_to_cache(Loc* r, double* c, int* fl) noexcept:
+    """Keep what verification needs of a locate (exact mode: Pt.z / Pt.f of the
+    neighbours are not used)."""
+    c[0] = r.pred.x
+    c[1] = r.pred.y
+    c[2] = r.at.x
+    c[3] = r.at.y
+    c[4] = r.at.z
+    c[5] = r.at.f
+    c[6] = r.succ.x
+    c[7] = r.succ.y
+    fl[0] = (1 if r.has_pred else 0) | (2 if r.has_succ else 0)
+
+
+cdef inline void _loc_from_cache(Loc* r, double* c, int fl, Py_ssize_t rank,
+                                 double K) noexcept:
+    r.pred.x = c[0]
+    r.pred.y = c[1]
+    r.pred.k = -INFINITY
+    r.pred.z = -INFINITY
+    r.pred.f = -INFINITY
+    r.at.x = c[2]
+    r.at.y = c[3]
+    r.at.k = K
+    r.at.z = c[4]
+    r.at.f = c[5]
+    r.succ.x = c[6]
+    r.succ.y = c[7]
+    r.succ.k = INFINITY
+    r.succ.z = -INFINITY
+    r.succ.f = -INFINITY
+    r.has_pred = (fl & 1) != 0
+    r.has_succ = (fl & 2) != 0
+    r.rle = rank
+    r.rge = rank
+    r.steps = 0
+
+
+cdef inline void _loc_shift(Loc* r, double ox, double oy, double z0, double f0) noexcept:
+    """Translate a locate made in a child's frame (exact coordinates) into its parent's."""
+    r.pred.x += ox
+    r.pred.y += oy
+    r.at.x += ox
+    r.at.y += oy
+    if z0 > r.at.z:
+        r.at.z = z0
+    if f0 > r.at.f:
+        r.at.f = f0
+    r.succ.x += ox
+    r.succ.y += oy
