@@ -121,6 +121,28 @@ def check_param(owner: str, name: str, value, ok: bool, domain: str) -> None:
         )
 
 
+def check_optional_int_param(owner: str, name: str, value, minimum: int) -> None:
+    """Raise a ValueError unless the constructor parameter ``value`` is None or an int >=
+    ``minimum`` (the one home of the ``window_size`` / ``seed`` / ``max_keys`` rule).
+
+    Examples
+    --------
+    >>> check_optional_int_param("OnlineIsotonic", "window_size", None, 1)
+    >>> check_optional_int_param("OnlineIsotonic", "window_size", 0, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'window_size' parameter of OnlineIsotonic must be an int >= 1 or None. Got 0 instead.
+
+    """
+    check_param(
+        owner,
+        name,
+        value,
+        value is None or (is_integer(value) and value >= minimum),
+        f"an int >= {minimum} or None",
+    )
+
+
 def argument_error(exc, name, owner, method, domain, value, suffix=""):
     """Build the error for argument ``name`` of ``owner.method`` (see the module docstring)."""
     return exc(

@@ -51,13 +51,7 @@ def _check_n_bins(owner, n_bins):
 
 
 def _check_seed(owner, seed):
-    V.check_param(
-        owner,
-        "seed",
-        seed,
-        seed is None or (V.is_integer(seed) and seed >= 0),
-        "an int >= 0 or None",
-    )
+    V.check_optional_int_param(owner, "seed", seed, 0)
 
 
 def _check_prior_weight(owner, prior_weight):

@@ -180,13 +180,7 @@ class HistogramBinning(BinaryCalibrator):
             strategy in ("uniform", "quantile"),
             "a str among {'uniform', 'quantile'}",
         )
-        V.check_param(
-            name,
-            "window_size",
-            window_size,
-            window_size is None or (V.is_integer(window_size) and window_size >= 1),
-            "an int >= 1 or None",
-        )
+        V.check_optional_int_param(name, "window_size", window_size, 1)
         V.check_param(
             name,
             "prior_strength",

@@ -242,13 +242,7 @@ class CalibrationMonitor(BaseMonitor):
             half_life is None or (V.is_real(half_life) and 0 < half_life < math.inf),
             "a finite real number > 0 or None",
         )
-        V.check_param(
-            name,
-            "window_size",
-            window_size,
-            window_size is None or (V.is_integer(window_size) and window_size >= 1),
-            "an int >= 1 or None",
-        )
+        V.check_optional_int_param(name, "window_size", window_size, 1)
         V.check_param(
             name,
             "resolution",
