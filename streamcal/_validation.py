@@ -143,6 +143,24 @@ def check_optional_int_param(owner: str, name: str, value, minimum: int) -> None
     )
 
 
+def check_nonnegative_param(owner: str, name: str, value) -> None:
+    """Raise a ValueError unless the constructor parameter ``value`` is a finite real
+    number >= 0 (not a bool).
+
+    Examples
+    --------
+    >>> check_nonnegative_param("IRP", "smoothing", 0.0)
+    >>> check_nonnegative_param("IRP", "smoothing", float("inf"))
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'smoothing' parameter of IRP must be a finite real number >= 0. Got inf instead.
+
+    """
+    check_param(
+        owner, name, value, is_real(value) and 0.0 <= value < math.inf, "a finite real number >= 0"
+    )
+
+
 def argument_error(exc, name, owner, method, domain, value, suffix=""):
     """Build the error for argument ``name`` of ``owner.method`` (see the module docstring)."""
     return exc(

@@ -69,3 +69,23 @@ def test_multiclass_bad_prediction_lists_share_their_head():
     for bad in (metrics.BAD_MULTICLASS_PREDICTIONS, multiclass.BAD_PROBABILITY_VECTORS):
         assert [repr(p) for p in bad[: len(head)]] == head
         assert len(bad) > len(head)
+
+
+@pytest.mark.parametrize("value", [-0.5, float("inf"), float("nan"), True, "1", None])
+def test_check_nonnegative_param_rejects_with_the_template(value):
+    V.check_nonnegative_param("Owner", "smoothing", 0.0)
+    V.check_nonnegative_param("Owner", "smoothing", 2)
+    with pytest.raises(ValueError) as info:
+        V.check_nonnegative_param("Owner", "smoothing", value)
+    assert str(info.value) == (
+        f"The 'smoothing' parameter of Owner must be a finite real number >= 0. "
+        f"Got {V.format_value(value)} instead."
+    )
+
+
+def test_irp_smoothing_message_unchanged():
+    with pytest.raises(ValueError) as info:
+        IRP(smoothing=-1.0)
+    assert str(info.value) == (
+        "The 'smoothing' parameter of IRP must be a finite real number >= 0. Got -1.0 instead."
+    )

@@ -55,13 +55,7 @@ def _check_seed(owner, seed):
 
 
 def _check_prior_weight(owner, prior_weight):
-    V.check_param(
-        owner,
-        "prior_weight",
-        prior_weight,
-        V.is_real(prior_weight) and 0.0 <= prior_weight < math.inf,
-        "a finite real number >= 0",
-    )
+    V.check_nonnegative_param(owner, "prior_weight", prior_weight)
 
 
 def _check_base(owner, base):

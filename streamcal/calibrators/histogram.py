@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -181,13 +180,7 @@ class HistogramBinning(BinaryCalibrator):
             "a str among {'uniform', 'quantile'}",
         )
         V.check_optional_int_param(name, "window_size", window_size, 1)
-        V.check_param(
-            name,
-            "prior_strength",
-            prior_strength,
-            V.is_real(prior_strength) and 0 <= prior_strength < math.inf,
-            "a finite real number >= 0",
-        )
+        V.check_nonnegative_param(name, "prior_strength", prior_strength)
         # numpy numbers are stored as the Python numbers they equal, so that to_dict()
         # stays JSON-safe
         self.n_bins = int(n_bins)

@@ -34,13 +34,7 @@ __all__ = ["IRP", "MulticlassIRP"]
 
 def _check_irp_params(name, max_bins, smoothing, window_size, refit_every) -> None:
     V.check_optional_int_param(name, "max_bins", max_bins, 1)
-    V.check_param(
-        name,
-        "smoothing",
-        smoothing,
-        V.is_real(smoothing) and 0.0 <= smoothing < math.inf,
-        "a finite real number >= 0",
-    )
+    V.check_nonnegative_param(name, "smoothing", smoothing)
     check_refit_params(name, window_size, refit_every)
 
 
