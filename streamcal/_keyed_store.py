@@ -73,13 +73,7 @@ class Spawner:
 
 def check_max_keys(owner: str, max_keys) -> None:
     """Validate the ``max_keys`` parameter of ``owner``: an int >= 1 or None."""
-    V.check_param(
-        owner,
-        "max_keys",
-        max_keys,
-        max_keys is None or (V.is_integer(max_keys) and max_keys >= 1),
-        "an int >= 1 or None",
-    )
+    V.check_optional_int_param(owner, "max_keys", max_keys, 1)
 
 
 class KeyedStore:

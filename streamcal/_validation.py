@@ -121,6 +121,46 @@ def check_param(owner: str, name: str, value, ok: bool, domain: str) -> None:
         )
 
 
+def check_optional_int_param(owner: str, name: str, value, minimum: int) -> None:
+    """Raise a ValueError unless the constructor parameter ``value`` is None or an int >=
+    ``minimum`` (the one home of the ``window_size`` / ``seed`` / ``max_keys`` rule).
+
+    Examples
+    --------
+    >>> check_optional_int_param("OnlineIsotonic", "window_size", None, 1)
+    >>> check_optional_int_param("OnlineIsotonic", "window_size", 0, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'window_size' parameter of OnlineIsotonic must be an int >= 1 or None. Got 0 instead.
+
+    """
+    check_param(
+        owner,
+        name,
+        value,
+        value is None or (is_integer(value) and value >= minimum),
+        f"an int >= {minimum} or None",
+    )
+
+
+def check_nonnegative_param(owner: str, name: str, value) -> None:
+    """Raise a ValueError unless the constructor parameter ``value`` is a finite real
+    number >= 0 (not a bool).
+
+    Examples
+    --------
+    >>> check_nonnegative_param("IRP", "smoothing", 0.0)
+    >>> check_nonnegative_param("IRP", "smoothing", float("inf"))
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'smoothing' parameter of IRP must be a finite real number >= 0. Got inf instead.
+
+    """
+    check_param(
+        owner, name, value, is_real(value) and 0.0 <= value < math.inf, "a finite real number >= 0"
+    )
+
+
 def argument_error(exc, name, owner, method, domain, value, suffix=""):
     """Build the error for argument ``name`` of ``owner.method`` (see the module docstring)."""
     return exc(

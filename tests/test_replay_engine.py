@@ -770,3 +770,26 @@ def test_resume_after_an_unreadable_row(tmp_path):
                      checkpoint_every=100, resume=True)
     fresh = replay(str(path), {"p": OnlinePlatt()}, every=100)
     assert resumed.to_dict() == fresh.to_dict()
+
+
+def test_fast_reader_gates_are_shared(tmp_path, monkeypatch):
+    """The size and pyarrow gates of the CSV and JSONL/Parquet fast readers have one
+    home in _fastcsv (issue 14); both honour a patched MIN_BYTES and a hidden pyarrow."""
+    import sys
+
+    from streamcal.replay import _fastcsv
+
+    path = tmp_path / "small.csv"
+    path.write_text("score,label\n0.5,1\n")
+    assert not _fastcsv.big_enough(path)
+    assert not _fastcsv.big_enough(tmp_path / "missing.csv")
+    monkeypatch.setattr(_fastcsv, "MIN_BYTES", 0)
+    assert _fastcsv.big_enough(path)
+    monkeypatch.setitem(sys.modules, "pyarrow.json", None)
+    assert not _fastcsv.pyarrow_has("json")
+    try:
+        import pyarrow.csv  # noqa: F401
+    except ImportError:
+        assert not _fastcsv.pyarrow_has("csv")
+    else:
+        assert _fastcsv.pyarrow_has("csv")

@@ -51,23 +51,11 @@ def _check_n_bins(owner, n_bins):
 
 
 def _check_seed(owner, seed):
-    V.check_param(
-        owner,
-        "seed",
-        seed,
-        seed is None or (V.is_integer(seed) and seed >= 0),
-        "an int >= 0 or None",
-    )
+    V.check_optional_int_param(owner, "seed", seed, 0)
 
 
 def _check_prior_weight(owner, prior_weight):
-    V.check_param(
-        owner,
-        "prior_weight",
-        prior_weight,
-        V.is_real(prior_weight) and 0.0 <= prior_weight < math.inf,
-        "a finite real number >= 0",
-    )
+    V.check_nonnegative_param(owner, "prior_weight", prior_weight)
 
 
 def _check_base(owner, base):

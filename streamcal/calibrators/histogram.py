@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -180,20 +179,8 @@ class HistogramBinning(BinaryCalibrator):
             strategy in ("uniform", "quantile"),
             "a str among {'uniform', 'quantile'}",
         )
-        V.check_param(
-            name,
-            "window_size",
-            window_size,
-            window_size is None or (V.is_integer(window_size) and window_size >= 1),
-            "an int >= 1 or None",
-        )
-        V.check_param(
-            name,
-            "prior_strength",
-            prior_strength,
-            V.is_real(prior_strength) and 0 <= prior_strength < math.inf,
-            "a finite real number >= 0",
-        )
+        V.check_optional_int_param(name, "window_size", window_size, 1)
+        V.check_nonnegative_param(name, "prior_strength", prior_strength)
         # numpy numbers are stored as the Python numbers they equal, so that to_dict()
         # stays JSON-safe
         self.n_bins = int(n_bins)

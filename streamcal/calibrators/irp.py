@@ -33,20 +33,8 @@ __all__ = ["IRP", "MulticlassIRP"]
 
 
 def _check_irp_params(name, max_bins, smoothing, window_size, refit_every) -> None:
-    V.check_param(
-        name,
-        "max_bins",
-        max_bins,
-        max_bins is None or (V.is_integer(max_bins) and max_bins >= 1),
-        "an int >= 1 or None",
-    )
-    V.check_param(
-        name,
-        "smoothing",
-        smoothing,
-        V.is_real(smoothing) and 0.0 <= smoothing < math.inf,
-        "a finite real number >= 0",
-    )
+    V.check_optional_int_param(name, "max_bins", max_bins, 1)
+    V.check_nonnegative_param(name, "smoothing", smoothing)
     check_refit_params(name, window_size, refit_every)
 
 
@@ -383,13 +371,7 @@ class MulticlassIRP(_RefitMulticlass):
     ):
         name = type(self).__name__
         _check_irp_params(name, max_bins, smoothing, window_size, refit_every)
-        V.check_param(
-            name,
-            "grid_size",
-            grid_size,
-            grid_size is None or (V.is_integer(grid_size) and grid_size >= 1),
-            "an int >= 1 or None",
-        )
+        V.check_optional_int_param(name, "grid_size", grid_size, 1)
         self.max_bins = max_bins
         self.smoothing = smoothing
         self.grid_size = grid_size

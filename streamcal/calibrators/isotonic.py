@@ -35,11 +35,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
 
     def _check_store_params(self, window_size, half_life, resolution) -> None:
         name = type(self).__name__
-        V.check_param(
-            name, "window_size", window_size,
-            window_size is None or (V.is_integer(window_size) and window_size >= 1),
-            "an int >= 1 or None",
-        )
+        V.check_optional_int_param(name, "window_size", window_size, 1)
         V.check_param(
             name, "half_life", half_life,
             half_life is None or (V.is_real(half_life) and 0 < half_life < math.inf),

@@ -43,6 +43,18 @@ BAD_LABELS = [2, -1, 0.5, float("nan"), "1", None]
 #: Bad sample weights.
 BAD_WEIGHTS = [-1.0, float("nan"), float("inf"), "1", None]
 
+# Probability dicts that every multiclass input check refuses (a non-finite, out of
+# range, not summing to 1 or non-real value): the shared head of the multiclass
+# calibrators' and metrics' bad-prediction lists.
+BAD_PROBABILITY_DICTS = [
+    {0: float("nan"), 1: 0.5},
+    {0: 1.5, 1: -0.5},
+    {0: -0.0001, 1: 1.0001},
+    {0: 0.5, 1: 0.3},
+    {0: 0.9, 1: 0.9},
+    {0: "0.5", 1: 0.5},
+]
+
 
 def tied_scores(rng: np.random.Generator, n: int, distinct: bool = False) -> np.ndarray:
     """``n`` scores ~ Beta(2, 2) drawn from ``rng``; unless ``distinct``, rounded to two
@@ -87,6 +99,20 @@ def fingerprint(obj) -> bytes:
     )
     state = obj.__getstate__() if custom else vars(obj)
     return pickle.dumps(sorted(state.items()), protocol=4)
+
+
+def expect_bad_batches_rejected(obj, fn, cases) -> None:
+    """Each ``(args, argument, index)`` of ``cases`` makes the batch method ``fn`` of
+    ``obj`` raise the template error naming ``argument`` and ``index``, and leaves the
+    state of ``obj`` unchanged (the shared tail of the ``*_many`` checks)."""
+    before = snapshot(obj)
+    for args, argument, index in cases:
+        expect_error(fn, args, argument, f"a bad element at index {index}")
+        try:
+            fn(*args)
+        except (ValueError, TypeError) as exc:
+            assert f"index {index}" in str(exc), f"the error does not name index {index}: {exc}"
+    assert snapshot(obj) == before, "a bad batch changed the state"
 
 
 def expect_error(fn, args: tuple, argument: str, value) -> None:

@@ -100,12 +100,7 @@ MIXED_CLASSES = (0, "b", "0", 3.5)
 #: Bad probability vectors: NaN, out of [0, 1], sums far from 1, wrong types, a NaN
 #: class, not a dict, empty.
 BAD_PROBABILITY_VECTORS = [
-    {0: float("nan"), 1: 0.5},
-    {0: 1.5, 1: -0.5},
-    {0: -0.0001, 1: 1.0001},
-    {0: 0.5, 1: 0.3},
-    {0: 0.9, 1: 0.9},
-    {0: "0.5", 1: 0.5},
+    *_common.BAD_PROBABILITY_DICTS,
     {0: True, 1: False},
     {0: float("inf"), 1: 0.0},
     {float("nan"): 0.5, 1: 0.5},

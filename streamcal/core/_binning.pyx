@@ -245,6 +245,7 @@ cdef class Int64Binner:
         cdef double* e = self.ep
         if self.uniform:
             return uniform_bin(e, B, s)
+        # bisect_right inlined on purpose (nogil per-event path); Python home: bisect
         lo, hi = 1, B  # search edges[1 : B]
         while lo < hi:
             mid = (lo + hi) >> 1

@@ -517,12 +517,7 @@ cdef class IsotonicStream:
             raise  # cannot happen (see _save_if_refusable): not silently
         (xs, ws, ss, ns), window, n_events, t_ref, phase = saved
         self.store.rebuild(xs, ws, ss, ns)
-        if window is not None:
-            self.set_window_events(window)
-        self.n_events = n_events
-        self.t_ref = t_ref
-        self.phase = phase
-        self.reset_total()
+        self.restore_counters(window, n_events, t_ref, phase)
         raise _span_error(self.owner, method, w[i], f" at index {i}")
 
     def next_weight(self):
@@ -549,6 +544,17 @@ cdef class IsotonicStream:
             k = self._slot(i)
             out.append([self._wx[k], self._wy[k], self._ww[k], int(self._wt[k])])
         return out
+
+    def restore_counters(self, window, n_events, t_ref, phase):
+        """Put back the window events (unless None), the event count and the clock
+        (``t_ref``, ``phase``), then recompute the total: the tail shared by restoring
+        a refused batch and rebuilding from a pickle."""
+        if window is not None:
+            self.set_window_events(window)
+        self.n_events = n_events
+        self.t_ref = t_ref
+        self.phase = phase
+        self.reset_total()
 
     def set_window_events(self, events):
         """Replace the window by ``events`` (as :meth:`window_events` gives them)."""
@@ -598,10 +604,5 @@ def _span_error(owner, method, w, where):
 def _rebuild(cls, store, resolution, half_life, window_size, linear, window, n_events, t_ref, phase,
              venn_abers=False, prior_strength=0.0):
     stream = cls(store, resolution, half_life, window_size, linear, venn_abers, prior_strength)
-    if window is not None:
-        stream.set_window_events(window)
-    stream.n_events = n_events
-    stream.t_ref = t_ref
-    stream.phase = phase
-    stream.reset_total()
+    stream.restore_counters(window, n_events, t_ref, phase)
     return stream

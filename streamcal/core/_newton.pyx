@@ -278,6 +278,8 @@ cdef class NewtonLogistic:
         self.p[2] = p11
         return 0
 
+    # the Newton / Sherman-Morrison step of c_update2, unrolled for three features on
+    # purpose (per-event path)
     cdef int c_update3(self, double x0, double x1, double x2, double y, double w) noexcept:
         # 0 on success, 1 (state unchanged) if the update cannot be represented
         cdef double t0 = self.t[0], t1 = self.t[1], t2 = self.t[2]

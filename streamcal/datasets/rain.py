@@ -629,13 +629,7 @@ class AdversarialNature:
             V.is_real(period) and 0.0 < period < math.inf,
             "a finite real number > 0",
         )
-        V.check_param(
-            owner,
-            "seed",
-            seed,
-            seed is None or (V.is_integer(seed) and seed >= 0),
-            "an int >= 0 or None",
-        )
+        V.check_optional_int_param(owner, "seed", seed, 0)
         self.strength = strength
         self.threshold = threshold
         self.base_rate = base_rate

@@ -186,13 +186,7 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
             isinstance(strategy, str) and strategy in _STRATEGIES,
             "a str among {'uniform', 'quantile'}",
         )
-        V.check_param(
-            "ECE",
-            "window_size",
-            window_size,
-            window_size is None or (V.is_integer(window_size) and window_size >= 1),
-            "an int >= 1 or None",
-        )
+        V.check_optional_int_param("ECE", "window_size", window_size, 1)
         V.check_param(
             "ECE",
             "half_life",
@@ -406,6 +400,11 @@ class _EqualWidthSums(_kernels.StoreShell, BinaryCalibrationMetric):
 
     update = _kernels.binned_update
 
+    def __init__(self, n_bins: int = 10):
+        _check_n_bins(self._kind_name, n_bins)
+        self.n_bins = n_bins
+        super().__init__()
+
     def _reset(self) -> None:
         name = type(self).__name__
         self._store = _kernels.Binned(
@@ -507,11 +506,6 @@ class Sharpness(_EqualWidthSums):
         "forecast, in [0, 1] (larger is sharper)."
     )
 
-    def __init__(self, n_bins: int = 10):
-        _check_n_bins("Sharpness", n_bins)
-        self.n_bins = n_bins
-        super().__init__()
-
     @classmethod
     def _unit_test_params(cls):
         yield {}
@@ -600,11 +594,6 @@ class MurphyDecomposition(_EqualWidthSums):
         ("within_bin_variance", None),
         ("within_bin_covariance", None),
     )
-
-    def __init__(self, n_bins: int = 10):
-        _check_n_bins("MurphyDecomposition", n_bins)
-        self.n_bins = n_bins
-        super().__init__()
 
     @classmethod
     def _unit_test_params(cls):

@@ -261,6 +261,7 @@ cdef class Ranks:
             rows_sum(part, blocks, b, hi, nl)
             big_sub(out, part, nl)
 
+    # the block bounds repeat prefix() above on purpose: inlined on the per-event path
     cdef void suffix(self, limb* out, const limb* blocks, const limb* sup, Py_ssize_t b,
                      const limb* grand) noexcept:
         """``out`` = total of ``blocks[b:]``, each sum over its shorter side."""

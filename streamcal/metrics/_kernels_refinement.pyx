@@ -263,6 +263,8 @@ cdef class Groups:
         self.set_state(state)
 
 
+# per-event path: the same three steps as streamcal.metrics._kernels.mean_score_update,
+# repeated on purpose so that the store is a typed cdef class (no shared dispatch)
 def groups_update(self, y_true, y_pred, w=1.0):
     """Add one event; O(1). The checks of :mod:`streamcal._validation` run in compiled
     code (their messages unchanged): a bad event raises and changes nothing."""

@@ -242,13 +242,7 @@ class CalibrationMonitor(BaseMonitor):
             half_life is None or (V.is_real(half_life) and 0 < half_life < math.inf),
             "a finite real number > 0 or None",
         )
-        V.check_param(
-            name,
-            "window_size",
-            window_size,
-            window_size is None or (V.is_integer(window_size) and window_size >= 1),
-            "an int >= 1 or None",
-        )
+        V.check_optional_int_param(name, "window_size", window_size, 1)
         V.check_param(
             name,
             "resolution",
@@ -256,13 +250,7 @@ class CalibrationMonitor(BaseMonitor):
             resolution is None or (V.is_real(resolution) and 0 < resolution <= 1),
             "a real number in (0, 1] or None",
         )
-        V.check_param(
-            name,
-            "prior_weight",
-            prior_weight,
-            V.is_real(prior_weight) and 0.0 <= prior_weight < math.inf,
-            "a finite real number >= 0",
-        )
+        V.check_nonnegative_param(name, "prior_weight", prior_weight)
         V.check_param(
             name,
             "residual",

@@ -292,15 +292,9 @@ def open_fast_blocks(source, log, score, label):
     if log.kind == "jsonl":
         if not isinstance(score, str) or not isinstance(label, str):
             return None
-        try:
-            if os.path.getsize(path) < _fastcsv.MIN_BYTES:
-                return None
-        except OSError:
+        if not _fastcsv.big_enough(path):
             return None
-    try:
-        import pyarrow  # noqa: F401
-        import pyarrow.json  # noqa: F401
-    except ImportError:
+    if not _fastcsv.pyarrow_has("json"):
         return None
     if log.kind == "parquet":
         columns = list(log.columns or [])

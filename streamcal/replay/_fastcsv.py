@@ -28,6 +28,7 @@ from __future__ import annotations
 import codecs
 import csv
 import gzip
+import importlib
 import io
 import os
 
@@ -196,6 +197,25 @@ class FastCsv:
         return PlainBlock(block, self.delimiter, scores, labels, self._next_line)
 
 
+def big_enough(path) -> bool:
+    """Whether the file at ``path`` holds at least :data:`MIN_BYTES` (False when it
+    cannot be read): below that the row reader is as fast."""
+    try:
+        return os.path.getsize(path) >= MIN_BYTES
+    except OSError:
+        return False
+
+
+def pyarrow_has(module: str) -> bool:
+    """Whether pyarrow and its reader ``pyarrow.<module>`` import."""
+    try:
+        importlib.import_module("pyarrow")
+        importlib.import_module(f"pyarrow.{module}")
+    except ImportError:
+        return False
+    return True
+
+
 def open_fast_csv(source, log, score: str, label: str):
     """A :class:`FastCsv` for ``source`` when it is a CSV/TSV file (gzipped or not)
     that ``log`` (the row reader's view of it) reads with a plain header, and pyarrow
@@ -213,15 +233,7 @@ def open_fast_csv(source, log, score: str, label: str):
     else:
         return None
     delimiter = getattr(log, "delimiter", None) or delimiter
-    try:
-        if os.path.getsize(path) < MIN_BYTES:
-            return None
-    except OSError:
-        return None
-    try:
-        import pyarrow  # noqa: F401
-        import pyarrow.csv  # noqa: F401
-    except ImportError:
+    if not big_enough(path) or not pyarrow_has("csv"):
         return None
     header = list(log.columns or [])
     if len(set(header)) != len(header) or score not in header or label not in header:

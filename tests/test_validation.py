@@ -1,0 +1,91 @@
+"""Tests of the shared input checks in streamcal._validation (issue 14: one home each)."""
+
+import numpy as np
+import pytest
+
+from streamcal import _validation as V
+from streamcal.calibrators import IRP, HistogramBinning, MulticlassIRP, OnlineIsotonic
+from streamcal.datasets import rain
+
+
+@pytest.mark.parametrize("value", [None, 1, 7, np.int64(3)])
+def test_check_optional_int_param_accepts(value):
+    assert V.check_optional_int_param("Owner", "window_size", value, 1) is None
+
+
+@pytest.mark.parametrize("value", [0, -1, True, 1.0, "3", float("nan")])
+def test_check_optional_int_param_rejects_with_the_template(value):
+    with pytest.raises(ValueError) as info:
+        V.check_optional_int_param("Owner", "window_size", value, 1)
+    assert str(info.value) == (
+        f"The 'window_size' parameter of Owner must be an int >= 1 or None. "
+        f"Got {V.format_value(value)} instead."
+    )
+
+
+def test_check_optional_int_param_minimum_zero():
+    V.check_optional_int_param("Owner", "seed", 0, 0)
+    with pytest.raises(ValueError, match=r"must be an int >= 0 or None\. Got -1 instead\."):
+        V.check_optional_int_param("Owner", "seed", -1, 0)
+
+
+@pytest.mark.parametrize(
+    "make, name, minimum",
+    [
+        (lambda v: OnlineIsotonic(window_size=v), "window_size", 1),
+        (lambda v: HistogramBinning(window_size=v), "window_size", 1),
+        (lambda v: IRP(max_bins=v), "max_bins", 1),
+        (lambda v: MulticlassIRP(grid_size=v), "grid_size", 1),
+        (lambda v: rain.AdversarialNature(seed=v), "seed", 0),
+    ],
+)
+def test_constructors_keep_their_messages(make, name, minimum):
+    """The sites that now call the helper give the message they gave before."""
+    owner = type(make(None)).__name__
+    with pytest.raises(ValueError) as info:
+        make(minimum - 1)
+    assert str(info.value) == (
+        f"The {name!r} parameter of {owner} must be an int >= {minimum} or None. "
+        f"Got {minimum - 1} instead."
+    )
+
+
+@pytest.mark.parametrize("cls_name", ["Sharpness", "MurphyDecomposition"])
+def test_equal_width_metrics_name_themselves_in_n_bins_errors(cls_name):
+    """``__init__`` lives in their shared base: the message still names the class."""
+    from streamcal import metrics
+
+    cls = getattr(metrics, cls_name)
+    assert cls(n_bins=4).n_bins == 4
+    with pytest.raises(ValueError, match=rf"^The 'n_bins' parameter of {cls_name} must be"):
+        cls(n_bins=0)
+
+
+def test_multiclass_bad_prediction_lists_share_their_head():
+    from streamcal.checks import _common, metrics, multiclass
+
+    head = [repr(p) for p in _common.BAD_PROBABILITY_DICTS]
+    assert len(head) == 6
+    for bad in (metrics.BAD_MULTICLASS_PREDICTIONS, multiclass.BAD_PROBABILITY_VECTORS):
+        assert [repr(p) for p in bad[: len(head)]] == head
+        assert len(bad) > len(head)
+
+
+@pytest.mark.parametrize("value", [-0.5, float("inf"), float("nan"), True, "1", None])
+def test_check_nonnegative_param_rejects_with_the_template(value):
+    V.check_nonnegative_param("Owner", "smoothing", 0.0)
+    V.check_nonnegative_param("Owner", "smoothing", 2)
+    with pytest.raises(ValueError) as info:
+        V.check_nonnegative_param("Owner", "smoothing", value)
+    assert str(info.value) == (
+        f"The 'smoothing' parameter of Owner must be a finite real number >= 0. "
+        f"Got {V.format_value(value)} instead."
+    )
+
+
+def test_irp_smoothing_message_unchanged():
+    with pytest.raises(ValueError) as info:
+        IRP(smoothing=-1.0)
+    assert str(info.value) == (
+        "The 'smoothing' parameter of IRP must be a finite real number >= 0. Got -1.0 instead."
+    )
