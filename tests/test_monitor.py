@@ -3,7 +3,7 @@ regression before every event, multiply the likelihood ratios), the martingale p
 alarm and reset semantics, the river detectors against river fed the residuals
 directly, the multiclass views, parameters, and a reduced version of
 ``simulations/monitor_alarms.py``. The shared checks (round trips, clone, bad input) run
-in tests/test_monitor_checks.py."""
+in tests/test_checks_monitors.py."""
 
 import copy
 import importlib.util

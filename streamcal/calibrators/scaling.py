@@ -200,7 +200,7 @@ class OnlinePlatt(_OnlineLogisticCalibrator):
     rounding of ``sigmoid(logit(s))`` and without the clipping at 0 and 1).
 
     Convergence. The online parameters are not the batch fit of the events seen, but
-    close to it: on stationary streams of 20,000 events (tests/test_online_scaling.py)
+    close to it: on stationary streams of 20,000 events (tests/test_calibrators_scaling.py)
     they were within 2 standard errors of it, typically a few tenths (the recursion's
     curvature was measured at the earlier, rougher parameters, a bias that fades
     relative to the standard error), and the predictions made before each label lost

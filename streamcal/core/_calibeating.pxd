@@ -21,7 +21,7 @@ cdef inline double splitmix_uniform(uint64_t seed, uint64_t t) noexcept nogil:
 
 
 cdef inline Py_ssize_t bin_of(double x, Py_ssize_t n) noexcept nogil:
-    # streamcal.core.bins.floor_bin, inlined for the per-event path (tests/test_bins.py)
+    # streamcal.core.bins.floor_bin, inlined for the per-event path (tests/test_core_bins.py)
     cdef Py_ssize_t i = <Py_ssize_t>(x * n)
     return n - 1 if i >= n else i
 

@@ -28,7 +28,7 @@ rounds up to ``i`` (``0.8999999999999999`` for ``n = 10``: bin 9 here, 8 by
 
 The per-event compiled paths (``core/_binning.pyx``, ``core/_calibeating.pyx``,
 ``metrics/_kernels.pyx``) inline these rules for speed, each with a comment naming the
-function here; ``tests/test_bins.py`` checks that they agree. Pure: numpy, no river.
+function here; ``tests/test_core_bins.py`` checks that they agree. Pure: numpy, no river.
 """
 
 from __future__ import annotations

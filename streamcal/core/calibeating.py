@@ -38,7 +38,7 @@ from streamcal.core._calibeating_kernels import (  # noqa: F401
     TrackingKernel,
 )
 
-# floor_bin without a Python frame (the compiled twin, tests/test_bins.py),
+# floor_bin without a Python frame (the compiled twin, tests/test_core_bins.py),
 # for per-event callers (MultiCalibeater)
 bin_index_compiled = _c.bin_index
 

@@ -49,7 +49,7 @@ cdef double RENORM_EXPONENT = METRIC_RENORM_EXPONENT
 cdef double FORGET = 2.0 ** -RENORM_EXPONENT
 
 
-# streamcal.core.bins.uniform_bin, inlined for the per-event path (tests/test_bins.py)
+# streamcal.core.bins.uniform_bin, inlined for the per-event path (tests/test_core_bins.py)
 cdef inline Py_ssize_t uniform_bin(double p, Py_ssize_t n, const double* edges) noexcept nogil:
     """Bin of ``p`` in [0, 1] among ``n`` equal-width bins, ``edges[i] <= p <
     edges[i + 1]`` (last bin closed): ``p * n`` rounds, so ``int(p * n)`` can be one

@@ -22,10 +22,10 @@ from streamcal.core.pav import IsotonicBlockStore
 
 try:  # tests/ as a package or as a plain directory on sys.path
     from tests import references as ref
-    from tests.test_pav_core import assert_store_matches
+    from tests.test_core_pav import assert_store_matches
 except ImportError:  # pragma: no cover
     import references as ref
-    from test_pav_core import assert_store_matches
+    from test_core_pav import assert_store_matches
 
 
 def ops(store):

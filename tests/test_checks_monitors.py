@@ -14,7 +14,7 @@ from streamcal.monitor import (
 )
 from streamcal.monitor.base import BaseMonitor
 
-# the keyed monitor takes (key, forecast, label): its checks are in test_keyed_monitor.py
+# the keyed monitor takes (key, forecast, label): its checks are in test_monitor_keyed.py
 MONITORS = concrete_classes(streamcal.monitor, BaseMonitor, exclude=(KeyedCalibrationMonitor,))
 
 

@@ -1,6 +1,6 @@
 """The compiled ``HistogramBinning`` (issue 11): :class:`streamcal.core._binning.Int64Binner`.
 
-``tests/test_histogram_binning.py`` holds the exactness tests against the oracle of
+``tests/test_calibrators_histogram.py`` holds the exactness tests against the oracle of
 ``tests/references_binning.py``; they run on the compiled binner. Here: the batch paths
 (``learn_many``, ``predict_many``, ``predict_learn_many``) equal the loop exactly, with the
 epoch boundaries inside batches cut at every offset; the hand-over to the general binner

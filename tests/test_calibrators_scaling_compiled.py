@@ -10,7 +10,7 @@ methods and the batch loops of :class:`streamcal.core.newton.LogisticKernel`.
   to the same predictions; pickle round-trips exactly.
 
 The update rule itself is checked against the oracle of ``tests/references_scaling.py``
-in ``tests/test_online_scaling.py``.
+in ``tests/test_calibrators_scaling.py``.
 """
 
 from __future__ import annotations

@@ -25,10 +25,10 @@ from hypothesis import strategies as st
 
 try:
     from tests import references as ref
-    from tests.test_online_isotonic import make_stream
+    from tests.test_calibrators_isotonic import make_stream
 except ImportError:  # run from inside tests/
     import references as ref
-    from test_online_isotonic import make_stream
+    from test_calibrators_isotonic import make_stream
 from streamcal import OnlineIsotonic, VennAbers
 from streamcal.checks import _common
 

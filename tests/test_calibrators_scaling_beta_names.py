@@ -70,7 +70,7 @@ def test_beta_ab_fixes_the_midpoint_at_one_half_as_betacal_does(fits):
 def test_beta_names_predict_as_betacal_batch_fit_of_the_same_name(fits, name):
     """Name for name, the online estimate is close to betacal's batch fit on 20,000
     stationary events (within 0.01 on a grid, the online fit's error, about 0.001
-    here; see test_online_scaling's convergence tests), and far from the other
+    here; see test_calibrators_scaling.py's convergence tests), and far from the other
     two-parameter model's fit (the 0.1.0 names were off by 0.14 here)."""
     cal, batch = fits[name]
     online = cal.predict_many(GRID)

@@ -6,7 +6,7 @@ input is refused with the template message and changes nothing; snapshots that b
 the stores' invariants are refused.
 
 The exactness of the per-event paths against the slow oracles is in
-``tests/test_calibeating.py``.
+``tests/test_calibrators_calibeating.py``.
 """
 
 from __future__ import annotations
