@@ -16,13 +16,14 @@ from river import base as river_base
 
 from streamcal import _snapshot
 from streamcal import _validation as V
+from streamcal._keyed_kernel import KeyedKernel, compiled_logistic
 from streamcal._keyed_store import KeyedStore, Spawner, check_max_keys
 from streamcal.base import BinaryCalibrator, MulticlassCalibrator
 
 __all__ = ["KeyedCalibrator", "Spawner"]
 
 _NAME = "KeyedCalibrator"
-class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
+class KeyedCalibrator(KeyedKernel, _snapshot.Snapshot, river_base.Base):
     """One calibrator per key, created on the key's first event; at most ``max_keys``
     of them, the least recently used forgotten first.
 
@@ -126,15 +127,34 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
         self.fallback = fallback
         self._reset()
 
+    # the store, the fallback, the spawner and the blank calibrator live in the C fields of
+    # KeyedKernel (the compiled per-event path), not in __dict__: pickle carries them
+    _KERNEL_FIELDS = ("_spawn", "_store", "_fallback", "_blank")
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        for name in self._KERNEL_FIELDS:
+            state[name] = getattr(self, name)
+        return state
+
     def __setstate__(self, state: dict) -> None:
+        state = dict(state)
         KeyedStore.adopt(state, _NAME, "_calibrators")  # pickles written before the store
+        for name in self._KERNEL_FIELDS:
+            setattr(self, name, state.pop(name, None))
         self.__dict__.update(state)
+        if self._spawn is None:  # derived from the template: rebuilt if a pickle lacks them
+            self._spawn = Spawner(self.calibrator)
+        if self._blank is None:
+            self._blank = self._spawn()
+        self._logistic = compiled_logistic(self.calibrator)
 
     def _reset(self) -> None:
         self._spawn = Spawner(self.calibrator)
         self._store = KeyedStore(_NAME, self.max_keys)
         self._fallback = self._spawn() if self.fallback else None
         self._blank = self._spawn()  # predicts for keys without a calibrator
+        self._logistic = compiled_logistic(self.calibrator)  # KeyedKernel calls its C entry points
 
     @classmethod
     def _unit_test_params(cls):
@@ -188,57 +208,8 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
 
     # ------------------------------------------------------------------ learning
 
-    def learn_one(self, key, score, label, w: float = 1.0) -> None:
-        """Update the calibrator of ``key`` (created on its first event), and the
-        fallback. O(1) plus the calibrators' ``learn_one``.
-
-        Parameters
-        ----------
-        key
-            The segment: a str, int, bool or finite float.
-        score
-            The score (a dict class -> probability for a multiclass template).
-        label
-            The outcome.
-        w
-            Sample weight, a finite real number >= 0.
-        """
-        t = type(key)
-        if t is not str and t is not int:  # the common keys skip a call (check_key's fast path)
-            key = V.check_key(key, _NAME, "learn_one")
-        store = self._store
-        cal = store.items.get(key)
-        if cal is not None:
-            cal.learn_one(score, label, w)  # validates first: a bad event changes nothing
-            fb = self._fallback
-            if fb is not None:
-                fb.learn_one(score, label, w)
-            store.items.move_to_end(key)
-            return
-        cal = self._spawn()
-        cal.learn_one(score, label, w)  # raises before the new key is stored
-        if self._fallback is not None:
-            self._fallback.learn_one(score, label, w)
-        store.add(key, cal)
-
-    def predict_one(self, key, score):
-        """The calibrated probability of ``score`` for ``key`` (a dict for a
-        multiclass template). Changes no state. O(1) plus one ``predict_one``.
-
-        Parameters
-        ----------
-        key
-            The segment: a str, int, bool or finite float.
-        score
-            The score (a dict class -> probability for a multiclass template).
-        """
-        t = type(key)
-        if t is not str and t is not int:
-            key = V.check_key(key, _NAME, "predict_one")
-        cal = self._store.items.get(key)
-        if cal is None:
-            cal = self._fallback if self._fallback is not None else self._blank
-        return cal.predict_one(score)
+    # learn_one(key, score, label, w=1.0) and predict_one(key, score) are KeyedKernel's
+    # (streamcal/_keyed_kernel.pyx): the per-event path, compiled
 
     # ------------------------------------------------------------------ snapshots
 
@@ -276,8 +247,9 @@ class KeyedCalibrator(_snapshot.Snapshot, river_base.Base):
                 f"if and only if fallback=True. Got {V.format_value(fb)} instead."
             )
         fallback = None if fb is None else self._restore_calibrator(fb, "fallback")
-        self._store.items = cals
-        self._store.n_evicted = int(n_evicted)
+        store = KeyedStore(_NAME, self.max_keys)
+        store.items, store.n_evicted = cals, int(n_evicted)
+        self._store = store  # a whole new store: the kernel caches its items
         self._fallback = fallback
 
 

@@ -3,13 +3,14 @@
 seeds and a small ``max_keys`` against the same oracle, the eviction order spelt out,
 keys as dict keys, snapshots that continue identically, and checks that can fail."""
 
+import copy
 import json
 import pickle
 
 import numpy as np
 import pytest
 
-from streamcal import KeyedCalibrator, OnlineIsotonic, OnlinePlatt, TopLabel, VennAbers
+from streamcal import KeyedCalibrator, OnlineBeta, OnlineIsotonic, OnlinePlatt, TopLabel, VennAbers
 from streamcal.checks import keyed as C
 from streamcal.checks._common import yield_cases
 
@@ -173,3 +174,107 @@ class _RefreshesOnPredict(KeyedCalibrator):
 def test_checks_catch_bugs(broken, check):
     with pytest.raises(AssertionError):
         check(broken)
+
+
+# ---------------------------------------------------------------------- the compiled path
+# KeyedCalibrator's learn_one / predict_one are compiled (streamcal/_keyed_kernel.pyx); for
+# OnlinePlatt and OnlineBeta templates they call the calibrators' C entry points directly
+
+
+@pytest.mark.parametrize("template", [OnlinePlatt(), OnlineBeta(), OnlinePlatt(half_life=20.0)])
+@pytest.mark.parametrize("max_keys", [None, 2])
+@pytest.mark.parametrize("fallback", [False, True])
+def test_compiled_logistic_path_matches_oracle(template, max_keys, fallback):
+    keyed = KeyedCalibrator(template, max_keys=max_keys, fallback=fallback)
+    assert keyed._logistic  # the C entry points are used
+    C.check_matches_independent_calibrators(keyed, seeds=range(4))
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_compiled_logistic_path_bad_event_changes_nothing(fallback):
+    keyed = KeyedCalibrator(OnlinePlatt(), max_keys=2, fallback=fallback)
+    keyed.learn_one("a", 0.2, 1)
+    keyed.learn_one("b", 0.3, 0)
+    before = pickle.dumps(keyed)
+    cases = [
+        (("a", 1.5, 1), "The 'score' argument of OnlinePlatt.learn_one must be"),
+        (("a", 0.5, 2), "The 'label' argument of OnlinePlatt.learn_one must be"),
+        (("a", 0.5, 1, -1.0), "The 'w' argument of OnlinePlatt.learn_one must be"),
+        (("a", 0.5, 1, 1e308), "The 'w' argument of OnlinePlatt.learn_one must be"),  # overflow
+        (("c", 0.5, 1, float("nan")), "The 'w' argument of OnlinePlatt.learn_one must be"),
+    ]
+    for args, message in cases:
+        with pytest.raises(ValueError, match=message):
+            keyed.learn_one(*args)
+        assert pickle.dumps(keyed) == before, args
+    assert list(keyed.calibrators) == ["a", "b"]  # "a" was not moved, nothing evicted
+    with pytest.raises(ValueError, match="The 'score' argument of OnlinePlatt.predict_one must be"):
+        keyed.predict_one("a", -0.1)
+    with pytest.raises(ValueError, match="The 'score' argument of OnlinePlatt.predict_one must be"):
+        keyed.predict_one("unseen", 1.1)  # the fallback or the blank calibrator checks too
+
+
+class _CountingPlatt(OnlinePlatt):
+    """An OnlinePlatt whose learn_one and predict_one are overridden in Python."""
+
+    calls = 0
+
+    def learn_one(self, score, label, w=1.0):
+        type(self).calls += 1
+        super().learn_one(score, label, w)
+
+    def predict_one(self, score):
+        type(self).calls += 1
+        return super().predict_one(score)
+
+
+def test_overridden_logistic_methods_are_called():
+    keyed = KeyedCalibrator(_CountingPlatt())
+    assert not keyed._logistic
+    _CountingPlatt.calls = 0
+    for _ in range(3):
+        keyed.learn_one("a", 0.4, 1)
+        keyed.predict_one("a", 0.4)
+    assert _CountingPlatt.calls == 6
+
+
+@pytest.mark.parametrize("template", [OnlinePlatt(), OnlineIsotonic()])
+def test_pickle_copy_and_restore_carry_the_compiled_fields(template):
+    keyed = KeyedCalibrator(template, max_keys=3, fallback=True)
+    events = C.yield_keyed_stream(keyed, 200, 0)
+    for e in events[:100]:
+        keyed.learn_one(*e)
+    copies = [
+        pickle.loads(pickle.dumps(keyed)),
+        copy.deepcopy(keyed),
+        KeyedCalibrator.from_dict(json.loads(json.dumps(keyed.to_dict()))),
+    ]
+    for c in copies:
+        assert c._logistic == keyed._logistic
+        assert c._store is not keyed._store and c._fallback is not keyed._fallback
+    for key, x, y, w in events[100:]:
+        expected = keyed.predict_one(key, x)
+        keyed.learn_one(key, x, y, w)
+        for c in copies:
+            assert c.predict_one(key, x) == expected
+            c.learn_one(key, x, y, w)
+            assert list(c.calibrators) == list(keyed.calibrators)
+            assert c.n_evicted == keyed.n_evicted
+
+
+def test_unpickles_a_state_written_before_the_compiled_path():
+    # pickles of the pure-Python KeyedCalibrator held every field in __dict__
+    keyed = KeyedCalibrator(OnlinePlatt(), max_keys=2, fallback=True)
+    keyed.learn_one("a", 0.2, 1)
+    keyed.learn_one("b", 0.7, 1)
+    old = {
+        "calibrator": keyed.calibrator, "max_keys": 2, "fallback": True,
+        "_spawn": keyed._spawn, "_store": keyed._store, "_fallback": keyed._fallback,
+        "_blank": keyed._blank,
+    }
+    restored = KeyedCalibrator.__new__(KeyedCalibrator)
+    restored.__setstate__(pickle.loads(pickle.dumps(old)))
+    assert restored._logistic and list(restored.calibrators) == ["a", "b"]
+    restored.learn_one("c", 0.6, 0)  # evicts "a" through the restored store
+    assert list(restored.calibrators) == ["b", "c"] and restored.n_evicted == 1
+    assert restored.predict_one("b", 0.7) == keyed.predict_one("b", 0.7)

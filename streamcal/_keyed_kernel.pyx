@@ -1,0 +1,147 @@
+"""The per-event path of :class:`streamcal.KeyedCalibrator`, compiled (private).
+
+:class:`KeyedKernel` is the C base class of ``KeyedCalibrator`` (as
+``LogisticKernel`` is OnlinePlatt's): it holds the store, the fallback, the spawner and
+the blank calibrator in C fields and runs ``learn_one`` / ``predict_one`` without a
+Python frame of their own: the key check, the dict lookup, the LRU move and the
+calibrators' calls. When the template is a compiled logistic calibrator (OnlinePlatt,
+OnlineBeta: a few doubles of state), the calibrators' own compiled entry points are
+called directly (``_newton.pxd``'s stable interface: ``c_learn`` / ``c_predict`` after
+the same checks, with the same messages, as their ``learn_one`` / ``predict_one``), so
+that a keyed event costs about one unkeyed event plus a dict lookup and a move.
+
+The semantics are those of the Python code this replaced, line for line: the
+calibrator of a key validates the event before anything changes, a new key is stored
+only after its first event was accepted, ``predict_one`` changes nothing.
+"""
+
+cimport cython
+from cpython.dict cimport PyDict_GetItem
+from cpython.ref cimport PyObject
+
+from streamcal._cvalidation cimport check_label, check_score, check_weight
+from streamcal.core._newton cimport LogisticKernel
+
+import collections
+
+from streamcal import _validation as V
+
+__all__ = ["KeyedKernel", "compiled_logistic"]
+
+cdef str _NAME = "KeyedCalibrator"
+# the C method itself, called without looking it up on each event
+cdef object _move_to_end = collections.OrderedDict.move_to_end
+
+
+def compiled_logistic(calibrator) -> bool:
+    """True if ``calibrator`` is a compiled logistic calibrator whose ``learn_one`` and
+    ``predict_one`` are the kernel's own (not overridden by a subclass), so that
+    :class:`KeyedKernel` may call the kernel's C entry points in their place."""
+    klass = type(calibrator)
+    return (
+        isinstance(calibrator, LogisticKernel)
+        and klass.learn_one is LogisticKernel.learn_one
+        and klass.predict_one is LogisticKernel.predict_one
+    )
+
+
+# pickled by the Python shell (KeyedCalibrator.__getstate__ / __setstate__)
+@cython.auto_pickle(False)
+cdef class KeyedKernel:
+    """C fields and per-event methods of :class:`streamcal.KeyedCalibrator` (whose
+    ``_reset`` sets the fields)."""
+
+    cdef object _store_obj         # the KeyedStore (the property _store)
+    cdef object _items             # its items (key -> calibrator, LRU first), read once
+    cdef public object _fallback   # the shared calibrator, or None
+    cdef public object _spawn      # makes a fresh copy of the template
+    cdef public object _blank      # predicts for keys without a calibrator
+    cdef public bint _logistic     # compiled_logistic(template): call the C entry points
+
+    @property
+    def _store(self):
+        """The :class:`~streamcal._keyed_store.KeyedStore` of the keys; set it as a whole
+        (never rebind its ``items``): the kernel reads the items from a C field."""
+        return self._store_obj
+
+    @_store.setter
+    def _store(self, store):
+        self._store_obj = store
+        self._items = None if store is None else store.items
+
+    def learn_one(self, key, score, label, w=1.0):
+        """Update the calibrator of ``key`` (created on its first event), and the
+        fallback. O(1) plus the calibrators' ``learn_one``.
+
+        Parameters
+        ----------
+        key
+            The segment: a str, int, bool or finite float.
+        score
+            The score (a dict class -> probability for a multiclass template).
+        label
+            The outcome.
+        w
+            Sample weight, a finite real number >= 0.
+        """
+        cdef object t = type(key)
+        cdef object items
+        cdef PyObject* found
+        cdef LogisticKernel k
+        cdef double s, y, ww
+        if t is not str and t is not int:  # the common keys skip a call (check_key's fast path)
+            key = V.check_key(key, _NAME, "learn_one")
+        items = self._items
+        found = PyDict_GetItem(items, key)  # an OrderedDict is a dict: a plain lookup
+        if found is NULL:
+            self._learn_new(key, score, label, w)
+            return
+        cal = <object>found
+        if self._logistic:
+            k = <LogisticKernel?>cal
+            s = check_score(score, k._name, "learn_one")
+            y = check_label(label, k._name, "learn_one")
+            ww = check_weight(w, k._name, "learn_one")
+            k.c_learn(s, y, ww)  # raises before any change: a bad event changes nothing
+            if self._fallback is not None:
+                (<LogisticKernel?>self._fallback).c_learn(s, y, ww)
+        else:
+            cal.learn_one(score, label, w)  # validates first: a bad event changes nothing
+            if self._fallback is not None:
+                self._fallback.learn_one(score, label, w)
+        _move_to_end(items, key)
+
+    cdef _learn_new(self, key, score, label, w):
+        cal = self._spawn()
+        cal.learn_one(score, label, w)  # raises before the new key is stored
+        if self._fallback is not None:
+            self._fallback.learn_one(score, label, w)
+        self._store.add(key, cal)
+
+    def predict_one(self, key, score):
+        """The calibrated probability of ``score`` for ``key`` (a dict for a
+        multiclass template). Changes no state. O(1) plus one ``predict_one``.
+
+        Parameters
+        ----------
+        key
+            The segment: a str, int, bool or finite float.
+        score
+            The score (a dict class -> probability for a multiclass template).
+        """
+        cdef object t = type(key)
+        cdef PyObject* found
+        cdef LogisticKernel k
+        if t is not str and t is not int:
+            key = V.check_key(key, _NAME, "predict_one")
+        found = PyDict_GetItem(self._items, key)
+        if found is not NULL:
+            cal = <object>found
+        elif self._fallback is not None:
+            cal = self._fallback
+        else:
+            cal = self._blank
+        if self._logistic:
+            k = <LogisticKernel?>cal
+            return k.c_predict(check_score(score, k._name, "predict_one"))
+        return cal.predict_one(score)
