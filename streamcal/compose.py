@@ -274,13 +274,13 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
             calibrator's sample weight.
         """
         cal = self.calibrator
-        w = kwargs.get("w", 1.0)
         binary = self._binary
         if binary:
-            V.check_label(y, _NAME, "learn_one", "y")
+            if not (y is True or y is False or (type(y) is int and (y == 1 or y == 0))):
+                V.check_label(y, _NAME, "learn_one", "y")  # the common labels skip a call
         else:
             V.check_class_label(y, _NAME, "learn_one", "y")
-        w = V.check_weight(w, _NAME, "learn_one")
+        w = V.check_weight(kwargs["w"], _NAME, "learn_one") if "w" in kwargs else 1.0
         proba = self.classifier.predict_proba_one(x)
         if binary:
             split = _binary_split(proba)
@@ -290,7 +290,10 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
             scores = _as_probabilities(proba)
             if scores is not None:
                 cal.learn_one(scores, y, w)
-        self.classifier.learn_one(x, y, **kwargs)
+        if kwargs:
+            self.classifier.learn_one(x, y, **kwargs)
+        else:  # a call without ** unpacking is about 0.2 us cheaper
+            self.classifier.learn_one(x, y)
 
     # ------------------------------------------------------------------ prediction
 
@@ -305,7 +308,10 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         **kwargs
             Passed to the classifier's ``predict_proba_one``.
         """
-        proba = self.classifier.predict_proba_one(x, **kwargs)
+        if kwargs:
+            proba = self.classifier.predict_proba_one(x, **kwargs)
+        else:  # a call without ** unpacking is about 0.2 us cheaper
+            proba = self.classifier.predict_proba_one(x)
         if self._binary:
             split = _binary_split(proba)
             if split is None:

@@ -313,6 +313,24 @@ def test_weight_reaches_calibrator_and_classifier():
     assert model.classifier.seen == [(1, {"w": 2.5})]
 
 
+def test_labels_and_keyword_arguments_on_the_fast_paths():
+    # learn_one skips the label check's call for True/False/0/1 and the ** call without
+    # keyword arguments: every other label still goes through the check, every keyword
+    # still reaches the classifier
+    model = CalibratedClassifier(Fixed(), OnlineIsotonic())
+    x = {"proba": {False: 0.5, True: 0.5}}
+    for y in (True, False, 1, 0, np.bool_(True), np.int64(0), 1.0):
+        model.learn_one(x, y)
+    assert [kw for _, kw in model.classifier.seen] == [{}] * 7
+    assert model.calibrator.n_events == 7 and model.calibrator.blocks[0].weight == 7.0
+    for y in (-1, 2, True + 1):
+        with pytest.raises(ValueError, match="The 'y' argument of CalibratedClassifier.learn_one must be"):
+            model.learn_one(x, y)
+    model.learn_one(x, 1, w=0.5, other="kept")
+    assert model.classifier.seen[-1] == (1, {"w": 0.5, "other": "kept"})
+    assert model.calibrator.n_events == 8
+
+
 def test_parameters_validated():
     with pytest.raises(ValueError, match="'calibrator' parameter of CalibratedClassifier must be"):
         CalibratedClassifier(linear_model.LogisticRegression(), "isotonic")
