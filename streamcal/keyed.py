@@ -78,7 +78,11 @@ class KeyedCalibrator(KeyedKernel, _snapshot.Snapshot, river_base.Base):
     Cost per event: ``learn_one`` is O(1) on top of one ``learn_one`` of the key's
     calibrator (a dict lookup and an LRU move; with ``fallback``, a second
     ``learn_one``); a new key costs one constructor call of the template's class (and
-    an O(1) eviction). ``predict_one`` is O(1) plus one ``predict_one``.
+    an O(1) eviction). ``predict_one`` is O(1) plus one ``predict_one``. Both are
+    compiled; for an :class:`~streamcal.OnlinePlatt` or :class:`~streamcal.OnlineBeta`
+    template they call the calibrators' compiled entry points directly, so that a keyed
+    event costs about an unkeyed one plus a dict lookup and a move (with many keys,
+    plus the cache misses of reaching another calibrator's memory).
 
     ``to_dict`` / ``from_dict`` save every key with its calibrator's own snapshot, in
     LRU order, so a restored object evicts in the same order; pickle and ``clone()``
