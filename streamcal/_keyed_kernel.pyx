@@ -36,7 +36,15 @@ cdef object _move_to_end = collections.OrderedDict.move_to_end
 def compiled_logistic(calibrator) -> bool:
     """True if ``calibrator`` is a compiled logistic calibrator whose ``learn_one`` and
     ``predict_one`` are the kernel's own (not overridden by a subclass), so that
-    :class:`KeyedKernel` may call the kernel's C entry points in their place."""
+    :class:`KeyedKernel` may call the kernel's C entry points in their place.
+
+    Examples
+    --------
+    >>> from streamcal import OnlineBeta, OnlineIsotonic, OnlinePlatt
+    >>> [compiled_logistic(c) for c in (OnlinePlatt(), OnlineBeta(), OnlineIsotonic())]
+    [True, True, False]
+
+    """
     klass = type(calibrator)
     return (
         isinstance(calibrator, LogisticKernel)
