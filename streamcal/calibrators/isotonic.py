@@ -106,10 +106,10 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         if n == 0:
             return
         stream = self._stream
-        store = stream.store
-        if self.half_life is not None or n * 256 < store.n_cells or n < 16:
+        if self.half_life is not None or n * 256 < stream.n_cells or n < 16:
             stream.learn_many(scores, labels, w)
             return
+        store = stream.store
         keys = self._keys(scores)
         t0 = stream.n_events
         if self.window_size is None:
@@ -274,8 +274,16 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         stream.reset_total()
 
     def _check(self) -> None:
-        """Assert the block invariants and that the window matches the stored cells."""
+        """Assert the block invariants and that the window matches the stored cells
+        (with a grid store: its own invariants, and its fit equal to the general
+        store's of the same cells)."""
         self._store._check()
+        grid = self._stream.grid_store
+        if grid is not None:
+            grid._check()
+            xs, ws, ss, ns = grid.cells()
+            for x in xs.tolist():
+                assert grid.predict_step(x) == self._store.predict_step(x), f"grid fit at {x}"
         window = self._stream.window_events()
         if window is not None:
             assert len(window) <= self.window_size, "window too long"
@@ -475,11 +483,12 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
         return self._stream.predict_one(score)
 
     def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
+        if self.prior_strength > 0 or self._stream.grid_store is not None:
+            # the compiled loop (the grid store's read-outs need no block arrays)
+            return self._stream.predict_many(np.ascontiguousarray(scores, dtype=np.float64))
         store = self._store
         if not len(store):
             return scores.astype(np.float64, copy=True)
-        if self.prior_strength > 0:
-            return self._stream.predict_many(np.ascontiguousarray(scores, dtype=np.float64))
         x = self._keys(scores)
         starts, ends, values = store.arrays()
         i = np.searchsorted(starts, x, side="right") - 1
