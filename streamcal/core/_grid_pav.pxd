@@ -12,6 +12,20 @@ cdef struct GV:
     int k                         # cell index (0: the sentinel, grid key k - 1)
 
 
+# one node of the implicit tree (64 bytes: one cache line)
+cdef struct GNode:
+    long long tw                  # totals of the subtree's cells
+    long long ts
+    long long ax                  # bridge (internal nodes): vertex a of the left child's
+    long long ay                  # hull, b of the right child's, in the node's frame,
+    long long bx                  # and their cells
+    long long by
+    int npres                     # present cells in the subtree (the sentinel counts)
+    int ak
+    int bk
+    int bval                      # the bridge and its cached locates are current
+
+
 @cython.final
 cdef class GridIsotonicStore:
     cdef readonly int n_keys      # K: grid keys 0 .. K - 1
@@ -30,15 +44,14 @@ cdef class GridIsotonicStore:
     cdef int nw
     cdef int ns
     # nodes 1 .. 2P - 1 (heap order; leaves P .. 2P - 1): totals, present cells, bridge
-    cdef long long* tw
-    cdef long long* ts
-    cdef int* npres
-    cdef long long* ax
-    cdef long long* ay
-    cdef int* ak
-    cdef long long* bx
-    cdef long long* by
-    cdef int* bk
+    cdef GNode* nd
+    # internal nodes: the bridge's ends located in the children's hulls (own frames):
+    # pred x, y, vertex x, y, succ x, y (6 per node), flags (1: a pred, 2: a succ);
+    # bval: the bridge and both locates are current
+    cdef long long* cl
+    cdef long long* cr
+    cdef int* lfl
+    cdef int* rfl
     # leaf hulls: leaf j's vertices at j * B .. j * B + nh[j] - 1, in the leaf's frame
     cdef int* nh
     cdef int* hk
@@ -56,7 +69,9 @@ cdef class GridIsotonicStore:
     # private
     cdef void _clear(self) noexcept
     cdef void _leaf_update(self, int j) noexcept
-    cdef void _internal_update(self, int u) noexcept
+    cdef void _internal_update(self, int u, int side) noexcept
+    cdef bint _locate(self, int v, int K, long long* out, int* fl) noexcept
+    cdef bint _still_valid(self, int u, int side) noexcept
     cdef int _enter(self, int v) noexcept
     cdef void _bridge(self, int u) noexcept
     cdef void _build_all(self) noexcept

@@ -167,15 +167,11 @@ cdef class GridIsotonicStore:
         _alloc(<void**> &self.cn, nc * sizeof(long long))
         _alloc(<void**> &self.bits, self.nw * sizeof(unsigned long long))
         _alloc(<void**> &self.summ, self.ns * sizeof(unsigned long long))
-        _alloc(<void**> &self.tw, nn * sizeof(long long))
-        _alloc(<void**> &self.ts, nn * sizeof(long long))
-        _alloc(<void**> &self.npres, nn * sizeof(int))
-        _alloc(<void**> &self.ax, nn * sizeof(long long))
-        _alloc(<void**> &self.ay, nn * sizeof(long long))
-        _alloc(<void**> &self.ak, nn * sizeof(int))
-        _alloc(<void**> &self.bx, nn * sizeof(long long))
-        _alloc(<void**> &self.by, nn * sizeof(long long))
-        _alloc(<void**> &self.bk, nn * sizeof(int))
+        _alloc(<void**> &self.nd, nn * sizeof(GNode))
+        _alloc(<void**> &self.cl, 6 * nn * sizeof(long long))
+        _alloc(<void**> &self.cr, 6 * nn * sizeof(long long))
+        _alloc(<void**> &self.lfl, nn * sizeof(int))
+        _alloc(<void**> &self.rfl, nn * sizeof(int))
         _alloc(<void**> &self.nh, self.nleaf * sizeof(int))
         _alloc(<void**> &self.hk, nhv * sizeof(int))
         _alloc(<void**> &self.hx, nhv * sizeof(long long))
@@ -188,15 +184,11 @@ cdef class GridIsotonicStore:
         PyMem_Free(self.cn)
         PyMem_Free(self.bits)
         PyMem_Free(self.summ)
-        PyMem_Free(self.tw)
-        PyMem_Free(self.ts)
-        PyMem_Free(self.npres)
-        PyMem_Free(self.ax)
-        PyMem_Free(self.ay)
-        PyMem_Free(self.ak)
-        PyMem_Free(self.bx)
-        PyMem_Free(self.by)
-        PyMem_Free(self.bk)
+        PyMem_Free(self.nd)
+        PyMem_Free(self.cl)
+        PyMem_Free(self.cr)
+        PyMem_Free(self.lfl)
+        PyMem_Free(self.rfl)
         PyMem_Free(self.nh)
         PyMem_Free(self.hk)
         PyMem_Free(self.hx)
@@ -238,27 +230,127 @@ cdef class GridIsotonicStore:
             n += 1
         self.nh[j] = n
         t = self.P + j
-        self.tw[t] = sw
-        self.ts[t] = ss
-        self.npres[t] = cnt
+        self.nd[t].tw = sw
+        self.nd[t].ts = ss
+        self.nd[t].npres = cnt
         self._op_hull += hi - lo
 
-    cdef void _internal_update(self, int u) noexcept:
+    cdef void _internal_update(self, int u, int side) noexcept:
+        """Totals and bridge of node ``u`` after a change in its child ``side`` (0:
+        left, 1: right, -1: either). The previous bridge is kept when it still is the
+        bridge (:meth:`_still_valid`), else found by :meth:`_bridge`."""
         cdef int l = 2 * u, r = 2 * u + 1
-        self.tw[u] = self.tw[l] + self.tw[r]
-        self.ts[u] = self.ts[l] + self.ts[r]
-        self.npres[u] = self.npres[l] + self.npres[r]
-        if self.npres[l] and self.npres[r]:
-            self._bridge(u)
+        self.nd[u].tw = self.nd[l].tw + self.nd[r].tw
+        self.nd[u].ts = self.nd[l].ts + self.nd[r].ts
+        self.nd[u].npres = self.nd[l].npres + self.nd[r].npres
         self._op_nodes += 1
+        if not (self.nd[l].npres and self.nd[r].npres):
+            self.nd[u].bval = 0
+            return
+        if side >= 0 and self.nd[u].bval and self._still_valid(u, side):
+            return
+        self._bridge(u)
+        self._locate(l, self.nd[u].ak, self.cl + 6 * u, self.lfl + u)
+        self._locate(r, self.nd[u].bk, self.cr + 6 * u, self.rfl + u)
+        self.nd[u].bval = 1
+
+    cdef bint _locate(self, int v, int K, long long* out, int* fl) noexcept:
+        """Is cell ``K`` a vertex of the hull of node ``v``? If so, write it and its
+        neighbours on that hull (``v``'s frame) to ``out`` (pred x, y, vertex x, y, succ
+        x, y) and which neighbours exist to ``fl``. One descent, O(h + log B)."""
+        cdef long long ox = 0, oy = 0
+        cdef int f = 0, lo, hi, mid, base, n
+        while True:
+            v = self._enter(v)
+            self._op_hull += 1
+            if v >= self.P:
+                break
+            if K <= self.nd[v].ak:
+                if K == self.nd[v].ak and not (f & 2):
+                    out[4] = self.nd[v].bx + ox
+                    out[5] = self.nd[v].by + oy
+                    f |= 2
+                v = 2 * v
+            elif K < self.nd[v].bk:
+                return False
+            else:
+                if K == self.nd[v].bk and not (f & 1):
+                    out[0] = self.nd[v].ax + ox
+                    out[1] = self.nd[v].ay + oy
+                    f |= 1
+                ox += self.nd[2 * v].tw
+                oy += self.nd[2 * v].ts
+                v = 2 * v + 1
+        base = (v - self.P) * self.leaf_capacity
+        n = self.nh[v - self.P]
+        lo = 0
+        hi = n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if self.hk[base + mid] < K:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo == n or self.hk[base + lo] != K:
+            return False
+        base += lo
+        out[2] = self.hx[base] + ox
+        out[3] = self.hy[base] + oy
+        if not (f & 1) and lo > 0:
+            out[0] = self.hx[base - 1] + ox
+            out[1] = self.hy[base - 1] + oy
+            f |= 1
+        if not (f & 2) and lo + 1 < n:
+            out[4] = self.hx[base + 1] + ox
+            out[5] = self.hy[base + 1] + oy
+            f |= 2
+        fl[0] = f
+        return True
+
+    cdef bint _still_valid(self, int u, int side) noexcept:
+        """Is the bridge of ``u`` still its bridge after a change in child ``side``?
+        Its end in that child must still be a hull vertex there (one locate; the other
+        end's locate is kept from before), and the general store's four exact tangency
+        tests must hold at both ends. If so the bridge's coordinates are refreshed."""
+        cdef long long* L = self.cl + 6 * u
+        cdef long long* R = self.cr + 6 * u
+        cdef int lf, rf
+        cdef long long dx = self.nd[2 * u].tw, dy = self.nd[2 * u].ts
+        cdef GV lp, la, ls, rp, ra, rs
+        if side == 0:
+            if not self._locate(2 * u, self.nd[u].ak, L, self.lfl + u):
+                self.nd[u].bval = 0
+                return False
+        elif not self._locate(2 * u + 1, self.nd[u].bk, R, self.rfl + u):
+            self.nd[u].bval = 0
+            return False
+        lf = self.lfl[u]
+        rf = self.rfl[u]
+        self._op_hull += 1
+        lp.x = L[0]; lp.y = L[1]; la.x = L[2]; la.y = L[3]; ls.x = L[4]; ls.y = L[5]
+        rp.x = R[0] + dx; rp.y = R[1] + dy; ra.x = R[2] + dx; ra.y = R[3] + dy
+        rs.x = R[4] + dx; rs.y = R[5] + dy
+        if (lf & 1) and _vs(lp, la, la, ra) <= 0:
+            return False
+        if (lf & 2) and _vs(la, ls, ls, ra) > 0:
+            return False
+        if (rf & 1) and _vs(la, rp, rp, ra) > 0:
+            return False
+        if (rf & 2) and _vs(la, ra, ra, rs) <= 0:
+            return False
+        self.nd[u].ax = la.x
+        self.nd[u].ay = la.y
+        self.nd[u].bx = ra.x
+        self.nd[u].by = ra.y
+        return True
 
     cdef inline int _enter(self, int v) noexcept:
         """The node whose hull is the hull of ``v`` (skipping children without cells,
         whose weight is 0: no translation)."""
         while v < self.P:
-            if self.npres[2 * v] == 0:
+            if self.nd[2 * v].npres == 0:
                 v = 2 * v + 1
-            elif self.npres[2 * v + 1] == 0:
+            elif self.nd[2 * v + 1].npres == 0:
                 v = 2 * v
             else:
                 break
@@ -269,7 +361,7 @@ cdef class GridIsotonicStore:
         case analysis, exact). At most 2 (h + log2 B) + 2 steps."""
         cdef int P = self.P, B = self.leaf_capacity
         cdef int ln = self._enter(2 * u), rn = self._enter(2 * u + 1)
-        cdef long long lox = 0, loy = 0, rox = self.tw[2 * u], roy = self.ts[2 * u]
+        cdef long long lox = 0, loy = 0, rox = self.nd[2 * u].tw, roy = self.nd[2 * u].ts
         cdef long long xs = rox
         cdef int llo = 0, lhi = 0, rlo = 0, rhi = 0, lm = 0, rm = 0, lb = 0, rb = 0
         cdef bint lpt, rpt, lleaf, rleaf
@@ -297,12 +389,12 @@ cdef class GridIsotonicStore:
                     b.y = self.hy[lb + lm] + loy
                     b.k = self.hk[lb + lm]
             else:
-                a.x = self.ax[ln] + lox
-                a.y = self.ay[ln] + loy
-                a.k = self.ak[ln]
-                b.x = self.bx[ln] + lox
-                b.y = self.by[ln] + loy
-                b.k = self.bk[ln]
+                a.x = self.nd[ln].ax + lox
+                a.y = self.nd[ln].ay + loy
+                a.k = self.nd[ln].ak
+                b.x = self.nd[ln].bx + lox
+                b.y = self.nd[ln].by + loy
+                b.k = self.nd[ln].bk
             if rleaf:
                 rm = rlo + 1 if rpt else (rlo + rhi) >> 1
                 c.x = self.hx[rb + rm - 1] + rox
@@ -313,12 +405,12 @@ cdef class GridIsotonicStore:
                     d.y = self.hy[rb + rm] + roy
                     d.k = self.hk[rb + rm]
             else:
-                c.x = self.ax[rn] + rox
-                c.y = self.ay[rn] + roy
-                c.k = self.ak[rn]
-                d.x = self.bx[rn] + rox
-                d.y = self.by[rn] + roy
-                d.k = self.bk[rn]
+                c.x = self.nd[rn].ax + rox
+                c.y = self.nd[rn].ay + roy
+                c.k = self.nd[rn].ak
+                d.x = self.nd[rn].bx + rox
+                d.y = self.nd[rn].by + roy
+                d.k = self.nd[rn].bk
             if lpt and rpt:
                 break
             if lpt:
@@ -350,8 +442,8 @@ cdef class GridIsotonicStore:
                 if lleaf:
                     llo = lm
                 else:
-                    lox += self.tw[2 * ln]
-                    loy += self.ts[2 * ln]
+                    lox += self.nd[2 * ln].tw
+                    loy += self.nd[2 * ln].ts
                     ln = self._enter(2 * ln + 1)
                     if ln >= P:
                         lb = (ln - P) * B
@@ -370,19 +462,19 @@ cdef class GridIsotonicStore:
                 if rleaf:
                     rlo = rm
                 else:
-                    rox += self.tw[2 * rn]
-                    roy += self.ts[2 * rn]
+                    rox += self.nd[2 * rn].tw
+                    roy += self.nd[2 * rn].ts
                     rn = self._enter(2 * rn + 1)
                     if rn >= P:
                         rb = (rn - P) * B
                         rlo = 0
                         rhi = self.nh[rn - P]
-        self.ax[u] = a.x
-        self.ay[u] = a.y
-        self.ak[u] = a.k
-        self.bx[u] = c.x
-        self.by[u] = c.y
-        self.bk[u] = c.k
+        self.nd[u].ax = a.x
+        self.nd[u].ay = a.y
+        self.nd[u].ak = a.k
+        self.nd[u].bx = c.x
+        self.nd[u].by = c.y
+        self.nd[u].bk = c.k
 
     cdef void _build_all(self) noexcept:
         cdef int j, u
@@ -390,11 +482,11 @@ cdef class GridIsotonicStore:
             if j < self.nleaf:
                 self._leaf_update(j)
             else:
-                self.tw[self.P + j] = 0
-                self.ts[self.P + j] = 0
-                self.npres[self.P + j] = 0
+                self.nd[self.P + j].tw = 0
+                self.nd[self.P + j].ts = 0
+                self.nd[self.P + j].npres = 0
         for u in range(self.P - 1, 0, -1):
-            self._internal_update(u)
+            self._internal_update(u, -1)
 
     # ------------------------------------------------------------------ present cells
 
@@ -446,16 +538,16 @@ cdef class GridIsotonicStore:
         ``ka < c <= kb`` and its value. O(h + log B)."""
         cdef int v = 1, P = self.P, lo, hi, mid, base
         while v < P:
-            if self.npres[2 * v] == 0:
+            if self.nd[2 * v].npres == 0:
                 v = 2 * v + 1
-            elif self.npres[2 * v + 1] == 0:
+            elif self.nd[2 * v + 1].npres == 0:
                 v = 2 * v
-            elif c <= self.ak[v]:
+            elif c <= self.nd[v].ak:
                 v = 2 * v
-            elif c <= self.bk[v]:
-                ka[0] = self.ak[v]
-                kb[0] = self.bk[v]
-                return (<double> (self.by[v] - self.ay[v])) / (<double> (self.bx[v] - self.ax[v]))
+            elif c <= self.nd[v].bk:
+                ka[0] = self.nd[v].ak
+                kb[0] = self.nd[v].bk
+                return (<double> (self.nd[v].by - self.nd[v].ay)) / (<double> (self.nd[v].bx - self.nd[v].ax))
             else:
                 v = 2 * v + 1
         base = (v - P) * self.leaf_capacity
@@ -474,7 +566,7 @@ cdef class GridIsotonicStore:
                 / (<double> (self.hx[base + lo] - self.hx[base + lo - 1])))
 
     cdef bint empty_c(self) noexcept:
-        return self.tw[1] == 0
+        return self.nd[1].tw == 0
 
     cdef double predict_step_c(self, double x) noexcept:
         """Fitted value at the largest key <= x (the first block's below every key), as
@@ -532,7 +624,7 @@ cdef class GridIsotonicStore:
             return 1
         if self.q != NO_Q:
             d = self.q - nq
-        tot = ldexp(<double> self.tw[1], d) + ldexp(w, -nq)
+        tot = ldexp(<double> self.nd[1].tw, d) + ldexp(w, -nq)
         if not tot < _LIMIT:
             return 1
         if d > 0:
@@ -551,9 +643,9 @@ cdef class GridIsotonicStore:
             return 0
         j = c // self.leaf_capacity
         self._leaf_update(j)
-        v = (self.P + j) >> 1
-        while v > 0:
-            self._internal_update(v)
+        v = self.P + j
+        while v > 1:
+            self._internal_update(v >> 1, v & 1)
             v >>= 1
         return 0
 
@@ -576,7 +668,7 @@ cdef class GridIsotonicStore:
     @property
     def n_cells(self):
         """Number of keys holding weight. O(1)."""
-        return self.npres[1] - 1
+        return self.nd[1].npres - 1
 
     @property
     def height(self):
@@ -593,7 +685,7 @@ cdef class GridIsotonicStore:
         cdef int i, m = 0
         cdef double[::1] X, W, S
         cdef long long[::1] N
-        n = self.npres[1] - 1
+        n = self.nd[1].npres - 1
         xs = np.empty(n, dtype=np.float64)
         ws = np.empty(n, dtype=np.float64)
         ss = np.empty(n, dtype=np.float64)
@@ -660,7 +752,7 @@ cdef class GridIsotonicStore:
         """Append the vertices of node ``v``'s hull with cell in [lo, hi]."""
         cdef int j, base
         v = self._enter(v)
-        if self.npres[v] == 0:
+        if self.nd[v].npres == 0:
             return
         if v >= self.P:
             base = (v - self.P) * self.leaf_capacity
@@ -668,8 +760,8 @@ cdef class GridIsotonicStore:
                 if lo <= self.hk[base + j] <= hi:
                     out.append((self.hk[base + j], self.hx[base + j] + ox, self.hy[base + j] + oy))
             return
-        self._collect(2 * v, ox, oy, lo, min(hi, self.ak[v]), out)
-        self._collect(2 * v + 1, ox + self.tw[2 * v], oy + self.ts[2 * v], max(lo, self.bk[v]), hi, out)
+        self._collect(2 * v, ox, oy, lo, min(hi, self.nd[v].ak), out)
+        self._collect(2 * v + 1, ox + self.nd[2 * v].tw, oy + self.nd[2 * v].ts, max(lo, self.nd[v].bk), hi, out)
 
     @cython.wraparound(True)
     def _check(self):
@@ -678,7 +770,7 @@ cdef class GridIsotonicStore:
         points recomputed by brute force, and the exact regime. O(K log K)."""
         cdef int v, i, lo, hi, j
         assert self.q == NO_Q or self.q >= _MIN_Q, f"unit 2**{self.q} too small"
-        assert self.tw[1] < _LIMIT, "total weight beyond the exact regime"
+        assert self.nd[1].tw < _LIMIT, "total weight beyond the exact regime"
         for i in range(1, self.nc):
             present = bool(self.bits[i >> 6] >> (i & 63) & 1)
             assert present == (self.cw[i] > 0), f"cell {i}: present bit {present}"
@@ -706,7 +798,7 @@ cdef class GridIsotonicStore:
                     ) <= 0:
                         pts.pop()
                     pts.append((i, W, S))
-            assert self.tw[v] == W and self.ts[v] == S, f"node {v}: totals"
+            assert self.nd[v].tw == W and self.nd[v].ts == S, f"node {v}: totals"
             got = []
             self._collect(v, 0, 0, -1, 1 << 30, got)
             assert got == pts, f"node {v}: hull {got} != {pts}"
