@@ -5,7 +5,10 @@ it: the score's grid key (``resolution``), the sliding window (a ring buffer of 
 events it holds), the forgetting clock (``half_life``: stored weights relative to a
 moving reference, renormalised by exact powers of two) and the weight checks that keep
 every stored sum finite. The store (:class:`streamcal.core.pav.IsotonicBlockStore`) keeps
-the exact isotonic regression of what it is given.
+the exact isotonic regression of what it is given. With ``resolution`` alone (no window,
+forgetting, prior or Venn-ABERS) the events go to the grid store of
+:mod:`streamcal.core._grid_pav` instead (the same fit, bit for bit), while its sums stay
+exact; ``store`` is then rebuilt from it when read.
 
 The Python shells :class:`streamcal.OnlineIsotonic` and :class:`streamcal.VennAbers`
 validate parameters, own snapshots and documentation, and forward each event here; they
