@@ -31,7 +31,7 @@ Costs, ``n`` the ``K + 1`` cells, ``B`` the leaf capacity, ``h = log2(P)`` the h
 ancestors, each a simultaneous descent of at most ``2 (h + log2 B) + 2`` steps: worst
 case ``O(B + h (h + log B))`` = O(log^2 n) for a fixed ``B``, whatever the stream (no
 amortisation is needed: the tree never changes shape). A read-out is a bit-set search and
-one or two descents, ``O(h + log B)``. Memory ``O(n)``: about 45 bytes per cell. The
+one or two descents, ``O(h + log B)``. Memory ``O(n)``: about 62 bytes per cell. The
 counters ``_op_hull`` (leaf cells scanned plus descent steps) and ``_op_nodes`` (bridges
 recomputed) let tests check the bound by counting.
 
