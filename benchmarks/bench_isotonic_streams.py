@@ -20,6 +20,13 @@ Streams:
 Then the modes (``resolution=1e-4``, ``half_life=1000``, ``window_size=10_000``) on the
 random stream, ``predict_learn_many`` in events per second (CPU time of one call on the
 whole stream), and the memory per distinct score (tracemalloc, and the pickled state).
+
+``--only grid`` runs the grid section alone: ``resolution=1e-4`` (the grid store of
+``streamcal/core/_grid_pav.pyx``) on every stream, per event against river LR and
+relative to the random stream, ``predict_learn_many`` on every stream, and the process
+memory of the calibrator after the stream (tracemalloc)::
+
+    python benchmarks/bench_isotonic_streams.py --only grid --n 1000000
 """
 
 from __future__ import annotations
@@ -83,6 +90,38 @@ def memory_per_score(n: int, seed: int = 1):
     return current / n, len(pickle.dumps(cal)) / n
 
 
+def grid_section(data, row, args):
+    """``resolution=1e-4`` on every stream (issue 11's grid targets)."""
+    params = {"resolution": 1e-4}
+    base = None
+    for name, (s, y) in data.items():
+        ratio, us, us_lr = per_event(params, s, y, args.segment, args.gc)
+        base = ratio if name == "random" else base
+        goal = "<= 0.3x river LR" if name == "random" else f"<= 2x random ({ratio / base:.2f}x)"
+        row(f"resolution=1e-4, {name} stream ({us:.2f} us/event, LR {us_lr:.2f})", f"{ratio:.3f}x", goal)
+    rates = {}
+    for name, (s, y) in data.items():
+        rates[name] = batch_rate(params, s, y, args.repeats)
+    for name, rate in rates.items():
+        row(f"predict_learn_many resolution=1e-4, {name}", f"{rate:,.0f}/s",
+            ">= 5,000,000/s" if name == "random" else f"cost <= 2x random ({rates['random'] / rate:.2f}x)")
+    s, y = data["random"]
+
+    def build():
+        cal = OnlineIsotonic(**params)
+        cal.learn_many(s[:16], y[:16])
+        for a, b in zip(s[16:].tolist(), y[16:].tolist()):
+            cal.learn_one(a, b)
+        return cal
+
+    tracemalloc.start()
+    cal = build()
+    current, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    row("resolution=1e-4: process memory of the calibrator (tracemalloc)", f"{current / 1e3:.0f} kB",
+        f"{cal._store.n_cells} cells")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="1e5 events per stream")
@@ -90,6 +129,7 @@ def main(argv=None):
     p.add_argument("--segment", type=int, default=2000, help="events per interleaved segment")
     p.add_argument("--repeats", type=int, default=3, help="repeats of the batch timings")
     p.add_argument("--gc", action="store_true", help="keep the garbage collector on while timing")
+    p.add_argument("--only", choices=("all", "grid"), default="all", help="run one section")
     args = p.parse_args(argv)
     n = args.n or (100_000 if args.quick else 1_000_000)
     data = streams(n)
@@ -100,6 +140,9 @@ def main(argv=None):
         print(f"{name:<58} {value:>12} {goal}", flush=True)
 
     print(f"OnlineIsotonic, {n:,} events per stream (ratio = time / river LR time, median of segments)")
+    if args.only == "grid":
+        grid_section(data, row, args)
+        return
     base = None
     for name, (s, y) in data.items():
         ratio, us, us_lr = per_event({}, s, y, args.segment, args.gc)

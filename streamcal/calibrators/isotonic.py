@@ -106,10 +106,10 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         if n == 0:
             return
         stream = self._stream
-        store = stream.store
-        if self.half_life is not None or n * 256 < store.n_cells or n < 16:
+        if self.half_life is not None or n * 256 < stream.n_cells or n < 16:
             stream.learn_many(scores, labels, w)
             return
+        store = stream.store
         keys = self._keys(scores)
         t0 = stream.n_events
         if self.window_size is None:
@@ -274,8 +274,16 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         stream.reset_total()
 
     def _check(self) -> None:
-        """Assert the block invariants and that the window matches the stored cells."""
+        """Assert the block invariants and that the window matches the stored cells
+        (with a grid store: its own invariants, and its fit equal to the general
+        store's of the same cells)."""
         self._store._check()
+        grid = self._stream.grid_store
+        if grid is not None:
+            grid._check()
+            xs, ws, ss, ns = grid.cells()
+            for x in xs.tolist():
+                assert grid.predict_step(x) == self._store.predict_step(x), f"grid fit at {x}"
         window = self._stream.window_events()
         if window is not None:
             assert len(window) <= self.window_size, "window too long"
@@ -365,7 +373,12 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
     lower hulls (see :mod:`streamcal.core.pav`), so an event re-bridges the O(log n)
     nodes above its score, O(log n) steps each, and a new score moves at most one
     leaf's 64 cells of memory. Prediction is O(log n). With ``resolution=r``,
-    ``n <= floor(1/r + 1/2) + 1``. The window, the forgetting clock and the grid run in
+    ``n <= floor(1/r + 1/2) + 1``; with ``resolution`` alone (no window, forgetting or
+    prior, at most 65,536 cells) the events go to a store specialised for the fixed grid
+    (:mod:`streamcal.core._grid_pav`: a static tree in flat arrays, exact integer
+    coordinates, O(log² n) per event without amortisation), with the same fit bit for
+    bit; weights it cannot hold exactly (sums beyond 2**40 units of their finest power
+    of two) move the cells back to the general store. The window, the forgetting clock and the grid run in
     compiled code (:mod:`streamcal.core._isotonic_stream`), as does
     ``predict_learn_many``.
     ``learn_many`` refits from aggregated cells in C when the batch is large compared to
@@ -475,11 +488,12 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
         return self._stream.predict_one(score)
 
     def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
+        if self.prior_strength > 0 or self._stream.grid_store is not None:
+            # the compiled loop (the grid store's read-outs need no block arrays)
+            return self._stream.predict_many(np.ascontiguousarray(scores, dtype=np.float64))
         store = self._store
         if not len(store):
             return scores.astype(np.float64, copy=True)
-        if self.prior_strength > 0:
-            return self._stream.predict_many(np.ascontiguousarray(scores, dtype=np.float64))
         x = self._keys(scores)
         starts, ends, values = store.arrays()
         i = np.searchsorted(starts, x, side="right") - 1

@@ -5,7 +5,10 @@ it: the score's grid key (``resolution``), the sliding window (a ring buffer of 
 events it holds), the forgetting clock (``half_life``: stored weights relative to a
 moving reference, renormalised by exact powers of two) and the weight checks that keep
 every stored sum finite. The store (:class:`streamcal.core.pav.IsotonicBlockStore`) keeps
-the exact isotonic regression of what it is given.
+the exact isotonic regression of what it is given. With ``resolution`` alone (no window,
+forgetting, prior or Venn-ABERS) the events go to the grid store of
+:mod:`streamcal.core._grid_pav` instead (the same fit, bit for bit), while its sums stay
+exact; ``store`` is then rebuilt from it when read.
 
 The Python shells :class:`streamcal.OnlineIsotonic` and :class:`streamcal.VennAbers`
 validate parameters, own snapshots and documentation, and forward each event here; they
@@ -37,6 +40,7 @@ from libc.math cimport floor, ldexp, frexp, isfinite, INFINITY, NAN
 
 from streamcal._cvalidation cimport check_score, check_label, check_weight
 from streamcal.core._pav cimport IsotonicBlockStore
+from streamcal.core._grid_pav cimport GridIsotonicStore
 from streamcal._validation import argument_error, WEIGHT_DOMAIN
 from streamcal.core.prior import ISOTONIC_PRIOR_MEAN
 from streamcal.core.decay import (
@@ -60,6 +64,7 @@ cdef int _MIN_EXP = -969       # ... and >= this: a normal double whose label su
                                # rounds to a subnormal, moves its mean by < 2**-52
 cdef double _SAFE_W = ldexp(1.0, 400)  # batch weights in [1 / _SAFE_W, _SAFE_W] cannot be refused
 cdef double _PRIOR_MEAN = ISOTONIC_PRIOR_MEAN
+cdef double _GRID_MAX = 65536.0  # grids up to this many keys get the grid store
 # prediction modes
 cdef enum:
     MODE_STEP = 0
@@ -89,7 +94,13 @@ cdef class IsotonicStream:
 
     """
 
-    cdef public IsotonicBlockStore store
+    # the block store; with a grid store (below) a copy rebuilt from it on demand
+    cdef IsotonicBlockStore _st
+    # plain grid mode (resolution alone): the events go to this store instead, as long
+    # as its sums stay exact (else its cells move to _st and it is dropped); _st_stale:
+    # _st lags behind it
+    cdef GridIsotonicStore _grid
+    cdef bint _st_stale
     cdef readonly double resolution, half_life
     cdef readonly Py_ssize_t window_size
     cdef readonly bint linear, venn_abers
@@ -115,7 +126,14 @@ cdef class IsotonicStream:
         if prior_strength != 0.0 and venn_abers:
             raise ValueError("IsotonicStream: 'prior_strength' and 'venn_abers' exclude each other.")
         self.prior_strength = prior_strength
-        self.store = store
+        self._st = store
+        self._grid = None
+        self._st_stale = False
+        if (0.0 < resolution and half_life == 0.0 and window_size == 0 and not venn_abers
+                and prior_strength == 0.0 and floor(1.0 / resolution + 0.5) < _GRID_MAX):
+            self._grid = GridIsotonicStore(<int> floor(1.0 / resolution + 0.5) + 1)
+            if not self._grid.load(*store.cells()):
+                self._grid = None
         self.resolution = resolution
         self.half_life = half_life
         self.window_size = window_size
@@ -183,7 +201,7 @@ cdef class IsotonicStream:
         self._count -= 1
         if w > 0.0:
             self._total -= w
-            if self.store.remove_c(x, w, y):
+            if self._st.remove_c(x, w, y):
                 self._readd(x)
 
     cdef _readd(self, double x):
@@ -194,7 +212,7 @@ cdef class IsotonicStream:
         for i in range(self._count):
             k = self._slot(i)
             if self._wx[k] == x and self._ww[k] > 0.0:
-                self.store.add_c(x, self._ww[k], self._wy[k])
+                self._st.add_c(x, self._ww[k], self._wy[k])
 
     # ------------------------------------------------------------------ per event
 
@@ -202,10 +220,16 @@ cdef class IsotonicStream:
         return s if self.resolution == 0.0 else floor(s / self.resolution + 0.5)
 
     cdef double predict_c(self, double s) except? -1.0:
-        if self.store.n_blocks_c() == 0:
+        cdef double x, v, p0, p1
+        if self._grid is not None:
+            if self._grid.empty_c():
+                return s
+            x = self.key(s)
+            v = self._grid.predict_linear_c(x) if self.mode == MODE_LINEAR else self._grid.predict_step_c(x)
+            return 1.0 if v > 1.0 else (0.0 if v < 0.0 else v)
+        if self._st.n_blocks_c() == 0:
             return s
-        cdef double x = self.key(s)
-        cdef double v, p0, p1
+        x = self.key(s)
         if self.mode == MODE_VENN_ABERS:
             self.interval_c(x, &p0, &p1)
             # p0 <= p1 (the fit at x is non-decreasing in the label added there), so the
@@ -213,7 +237,7 @@ cdef class IsotonicStream:
             return p1 / (1.0 - p0 + p1)
         if self.prior_strength > 0.0:
             return self.prior_c(x)
-        v = self.store.predict_linear_c(x) if self.mode == MODE_LINEAR else self.store.predict_step_c(x)
+        v = self._st.predict_linear_c(x) if self.mode == MODE_LINEAR else self._st.predict_step_c(x)
         return 1.0 if v > 1.0 else (0.0 if v < 0.0 else v)
 
     cdef double prior_c(self, double x) except? -1.0:
@@ -227,9 +251,9 @@ cdef class IsotonicStream:
         if not (self._total + w <= _DBL_MAX * 0.5):
             return _PRIOR_MEAN
         if self.mode == MODE_LINEAR:
-            v = self.store.prior_linear_c(x, w, _PRIOR_MEAN)
+            v = self._st.prior_linear_c(x, w, _PRIOR_MEAN)
         else:
-            v = self.store.prior_step_c(x, w, _PRIOR_MEAN)
+            v = self._st.prior_step_c(x, w, _PRIOR_MEAN)
         return 1.0 if v > 1.0 else (0.0 if v < 0.0 else v)
 
     cdef int interval_c(self, double x, double* p0, double* p1) except -1:
@@ -238,8 +262,9 @@ cdef class IsotonicStream:
         event would (the window is not shifted); clipped to [0, 1]. The store is left
         as it was. With nothing stored: (0, 1)."""
         cdef double w = self.next_weight_c()
-        cdef double a = self.store.hypothetical_c(x, w, 0.0)
-        cdef double b = self.store.hypothetical_c(x, w, 1.0)
+        cdef IsotonicBlockStore st = self.store  # brought up to date from a grid store
+        cdef double a = st.hypothetical_c(x, w, 0.0)
+        cdef double b = st.hypothetical_c(x, w, 1.0)
         p0[0] = 1.0 if a > 1.0 else (0.0 if a < 0.0 else a)
         p1[0] = 1.0 if b > 1.0 else (0.0 if b < 0.0 else b)
         return 0
@@ -302,7 +327,7 @@ cdef class IsotonicStream:
                 if ke - 1 < emin:
                     emin = ke - 1
         else:
-            xs, ws, ss, ns = self.store.cells()
+            xs, ws, ss, ns = self._st.cells()
             mask = _kept(ws, e)
             self._keep = (xs, ws, ss, ns, mask)
             if mask.any():
@@ -355,10 +380,21 @@ cdef class IsotonicStream:
                 self._pop_oldest()  # before the new event joins: it is not re-added twice
             self._push(x, y, ws, t)
         if ws > 0.0:
-            self.store.add_c(x, ws, y)
+            if self._grid is None:
+                self._st.add_c(x, ws, y)
+            elif self._grid.add_c(x, ws, y):
+                self._leave_grid()  # its sums would not stay exact: the general store
+                self._st.add_c(x, ws, y)
+            else:
+                self._st_stale = True
             self._total += ws
         self.n_events = t + 1
         return 0
+
+    cdef _leave_grid(self):
+        """Move the grid store's cells to the general store and drop the grid store."""
+        self._st = self.store
+        self._grid = None
 
     cdef inline double _leaving_weight(self):
         """The stored weight of the event a new one would push out of a full window."""
@@ -404,12 +440,12 @@ cdef class IsotonicStream:
                 w = self._ww[k]
                 if w > 0.0 and ldexp(w, -sh) < _DBL_MIN:
                     self._ww[k] = 0.0
-                    if self.store.remove_c(self._wx[k], w, self._wy[k]):
+                    if self._st.remove_c(self._wx[k], w, self._wy[k]):
                         self._readd(self._wx[k])
             for i in range(self._count):
                 k = self._slot(i)
                 self._ww[k] = ldexp(self._ww[k], -sh)
-            self.store.scale_by_power_of_two(-sh)
+            self._st.scale_by_power_of_two(-sh)
         else:
             self._rescale_cells(sh, e, keep)
         self.reset_total()
@@ -506,7 +542,7 @@ cdef class IsotonicStream:
             return None
         for i in range(w.shape[0]):
             if w[i] > 0.0 and not (1.0 / _SAFE_W <= w[i] <= _SAFE_W):
-                return (self.store.cells(), self.window_events(), self.n_events, self.t_ref,
+                return (self._st.cells(), self.window_events(), self.n_events, self.t_ref,
                         self.phase)
         return None
 
@@ -516,7 +552,7 @@ cdef class IsotonicStream:
         if saved is None:
             raise  # cannot happen (see _save_if_refusable): not silently
         (xs, ws, ss, ns), window, n_events, t_ref, phase = saved
-        self.store.rebuild(xs, ws, ss, ns)
+        self._st.rebuild(xs, ws, ss, ns)
         self.restore_counters(window, n_events, t_ref, phase)
         raise _span_error(self.owner, method, w[i], f" at index {i}")
 
@@ -570,8 +606,50 @@ cdef class IsotonicStream:
         return self._total
 
     def reset_total(self):
-        """Recompute the sum of stored weights from the store (after a restore)."""
-        self._total = float(np.sum(self.store.cells()[1])) if len(self.store) else 0.0
+        """Recompute the sum of stored weights from the store (after a restore). With a
+        grid store, after :attr:`store` was read, replaced or rebuilt: the grid store
+        reloads its cells from it."""
+        if self._grid is not None:
+            if not self._st_stale and not self._grid.load(*self._st.cells()):
+                self._grid = None
+        if self._grid is not None:
+            self._total = float(np.sum(self._grid.cells()[1]))
+        else:
+            self._total = float(np.sum(self._st.cells()[1])) if len(self._st) else 0.0
+
+    @property
+    def store(self):
+        """The block store (:class:`streamcal.core.pav.IsotonicBlockStore`). With a
+        grid store (``resolution`` alone) a copy of its content, rebuilt when it changed
+        (O(cells)); code that changes this copy or assigns another store calls
+        :meth:`reset_total` after, as restoring does."""
+        if self._grid is not None and self._st_stale:
+            st = IsotonicBlockStore(self._st.leaf_capacity)
+            xs, ws, ss, ns = self._grid.cells()
+            if len(xs):
+                st.rebuild(xs, ws, ss, ns)
+            self._st = st
+            self._st_stale = False
+        return self._st
+
+    @store.setter
+    def store(self, IsotonicBlockStore value):
+        self._st = value
+        self._st_stale = False
+        if self._grid is not None and not self._grid.load(*value.cells()):
+            self._grid = None
+
+    @property
+    def grid_store(self):
+        """The grid store the events go to (:mod:`streamcal.core._grid_pav`), or None
+        (without ``resolution``, with a window, forgetting, a prior or Venn-ABERS, or
+        once sums left its exact regime)."""
+        return self._grid
+
+    @property
+    def n_cells(self):
+        """Number of distinct keys held. O(1)."""
+        return self._grid.n_cells if self._grid is not None else self._st.n_cells
 
     def __reduce__(self):
         return (_rebuild, (type(self), self.store, self.resolution, self.half_life,

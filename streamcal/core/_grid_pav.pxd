@@ -1,0 +1,83 @@
+# C-level declarations of the isotonic store of a fixed grid of cells
+# (streamcal/core/_grid_pav.pyx): a static implicit tree in flat arrays over the K cells,
+# leaves of B cells keeping their own lower hull, internal nodes the bridge of their
+# children's hulls, every coordinate an exact integer. See the module docstring.
+
+cimport cython
+
+
+cdef struct GV:
+    long long x                   # cumulative weight, in units of 2**q, in some frame
+    long long y                   # cumulative label sum, same units
+    int k                         # cell index (0: the sentinel, grid key k - 1)
+
+
+# one node of the implicit tree (64 bytes: one cache line)
+cdef struct GNode:
+    long long tw                  # totals of the subtree's cells
+    long long ts
+    long long ax                  # bridge (internal nodes): vertex a of the left child's
+    long long ay                  # hull, b of the right child's, in the node's frame,
+    long long bx                  # and their cells
+    long long by
+    int npres                     # present cells in the subtree (the sentinel counts)
+    int ak
+    int bk
+    int bval                      # the bridge and its cached locates are current
+
+
+@cython.final
+cdef class GridIsotonicStore:
+    cdef readonly int n_keys      # K: grid keys 0 .. K - 1
+    cdef readonly int leaf_capacity
+    cdef int nc                   # cells: K + 1 (cell 0 is the sentinel, weight 0)
+    cdef int nleaf                # leaves holding cells
+    cdef int P                    # leaves of the implicit tree (a power of two)
+    cdef int q                    # every sum is an integer multiple of 2**q (NO_Q: empty)
+    # cells
+    cdef long long* cw
+    cdef long long* cs
+    cdef long long* cn
+    # present cells (weight > 0): bit set and its summary (one bit per non-zero word)
+    cdef unsigned long long* bits
+    cdef unsigned long long* summ
+    cdef int nw
+    cdef int ns
+    # nodes 1 .. 2P - 1 (heap order; leaves P .. 2P - 1): totals, present cells, bridge
+    cdef GNode* nd
+    # internal nodes: the bridge's ends located in the children's hulls (own frames):
+    # pred x, y, vertex x, y, succ x, y (6 per node), flags (1: a pred, 2: a succ);
+    # bval: the bridge and both locates are current
+    cdef long long* cl
+    cdef long long* cr
+    cdef int* lfl
+    cdef int* rfl
+    # leaf hulls: leaf j's vertices at j * B .. j * B + nh[j] - 1, in the leaf's frame
+    cdef int* nh
+    cdef int* hk
+    cdef long long* hx
+    cdef long long* hy
+    cdef public long long _op_nodes
+    cdef public long long _op_hull
+
+    # the per-event C API
+    cdef int add_c(self, double x, double w, double y) except -1
+    cdef bint empty_c(self) noexcept
+    cdef double predict_step_c(self, double x) noexcept
+    cdef double predict_linear_c(self, double x) noexcept
+
+    # private
+    cdef void _clear(self) noexcept
+    cdef void _leaf_update(self, int j) noexcept
+    cdef void _internal_update(self, int u, int side) noexcept
+    cdef bint _locate(self, int v, int K, long long* out, int* fl) noexcept
+    cdef bint _still_valid(self, int u, int side) noexcept
+    cdef int _enter(self, int v) noexcept
+    cdef void _bridge(self, int u) noexcept
+    cdef void _build_all(self) noexcept
+    cdef void _set_bit(self, int i) noexcept
+    cdef int _pred(self, int i) noexcept
+    cdef int _succ(self, int i) noexcept
+    cdef double _edge_value(self, int c, int* ka, int* kb) noexcept
+    cdef int _cell_of(self, double x) noexcept
+    cdef _collect(self, int v, long long ox, long long oy, int lo, int hi, list out)

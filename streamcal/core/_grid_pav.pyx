@@ -1,0 +1,804 @@
+"""The exact isotonic (PAV) store of a fixed grid of cells, compiled: a static implicit
+tree in flat arrays whose nodes keep the bridge of their children's lower hulls.
+
+:class:`streamcal.OnlineIsotonic` with ``resolution`` snaps every score to one of the
+``K`` keys ``0 .. K - 1`` of its grid. The cells are known at construction, never
+inserted nor removed; only their sums change. This store specialises the general one
+(:mod:`streamcal.core._pav`, whose docstring defines cells, the cumulative-sum diagram
+and blocks) to that case:
+
+- Cell ``i`` (``1 <= i <= K``) holds grid key ``i - 1``; cell 0 is the sentinel whose
+  point is the origin. Leaves hold ``B`` consecutive cells each (leaf ``j``: cells
+  ``jB .. jB + B - 1``), ``P`` (a power of two) leaves form a complete binary tree in
+  heap order (node 1 the root, node ``v``'s children ``2v``, ``2v + 1``, leaves at
+  ``P .. 2P - 1``): no pointers, no rebalancing, no insertion, no memory moved.
+- A leaf keeps the lower hull of the points of its present cells (weight > 0) in its
+  local frame; an internal node keeps its totals and the bridge of its children's hulls
+  (the general store's definition and descent: Overmars and van Leeuwen), its hull being
+  the left child's up to the bridge, then the right child's. A node without present cells
+  has an empty hull and its parent's hull is its sibling's.
+- Every coordinate is an exact integer: all cell sums are multiples of ``2**q`` and the
+  total weight stays below ``2**40`` units, so orientation tests are exact with 128-bit
+  products. This is the general store's exact mode (sums below ``2**(q + 53)``) with room
+  for the three-factor test of the bridge descent; the geometry decided is the same, and
+  so are the blocks, and a block value ``dS / dW`` (an exact ratio of integers scaled by
+  the same power of two, ``-500 <= q``) is the same double the general store computes.
+  :meth:`add` refuses (returns 1, the store unchanged) an event that would leave that
+  regime; the caller then moves the cells to the general store.
+
+Costs, ``n`` the ``K + 1`` cells, ``B`` the leaf capacity, ``h = log2(P)`` the height:
+:meth:`add` recomputes one leaf hull (``B`` cells) and the bridges of the ``h``
+ancestors, each a simultaneous descent of at most ``2 (h + log2 B) + 2`` steps: worst
+case ``O(B + h (h + log B))`` = O(log^2 n) for a fixed ``B``, whatever the stream (no
+amortisation is needed: the tree never changes shape). A read-out is a bit-set search and
+one or two descents, ``O(h + log B)``. Memory ``O(n)``: about 62 bytes per cell. The
+counters ``_op_hull`` (leaf cells scanned plus descent steps) and ``_op_nodes`` (bridges
+recomputed) let tests check the bound by counting.
+
+Examples
+--------
+>>> store = GridIsotonicStore(11)
+>>> for x, y in [(1, 0.0), (5, 1.0), (3, 1.0), (7, 0.0)]:
+...     store.add(x, 1.0, y)
+0
+0
+0
+0
+>>> store.predict_step(2), store.predict_step(6), store.predict_linear(2)
+(0.0, 0.6666666666666666, 0.3333333333333333)
+>>> store.cells()[0].tolist()
+[1.0, 3.0, 5.0, 7.0]
+"""
+
+cimport cython
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from libc.string cimport memset
+from libc.math cimport frexp, ldexp
+
+import numpy as np
+
+cdef extern from *:
+    """
+    static inline int sc_grid_ctz(unsigned long long v) { return __builtin_ctzll(v); }
+    static inline int sc_grid_clz(unsigned long long v) { return __builtin_clzll(v); }
+    /* sign of ux * vy - uy * vx, every factor below 2**41 in magnitude */
+    static inline int sc_grid_cross(long long ux, long long uy, long long vx, long long vy) {
+        __int128 p = (__int128)ux * vy - (__int128)uy * vx;
+        return (p > 0) - (p < 0);
+    }
+    /* sign of cby*dx1*dx2 - dy2*dx1*f - dy1*dx2*e, every factor below 2**41 */
+    static inline int sc_grid_triple(long long cby, long long dx1, long long dx2,
+                                     long long dy2, long long f, long long dy1,
+                                     long long e) {
+        __int128 g = (__int128)cby * dx1 * dx2 - (__int128)dy2 * dx1 * f
+                     - (__int128)dy1 * dx2 * e;
+        return (g > 0) - (g < 0);
+    }
+    """
+    int sc_grid_ctz(unsigned long long v) nogil
+    int sc_grid_clz(unsigned long long v) nogil
+    int sc_grid_cross(long long ux, long long uy, long long vx, long long vy) nogil
+    int sc_grid_triple(long long cby, long long dx1, long long dx2, long long dy2,
+                       long long f, long long dy1, long long e) nogil
+
+__all__ = ["GridIsotonicStore"]
+
+cdef int NO_Q = 1 << 20
+cdef double _LIMIT = 1099511627776.0  # 2**40: the total weight stays below, in units
+cdef int _MIN_Q = -500                # the unit stays >= 2**-500: block sums normal
+cdef double _TWO53 = 9007199254740992.0
+
+
+cdef inline int _lsb_exponent(double v) noexcept:
+    """Exponent of the lowest set bit of ``v`` (> 0, finite)."""
+    cdef int e
+    cdef double m = frexp(v, &e)
+    cdef unsigned long long mant = <unsigned long long> (m * _TWO53)
+    return e - 53 + sc_grid_ctz(mant)
+
+
+cdef inline int _vs(GV a, GV b, GV c, GV d) noexcept:
+    """Sign of the cross product (b - a) x (d - c)."""
+    return sc_grid_cross(b.x - a.x, b.y - a.y, d.x - c.x, d.y - c.y)
+
+
+cdef inline bint _meet_left_of_split(GV a, GV b, GV c, GV d, long long xs) noexcept:
+    """For lines l1 = ab and l2 = cd with slope(l1) < slope(l2): do they meet at an
+    abscissa <= xs (l2(xs) >= l1(xs))? The general store's exact test."""
+    cdef long long e = xs - b.x
+    return sc_grid_triple(c.y - b.y, b.x - a.x, d.x - c.x, d.y - c.y,
+                          (c.x - b.x) - e, b.y - a.y, e) >= 0
+
+
+cdef inline void _alloc(void** p, size_t size):
+    p[0] = PyMem_Malloc(size if size > 0 else 1)
+    if p[0] == NULL:
+        raise MemoryError()
+    memset(p[0], 0, size)
+
+
+@cython.final
+cdef class GridIsotonicStore:
+    """Exact isotonic regression (non-decreasing) of weighted labels in [0, 1] on the
+    integer keys ``0 .. n_keys - 1`` of a grid, kept up to date as events are added.
+
+    Parameters
+    ----------
+    n_keys
+        Number of grid keys ``K`` (1 to 2**24).
+    leaf_capacity
+        Cells per leaf, 2 to 256 (small values exercise deep trees in tests).
+
+    Examples
+    --------
+    >>> store = GridIsotonicStore(4, leaf_capacity=2)
+    >>> store.predict_step(1) is None
+    True
+    >>> store.add(3, 1.0, 1.0), store.add(0, 2.0, 0.5), store.add(2, 1.0, 0.0)
+    (0, 0, 0)
+    >>> store.predict_step(1), store.predict_step(2), store.predict_step(3)
+    (0.3333333333333333, 0.3333333333333333, 1.0)
+
+    """
+
+    def __cinit__(self, int n_keys, int leaf_capacity=32):
+        if not 1 <= n_keys <= (1 << 24):
+            raise ValueError(
+                f"The 'n_keys' parameter of GridIsotonicStore must be an int in [1, 2**24]. "
+                f"Got {n_keys!r} instead."
+            )
+        if not 2 <= leaf_capacity <= 256:
+            raise ValueError(
+                f"The 'leaf_capacity' parameter of GridIsotonicStore must be an int in "
+                f"[2, 256]. Got {leaf_capacity!r} instead."
+            )
+        self.n_keys = n_keys
+        self.leaf_capacity = leaf_capacity
+        self.nc = n_keys + 1
+        self.nleaf = (self.nc + leaf_capacity - 1) // leaf_capacity
+        self.P = 1
+        while self.P < self.nleaf:
+            self.P <<= 1
+        self.nw = (self.nc + 63) >> 6
+        self.ns = (self.nw + 63) >> 6
+        cdef size_t nc = self.nc, nn = 2 * self.P, nhv = self.nleaf * leaf_capacity
+        _alloc(<void**> &self.cw, nc * sizeof(long long))
+        _alloc(<void**> &self.cs, nc * sizeof(long long))
+        _alloc(<void**> &self.cn, nc * sizeof(long long))
+        _alloc(<void**> &self.bits, self.nw * sizeof(unsigned long long))
+        _alloc(<void**> &self.summ, self.ns * sizeof(unsigned long long))
+        _alloc(<void**> &self.nd, nn * sizeof(GNode))
+        _alloc(<void**> &self.cl, 6 * nn * sizeof(long long))
+        _alloc(<void**> &self.cr, 6 * nn * sizeof(long long))
+        _alloc(<void**> &self.lfl, nn * sizeof(int))
+        _alloc(<void**> &self.rfl, nn * sizeof(int))
+        _alloc(<void**> &self.nh, self.nleaf * sizeof(int))
+        _alloc(<void**> &self.hk, nhv * sizeof(int))
+        _alloc(<void**> &self.hx, nhv * sizeof(long long))
+        _alloc(<void**> &self.hy, nhv * sizeof(long long))
+        self._clear()
+
+    def __dealloc__(self):
+        PyMem_Free(self.cw)
+        PyMem_Free(self.cs)
+        PyMem_Free(self.cn)
+        PyMem_Free(self.bits)
+        PyMem_Free(self.summ)
+        PyMem_Free(self.nd)
+        PyMem_Free(self.cl)
+        PyMem_Free(self.cr)
+        PyMem_Free(self.lfl)
+        PyMem_Free(self.rfl)
+        PyMem_Free(self.nh)
+        PyMem_Free(self.hk)
+        PyMem_Free(self.hx)
+        PyMem_Free(self.hy)
+
+    cdef void _clear(self) noexcept:
+        """Empty every cell (the sentinel alone) and rebuild the tree."""
+        memset(self.cw, 0, self.nc * sizeof(long long))
+        memset(self.cs, 0, self.nc * sizeof(long long))
+        memset(self.cn, 0, self.nc * sizeof(long long))
+        memset(self.bits, 0, self.nw * sizeof(unsigned long long))
+        memset(self.summ, 0, self.ns * sizeof(unsigned long long))
+        self.q = NO_Q
+        self._build_all()
+
+    # ------------------------------------------------------------------ tree upkeep
+
+    cdef void _leaf_update(self, int j) noexcept:
+        """Totals and own lower hull (strictly convex) of leaf ``j``. O(B)."""
+        cdef int B = self.leaf_capacity, base = j * B
+        cdef int t, lo = base, hi = base + B, n = 0, cnt = 0
+        cdef long long sw = 0, ss = 0
+        cdef long long* hx = self.hx + base
+        cdef long long* hy = self.hy + base
+        if hi > self.nc:
+            hi = self.nc
+        for t in range(lo, hi):
+            if self.cw[t] == 0 and t != 0:
+                continue
+            cnt += 1
+            sw += self.cw[t]
+            ss += self.cs[t]
+            while n >= 2 and sc_grid_cross(hx[n - 1] - hx[n - 2], hy[n - 1] - hy[n - 2],
+                                           sw - hx[n - 1], ss - hy[n - 1]) <= 0:
+                n -= 1
+            hx[n] = sw
+            hy[n] = ss
+            self.hk[base + n] = t
+            n += 1
+        self.nh[j] = n
+        t = self.P + j
+        self.nd[t].tw = sw
+        self.nd[t].ts = ss
+        self.nd[t].npres = cnt
+        self._op_hull += hi - lo
+
+    cdef void _internal_update(self, int u, int side) noexcept:
+        """Totals and bridge of node ``u`` after a change in its child ``side`` (0:
+        left, 1: right, -1: either). The previous bridge is kept when it still is the
+        bridge (:meth:`_still_valid`), else found by :meth:`_bridge`."""
+        cdef int l = 2 * u, r = 2 * u + 1
+        self.nd[u].tw = self.nd[l].tw + self.nd[r].tw
+        self.nd[u].ts = self.nd[l].ts + self.nd[r].ts
+        self.nd[u].npres = self.nd[l].npres + self.nd[r].npres
+        self._op_nodes += 1
+        if not (self.nd[l].npres and self.nd[r].npres):
+            self.nd[u].bval = 0
+            return
+        if side >= 0 and self.nd[u].bval and self._still_valid(u, side):
+            return
+        self._bridge(u)
+        self._locate(l, self.nd[u].ak, self.cl + 6 * u, self.lfl + u)
+        self._locate(r, self.nd[u].bk, self.cr + 6 * u, self.rfl + u)
+        self.nd[u].bval = 1
+
+    cdef bint _locate(self, int v, int K, long long* out, int* fl) noexcept:
+        """Is cell ``K`` a vertex of the hull of node ``v``? If so, write it and its
+        neighbours on that hull (``v``'s frame) to ``out`` (pred x, y, vertex x, y, succ
+        x, y) and which neighbours exist to ``fl``. One descent, O(h + log B)."""
+        cdef long long ox = 0, oy = 0
+        cdef int f = 0, lo, hi, mid, base, n
+        while True:
+            v = self._enter(v)
+            self._op_hull += 1
+            if v >= self.P:
+                break
+            if K <= self.nd[v].ak:
+                if K == self.nd[v].ak and not (f & 2):
+                    out[4] = self.nd[v].bx + ox
+                    out[5] = self.nd[v].by + oy
+                    f |= 2
+                v = 2 * v
+            elif K < self.nd[v].bk:
+                return False
+            else:
+                if K == self.nd[v].bk and not (f & 1):
+                    out[0] = self.nd[v].ax + ox
+                    out[1] = self.nd[v].ay + oy
+                    f |= 1
+                ox += self.nd[2 * v].tw
+                oy += self.nd[2 * v].ts
+                v = 2 * v + 1
+        base = (v - self.P) * self.leaf_capacity
+        n = self.nh[v - self.P]
+        lo = 0
+        hi = n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if self.hk[base + mid] < K:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo == n or self.hk[base + lo] != K:
+            return False
+        base += lo
+        out[2] = self.hx[base] + ox
+        out[3] = self.hy[base] + oy
+        if not (f & 1) and lo > 0:
+            out[0] = self.hx[base - 1] + ox
+            out[1] = self.hy[base - 1] + oy
+            f |= 1
+        if not (f & 2) and lo + 1 < n:
+            out[4] = self.hx[base + 1] + ox
+            out[5] = self.hy[base + 1] + oy
+            f |= 2
+        fl[0] = f
+        return True
+
+    cdef bint _still_valid(self, int u, int side) noexcept:
+        """Is the bridge of ``u`` still its bridge after a change in child ``side``?
+        Its end in that child must still be a hull vertex there (one locate; the other
+        end's locate is kept from before), and the general store's four exact tangency
+        tests must hold at both ends. If so the bridge's coordinates are refreshed."""
+        cdef long long* L = self.cl + 6 * u
+        cdef long long* R = self.cr + 6 * u
+        cdef int lf, rf
+        cdef long long dx = self.nd[2 * u].tw, dy = self.nd[2 * u].ts
+        cdef GV lp, la, ls, rp, ra, rs
+        if side == 0:
+            if not self._locate(2 * u, self.nd[u].ak, L, self.lfl + u):
+                self.nd[u].bval = 0
+                return False
+        elif not self._locate(2 * u + 1, self.nd[u].bk, R, self.rfl + u):
+            self.nd[u].bval = 0
+            return False
+        lf = self.lfl[u]
+        rf = self.rfl[u]
+        self._op_hull += 1
+        lp.x = L[0]; lp.y = L[1]; la.x = L[2]; la.y = L[3]; ls.x = L[4]; ls.y = L[5]
+        rp.x = R[0] + dx; rp.y = R[1] + dy; ra.x = R[2] + dx; ra.y = R[3] + dy
+        rs.x = R[4] + dx; rs.y = R[5] + dy
+        if (lf & 1) and _vs(lp, la, la, ra) <= 0:
+            return False
+        if (lf & 2) and _vs(la, ls, ls, ra) > 0:
+            return False
+        if (rf & 1) and _vs(la, rp, rp, ra) > 0:
+            return False
+        if (rf & 2) and _vs(la, ra, ra, rs) <= 0:
+            return False
+        self.nd[u].ax = la.x
+        self.nd[u].ay = la.y
+        self.nd[u].bx = ra.x
+        self.nd[u].by = ra.y
+        return True
+
+    cdef inline int _enter(self, int v) noexcept:
+        """The node whose hull is the hull of ``v`` (skipping children without cells,
+        whose weight is 0: no translation)."""
+        while v < self.P:
+            if self.nd[2 * v].npres == 0:
+                v = 2 * v + 1
+            elif self.nd[2 * v + 1].npres == 0:
+                v = 2 * v
+            else:
+                break
+        return v
+
+    cdef void _bridge(self, int u) noexcept:
+        """Bridge of the children's hulls by simultaneous descent (the general store's
+        case analysis, exact). At most 2 (h + log2 B) + 2 steps."""
+        cdef int P = self.P, B = self.leaf_capacity
+        cdef int ln = self._enter(2 * u), rn = self._enter(2 * u + 1)
+        cdef long long lox = 0, loy = 0, rox = self.nd[2 * u].tw, roy = self.nd[2 * u].ts
+        cdef long long xs = rox
+        cdef int llo = 0, lhi = 0, rlo = 0, rhi = 0, lm = 0, rm = 0, lb = 0, rb = 0
+        cdef bint lpt, rpt, lleaf, rleaf
+        cdef int go   # 0: left side left, 1: left side right, 2: right side left, 3: right side right
+        cdef GV a, b, c, d
+        if ln >= P:
+            lb = (ln - P) * B
+            lhi = self.nh[ln - P]
+        if rn >= P:
+            rb = (rn - P) * B
+            rhi = self.nh[rn - P]
+        while True:
+            self._op_hull += 1
+            lleaf = ln >= P
+            rleaf = rn >= P
+            lpt = lleaf and lhi - llo == 1
+            rpt = rleaf and rhi - rlo == 1
+            if lleaf:
+                lm = llo + 1 if lpt else (llo + lhi) >> 1
+                a.x = self.hx[lb + lm - 1] + lox
+                a.y = self.hy[lb + lm - 1] + loy
+                a.k = self.hk[lb + lm - 1]
+                if not lpt:
+                    b.x = self.hx[lb + lm] + lox
+                    b.y = self.hy[lb + lm] + loy
+                    b.k = self.hk[lb + lm]
+            else:
+                a.x = self.nd[ln].ax + lox
+                a.y = self.nd[ln].ay + loy
+                a.k = self.nd[ln].ak
+                b.x = self.nd[ln].bx + lox
+                b.y = self.nd[ln].by + loy
+                b.k = self.nd[ln].bk
+            if rleaf:
+                rm = rlo + 1 if rpt else (rlo + rhi) >> 1
+                c.x = self.hx[rb + rm - 1] + rox
+                c.y = self.hy[rb + rm - 1] + roy
+                c.k = self.hk[rb + rm - 1]
+                if not rpt:
+                    d.x = self.hx[rb + rm] + rox
+                    d.y = self.hy[rb + rm] + roy
+                    d.k = self.hk[rb + rm]
+            else:
+                c.x = self.nd[rn].ax + rox
+                c.y = self.nd[rn].ay + roy
+                c.k = self.nd[rn].ak
+                d.x = self.nd[rn].bx + rox
+                d.y = self.nd[rn].by + roy
+                d.k = self.nd[rn].bk
+            if lpt and rpt:
+                break
+            if lpt:
+                # tangent from the point a to the right hull: the rightmost touching vertex
+                go = 3 if _vs(a, c, c, d) <= 0 else 2
+            elif rpt:
+                # tangent from the point c to the left hull: the leftmost touching vertex
+                go = 0 if _vs(a, b, b, c) <= 0 else 1
+            elif _vs(a, b, b, c) < 0 or _vs(a, b, b, d) < 0:
+                go = 0   # a right point lies strictly below l1: the bridge's left end <= a
+            elif _vs(a, c, c, d) < 0 or _vs(b, c, c, d) < 0:
+                go = 3   # a left point lies strictly below l2: its right end >= d
+            elif _vs(a, b, c, d) <= 0:
+                go = 0   # l1 == l2: the bridge line; its leftmost left end is <= a
+            elif _meet_left_of_split(a, b, c, d, xs):
+                go = 1   # the left end >= b
+            else:
+                go = 2   # the right end <= c
+            if go == 0:
+                if lleaf:
+                    lhi = lm
+                else:
+                    ln = self._enter(2 * ln)
+                    if ln >= P:
+                        lb = (ln - P) * B
+                        llo = 0
+                        lhi = self.nh[ln - P]
+            elif go == 1:
+                if lleaf:
+                    llo = lm
+                else:
+                    lox += self.nd[2 * ln].tw
+                    loy += self.nd[2 * ln].ts
+                    ln = self._enter(2 * ln + 1)
+                    if ln >= P:
+                        lb = (ln - P) * B
+                        llo = 0
+                        lhi = self.nh[ln - P]
+            elif go == 2:
+                if rleaf:
+                    rhi = rm
+                else:
+                    rn = self._enter(2 * rn)
+                    if rn >= P:
+                        rb = (rn - P) * B
+                        rlo = 0
+                        rhi = self.nh[rn - P]
+            else:
+                if rleaf:
+                    rlo = rm
+                else:
+                    rox += self.nd[2 * rn].tw
+                    roy += self.nd[2 * rn].ts
+                    rn = self._enter(2 * rn + 1)
+                    if rn >= P:
+                        rb = (rn - P) * B
+                        rlo = 0
+                        rhi = self.nh[rn - P]
+        self.nd[u].ax = a.x
+        self.nd[u].ay = a.y
+        self.nd[u].ak = a.k
+        self.nd[u].bx = c.x
+        self.nd[u].by = c.y
+        self.nd[u].bk = c.k
+
+    cdef void _build_all(self) noexcept:
+        cdef int j, u
+        for j in range(self.P):
+            if j < self.nleaf:
+                self._leaf_update(j)
+            else:
+                self.nd[self.P + j].tw = 0
+                self.nd[self.P + j].ts = 0
+                self.nd[self.P + j].npres = 0
+        for u in range(self.P - 1, 0, -1):
+            self._internal_update(u, -1)
+
+    # ------------------------------------------------------------------ present cells
+
+    cdef inline void _set_bit(self, int i) noexcept:
+        cdef int w = i >> 6
+        self.bits[w] |= (<unsigned long long> 1) << (i & 63)
+        self.summ[w >> 6] |= (<unsigned long long> 1) << (w & 63)
+
+    cdef int _pred(self, int i) noexcept:
+        """The largest present cell <= i (0, the sentinel, if none)."""
+        cdef int w = i >> 6, sw
+        cdef unsigned long long m = self.bits[w] & (((<unsigned long long> 2) << (i & 63)) - 1)
+        if m:
+            return (w << 6) + 63 - sc_grid_clz(m)
+        sw = w >> 6
+        m = self.summ[sw] & (((<unsigned long long> 1) << (w & 63)) - 1)
+        while not m:
+            sw -= 1
+            if sw < 0:
+                return 0
+            m = self.summ[sw]
+        w = (sw << 6) + 63 - sc_grid_clz(m)
+        return (w << 6) + 63 - sc_grid_clz(self.bits[w])
+
+    cdef int _succ(self, int i) noexcept:
+        """The smallest present cell >= i (-1 if none)."""
+        cdef int w, sw
+        cdef unsigned long long m
+        if i >= self.nc:
+            return -1
+        w = i >> 6
+        m = self.bits[w] & ~(((<unsigned long long> 1) << (i & 63)) - 1)
+        if m:
+            return (w << 6) + sc_grid_ctz(m)
+        sw = w >> 6
+        m = self.summ[sw] & ~(((<unsigned long long> 2) << (w & 63)) - 1)
+        while not m:
+            sw += 1
+            if sw >= self.ns:
+                return -1
+            m = self.summ[sw]
+        w = (sw << 6) + sc_grid_ctz(m)
+        return (w << 6) + sc_grid_ctz(self.bits[w])
+
+    # ------------------------------------------------------------------ read-outs
+
+    cdef double _edge_value(self, int c, int* ka, int* kb) noexcept:
+        """The block holding present cell ``c`` (> 0): its bounding hull vertices
+        ``ka < c <= kb`` and its value. O(h + log B)."""
+        cdef int v = 1, P = self.P, lo, hi, mid, base
+        while v < P:
+            if self.nd[2 * v].npres == 0:
+                v = 2 * v + 1
+            elif self.nd[2 * v + 1].npres == 0:
+                v = 2 * v
+            elif c <= self.nd[v].ak:
+                v = 2 * v
+            elif c <= self.nd[v].bk:
+                ka[0] = self.nd[v].ak
+                kb[0] = self.nd[v].bk
+                return (<double> (self.nd[v].by - self.nd[v].ay)) / (<double> (self.nd[v].bx - self.nd[v].ax))
+            else:
+                v = 2 * v + 1
+        base = (v - P) * self.leaf_capacity
+        # the first hull vertex with key >= c (index >= 1)
+        lo = 0
+        hi = self.nh[v - P]
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if self.hk[base + mid] < c:
+                lo = mid + 1
+            else:
+                hi = mid
+        ka[0] = self.hk[base + lo - 1]
+        kb[0] = self.hk[base + lo]
+        return ((<double> (self.hy[base + lo] - self.hy[base + lo - 1]))
+                / (<double> (self.hx[base + lo] - self.hx[base + lo - 1])))
+
+    cdef bint empty_c(self) noexcept:
+        return self.nd[1].tw == 0
+
+    cdef double predict_step_c(self, double x) noexcept:
+        """Fitted value at the largest key <= x (the first block's below every key), as
+        :meth:`streamcal.core._pav.IsotonicBlockStore.predict_step`. Not empty."""
+        cdef int ka, kb
+        cdef int c = self._pred(self._cell_of(x))
+        if c == 0:
+            c = self._succ(1)
+        return self._edge_value(c, &ka, &kb)
+
+    cdef double predict_linear_c(self, double x) noexcept:
+        """:meth:`streamcal.core._pav.IsotonicBlockStore.predict_linear`, the same
+        arithmetic on the same keys. Not empty."""
+        cdef int ka, kb, ka1, kb1, c1
+        cdef double v0, v1, fkb
+        cdef int c = self._pred(self._cell_of(x))
+        if c == 0:
+            return self._edge_value(self._succ(1), &ka, &kb)
+        v0 = self._edge_value(c, &ka, &kb)
+        fkb = <double> (kb - 1)
+        if x <= fkb:
+            return v0
+        c1 = self._succ(kb + 1)
+        if c1 < 0:
+            return v0
+        v1 = self._edge_value(c1, &ka1, &kb1)
+        return v0 + (v1 - v0) * ((x - fkb) / (<double> (c1 - 1) - fkb))
+
+    cdef inline int _cell_of(self, double x) noexcept:
+        """The cell of key ``x`` clipped to the grid (``x`` below 0: the sentinel)."""
+        if not x >= 0.0:
+            return 0
+        if x >= self.n_keys - 1:
+            return self.nc - 1
+        return <int> x + 1
+
+    # ------------------------------------------------------------------ update
+
+    cdef int add_c(self, double x, double w, double y) except -1:
+        """Add one event (integer key ``x`` in [0, K), weight ``w > 0``, label ``y`` in
+        [0, 1]) and return 0; or return 1, the store unchanged, if its sums would leave
+        the exact regime (see the module docstring). O(B + h (h + log B))."""
+        cdef double wy = w * y
+        cdef int e = _lsb_exponent(w), nq = self.q, d = 0, c, j, v, i
+        cdef double tot
+        if not (0.0 <= x < self.n_keys) or x != <double> (<int> x):
+            return 1
+        if e < nq:
+            nq = e
+        if wy != 0.0:
+            e = _lsb_exponent(wy)
+            if e < nq:
+                nq = e
+        if nq < _MIN_Q:
+            return 1
+        if self.q != NO_Q:
+            d = self.q - nq
+        tot = ldexp(<double> self.nd[1].tw, d) + ldexp(w, -nq)
+        if not tot < _LIMIT:
+            return 1
+        if d > 0:
+            for i in range(self.nc):
+                self.cw[i] <<= d
+                self.cs[i] <<= d
+        self.q = nq
+        c = <int> x + 1
+        if self.cw[c] == 0:
+            self._set_bit(c)
+        self.cw[c] += <long long> ldexp(w, -nq)
+        self.cs[c] += <long long> ldexp(wy, -nq)
+        self.cn[c] += 1
+        if d > 0:
+            self._build_all()
+            return 0
+        j = c // self.leaf_capacity
+        self._leaf_update(j)
+        v = self.P + j
+        while v > 1:
+            self._internal_update(v >> 1, v & 1)
+            v >>= 1
+        return 0
+
+    # ------------------------------------------------------------------ Python API
+
+    def add(self, double x, double w, double y):
+        """Add one event; 0, or 1 if refused (the store unchanged): see :meth:`add_c`."""
+        if not w > 0.0:
+            raise ValueError(f"GridIsotonicStore.add: w must be > 0. Got {w!r} instead.")
+        return self.add_c(x, w, y)
+
+    def predict_step(self, double x):
+        """Fitted value at the largest key <= x; None when empty. O(h + log B)."""
+        return None if self.empty_c() else self.predict_step_c(x)
+
+    def predict_linear(self, double x):
+        """Fit interpolated between blocks, as the general store's; None when empty."""
+        return None if self.empty_c() else self.predict_linear_c(x)
+
+    @property
+    def n_cells(self):
+        """Number of keys holding weight. O(1)."""
+        return self.nd[1].npres - 1
+
+    @property
+    def height(self):
+        """Height ``h`` of the tree (levels of bridges above the leaves)."""
+        cdef int h = 0, p = self.P
+        while p > 1:
+            p >>= 1
+            h += 1
+        return h
+
+    def cells(self):
+        """The present cells as numpy arrays ``(xs, ws, ss, ns)`` in key order, keys and
+        sums as the general store holds them (exact). O(K)."""
+        cdef int i, m = 0
+        cdef double[::1] X, W, S
+        cdef long long[::1] N
+        n = self.nd[1].npres - 1
+        xs = np.empty(n, dtype=np.float64)
+        ws = np.empty(n, dtype=np.float64)
+        ss = np.empty(n, dtype=np.float64)
+        ns = np.empty(n, dtype=np.int64)
+        X, W, S, N = xs, ws, ss, ns
+        for i in range(1, self.nc):
+            if self.cw[i] != 0:
+                X[m] = i - 1
+                W[m] = ldexp(<double> self.cw[i], self.q)
+                S[m] = ldexp(<double> self.cs[i], self.q)
+                N[m] = self.cn[i]
+                m += 1
+        return xs, ws, ss, ns
+
+    def load(self, xs, ws, ss, ns):
+        """Replace the content by the given cells (keys of the grid, positive weights,
+        as :meth:`cells` gives them). Returns True, or False (the store left empty) if
+        a key is off the grid or the sums would leave the exact regime. O(K)."""
+        cdef double[::1] X = np.ascontiguousarray(xs, dtype=np.float64)
+        cdef double[::1] W = np.ascontiguousarray(ws, dtype=np.float64)
+        cdef double[::1] S = np.ascontiguousarray(ss, dtype=np.float64)
+        cdef long long[::1] N = np.ascontiguousarray(ns, dtype=np.int64)
+        cdef Py_ssize_t i, n = X.shape[0]
+        cdef int q = NO_Q, e, c
+        cdef double tot = 0.0
+        self._clear()
+        for i in range(n):
+            if not (0.0 <= X[i] < self.n_keys and X[i] == <double> (<int> X[i])
+                    and W[i] > 0.0 and 0.0 <= S[i] <= W[i]):
+                return False
+            if i > 0 and not X[i] > X[i - 1]:
+                return False
+            e = _lsb_exponent(W[i])
+            q = e if e < q else q
+            if S[i] != 0.0:
+                e = _lsb_exponent(S[i])
+                q = e if e < q else q
+        if n == 0:
+            return True
+        if q < _MIN_Q:
+            return False
+        for i in range(n):
+            tot += ldexp(W[i], -q)
+        if not tot < _LIMIT:
+            return False
+        self.q = q
+        for i in range(n):
+            c = <int> X[i] + 1
+            self.cw[c] = <long long> ldexp(W[i], -q)
+            self.cs[c] = <long long> ldexp(S[i], -q)
+            self.cn[c] = N[i]
+            self._set_bit(c)
+        self._build_all()
+        return True
+
+    def hull(self):
+        """The vertices of the global lower hull as ``(cell, W, S)`` in units of 2**q:
+        the blocks are its edges. O(vertices (h + log B)); tests."""
+        out = []
+        self._collect(1, 0, 0, -1, 1 << 30, out)
+        return out
+
+    cdef _collect(self, int v, long long ox, long long oy, int lo, int hi, list out):
+        """Append the vertices of node ``v``'s hull with cell in [lo, hi]."""
+        cdef int j, base
+        v = self._enter(v)
+        if self.nd[v].npres == 0:
+            return
+        if v >= self.P:
+            base = (v - self.P) * self.leaf_capacity
+            for j in range(self.nh[v - self.P]):
+                if lo <= self.hk[base + j] <= hi:
+                    out.append((self.hk[base + j], self.hx[base + j] + ox, self.hy[base + j] + oy))
+            return
+        self._collect(2 * v, ox, oy, lo, min(hi, self.nd[v].ak), out)
+        self._collect(2 * v + 1, ox + self.nd[2 * v].tw, oy + self.nd[2 * v].ts, max(lo, self.nd[v].bk), hi, out)
+
+    @cython.wraparound(True)
+    def _check(self):
+        """Assert every invariant: present bits, totals as sums of children, each leaf
+        hull and each node's hull (from its bridge) equal to the lower hull of its
+        points recomputed by brute force, and the exact regime. O(K log K)."""
+        cdef int v, i, lo, hi, j
+        assert self.q == NO_Q or self.q >= _MIN_Q, f"unit 2**{self.q} too small"
+        assert self.nd[1].tw < _LIMIT, "total weight beyond the exact regime"
+        for i in range(1, self.nc):
+            present = bool(self.bits[i >> 6] >> (i & 63) & 1)
+            assert present == (self.cw[i] > 0), f"cell {i}: present bit {present}"
+            assert 0 <= self.cs[i] <= self.cw[i], f"cell {i}: label sum out of [0, w]"
+            assert (self.cw[i] > 0) == (self.cn[i] > 0), f"cell {i}: count {self.cn[i]}"
+        for i in range(self.nw):
+            assert bool(self.summ[i >> 6] >> (i & 63) & 1) == (self.bits[i] != 0), "summary"
+        for v in range(2 * self.P - 1, 0, -1):
+            lo = v
+            hi = v + 1
+            while lo < self.P:
+                lo *= 2
+                hi *= 2
+            lo = (lo - self.P) * self.leaf_capacity
+            hi = min((hi - self.P) * self.leaf_capacity, self.nc)
+            pts = []
+            W = S = 0
+            for i in range(lo, max(lo, hi)):
+                if self.cw[i] > 0 or i == 0:
+                    W += self.cw[i]
+                    S += self.cs[i]
+                    while len(pts) >= 2 and (
+                        (pts[-1][1] - pts[-2][1]) * (S - pts[-1][2])
+                        - (pts[-1][2] - pts[-2][2]) * (W - pts[-1][1])
+                    ) <= 0:
+                        pts.pop()
+                    pts.append((i, W, S))
+            assert self.nd[v].tw == W and self.nd[v].ts == S, f"node {v}: totals"
+            got = []
+            self._collect(v, 0, 0, -1, 1 << 30, got)
+            assert got == pts, f"node {v}: hull {got} != {pts}"
