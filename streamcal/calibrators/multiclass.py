@@ -350,7 +350,8 @@ class _Wrapper(ClassIndex, MulticlassCalibrator):
                 f"({len(scores)}). Got {len(ws)} instead."
             )
         events = [self._check_event(s, y, wi, "learn_many") for s, y, wi in zip(scores, labels, ws)]
-        self._learn_events(events, "learn_many")
+        if events:
+            self._learn_events(events, "learn_many")
 
     def _learn_events(self, events: list, method: str) -> None:
         """Learn validated events ``(scores, label, w)`` in turn, or raise the weight
@@ -358,7 +359,9 @@ class _Wrapper(ClassIndex, MulticlassCalibrator):
         anything changes."""
         raise NotImplementedError
 
-    def _refuse(self, events: list, i: int, method: str):
+    def _refuse(self, events: list, i: int, method: str) -> ValueError:
+        """The weight rule's error for event ``i`` of ``events`` (its index named in a
+        batch method)."""
         where = f" at index {i}" if method != "learn_one" else ""
         return V.weight_overflow_error(type(self).__name__, method, events[i][2], where)
 
