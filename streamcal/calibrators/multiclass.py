@@ -434,7 +434,7 @@ class TopLabel(_Wrapper):
     probability, the others share the rest
     (:meth:`~streamcal.base.MulticlassCalibrator._merge_unknown`).
 
-    Learning is atomic: a weight the top class's calibrator refuses raises the
+    Learning is atomic: a weight the top class's calibrator refuses raises its
     ValueError naming ``w`` with the state unchanged; ``learn_many`` asks every
     calibrator about the weights of its events
     (:meth:`~streamcal.base.BinaryCalibrator._weight_refusal`) before any learns, and
@@ -526,10 +526,9 @@ class TopLabel(_Wrapper):
             new = cal is None
             if new:
                 cal = self.calibrator.clone()
-            try:
-                cal.learn_one(h, y == top, w)
-            except ValueError:  # validated inputs: only the weight rule refuses
-                raise self._refuse(events, 0, method) from None
+            # first the binary calibrator, which may refuse the weight (its own error)
+            # unchanged: then nothing has changed here either
+            cal.learn_one(h, y == top, w)
             self._discover(s, y)
             if new:
                 i = classes[top]
