@@ -18,6 +18,7 @@ what one calibrator fed both streams would; the others raise a TypeError saying 
 from __future__ import annotations
 
 import abc
+import copy
 import typing
 
 import numpy as np
@@ -117,6 +118,54 @@ class BinaryCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
     ) -> None:
         for s, y, wi in zip(scores.tolist(), labels.tolist(), w.tolist()):
             self.learn_one(s, y, wi)
+
+    def _weight_refusal(self, scores, labels, w) -> int:
+        """The index of the first event the weight rule (:mod:`streamcal._validation`)
+        would refuse if the validated events ``(scores[i], labels[i], w[i])`` were learnt
+        in turn from the current state, or -1 when it would refuse none; nothing
+        changes (a dry run).
+
+        The wrappers that feed one event to several calibrators (``ClassWise``,
+        ``TopLabel``) ask every calibrator before any learns, so that a refused weight
+        leaves all of them as they were. When :meth:`_weights_surely_fit` says so, this
+        costs O(n); otherwise the events are learnt by a copy, O(state + n learnt
+        events), which is exact whatever the calibrator's rule.
+
+        Parameters
+        ----------
+        scores, labels, w
+            Sequences of the same length: scores in [0, 1], binary labels, and weights
+            that passed :func:`~streamcal._validation.check_weight`.
+
+        Examples
+        --------
+        >>> from streamcal import OnlinePlatt
+        >>> cal = OnlinePlatt()
+        >>> cal._weight_refusal([0.5, 0.7], [1, 0], [1.0, 2.0])
+        -1
+        >>> cal._weight_refusal([0.5, 0.7], [1, 0], [1.0, 1.7e308])
+        1
+        >>> cal.predict_one(0.7)  # nothing learnt
+        0.7
+
+        """
+        if self._weights_surely_fit(w):
+            return -1
+        trial = copy.deepcopy(self)
+        learn = trial.learn_one
+        for i, (s, y, wi) in enumerate(zip(scores, labels, w)):
+            try:
+                learn(s, y, wi)
+            except ValueError:  # validated inputs: only the weight rule refuses
+                return i
+        return -1
+
+    def _weights_surely_fit(self, w) -> bool:
+        """True when events of the weights ``w``, learnt in turn, are surely all
+        accepted by the weight rule whatever their scores and labels (a cheap
+        sufficient condition for :meth:`_weight_refusal`); False when unknown (the
+        default). O(n)."""
+        return False
 
     def predict_learn_many(self, scores, labels, w=None) -> np.ndarray:
         """Predict then learn each event in turn (prequential), in one pass.

@@ -87,12 +87,22 @@ class RefitWindow:
             self.held = math.fsum(e[-1] for e in self._events)
             V.check_weight_room(w, self.held, REFIT_WEIGHT_CAPACITY, owner, method)
 
+    def surely_fits(self, ws) -> bool:
+        """True when the window holds the weights ``ws`` pushed in turn whatever it
+        evicts: their sum with the weight held is within the capacity (a sum beyond
+        the double range is not). O(n)."""
+        try:
+            total = math.fsum(ws)
+        except OverflowError:  # "intermediate overflow": beyond the double range
+            return False
+        return self.held + total <= REFIT_WEIGHT_CAPACITY
+
     def check_batch(self, ws, owner: str, method: str) -> None:
         """:meth:`check_room` for each weight of a batch pushed in turn (the window
         simulated, nothing changed): the error names the first refused index."""
-        held = self.held
-        if held + math.fsum(ws) <= REFIT_WEIGHT_CAPACITY:
+        if self.surely_fits(ws):
             return
+        held = self.held
         weights = collections.deque((e[-1] for e in self._events), maxlen=self.window_size)
         for i, w in enumerate(ws):
             if w > 0.0 and not held + w <= REFIT_WEIGHT_CAPACITY:

@@ -250,6 +250,11 @@ class HistogramBinning(BinaryCalibrator):
         w = V.check_weight(w, "HistogramBinning", "learn_one")
         self._core.learn(s, y, w)
 
+    def _weights_surely_fit(self, w) -> bool:
+        # the sums are exact integers, in int64 or else Python ints: no finite weight
+        # is refused
+        return True
+
     def learn_many(self, scores, labels, w=None) -> None:
         # as the base class's, but without weights the compiled pass reads none (no
         # array of ones: a third less memory traffic on the batch path)

@@ -165,6 +165,9 @@ class IRP(BinaryCalibrator):
         if self._window.push((s, y, w)):
             self._fit_events(self._window.events())
 
+    def _weights_surely_fit(self, w) -> bool:
+        return self._window.surely_fits(w)
+
     def _learn_many_validated(self, scores, labels, w) -> None:
         n = len(scores)
         window = self._window

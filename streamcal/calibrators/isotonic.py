@@ -101,6 +101,16 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         """
         self._stream.learn_one(score, label, w)
 
+    def _weights_surely_fit(self, w) -> bool:
+        # without forgetting the rule is "the weights held stay <= DBL_MAX"; with it,
+        # the dry run of the base class decides
+        if self.half_life is not None:
+            return False
+        total = self._stream.total_weight()
+        for x in w:
+            total += x
+        return total <= V.DBL_MAX
+
     def _learn_many_validated(self, scores, labels, w) -> None:
         n = len(scores)
         if n == 0:

@@ -329,6 +329,42 @@ class _Wrapper(ClassIndex, MulticlassCalibrator):
     def _unit_test_params(cls):
         yield from _wrapper_test_params()
 
+    def learn_many(self, scores, labels, w=None) -> None:
+        """Learn from a batch, exactly as a loop of ``learn_one`` would; atomic: the
+        whole batch is validated, and every binary calibrator asked whether it accepts
+        the weights of its events (:meth:`~streamcal.base.BinaryCalibrator._weight_refusal`),
+        before anything is learnt. A refused weight raises the ValueError naming ``w``
+        and its index, with the state unchanged."""
+        name = type(self).__name__
+        scores = list(scores)
+        labels = list(labels)
+        if len(labels) != len(scores):
+            raise ValueError(
+                f"The 'labels' argument of {name}.learn_many must have the length of 'scores' "
+                f"({len(scores)}). Got {len(labels)} instead."
+            )
+        ws = [1.0] * len(scores) if w is None else list(w)
+        if len(ws) != len(scores):
+            raise ValueError(
+                f"The 'w' argument of {name}.learn_many must have the length of 'scores' "
+                f"({len(scores)}). Got {len(ws)} instead."
+            )
+        events = [self._check_event(s, y, wi, "learn_many") for s, y, wi in zip(scores, labels, ws)]
+        if events:
+            self._learn_events(events, "learn_many")
+
+    def _learn_events(self, events: list, method: str) -> None:
+        """Learn validated events ``(scores, label, w)`` in turn, or raise the weight
+        rule's error for the first one a binary calibrator would refuse, before
+        anything changes."""
+        raise NotImplementedError
+
+    def _refuse(self, events: list, i: int, method: str) -> ValueError:
+        """The weight rule's error for event ``i`` of ``events`` (its index named in a
+        batch method)."""
+        where = f" at index {i}" if method != "learn_one" else ""
+        return V.weight_overflow_error(type(self).__name__, method, events[i][2], where)
+
     def _get_state(self) -> dict:
         return {
             "classes": self._classes_state(),
@@ -398,9 +434,17 @@ class TopLabel(_Wrapper):
     probability, the others share the rest
     (:meth:`~streamcal.base.MulticlassCalibrator._merge_unknown`).
 
+    Learning is atomic: a weight the top class's calibrator refuses raises its
+    ValueError naming ``w`` with the state unchanged; ``learn_many`` asks every
+    calibrator about the weights of its events
+    (:meth:`~streamcal.base.BinaryCalibrator._weight_refusal`) before any learns, and
+    names the index of the first refused one.
+
     Cost: ``learn_one`` and ``predict_one`` are O(K) plus one call of the binary
-    calibrator's ``learn_one`` / ``predict_one``. Memory: one binary calibrator per
-    class that has been on top.
+    calibrator's ``learn_one`` / ``predict_one``; ``learn_many`` adds one weight check
+    per class on top in the batch (O(its events) for OnlineIsotonic without
+    ``half_life`` and for IRP, else a dry run on a copy, O(state)). Memory: one binary
+    calibrator per class that has been on top.
 
     Examples
     --------
@@ -468,20 +512,55 @@ class TopLabel(_Wrapper):
         w
             Sample weight, a finite real number >= 0.
         """
-        scores, label, w = self._check_event(scores, label, w)
-        top, h = top_class(scores)
-        i = self._classes.get(top)
-        cals = self._calibrators
-        cal = cals[i] if i is not None and i < len(cals) else None
-        new = cal is None
-        if new:
-            cal = self.calibrator.clone()
-        # first the binary calibrator, which may refuse the weight unchanged: then
-        # nothing has changed here either
-        cal.learn_one(h, label == top, w)
-        self._discover(scores, label)
-        if new:
-            i = self._classes[top]
+        self._learn_events([self._check_event(scores, label, w)], "learn_one")
+
+    def _learn_events(self, events: list, method: str) -> None:
+        # the events of each top class, and its calibrator (a new clone for a class
+        # without one): each is asked about its own events before any learns
+        classes, cals = self._classes, self._calibrators
+        if len(events) == 1:  # one calibrator learns: its own refusal is atomic
+            (s, y, w), = events
+            top, h = top_class(s)
+            i = classes.get(top)
+            cal = cals[i] if i is not None and i < len(cals) else None
+            new = cal is None
+            if new:
+                cal = self.calibrator.clone()
+            # first the binary calibrator, which may refuse the weight (its own error)
+            # unchanged: then nothing has changed here either
+            cal.learn_one(h, y == top, w)
+            self._discover(s, y)
+            if new:
+                i = classes[top]
+                if len(cals) <= i:
+                    cals.extend([None] * (i + 1 - len(cals)))
+                cals[i] = cal
+            return
+        plan: dict = {}  # top class -> (its calibrator, a new clone if none, [event indices])
+        tops = []
+        for j, (s, y, _) in enumerate(events):
+            top, h = top_class(s)
+            tops.append((top, h))
+            entry = plan.get(top)
+            if entry is None:
+                i = classes.get(top)
+                cal = cals[i] if i is not None and i < len(cals) else None
+                entry = plan[top] = (cal if cal is not None else self.calibrator.clone(), [])
+            entry[1].append(j)
+        first = len(events)
+        for top, (cal, idx) in plan.items():
+            r = cal._weight_refusal(
+                [tops[j][1] for j in idx], [events[j][1] == top for j in idx], [events[j][2] for j in idx]
+            )
+            if r >= 0 and idx[r] < first:
+                first = idx[r]
+        if first < len(events):
+            raise self._refuse(events, first, method)
+        for (s, y, w), (top, h) in zip(events, tops):
+            cal = plan[top][0]
+            cal.learn_one(h, y == top, w)
+            self._discover(s, y)
+            i = classes[top]
             if len(cals) <= i:
                 cals.extend([None] * (i + 1 - len(cals)))
             cals[i] = cal
@@ -554,9 +633,16 @@ class ClassWise(_Wrapper):
     probability and the known classes share the rest
     (:meth:`~streamcal.base.MulticlassCalibrator._merge_unknown`).
 
+    Learning is atomic: before any calibrator learns, every class's calibrator is asked
+    whether it accepts the weights of the events it would learn
+    (:meth:`~streamcal.base.BinaryCalibrator._weight_refusal`); a weight one of them
+    would refuse raises the ValueError naming ``w`` (and, in ``learn_many``, its index)
+    with every calibrator and the classes as they were.
+
     Cost: ``learn_one`` and ``predict_one`` are O(K) calls of the binary calibrator's
-    ``learn_one`` / ``predict_one``, K the number of known classes. Memory: K binary
-    calibrators.
+    ``learn_one`` / ``predict_one``, K the number of known classes, plus the K weight
+    checks: O(1) each for OnlineIsotonic without ``half_life`` and for IRP, else a dry
+    run on a copy of the calibrator (O(its state)). Memory: K binary calibrators.
 
     Examples
     --------
@@ -628,15 +714,44 @@ class ClassWise(_Wrapper):
         w
             Sample weight, a finite real number >= 0.
         """
-        scores, label, w = self._check_event(scores, label, w)
-        self._discover(scores, label)
-        cals = self._calibrators
-        classes = self._class_list
-        while len(cals) < len(classes):
-            cals.append(self.calibrator.clone())
-        get = scores.get
-        for c, cal in zip(classes, cals):
-            cal.learn_one(get(c, 0.0), label == c, w)
+        self._learn_events([self._check_event(scores, label, w)], "learn_one")
+
+    def _learn_events(self, events: list, method: str) -> None:
+        # the classes the events will discover (without discovering them yet), each
+        # with its calibrator (a new clone for a new class) and its first event: every
+        # calibrator is asked about the events it would learn before any learns
+        index, cals = self._classes, self._calibrators
+        new: dict = {}  # class -> index of the event that discovers it
+        for j, (s, y, _) in enumerate(events):
+            for k in (*s, y):
+                if k not in index and k not in new:
+                    new[k] = j
+        # (a class registered without a calibrator, by a subclass, gets one now too)
+        pending = self._class_list[len(cals):]
+        clones = [self.calibrator.clone() for _ in range(len(pending) + len(new))]
+        pairs = [(c, cal, 0) for c, cal in zip(self._class_list, cals)]
+        pairs += [(c, cal, 0) for c, cal in zip(pending, clones)]
+        pairs += [(c, cal, j) for (c, j), cal in zip(new.items(), clones[len(pending):])]
+        first = len(events)
+        for c, cal, j0 in pairs:
+            if j0 >= first:
+                continue
+            part = events[j0:first]
+            r = cal._weight_refusal(
+                [s.get(c, 0.0) for s, _, _ in part], [y == c for _, y, _ in part], [w for _, _, w in part]
+            )
+            if r >= 0:
+                first = j0 + r
+        if first < len(events):
+            raise self._refuse(events, first, method)
+        classes, n0 = self._class_list, len(cals)
+        for s, y, w in events:
+            self._discover(s, y)  # the classes of ``new``, in its order (after ``pending``)
+            while len(cals) < len(classes):
+                cals.append(clones[len(cals) - n0])
+            get = s.get
+            for c, cal in zip(classes, cals):
+                cal.learn_one(get(c, 0.0), y == c, w)
 
     def predict_one(self, scores: dict) -> dict:
         """The calibrated probability vector for ``scores``. O(K) binary

@@ -112,6 +112,21 @@ class _OnlineLogisticCalibrator(LogisticKernel, BinaryCalibrator):
         self._reset()
         self._set_state(data["state"])
 
+    def _weights_surely_fit(self, w) -> bool:
+        # An event is refused when w h x'Px > 1e12 (h = p (1 - p) <= 1/4) or when it
+        # would leave theta or P non-finite (:mod:`streamcal.core.newton`). P's
+        # eigenvalues stay <= 1 / regularization and |x|^2 < 3000 at the clipped scores
+        # (every coordinate within 37 of 0), so a weight <= 1e6 * regularization gives
+        # w h x'Px <= 7.5e8 and moves theta by at most w |P x| <= 6e7 (explicit and
+        # implicit steps alike); P only shrinks or is discounted within its bound. With
+        # |theta| <= 1e300 before, no batch of fewer than 1e290 such events overflows.
+        bound = 1e6 * self.regularization
+        for x in w:
+            if not x <= bound:
+                return False
+        theta = self._core.theta
+        return -1e300 <= min(theta) and max(theta) <= 1e300
+
     def _get_state(self) -> dict:
         return {"core": self._core.to_lists(), "fitted": self._fitted}
 
