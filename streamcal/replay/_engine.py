@@ -364,14 +364,16 @@ class ColumnarReplay(ReplayRun):
         (a segment ends where the protocol samples, checkpoints, or, with
         ``on_error="raise"``, meets a malformed row)."""
         self._keys_lean = (keys["score"], keys["label"])
-        fast = None
-        if self.events_read == 0:
-            fast = open_fast_csv(self.source, log, self.score_columns[0], self.label)
-            if fast is None:
-                fast = open_fast_blocks(self.source, log, self.score_columns[0], self.label)
+        fast, blocks = self._fast, self._fast_blocks  # opened by a resume's skip
+        if fast is None and self.events_read == 0:
+            fast = self._open_fast(log)
+            blocks = None if fast is None else fast.blocks(self._row_chunk)
         if fast is not None:
+            tail, self._fast_tail = self._fast_tail, None
+            if tail is not None:
+                blocks = itertools.chain((tail,), blocks)
             try:
-                for block in fast.blocks(self._row_chunk):
+                for block in blocks:
                     self._lean_chunk(block, log)
                     if self._poll_stop():
                         break
@@ -381,6 +383,7 @@ class ColumnarReplay(ReplayRun):
                 rest = fast.rows_read
             finally:
                 fast.close()
+                self._fast = self._fast_blocks = None
             # the first block that is not plain: the row reader from its first row on
             for _ in itertools.islice(log.rows, rest):
                 pass
@@ -389,6 +392,18 @@ class ColumnarReplay(ReplayRun):
             if self.stopped:
                 break
         self.last_time_raw = self._time_raw_of(self._last_row)
+
+    # set by a resume's skip (:meth:`_skip_fast`): the block reader, its iterator of
+    # blocks, and the rest of the block the checkpoint fell in (or None)
+    _fast = _fast_blocks = _fast_tail = None
+
+    def _open_fast(self, log):
+        """The pyarrow block reader of the log from its first row (CSV, else JSON Lines
+        or Parquet), or None when the log is not such a file or pyarrow is missing."""
+        fast = open_fast_csv(self.source, log, self.score_columns[0], self.label)
+        if fast is None:
+            fast = open_fast_blocks(self.source, log, self.score_columns[0], self.label)
+        return fast
 
     def _row_chunk(self, rows, lines):
         """A chunk of rows read by the row reader's code (``lines``: their line
@@ -517,25 +532,38 @@ class ColumnarReplay(ReplayRun):
     def _skip_read(self, state: dict) -> None:
         """Skip the rows the checkpoint ``state`` has replayed, checking that they are
         the rows it replayed (their fingerprint: :func:`read_checkpoint` made sure it
-        has one)."""
+        has one). A binary log with labels known at once is skipped with the pyarrow
+        block reader when it reads the log (:meth:`_skip_fast`), which then goes on
+        replaying it; else with the row reader."""
         events_read, labels_read = state["events_read"], state["labels_read"]
         saved = state.get("fingerprint")
-        rows = list(itertools.islice(self.log.rows, events_read))
-        if len(rows) < events_read:
-            raise ValueError(
-                f"The log {self.log.name} has {len(rows)} rows, but the checkpoint "
-                f"{self.checkpoint!r} was written after {events_read}: it belongs "
-                "to another log."
-            )
-        self._hash_rows(rows)
-        if saved is not None and self.hash is not None:
-            if saved.get("rows") != events_read or saved.get("blake2b") != self.hash.hexdigest():
+        fast = None
+        if self.delay is None and not self.multiclass and self.hash is not None:
+            fast = self._open_fast(self.log)
+        try:
+            skipped = 0 if fast is None else self._skip_fast(fast, events_read)
+            rows = []
+            if self._fast is None:  # the row reader (from the rows the block reader gave)
+                rows = list(itertools.islice(self.log.rows, events_read - skipped))
+            if skipped + len(rows) < events_read:
+                raise ValueError(
+                    f"The log {self.log.name} has {skipped + len(rows)} rows, but the "
+                    f"checkpoint {self.checkpoint!r} was written after {events_read}: it "
+                    "belongs to another log."
+                )
+            self._hash_rows(rows)
+            if saved is not None and self.hash is not None and (
+                saved.get("rows") != events_read or saved.get("blake2b") != self.hash.hexdigest()
+            ):
                 raise ValueError(
                     f"The first {events_read} rows of {self.log.name} are not those the "
                     f"checkpoint {self.checkpoint!r} replayed (their fingerprint differs): "
                     "the log was edited, or it is another log. Resume with the same log, "
                     "or start again without --resume."
                 )
+        except BaseException:
+            self._close_fast()
+            raise
         super()._skip_read({"events_read": 0, "labels_read": labels_read})
         if saved is not None and self.hash is not None and self.label_log is not None:
             if (
@@ -550,6 +578,59 @@ class ColumnarReplay(ReplayRun):
                     "--resume."
                 )
 
+    def _skip_fast(self, fast, events_read: int) -> int:
+        """Skip (and hash) the first ``events_read`` rows with the block reader ``fast``
+        (a resume); returns how many it skipped. The reader and its iterator of blocks
+        are kept for :meth:`_run_lean`, with the rest of the block the checkpoint fell
+        in the middle of. When the reader hands over to the row reader (a block that is
+        not plain, or a last line without a newline) before that, it is closed and the
+        row reader is moved past the rows it gave: the caller skips the rest."""
+        self._keys_lean = (self.keys["score"], self.keys["label"])
+        self._fast, self._fast_blocks = fast, fast.blocks(self._row_chunk)
+        skipped = 0
+        while skipped < events_read:
+            block = next(self._fast_blocks, None)
+            if block is None:
+                break
+            k = min(block.n_rows, events_read - skipped)
+            self.hash.update_bytes(block.fingerprint_bytes(0, k))
+            skipped += k
+            if k < block.n_rows:
+                self._fast_tail = _ChunkTail(block, k)
+        if skipped < events_read and not fast.done:
+            rest = fast.rows_read  # the rows the block reader gave
+            self._close_fast()
+            for _ in itertools.islice(self.log.rows, rest):
+                pass
+        return skipped
+
+    def _close_fast(self) -> None:
+        if self._fast is not None:
+            self._fast.close()
+        self._fast = self._fast_blocks = self._fast_tail = None
+
+
+class _ChunkTail:
+    """The rows of a parsed chunk (a plain block or a row chunk) after its first ``k``,
+    with the same interface, positions counted from the first row kept."""
+
+    def __init__(self, chunk, k: int):
+        self._chunk, self._k = chunk, k
+        self.n_rows = chunk.n_rows - k
+        first = bisect.bisect_right(chunk.rows_at, k)
+        self.scores = chunk.scores[first:]
+        self.labels = chunk.labels[first:]
+        self.rows_at = [pos - k for pos in chunk.rows_at[first:]]
+        self.bad = [(pos - k, reason) for pos, reason in chunk.bad if pos > k]
+
+    def line(self, pos: int) -> int:
+        return self._chunk.line(pos + self._k)
+
+    def row(self, pos: int):
+        return self._chunk.row(pos + self._k)
+
+    def fingerprint_bytes(self, a: int, b: int) -> bytes:
+        return self._chunk.fingerprint_bytes(a + self._k, b + self._k)
 
 class _RowChunk:
     """A chunk of rows from the row reader, parsed: the scores, labels and positions of
