@@ -916,3 +916,32 @@ def test_resume_with_the_block_readers_refuses_another_log(edit, tmp_path, monke
         replay(str(path), {"p": cal}, resume=True, **kw)
     assert cal.to_dict() == before and ckpt.read_text() == written
 
+
+def test_the_csv_block_reader_does_not_import_pandas(tmp_path):
+    """pyarrow imports pandas (1 to 2 s of CPU) the first time it converts Python
+    objects or gives a numpy array; the CSV block reader builds and reads its arrays
+    from their buffers, so a CSV replay never imports it (issue 12, start-up)."""
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("pandas")
+    import os
+    import subprocess
+    import sys
+
+    from tests.test_replay import ROOT
+
+    path = tmp_path / "log.csv"
+    events = make_events(3000, 23)
+    path.write_text(_csv_text(events))
+    script = (
+        "import sys\nfrom streamcal.replay import _engine, _fastcsv\n"
+        "_fastcsv.MIN_BYTES = 0\n"
+        "opened = []\n"
+        "def spy(*a):\n    r = _fastcsv.open_fast_csv(*a)\n    opened.append(r is not None)\n    return r\n"
+        "_engine.open_fast_csv = spy\n"
+        "from streamcal import OnlinePlatt, replay\n"
+        "r = replay(sys.argv[1], {'p': OnlinePlatt()})\n"
+        "print(opened, r.n_events, 'pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(path)], check=True, capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": ROOT}).stdout.split()
+    assert out == ["[True]", "3000", "False"]
