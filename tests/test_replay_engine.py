@@ -945,3 +945,56 @@ def test_the_csv_block_reader_does_not_import_pandas(tmp_path):
     out = subprocess.run([sys.executable, "-c", script, str(path)], check=True, capture_output=True,
                          text=True, env={**os.environ, "PYTHONPATH": ROOT}).stdout.split()
     assert out == ["[True]", "3000", "False"]
+
+
+def test_kept_forecasts_of_the_block_reader_are_python_floats(tmp_path, monkeypatch):
+    """The lean path hands the batch calls' arrays to the metrics as they are, and
+    converts them to lists only for what keeps them (the forecasts, the window): those
+    stay Python floats, as the row reader's, and equal."""
+    pytest.importorskip("pyarrow")
+    from streamcal.replay import _engine, _fastcsv
+
+    monkeypatch.setattr(_fastcsv, "MIN_BYTES", 0)
+    path = tmp_path / "log.csv"
+    path.write_text(_csv_text(make_events(2000, 24)))
+    kw = {"keep_forecasts": True, "window": 300, "every": 250}
+    fast = replay(str(path), {"iso": OnlineIsotonic(), "platt": OnlinePlatt()}, **kw)
+    monkeypatch.setattr(_engine, "open_fast_csv", lambda *a: None)
+    rows = replay(str(path), {"iso": OnlineIsotonic(), "platt": OnlinePlatt()}, **kw)
+    assert fast.to_dict() == rows.to_dict()
+    for name in ("raw", "iso", "platt"):
+        assert all(type(v) is float for v in fast.forecasts[name])
+
+
+def test_peak_memory_is_flat_in_the_length_of_the_log(tmp_path):
+    """Issue 12's memory target at a small scale: with bounded calibrators, the peak
+    Python allocation of a replay (tracemalloc, in a fresh process, imports excluded)
+    of a 10x longer log stays within 1.2x. The block size is shrunk so that both logs
+    span many blocks (the full-size figure: benchmarks/bench_replay_engine.py
+    --memory)."""
+    pytest.importorskip("pyarrow")
+    import os
+    import subprocess
+    import sys
+
+    from tests.test_replay import ROOT
+
+    script = (
+        "import sys, tracemalloc\n"
+        "from streamcal.replay import _engine, _fastcsv\n"
+        "_fastcsv.BLOCK_BYTES = 1 << 16\n_fastcsv.MIN_BYTES = 0\n"
+        "from streamcal import HistogramBinning, OnlineIsotonic, OnlinePlatt, replay\n"
+        "cals = {'iso': OnlineIsotonic(resolution=1e-2), 'hist': HistogramBinning(), 'platt': OnlinePlatt()}\n"
+        "tracemalloc.start()\n"
+        "r = replay(sys.argv[1], cals)\n"
+        "print(r.n_events, tracemalloc.get_traced_memory()[1])\n"
+    )
+    peaks = {}
+    for n in (20_000, 200_000):
+        path = tmp_path / f"log{n}.csv"
+        path.write_text(_csv_text(make_events(n, 25)))
+        out = subprocess.run([sys.executable, "-c", script, str(path)], check=True, capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": ROOT}).stdout.split()
+        assert int(out[0]) == n
+        peaks[n] = int(out[1])
+    assert peaks[200_000] <= 1.2 * peaks[20_000], peaks

@@ -152,9 +152,11 @@ class ColumnarReplay(ReplayRun):
                 for s, y in zip(scores, labels):
                     learn(s, y)
 
-    def _predict_learn_run(self, indices, scores, labels) -> list:
+    def _predict_learn_run(self, indices, scores, labels, as_lists=True) -> list:
         """A run of events each predicted then learnt at once: one prequential pass per
-        calibrator. Returns the predictions per name."""
+        calibrator. Returns the predictions per name: lists of floats, or with
+        ``as_lists`` False, the batch calls' arrays as they are (the metrics take
+        arrays; a list per chunk and calibrator cost about as much as the metrics)."""
         out = []
         s = y = None
         short = len(scores) < SHORT_RUN
@@ -167,7 +169,8 @@ class ColumnarReplay(ReplayRun):
                 if s is None:
                     s = np.asarray(scores, dtype=np.float64)
                     y = np.asarray(labels, dtype=np.float64)
-                out.append(cal.predict_learn_many(s, y).tolist())
+                preds = cal.predict_learn_many(s, y)
+                out.append(preds.tolist() if as_lists else preds)
             else:
                 predict, learn = cal.predict_one, cal.learn_one
                 preds = []
@@ -450,7 +453,7 @@ class ColumnarReplay(ReplayRun):
             seg_s, seg_y = scores[start:stop], labels[start:stop]
             if plain_lists and isinstance(seg_s, np.ndarray):
                 seg_s, seg_y = seg_s.tolist(), seg_y.astype(np.int64).tolist()
-            self._predict_learn_run(range(n, n + stop - start), seg_s, seg_y)
+            self._predict_learn_run(range(n, n + stop - start), seg_s, seg_y, plain_lists)
             if n == 0 and stop > start:
                 self._first_event(chunk.row(rows_at[start]))
             self.n_events = n + stop - start
