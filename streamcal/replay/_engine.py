@@ -25,7 +25,8 @@ malformed row is parsed row by row, so each malformed row is reported with its l
 reason exactly as the row parser words it. With pyarrow installed, CSV, JSON Lines and
 Parquet files are read as columns a block at a time instead
 (:mod:`streamcal.replay._fastcsv`, :mod:`streamcal.replay._fastblocks`), a block that is
-not plain going through the row path. Logs with delayed labels or several score
+not plain going through the row path; a resume skips the rows already replayed with
+the same block reader and goes on with it. Logs with delayed labels or several score
 columns are parsed row by row (the schedule of reveals, :mod:`streamcal.replay._schedule`,
 needs each row's times or id), and still run the calibrators and metrics a run at a
 time.
