@@ -793,3 +793,208 @@ def test_fast_reader_gates_are_shared(tmp_path, monkeypatch):
         assert not _fastcsv.pyarrow_has("csv")
     else:
         assert _fastcsv.pyarrow_has("csv")
+
+
+# ---------------------------------------------------------------------- resume with the block readers
+
+
+@pytest.mark.parametrize(
+    "variant", ["csv", "csv_bad_rows", "csv_quoted_early", "csv_quoted_late", "jsonl_bad_rows", "parquet"]
+)
+def test_resume_reads_with_the_block_readers(variant, tmp_path, monkeypatch):
+    """A resume skips the rows already replayed with the pyarrow block reader (hashing
+    them for the fingerprint), starts again in the middle of the block the checkpoint
+    fell in, and reads the rest of the log in blocks (before, the row reader read the
+    whole log after a resume); the result is the uninterrupted replay's. A block that
+    is not plain among the rows skipped hands over to the row reader as in a run from
+    the start (``csv_quoted_early``)."""
+    pytest.importorskip("pyarrow")
+    from streamcal.replay import _engine, _fastblocks, _fastcsv
+
+    monkeypatch.setattr(_fastcsv, "BLOCK_BYTES", 1999)  # checkpoints fall inside blocks
+    monkeypatch.setattr(_fastcsv, "MIN_BYTES", 0)
+    monkeypatch.setattr(_fastblocks, "BATCH_ROWS", 333)
+    events = make_events(3000, 21)
+    if variant == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        path = tmp_path / "log.parquet"
+        pq.write_table(pa.table({"score": [s for s, _ in events], "label": [y for _, y in events]}), path)
+    elif variant.startswith("jsonl"):
+        path = tmp_path / "log.jsonl"
+        lines = [json.dumps({"score": s, "label": y}) for s, y in events]
+        lines[150], lines[2400] = '{"score": "high", "label": 1}', '{"score": 0.5, "label": tru'
+        path.write_text("\n".join(lines) + "\n")
+    else:
+        path = tmp_path / "log.csv"
+        lines = _csv_text(events).split("\n")
+        if variant == "csv_bad_rows":
+            lines[1700], lines[1703], lines[2500] = "0.7,maybe", "1.5,1", "x,0"  # after the checkpoint
+        elif variant == "csv_quoted_early":
+            lines[400] = '"0.25",1'
+        elif variant == "csv_quoted_late":
+            lines[2600] = '"0.25",1'
+        path.write_text("\n".join(lines))
+    ckpt = tmp_path / "state.json"
+    kw = {"metrics": ("brier", "ece"), "every": 250, "checkpoint": str(ckpt), "checkpoint_every": 700}
+
+    def calibrators():
+        return {"iso": OnlineIsotonic(), "platt": OnlinePlatt()}
+
+    class Stop(Exception):
+        pass
+
+    def progress(n):
+        if n >= 1500:
+            raise Stop
+
+    with pytest.raises(Stop):
+        replay(str(path), calibrators(), progress=progress, **kw)
+    saved = json.loads(ckpt.read_text())
+    assert saved["n_events"] == 1400
+
+    chunks = []
+    original = _engine.ColumnarReplay._lean_chunk
+
+    def spy(self, chunk, log):
+        chunks.append(type(chunk).__name__)
+        return original(self, chunk, log)
+
+    monkeypatch.setattr(_engine.ColumnarReplay, "_lean_chunk", spy)
+    resumed = replay(str(path), calibrators(), resume=True, **kw)
+    monkeypatch.undo()
+    fresh = replay(str(path), calibrators(), **dict(kw, checkpoint=None))
+    assert resumed.to_dict() == fresh.to_dict()
+    assert json.loads(ckpt.read_text())["n_events"] == fresh.n_events
+    if variant == "csv_quoted_early":
+        assert "PlainBlock" not in chunks  # the row reader took over among the rows skipped
+    else:
+        assert chunks[0] == "_ChunkTail"  # the rest of the block the checkpoint fell in
+        assert "PlainBlock" in chunks or "_PlainChunk" in chunks
+    if variant in ("csv_quoted_late", "csv_bad_rows"):
+        assert chunks[-1] == "_RowChunk"  # handed over to the row reader after the resume
+    if variant == "csv_bad_rows":
+        assert [line for line, _ in resumed.errors] == [1701, 1704, 2501]
+
+
+@pytest.mark.parametrize("edit", ["before_checkpoint", "shorter"])
+def test_resume_with_the_block_readers_refuses_another_log(edit, tmp_path, monkeypatch):
+    """The rows skipped by the block reader are fingerprinted as the row reader's: an
+    edit among them, or a log shorter than the checkpoint's position, is refused
+    before anything changes."""
+    pytest.importorskip("pyarrow")
+    from streamcal.replay import _fastcsv
+
+    monkeypatch.setattr(_fastcsv, "BLOCK_BYTES", 1999)
+    monkeypatch.setattr(_fastcsv, "MIN_BYTES", 0)
+    events = make_events(2000, 22)
+    path, ckpt = tmp_path / "log.csv", tmp_path / "state.json"
+    path.write_text(_csv_text(events))
+    kw = {"every": 500, "checkpoint": str(ckpt), "checkpoint_every": 500}
+
+    class Stop(Exception):
+        pass
+
+    def progress(n):
+        if n >= 1500:
+            raise Stop
+
+    with pytest.raises(Stop):
+        replay(str(path), {"p": OnlinePlatt()}, progress=progress, **kw)
+    written = ckpt.read_text()
+    if edit == "before_checkpoint":
+        s, y = events[700]
+        path.write_text(_csv_text(events[:700] + [(s, 1 - y)] + events[701:]))
+        expected = "fingerprint differs"
+    else:
+        path.write_text(_csv_text(events[:800]))  # the checkpoint is at 1,000
+        expected = "has 800 rows"
+    cal = OnlinePlatt()
+    before = cal.to_dict()
+    with pytest.raises(ValueError, match=expected):
+        replay(str(path), {"p": cal}, resume=True, **kw)
+    assert cal.to_dict() == before and ckpt.read_text() == written
+
+
+def test_the_csv_block_reader_does_not_import_pandas(tmp_path):
+    """pyarrow imports pandas (1 to 2 s of CPU) the first time it converts Python
+    objects or gives a numpy array; the CSV block reader builds and reads its arrays
+    from their buffers, so a CSV replay never imports it (issue 12, start-up)."""
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("pandas")
+    import os
+    import subprocess
+    import sys
+
+    from tests.test_replay import ROOT
+
+    path = tmp_path / "log.csv"
+    events = make_events(3000, 23)
+    path.write_text(_csv_text(events))
+    script = (
+        "import sys\nfrom streamcal.replay import _engine, _fastcsv\n"
+        "_fastcsv.MIN_BYTES = 0\n"
+        "opened = []\n"
+        "def spy(*a):\n    r = _fastcsv.open_fast_csv(*a)\n    opened.append(r is not None)\n    return r\n"
+        "_engine.open_fast_csv = spy\n"
+        "from streamcal import OnlinePlatt, replay\n"
+        "r = replay(sys.argv[1], {'p': OnlinePlatt()})\n"
+        "print(opened, r.n_events, 'pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(path)], check=True, capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": ROOT}).stdout.split()
+    assert out == ["[True]", "3000", "False"]
+
+
+def test_kept_forecasts_of_the_block_reader_are_python_floats(tmp_path, monkeypatch):
+    """The lean path hands the batch calls' arrays to the metrics as they are, and
+    converts them to lists only for what keeps them (the forecasts, the window): those
+    stay Python floats, as the row reader's, and equal."""
+    pytest.importorskip("pyarrow")
+    from streamcal.replay import _engine, _fastcsv
+
+    monkeypatch.setattr(_fastcsv, "MIN_BYTES", 0)
+    path = tmp_path / "log.csv"
+    path.write_text(_csv_text(make_events(2000, 24)))
+    kw = {"keep_forecasts": True, "window": 300, "every": 250}
+    fast = replay(str(path), {"iso": OnlineIsotonic(), "platt": OnlinePlatt()}, **kw)
+    monkeypatch.setattr(_engine, "open_fast_csv", lambda *a: None)
+    rows = replay(str(path), {"iso": OnlineIsotonic(), "platt": OnlinePlatt()}, **kw)
+    assert fast.to_dict() == rows.to_dict()
+    for name in ("raw", "iso", "platt"):
+        assert all(type(v) is float for v in fast.forecasts[name])
+
+
+def test_peak_memory_is_flat_in_the_length_of_the_log(tmp_path):
+    """Issue 12's memory target at a small scale: with bounded calibrators, the peak
+    Python allocation of a replay (tracemalloc, in a fresh process, imports excluded)
+    of a 10x longer log stays within 1.2x. The block size is shrunk so that both logs
+    span many blocks (the full-size figure: benchmarks/bench_replay_engine.py
+    --memory)."""
+    pytest.importorskip("pyarrow")
+    import os
+    import subprocess
+    import sys
+
+    from tests.test_replay import ROOT
+
+    script = (
+        "import sys, tracemalloc\n"
+        "from streamcal.replay import _engine, _fastcsv\n"
+        "_fastcsv.BLOCK_BYTES = 1 << 16\n_fastcsv.MIN_BYTES = 0\n"
+        "from streamcal import HistogramBinning, OnlineIsotonic, OnlinePlatt, replay\n"
+        "cals = {'iso': OnlineIsotonic(resolution=1e-2), 'hist': HistogramBinning(), 'platt': OnlinePlatt()}\n"
+        "tracemalloc.start()\n"
+        "r = replay(sys.argv[1], cals)\n"
+        "print(r.n_events, tracemalloc.get_traced_memory()[1])\n"
+    )
+    peaks = {}
+    for n in (20_000, 200_000):
+        path = tmp_path / f"log{n}.csv"
+        path.write_text(_csv_text(make_events(n, 25)))
+        out = subprocess.run([sys.executable, "-c", script, str(path)], check=True, capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": ROOT}).stdout.split()
+        assert int(out[0]) == n
+        peaks[n] = int(out[1])
+    assert peaks[200_000] <= 1.2 * peaks[20_000], peaks

@@ -25,7 +25,8 @@ malformed row is parsed row by row, so each malformed row is reported with its l
 reason exactly as the row parser words it. With pyarrow installed, CSV, JSON Lines and
 Parquet files are read as columns a block at a time instead
 (:mod:`streamcal.replay._fastcsv`, :mod:`streamcal.replay._fastblocks`), a block that is
-not plain going through the row path. Logs with delayed labels or several score
+not plain going through the row path; a resume skips the rows already replayed with
+the same block reader and goes on with it. Logs with delayed labels or several score
 columns are parsed row by row (the schedule of reveals, :mod:`streamcal.replay._schedule`,
 needs each row's times or id), and still run the calibrators and metrics a run at a
 time.
@@ -152,9 +153,11 @@ class ColumnarReplay(ReplayRun):
                 for s, y in zip(scores, labels):
                     learn(s, y)
 
-    def _predict_learn_run(self, indices, scores, labels) -> list:
+    def _predict_learn_run(self, indices, scores, labels, as_lists=True) -> list:
         """A run of events each predicted then learnt at once: one prequential pass per
-        calibrator. Returns the predictions per name."""
+        calibrator. Returns the predictions per name: lists of floats, or with
+        ``as_lists`` False, the batch calls' arrays as they are (the metrics take
+        arrays; a list per chunk and calibrator cost about as much as the metrics)."""
         out = []
         s = y = None
         short = len(scores) < SHORT_RUN
@@ -167,7 +170,8 @@ class ColumnarReplay(ReplayRun):
                 if s is None:
                     s = np.asarray(scores, dtype=np.float64)
                     y = np.asarray(labels, dtype=np.float64)
-                out.append(cal.predict_learn_many(s, y).tolist())
+                preds = cal.predict_learn_many(s, y)
+                out.append(preds.tolist() if as_lists else preds)
             else:
                 predict, learn = cal.predict_one, cal.learn_one
                 preds = []
@@ -364,14 +368,16 @@ class ColumnarReplay(ReplayRun):
         (a segment ends where the protocol samples, checkpoints, or, with
         ``on_error="raise"``, meets a malformed row)."""
         self._keys_lean = (keys["score"], keys["label"])
-        fast = None
-        if self.events_read == 0:
-            fast = open_fast_csv(self.source, log, self.score_columns[0], self.label)
-            if fast is None:
-                fast = open_fast_blocks(self.source, log, self.score_columns[0], self.label)
+        fast, blocks = self._fast, self._fast_blocks  # opened by a resume's skip
+        if fast is None and self.events_read == 0:
+            fast = self._open_fast(log)
+            blocks = None if fast is None else fast.blocks(self._row_chunk)
         if fast is not None:
+            tail, self._fast_tail = self._fast_tail, None
+            if tail is not None:
+                blocks = itertools.chain((tail,), blocks)
             try:
-                for block in fast.blocks(self._row_chunk):
+                for block in blocks:
                     self._lean_chunk(block, log)
                     if self._poll_stop():
                         break
@@ -381,6 +387,7 @@ class ColumnarReplay(ReplayRun):
                 rest = fast.rows_read
             finally:
                 fast.close()
+                self._fast = self._fast_blocks = None
             # the first block that is not plain: the row reader from its first row on
             for _ in itertools.islice(log.rows, rest):
                 pass
@@ -389,6 +396,18 @@ class ColumnarReplay(ReplayRun):
             if self.stopped:
                 break
         self.last_time_raw = self._time_raw_of(self._last_row)
+
+    # set by a resume's skip (:meth:`_skip_fast`): the block reader, its iterator of
+    # blocks, and the rest of the block the checkpoint fell in (or None)
+    _fast = _fast_blocks = _fast_tail = None
+
+    def _open_fast(self, log):
+        """The pyarrow block reader of the log from its first row (CSV, else JSON Lines
+        or Parquet), or None when the log is not such a file or pyarrow is missing."""
+        fast = open_fast_csv(self.source, log, self.score_columns[0], self.label)
+        if fast is None:
+            fast = open_fast_blocks(self.source, log, self.score_columns[0], self.label)
+        return fast
 
     def _row_chunk(self, rows, lines):
         """A chunk of rows read by the row reader's code (``lines``: their line
@@ -435,7 +454,7 @@ class ColumnarReplay(ReplayRun):
             seg_s, seg_y = scores[start:stop], labels[start:stop]
             if plain_lists and isinstance(seg_s, np.ndarray):
                 seg_s, seg_y = seg_s.tolist(), seg_y.astype(np.int64).tolist()
-            self._predict_learn_run(range(n, n + stop - start), seg_s, seg_y)
+            self._predict_learn_run(range(n, n + stop - start), seg_s, seg_y, plain_lists)
             if n == 0 and stop > start:
                 self._first_event(chunk.row(rows_at[start]))
             self.n_events = n + stop - start
@@ -517,25 +536,38 @@ class ColumnarReplay(ReplayRun):
     def _skip_read(self, state: dict) -> None:
         """Skip the rows the checkpoint ``state`` has replayed, checking that they are
         the rows it replayed (their fingerprint: :func:`read_checkpoint` made sure it
-        has one)."""
+        has one). A binary log with labels known at once is skipped with the pyarrow
+        block reader when it reads the log (:meth:`_skip_fast`), which then goes on
+        replaying it; else with the row reader."""
         events_read, labels_read = state["events_read"], state["labels_read"]
         saved = state.get("fingerprint")
-        rows = list(itertools.islice(self.log.rows, events_read))
-        if len(rows) < events_read:
-            raise ValueError(
-                f"The log {self.log.name} has {len(rows)} rows, but the checkpoint "
-                f"{self.checkpoint!r} was written after {events_read}: it belongs "
-                "to another log."
-            )
-        self._hash_rows(rows)
-        if saved is not None and self.hash is not None:
-            if saved.get("rows") != events_read or saved.get("blake2b") != self.hash.hexdigest():
+        fast = None
+        if self.delay is None and not self.multiclass and self.hash is not None:
+            fast = self._open_fast(self.log)
+        try:
+            skipped = 0 if fast is None else self._skip_fast(fast, events_read)
+            rows = []
+            if self._fast is None:  # the row reader (from the rows the block reader gave)
+                rows = list(itertools.islice(self.log.rows, events_read - skipped))
+            if skipped + len(rows) < events_read:
+                raise ValueError(
+                    f"The log {self.log.name} has {skipped + len(rows)} rows, but the "
+                    f"checkpoint {self.checkpoint!r} was written after {events_read}: it "
+                    "belongs to another log."
+                )
+            self._hash_rows(rows)
+            if saved is not None and self.hash is not None and (
+                saved.get("rows") != events_read or saved.get("blake2b") != self.hash.hexdigest()
+            ):
                 raise ValueError(
                     f"The first {events_read} rows of {self.log.name} are not those the "
                     f"checkpoint {self.checkpoint!r} replayed (their fingerprint differs): "
                     "the log was edited, or it is another log. Resume with the same log, "
                     "or start again without --resume."
                 )
+        except BaseException:
+            self._close_fast()
+            raise
         super()._skip_read({"events_read": 0, "labels_read": labels_read})
         if saved is not None and self.hash is not None and self.label_log is not None:
             if (
@@ -550,6 +582,59 @@ class ColumnarReplay(ReplayRun):
                     "--resume."
                 )
 
+    def _skip_fast(self, fast, events_read: int) -> int:
+        """Skip (and hash) the first ``events_read`` rows with the block reader ``fast``
+        (a resume); returns how many it skipped. The reader and its iterator of blocks
+        are kept for :meth:`_run_lean`, with the rest of the block the checkpoint fell
+        in the middle of. When the reader hands over to the row reader (a block that is
+        not plain, or a last line without a newline) before that, it is closed and the
+        row reader is moved past the rows it gave: the caller skips the rest."""
+        self._keys_lean = (self.keys["score"], self.keys["label"])
+        self._fast, self._fast_blocks = fast, fast.blocks(self._row_chunk)
+        skipped = 0
+        while skipped < events_read:
+            block = next(self._fast_blocks, None)
+            if block is None:
+                break
+            k = min(block.n_rows, events_read - skipped)
+            self.hash.update_bytes(block.fingerprint_bytes(0, k))
+            skipped += k
+            if k < block.n_rows:
+                self._fast_tail = _ChunkTail(block, k)
+        if skipped < events_read and not fast.done:
+            rest = fast.rows_read  # the rows the block reader gave
+            self._close_fast()
+            for _ in itertools.islice(self.log.rows, rest):
+                pass
+        return skipped
+
+    def _close_fast(self) -> None:
+        if self._fast is not None:
+            self._fast.close()
+        self._fast = self._fast_blocks = self._fast_tail = None
+
+
+class _ChunkTail:
+    """The rows of a parsed chunk (a plain block or a row chunk) after its first ``k``,
+    with the same interface, positions counted from the first row kept."""
+
+    def __init__(self, chunk, k: int):
+        self._chunk, self._k = chunk, k
+        self.n_rows = chunk.n_rows - k
+        first = bisect.bisect_right(chunk.rows_at, k)
+        self.scores = chunk.scores[first:]
+        self.labels = chunk.labels[first:]
+        self.rows_at = [pos - k for pos in chunk.rows_at[first:]]
+        self.bad = [(pos - k, reason) for pos, reason in chunk.bad if pos > k]
+
+    def line(self, pos: int) -> int:
+        return self._chunk.line(pos + self._k)
+
+    def row(self, pos: int):
+        return self._chunk.row(pos + self._k)
+
+    def fingerprint_bytes(self, a: int, b: int) -> bytes:
+        return self._chunk.fingerprint_bytes(a + self._k, b + self._k)
 
 class _RowChunk:
     """A chunk of rows from the row reader, parsed: the scores, labels and positions of

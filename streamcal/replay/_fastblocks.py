@@ -65,7 +65,7 @@ def _labels(column, pa, pc):
             return None
         return values
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        codes = pc.index_in(column, value_set=pa.array(_TEXT_LABELS))
+        codes = pc.index_in(column, value_set=_fastcsv.string_array(pa, _TEXT_LABELS))
         if codes.null_count:
             return None
         return _TEXT_VALUES[codes.to_numpy(zero_copy_only=False)]

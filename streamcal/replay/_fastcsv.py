@@ -37,7 +37,7 @@ import numpy as np
 from streamcal.replay._readers import DAMAGED_COMPRESSED
 from streamcal.replay._rows import BINARY_LABELS
 
-__all__ = ["FastCsv", "PlainBlock", "open_fast_csv"]
+__all__ = ["FastCsv", "PlainBlock", "numpy_values", "open_fast_csv", "string_array"]
 
 #: Bytes read at a time.
 BLOCK_BYTES = 1 << 22
@@ -116,7 +116,7 @@ class FastCsv:
         self._next_line = 2
         if not first.endswith(b"\n"):
             self.done = True  # a header alone, or no newline: nothing to read fast
-        self._labels = pa.array(_TEXT_LABELS)
+        self._labels = string_array(pa, _TEXT_LABELS)
         self._read_options = pacsv.ReadOptions(column_names=header, use_threads=True)
         self._parse_options = pacsv.ParseOptions(delimiter=delimiter, quote_char=False)
         self._convert_options = pacsv.ConvertOptions(
@@ -187,14 +187,47 @@ class FastCsv:
             return None
         import pyarrow.compute as pc
 
-        scores = table.column(self.score).to_numpy()
+        scores = numpy_values(table.column(self.score), np.float64)
         if not bool(np.all((scores >= 0.0) & (scores <= 1.0))):
             return None
         codes = pc.index_in(table.column(self.label), value_set=self._labels)
         if codes.null_count:
             return None
-        labels = _LABEL_VALUES[codes.to_numpy()]
+        labels = _LABEL_VALUES[numpy_values(codes, np.int32)]
         return PlainBlock(block, self.delimiter, scores, labels, self._next_line)
+
+
+# pyarrow imports pandas, when it is installed, the first time it converts Python
+# objects or gives a numpy array (``pa.array``, ``Array.to_numpy``): 1 to 2 s of CPU,
+# more than reading a 10^6-row log. The two helpers below build and read arrays from
+# their buffers instead.
+
+
+def string_array(pa, values: list):
+    """A pyarrow string array of ``values`` (text), built from its buffers."""
+    data = [v.encode("utf-8") for v in values]
+    offsets = np.cumsum([0] + [len(v) for v in data], dtype=np.int32)
+    return pa.StringArray.from_buffers(
+        len(values), pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(data))
+    )
+
+
+def numpy_values(column, dtype) -> np.ndarray:
+    """The values of a pyarrow array or chunked array of a fixed-width numeric type
+    without nulls, as a numpy array of ``dtype`` (that type's numpy twin), read from
+    its data buffers."""
+    chunks = getattr(column, "chunks", None)
+    if chunks is None:
+        chunks = [column]
+    size = np.dtype(dtype).itemsize
+    parts = [
+        np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * size)
+        for c in chunks
+        if len(c)
+    ]
+    if not parts:
+        return np.empty(0, dtype=dtype)
+    return parts[0].copy() if len(parts) == 1 else np.concatenate(parts)
 
 
 def big_enough(path) -> bool:
