@@ -71,6 +71,7 @@ __all__ = [
     "check_weight",
     "check_weight_room",
     "check_weights_array",
+    "field_error",
     "format_value",
     "is_integer",
     "is_real",
@@ -886,3 +887,26 @@ def labels_then_probs(y_true, y_prob, owner: str, probs=None, labels=None, stack
             )
             return y_prob, y_true
     return y_true, y_prob
+
+
+# ------------------------------------------------------------------ stream messages
+# The reasons given with a dead letter of :mod:`streamcal.consumer`: a message of a
+# stream whose field is missing or out of its domain.
+
+
+def field_error(message: str, field: str, domain: str, value) -> ValueError:
+    """The error for the field ``field`` of a stream ``message`` (``"score event"``,
+    ``"label event"``) that is missing (``value`` None) or not in ``domain``.
+
+    Examples
+    --------
+    >>> print(field_error("score event", "score", "a real number in [0, 1]", "1.5"))
+    The 'score' field of a score event must be a real number in [0, 1]. Got '1.5' instead.
+    >>> print(field_error("label event", "label", "0, 1, true or false", None))
+    The 'label' field of a label event must be 0, 1, true or false. Got no such field instead.
+
+    """
+    got = "no such field" if value is None else format_value(value)
+    return ValueError(
+        f"The {field!r} field of a {message} must be {domain}. Got {got} instead."
+    )
