@@ -889,24 +889,12 @@ def labels_then_probs(y_true, y_prob, owner: str, probs=None, labels=None, stack
     return y_true, y_prob
 
 
-# ------------------------------------------------------------------ stream messages
-# The reasons given with a dead letter of :mod:`streamcal.consumer`: a message of a
-# stream whose field is missing or out of its domain.
-
 
 def field_error(message: str, field: str, domain: str, value) -> ValueError:
-    """The error for the field ``field`` of a stream ``message`` (``"score event"``,
-    ``"label event"``) that is missing (``value`` None) or not in ``domain``.
+    """A dead letter's reason: field ``field`` of a ``message``, missing (None) or not in ``domain``.
 
-    Examples
-    --------
-    >>> print(field_error("score event", "score", "a real number in [0, 1]", "1.5"))
-    The 'score' field of a score event must be a real number in [0, 1]. Got '1.5' instead.
-    >>> print(field_error("label event", "label", "0, 1, true or false", None))
-    The 'label' field of a label event must be 0, 1, true or false. Got no such field instead.
-
+    >>> print(field_error("score event", "score", "a real number in [0, 1]", None))
+    The 'score' field of a score event must be a real number in [0, 1]. Got no such field instead.
     """
     got = "no such field" if value is None else format_value(value)
-    return ValueError(
-        f"The {field!r} field of a {message} must be {domain}. Got {got} instead."
-    )
+    return ValueError(f"The {field!r} field of a {message} must be {domain}. Got {got} instead.")

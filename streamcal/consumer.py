@@ -67,8 +67,8 @@ A consumer needs a Redis server; without one the example is skipped:
 >>> from streamcal.consumer import Consumer
 >>> client = redis.Redis.from_url("redis://localhost:6379/0")  # doctest: +SKIP
 >>> consumer = Consumer(client, events="scores", labels="labels", out="calibrated",
-...                     key="tenant", calibrators=("isotonic", "platt"))
->>> consumer.step()                                       # doctest: +SKIP
+...                     key="tenant", calibrators=("isotonic", "platt"))  # doctest: +SKIP
+>>> consumer.step()      # read, apply, commit: the number of messages applied  # doctest: +SKIP
 0
 
 The parts that need no server: the output id of an input entry, and the shard of a key.
@@ -76,7 +76,7 @@ The parts that need no server: the output id of an input entry, and the shard of
 >>> output_id("1700000000000-3", "events"), output_id("1700000000000-3", "labels")
 ('1700000000000-9', '1700000000000-11')
 >>> shard_of("tenant-7", 4)
-1
+2
 """
 
 from __future__ import annotations
@@ -320,13 +320,13 @@ class Consumer:
         import redis
 
         client = self.client
+        self._fresh()  # imports the calibrators first: the groups appear once ready
         for stream in (self.events, self.labels):
             try:
                 client.xgroup_create(stream, self.group_name, id="0", mkstream=True)
             except redis.exceptions.ResponseError as exc:
                 if "BUSYGROUP" not in str(exc):
                     raise
-        self._fresh()
         saved = client.get(self.state_key)
         if saved is not None:
             self._restore(saved)
