@@ -407,3 +407,19 @@ def test_bad_parameters():
         Consumer(None, "e", "l", "o", checkpoint_every=0)
     with pytest.raises(ValueError, match="'fields' parameter of Consumer"):
         Consumer(None, "e", "l", "o", fields={"scor": "s"})
+
+
+def test_command_usage_errors_and_missing_extra(monkeypatch, capsys):
+    from streamcal.cli import main
+
+    base = ["consume", "--redis", "redis://127.0.0.1:1/0", "--events", "e", "--labels",
+            "l", "--out", "o"]
+    assert main(base + ["--shard", "2/2", "--key", "k"]) == 2
+    assert "argument --shard: must be I/N" in capsys.readouterr().err
+    assert main(base + ["--shard", "0/2"]) == 2
+    assert "give --key" in capsys.readouterr().err
+    assert main(base + ["--calibrator", "isotonc"]) == 2
+    assert "Unknown calibrator 'isotonc'" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "redis", None)
+    assert main(base) == 1
+    assert 'pip install "streamcal[redis]"' in capsys.readouterr().err

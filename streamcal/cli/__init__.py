@@ -10,6 +10,10 @@ Subcommands:
   ``--out``, write a report (JSON summary, plots, HTML page: :mod:`streamcal.report`).
   Without LOG it replays the bundled rain-forecast log. Calibrators and metrics are named
   by short specs such as ``isotonic:window_size=5000`` (:mod:`streamcal.registry`).
+- ``streamcal consume --redis URL --events STREAM --labels STREAM --out STREAM [--key
+  FIELD] [--calibrator SPEC ...] [--monitor] [--checkpoint-every N] [--shard I/N]``:
+  calibrate a Redis stream of scores exactly once, learning labels as they arrive
+  (:class:`streamcal.consumer.Consumer`; needs ``pip install "streamcal[redis]"``).
 - ``streamcal simulate NAME [ARGS ...]`` (``--list``): run one of the simulation scripts
   of the repository's ``simulations/`` folder.
 - ``streamcal demo [--n N] [--seed S] [--window W]``: recalibrate a stream of

@@ -15,13 +15,7 @@ def _consume(args) -> int:
     from streamcal.cli._replay import _specs
 
     prog = args.subparser.prog
-    try:
-        from streamcal.consumer import Consumer, connect
 
-        client = connect(args.redis)
-    except ImportError as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return EXIT_FAILED
     from streamcal import registry
 
     specs = list(_specs(args.calibrators or ["isotonic"], "calibrator",
@@ -35,6 +29,13 @@ def _consume(args) -> int:
         shard = (int(i), int(n))
         if shard[1] > 1 and args.key is None:
             raise UsageError("--shard", "several shards split the keys: give --key.")
+    try:
+        from streamcal.consumer import Consumer, connect
+
+        client = connect(args.redis)
+    except ImportError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     consumer = Consumer(
         client, events=args.events, labels=args.labels, out=args.out,
         group=args.group, consumer=args.consumer, key=args.key, calibrators=specs,
@@ -46,14 +47,16 @@ def _consume(args) -> int:
     def handle(signum, frame):
         stop.set()
 
-    signal.signal(signal.SIGTERM, handle)
-    signal.signal(signal.SIGINT, handle)
+    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGTERM, signal.SIGINT)}
     print(f"{prog}: {consumer!r}: running (SIGTERM or Ctrl-C stops)", file=sys.stderr, flush=True)
     try:
         consumer.run(stop_event=stop)
     except Exception as exc:  # a lost connection, a state of other options
         print(f"{prog}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     print(
         f"{prog}: stopped after {consumer.n_applied} messages "
         f"({consumer.n_dead} dead-lettered to {consumer.dead_letter_stream!r})",
