@@ -71,6 +71,7 @@ __all__ = [
     "check_weight",
     "check_weight_room",
     "check_weights_array",
+    "field_error",
     "format_value",
     "is_integer",
     "is_real",
@@ -886,3 +887,14 @@ def labels_then_probs(y_true, y_prob, owner: str, probs=None, labels=None, stack
             )
             return y_prob, y_true
     return y_true, y_prob
+
+
+
+def field_error(message: str, field: str, domain: str, value) -> ValueError:
+    """A dead letter's reason: field ``field`` of a ``message``, missing (None) or not in ``domain``.
+
+    >>> print(field_error("score event", "score", "a real number in [0, 1]", None))
+    The 'score' field of a score event must be a real number in [0, 1]. Got no such field instead.
+    """
+    got = "no such field" if value is None else format_value(value)
+    return ValueError(f"The {field!r} field of a {message} must be {domain}. Got {got} instead.")

@@ -10,6 +10,10 @@ Subcommands:
   ``--out``, write a report (JSON summary, plots, HTML page: :mod:`streamcal.report`).
   Without LOG it replays the bundled rain-forecast log. Calibrators and metrics are named
   by short specs such as ``isotonic:window_size=5000`` (:mod:`streamcal.registry`).
+- ``streamcal consume --redis URL --events STREAM --labels STREAM --out STREAM [--key
+  FIELD] [--calibrator SPEC ...] [--monitor] [--checkpoint-every N] [--shard I/N]``:
+  calibrate a Redis stream of scores exactly once, learning labels as they arrive
+  (:class:`streamcal.consumer.Consumer`; needs ``pip install "streamcal[redis]"``).
 - ``streamcal simulate NAME [ARGS ...]`` (``--list``): run one of the simulation scripts
   of the repository's ``simulations/`` folder.
 - ``streamcal demo [--n N] [--seed S] [--window W]``: recalibrate a stream of
@@ -35,6 +39,7 @@ import os
 import sys
 
 from streamcal.cli._commands import _demo, _simulate
+from streamcal.cli._consume import _consume
 from streamcal.cli._common import (
     EXIT_CODES,
     EXIT_FAILED,
@@ -133,7 +138,62 @@ def build_parser() -> argparse.ArgumentParser:
     _add_replay(sub)
     _add_simulate(sub)
     _add_demo(sub)
+    _add_consume(sub)
     return parser
+
+
+def _add_consume(sub) -> None:
+    consume = sub.add_parser(
+        "consume",
+        help="calibrate a Redis stream of scores, learning labels as they arrive",
+        description=(
+            "Read score events and label events from Redis streams through consumer "
+            "groups, write each calibrated probability to the output stream, learn each "
+            "label when it arrives, and keep the state in Redis: outputs, "
+            "acknowledgements and state are committed together (MULTI/EXEC), so a "
+            "consumer killed and restarted writes what one that never stopped writes. "
+            "Malformed messages go to OUT:dead-letters. Stops on SIGTERM or Ctrl-C "
+            'after committing. Needs redis-py: pip install "streamcal[redis]".'
+        ),
+        epilog=_exit_codes_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    consume.add_argument("--redis", required=True, metavar="URL",
+                         help="the server, e.g. redis://localhost:6379/0")
+    consume.add_argument("--events", required=True, metavar="STREAM",
+                         help="the stream of score events (fields id, score, and --key)")
+    consume.add_argument("--labels", required=True, metavar="STREAM",
+                         help="the stream of label events (fields id, label)")
+    consume.add_argument("--out", required=True, metavar="STREAM",
+                         help="the output stream (fields id, score, p); its state is "
+                         "kept at OUT:state")
+    consume.add_argument("--key", metavar="FIELD",
+                         help="the field of a score event holding its key: one "
+                         "calibrator per key (default: one for all events)")
+    consume.add_argument("--calibrator", dest="calibrators", metavar="SPEC", nargs="+",
+                         action="extend",
+                         help="calibrators (specs as for replay; default: isotonic); "
+                         "the first one's probability is p, the others' p:SPEC")
+    consume.add_argument("--monitor", action="store_true",
+                         help="watch p against the labels; alarms are output entries "
+                         "with alarm=1")
+    consume.add_argument("--checkpoint-every", type=_int_at_least(1), default=1000,
+                         metavar="N",
+                         help="commit every N messages, and whenever the input is "
+                         "drained (default: 1000)")
+    consume.add_argument("--group", default="streamcal",
+                         help="the consumer group (default: streamcal)")
+    consume.add_argument("--consumer", default="consumer-1", metavar="NAME",
+                         help="this consumer's name in the group (default: consumer-1)")
+    consume.add_argument("--shard", metavar="I/N",
+                         help="be shard I of N (keys split by hash; needs --key; "
+                         "writes OUT:I)")
+    consume.add_argument("--batch-size", type=_int_at_least(1), default=500, metavar="N",
+                         help="entries read per stream per read (default: 500)")
+    for name in ("id", "score", "label", "p"):
+        consume.add_argument(f"--{name}-field", default=name, metavar="FIELD",
+                             help=f"the name of the {name} field (default: {name})")
+    consume.set_defaults(handler=_consume, subparser=consume)
 
 
 def _add_demo(sub) -> None:
