@@ -316,6 +316,8 @@ cdef inline void _loc_to_cache(Loc* r, double* c, int* fl) noexcept:
     c[5] = r.at.f
     c[6] = r.succ.x
     c[7] = r.succ.y
+    c[8] = r.pred.k
+    c[9] = r.succ.k
     fl[0] = (1 if r.has_pred else 0) | (2 if r.has_succ else 0)
 
 
@@ -323,7 +325,7 @@ cdef inline void _loc_from_cache(Loc* r, double* c, int fl, Py_ssize_t rank,
                                  double K) noexcept:
     r.pred.x = c[0]
     r.pred.y = c[1]
-    r.pred.k = -INFINITY
+    r.pred.k = c[8]
     r.pred.z = -INFINITY
     r.pred.f = -INFINITY
     r.at.x = c[2]
@@ -333,7 +335,7 @@ cdef inline void _loc_from_cache(Loc* r, double* c, int fl, Py_ssize_t rank,
     r.at.f = c[5]
     r.succ.x = c[6]
     r.succ.y = c[7]
-    r.succ.k = INFINITY
+    r.succ.k = c[9]
     r.succ.z = -INFINITY
     r.succ.f = -INFINITY
     r.has_pred = (fl & 1) != 0
