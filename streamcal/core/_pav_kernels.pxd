@@ -12,7 +12,8 @@ from streamcal.core._pav cimport (
 )
 from streamcal.core._pav_tree cimport (
     _bridge_vertex, _dd_add, _fsign, _leaf_vertex, _loc_from_cache, _loc_shift,
-    _loc_to_cache, _locate, _pure_slope, _range, _range_from, _range_upto, _sign,
+    _loc_to_cache, _locate, _locate_at_bridge, _pure_slope, _range, _range_from,
+    _range_upto, _sign,
 )
 
 cdef extern from *:
@@ -438,7 +439,8 @@ cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u):
         _loc_from_cache(&la, u.cl, u.lfl, u.lrank, u.akey)
         u.lcs = u.left.stamp
     else:
-        if not _locate(u.left, u.akey, 0.0, 0.0, -INFINITY, -INFINITY, &la):
+        if not (_locate_at_bridge(u.left, u.akey, &la)
+                or _locate(u.left, u.akey, 0.0, 0.0, -INFINITY, -INFINITY, &la)):
             st._op_hull += la.steps
             return False
         st._op_hull += la.steps
@@ -451,7 +453,8 @@ cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u):
         _loc_from_cache(&lb, u.cr, u.rfl, u.rrank, u.bkey)
         u.rcs = u.right.stamp
     else:
-        if not _locate(u.right, u.bkey, 0.0, 0.0, -INFINITY, -INFINITY, &lb):
+        if not (_locate_at_bridge(u.right, u.bkey, &lb)
+                or _locate(u.right, u.bkey, 0.0, 0.0, -INFINITY, -INFINITY, &lb)):
             st._op_hull += lb.steps
             return False
         st._op_hull += lb.steps
