@@ -120,6 +120,46 @@ def test_random_sliding_window_against_oracle(cap, weights, seed):
     assert len(store) == 0 and store.n_cells == 0 and store.predict_step(0.3) is None
 
 
+@pytest.mark.parametrize("cap", [4, 6, 64])
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("stream", ["random", "ascending-01", "descending-01", "rare"])
+def test_locates_kept_through_binary_adds_match_the_oracle(cap, seed, stream):
+    """Issue 11: a node keeps the locate of its bridge in the child an add went
+    through when the add provably left it in place (a label-1 event after the vertex
+    and its neighbours, a label-0 event before them: ``_cache_survives``). Long runs
+    without ``_check()`` (which recomputes every bridge and clears these caches), then
+    ``_check()`` and the oracle: a wrong kept locate leaves a wrong bridge or vertex
+    count. The reuse must actually happen (``_op_reused``)."""
+    rng = random.Random(seed * 101 + cap)
+    events = degenerate_streams(3_000, rng)[stream]
+    store = IsotonicBlockStore(leaf_capacity=cap)
+    live = []
+    for i, (x, y) in enumerate(events, 1):
+        x = round(x, 3) if i % 3 == 0 else x  # repeated keys: existing cells too
+        w = float(rng.randint(1, 3))
+        store.predict_step(x)
+        store.add(x, w, y)
+        live.append((x, w, y))
+        if i % 500 == 0:
+            assert_store_matches(store, live, exact=True)
+    assert store._op_reused > 0
+    assert_store_matches(store, live, exact=True)
+
+
+def test_locates_are_not_kept_for_a_fractional_label():
+    """A label strictly between 0 and 1 translates the later points along a slope
+    that a hull edge can exceed or undercut: no locate is kept through it."""
+    rng = random.Random(3)
+    store = IsotonicBlockStore(leaf_capacity=4)
+    live = []
+    for _ in range(2_000):
+        x, y = rng.random(), 0.5
+        store.add(x, 1.0, y)
+        live.append((x, 1.0, y))
+    assert store._op_reused == 0
+    assert_store_matches(store, live, exact=True)
+
+
 # ---------------------------------------------------------------------- operation counts
 
 

@@ -11,6 +11,12 @@ cimport cython
 cdef enum:
     LEAF_CAP = 64
     NO_Q = 1 << 20                # qexp of a store without exact coordinates
+    # kinds of change of one cell (IsotonicBlockStore._ck): any; the points of the
+    # cells before the key keep their place (a label-1 event added); those from the key
+    # on are all translated by one vector (a label-0 event added)
+    CH_ANY = 0
+    CH_PREFIX = 1
+    CH_SUFFIX = 2
 
 cdef struct Leaf:
     int cnt                       # cells held
@@ -60,46 +66,51 @@ cdef struct Loc:
 
 
 cdef struct Node:
+    # the fields a descent reads come first (one or two cache lines): the tree is far
+    # larger than the caches at 1e6 cells, and a locate is a chain of such reads
+    Leaf* leaf                    # NULL for an internal node
     Node* left
     Node* right
-    Node* parent
-    Leaf* leaf                    # NULL for an internal node
+    double akey                   # keys of the bridge's cells (see ax, bx below)
+    double bkey
+    double kmin                   # smallest key of the subtree
+    Py_ssize_t nvl                # vertices of this node's hull from the left child
+    Py_ssize_t nvr                # ... and from the right child (leaf: nvl = nh, nvr = 0)
     double W                      # subtree totals (sums of children, never differences),
     double S                      # in double-double: W + Wlo, S + Slo, so that a range
+    double zmax                   # largest key of a cell with s != 0 (-inf if none)
+    double fmax                   # ... with s != w
     double Wlo                    # sum rounds the same whatever the tree's shape
     double Slo
     long long N
     Py_ssize_t ncells
+    Node* parent
     Py_ssize_t nleaves
-    double kmin                   # smallest key of the subtree
     # bridge (internal nodes): hull vertex a of the left child, b of the right child,
-    # coordinates in this node's frame, keys of their cells
+    # coordinates in this node's frame (keys akey, bkey above)
     double ax
     double ay
-    double akey
     double bx
     double by
-    double bkey
-    double zmax                   # largest key of a cell with s != 0 (-inf if none)
-    double fmax                   # ... with s != w
     double az                     # Pt.z and Pt.f of the bridge's vertices in this frame
     double af
     double bz
     double bf
-    Py_ssize_t nvl                # vertices of this node's hull from the left child
-    Py_ssize_t nvr                # ... and from the right child (leaf: nvl = nh, nvr = 0)
     int bvalid                    # internal node: the bridge above was computed (once)
     long long stamp               # a new value whenever the node's hull is recomputed
+    long long ostamp              # the stamp before the last recomputation (0: none)
+    Py_ssize_t onv                # nvl + nvr before the last recomputation
     # internal nodes only (a leaf's Node is allocated without these fields):
     # the last locate of the bridge keys in the children's hulls (exact coordinates),
-    # in the child's frame, valid while the child's stamp is lcs / rcs (0: none):
-    # pred x, y; vertex x, y, z, f; succ x, y
+    # in the child's frame, valid while the child's stamp is lcs / rcs (0: none), or
+    # after one change of the child that provably keeps it (see _pav.pyx, "Cache"):
+    # pred x, y; vertex x, y, z, f; succ x, y; pred key, succ key
     int lfl                       # 1: has a pred, 2: has a succ
     int rfl
     long long lcs
     long long rcs
-    double cl[8]
-    double cr[8]
+    double cl[10]
+    double cr[10]
     Py_ssize_t lrank              # rank of a (vertices <= a.k) in hull(left)
     Py_ssize_t rrank              # rank of b from the right (vertices >= b.k) in hull(right)
 
@@ -120,8 +131,18 @@ cdef class IsotonicBlockStore:
     cdef public long long _op_hull
     cdef public long long _op_moved
     cdef public long long _op_fallback
+    cdef public long long _op_reused   # cached locates kept through a change of a child
     cdef object _live
     cdef long long _clock         # the last node stamp given
+    # the change being propagated by _fix_path (see _pav.pyx, "Cache"): its kind
+    # (CH_*), key, translation of the later points, whether the cell is new, and the
+    # child of the node being updated that it went through
+    cdef int _ck
+    cdef double _cx
+    cdef double _cdw
+    cdef double _cds
+    cdef bint _cnew
+    cdef Node* _cnode
 
     # the per-event C API (stable)
     cdef void add_c(self, double x, double w, double y)
@@ -152,6 +173,8 @@ cdef class IsotonicBlockStore:
     cdef void _leaf_update(self, Node* v) noexcept
     cdef void _internal_update(self, Node* u, bint reuse=*)
     cdef bint _bridge_still_valid(self, Node* u)
+    cdef bint _cache_survives(self, Node* child, double* c, int fl, Py_ssize_t* rank,
+                              bint rank_from_left) noexcept
     cdef void _bridge(self, Node* u)
     cdef void _fix_path(self, Node* v)
     cdef void _replace_child(self, Node* old, Node* new) noexcept

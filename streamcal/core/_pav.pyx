@@ -32,8 +32,17 @@ Algorithms.
   updates). With exact coordinates a node first checks whether its previous bridge is
   still the bridge (its keys located in the children's hulls, O(depth + log B), the
   off-path child's locate cached; four exact tangency tests) and descends only if
-  not: the same bridge, the same O(log^2 n) bound. Operation counters (``_op_nodes``, ``_op_hull``, ``_op_moved``) let tests
-  check this bound by counting.
+  not: the same bridge, the same O(log^2 n) bound.
+- Cache: a node keeps its last locate of each bridge key in each child (child's frame).
+  It stays right while the child is unchanged, and through one add to the child of a
+  label-1 event after the vertex's right neighbour (the points before it keep their
+  place, so does that stretch of hull) or of a label-0 event at or before its left
+  neighbour (the points from it on move together, and so does their hull: coordinates
+  translated, ranks from the kept end unchanged); see ``_cache_survives``
+  (``_op_reused`` counts them). A key that is an end of the child's own bridge is
+  located in O(1) from the child's caches (``_locate_at_bridge``). Together they cut
+  the hull steps of an add on a random stream of 1e6 events by a third. Operation counters (``_op_nodes``, ``_op_hull``, ``_op_moved``) let
+  tests check the bound by counting.
 - The block holding a key: descend by bridge keys, O(log n); its value: the range sums
   of its cells from subtree totals, O(log n + B) -- never a difference of cumulative
   sums, which would lose all digits of a light block after heavy cells.
@@ -66,46 +75,22 @@ from streamcal.core._pav_tree cimport (
 
 import numpy as np
 
+# the per-event kernels (orientation tests, leaf hull, bridge): inline, _pav_kernels.pxd
+from streamcal.core._pav_kernels cimport (
+    _TWO53, k_bridge, k_bridge_still_valid, k_cache_survives, k_edge_sign, k_leaf_update,
+    k_meet_left_of_split, k_vsign, sc_pav_ctzll,
+)
+
 # the read-outs, rebuild and checks (not on the per-event path) live in _pav_ops.pyx
 from streamcal.core import _pav_ops
-
-cdef extern from *:
-    """
-    static inline int sc_pav_ctzll(unsigned long long v) { return __builtin_ctzll(v); }
-    static inline int sc_pav_det_sign(long long a, long long b, long long c, long long d) {
-        __int128 p = (__int128)a * (__int128)b - (__int128)c * (__int128)d;
-        return (p > 0) - (p < 0);
-    }
-    /* sign of cby*dx1*dx2 - dy2*dx1*f - dy1*dx2*e, every factor below 2**40 */
-    static inline int sc_pav_triple_sign(long long cby, long long dx1, long long dx2,
-                                         long long dy2, long long f, long long dy1,
-                                         long long e) {
-        __int128 g = (__int128)(cby * 1) * dx1 * dx2 - (__int128)dy2 * dx1 * f
-                     - (__int128)dy1 * dx2 * e;
-        return (g > 0) - (g < 0);
-    }
-    """
-    int sc_pav_ctzll(unsigned long long v) nogil
-    int sc_pav_triple_sign(long long cby, long long dx1, long long dx2, long long dy2,
-                           long long f, long long dy1, long long e) nogil
-    int sc_pav_det_sign(long long a, long long b, long long c, long long d) nogil
 
 __all__ = ["IsotonicBlockStore"]
 
 # A cell left with less than this fraction of the weight just removed from it is dropped
 # and its remaining events re-added by the caller (see IsotonicBlockStore.remove).
 cdef double _ABSORBED = 2.0 ** -20
-cdef double _TWO53 = 9007199254740992.0
-# relative error bound of a coordinate (a sum of at most B + 3 * depth terms) times 2
-cdef double _COORD_ERR = 4e-13
 # weight balance: a child may hold at most this fraction of its parent's leaves (+1)
 cdef double _ALPHA = 0.75
-# relative width of the tie band of the orientation fallback (8 units of roundoff)
-cdef double _TIE = 8.0 * 2.0 ** -53
-# relative error bound of a product of two edge sums of one leaf (sums of at most 64
-# non-negative cells in any order: (63 + 63 + 1) units of roundoff), with a wide margin
-cdef double _EDGE_ERR = 2.0 ** -40
-cdef double _EDGE_TINY = 2.0 ** -900
 
 
 cdef int _lsb_exponent(double v) noexcept:
@@ -158,6 +143,8 @@ cdef class IsotonicBlockStore:
             )
         self.cap = leaf_capacity
         self.root = NULL
+        self._ck = CH_ANY
+        self._cnode = NULL
         self._reset_empty()
 
     def __dealloc__(self):
@@ -205,66 +192,7 @@ cdef class IsotonicBlockStore:
     cdef int _vsign(self, Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept:
         """Sign of the cross product (b - a) x (d - c), for points with a.k < b.k and
         c.k < d.k in ``frame``'s coordinates (orientation of a, b, d when b == c)."""
-        cdef double ux = b.x - a.x, uy = b.y - a.y, vx = d.x - c.x, vy = d.y - c.y
-        cdef double q, nu, nv, det, err, p1, p2, e1, e2
-        cdef int ku, kv, pu, pv
-        cdef Sums su, sv
-        if self._exact(frame):
-            if self._fast(frame):
-                # coordinates below 2**26 units: both products and their difference
-                # are exact in double precision
-                return _sign(ux * vy - uy * vx)
-            q = self.qscale
-            return sc_pav_det_sign(<long long> (ux * q), <long long> (vy * q),
-                                   <long long> (uy * q), <long long> (vx * q))
-        # runs of cells whose labels are all 0, or all 1, have slopes exactly 0 or 1
-        # (the forgetting clock's non-dyadic weights make them collinear within the
-        # rounding of their coordinates, which no filter can decide): u x v has the sign
-        # of slope(v) - slope(u), both x-extents being positive
-        pu = _pure_slope(a, b)
-        if pu >= 0:
-            pv = _pure_slope(c, d)
-            if pv >= 0:
-                return pv - pu
-        nu = fabs(ux) + fabs(uy)
-        nv = fabs(vx) + fabs(vy)
-        if nu > 0.0 and nv > 0.0:
-            det = (ux / nu) * (vy / nv) - (uy / nu) * (vx / nv)
-            err = _COORD_ERR * frame.W * (1.0 / nu + 1.0 / nv) + 1e-15
-            if det > err:
-                return 1
-            if det < -err:
-                return -1
-        # too close to call: recompute both vectors as range sums of their own cells
-        self._op_fallback += 1
-        su = _range(frame, a.k, b.k)
-        sv = _range(frame, c.k, d.k)
-        # u x v = uW vS - uS vW from the double-double sums, products with FMA: a
-        # geometric decision (the same in every frame), far finer than the filter's
-        if su.W <= 0.0 or sv.W <= 0.0:
-            return 0
-        # scale each vector by a power of two (exact) to about 1: products of weights
-        # spanning 2**1000 would underflow or overflow
-        frexp(su.W, &ku)
-        frexp(sv.W, &kv)
-        su.W = ldexp(su.W, -ku)
-        su.Wlo = ldexp(su.Wlo, -ku)
-        su.S = ldexp(su.S, -ku)
-        su.Slo = ldexp(su.Slo, -ku)
-        sv.W = ldexp(sv.W, -kv)
-        sv.Wlo = ldexp(sv.Wlo, -kv)
-        sv.S = ldexp(sv.S, -kv)
-        sv.Slo = ldexp(sv.Slo, -kv)
-        p1 = su.W * sv.S
-        e1 = fma(su.W, sv.S, -p1) + (su.Wlo * sv.S + su.W * sv.Slo)
-        p2 = su.S * sv.W
-        e2 = fma(su.S, sv.W, -p2) + (su.Slo * sv.W + su.S * sv.Wlo)
-        det = (p1 - p2) + (e1 - e2)
-        # slopes equal up to the rounding of their doubles: pool (a tie), so that the
-        # blocks' values S / W strictly increase as doubles, as PAV's comparisons give
-        if fabs(det) <= _TIE * (fabs(p1) + fabs(p2)) or sv.S / sv.W == su.S / su.W:
-            return 0
-        return _sign(det)
+        return k_vsign(self, frame, a, b, c, d)
 
     cdef inline int _orient(self, Node* frame, Pt a, Pt b, Pt c) noexcept:
         """> 0 when a, b, c (keys increasing) turn strictly upwards (b strictly below
@@ -277,14 +205,7 @@ cdef class IsotonicBlockStore:
         (a.k, b.k] and (c.k, d.k], each computed from those cells alone (so accurate
         relative to the edge itself, not to the frame's totals as coordinates are).
         Undecided signs go to :meth:`_vsign`."""
-        cdef double p1 = uw * vs, p2 = us * vw
-        cdef double det = p1 - p2, m = p1 + p2
-        if _EDGE_TINY < m < INFINITY:
-            if det > _EDGE_ERR * m:
-                return 1
-            if det < -_EDGE_ERR * m:
-                return -1
-        return self._vsign(frame, a, b, c, d)
+        return k_edge_sign(self, frame, uw, us, vw, vs, a, b, c, d)
 
     cdef inline int _vs(self, Node* frame, bint fast, Pt a, Pt b, Pt c, Pt d) noexcept:
         if fast:
@@ -300,166 +221,13 @@ cdef class IsotonicBlockStore:
                                   Node* left):
         """For lines l1 = ab and l2 = cd with slope(l1) < slope(l2): do they meet at an
         abscissa <= xs (i.e. l2(xs) >= l1(xs))?"""
-        cdef double dx1 = b.x - a.x, dy1 = b.y - a.y, dx2 = d.x - c.x, dy2 = d.y - c.y
-        cdef double cbx = c.x - b.x, cby = c.y - b.y, e = xs - b.x
-        cdef double F, t1, t2, t3, q, delta, err, f
-        cdef Sums s
-        if self._exact(frame):
-            # every coordinate is an exact multiple of 2**qexp: decide exactly
-            q = self.qscale
-            if frame.W * q < 1099511627776.0:  # below 2**40 units: 128-bit products
-                return sc_pav_triple_sign(
-                    <long long> (cby * q), <long long> (dx1 * q), <long long> (dx2 * q),
-                    <long long> (dy2 * q), <long long> ((cbx - e) * q),
-                    <long long> (dy1 * q), <long long> (e * q)) >= 0
-            G = (int(cby * q) * int(dx1 * q) * int(dx2 * q)
-                 - int(dy2 * q) * int(dx1 * q) * int((cbx - e) * q)
-                 - int(dy1 * q) * int(dx2 * q) * int(e * q))
-            return G >= 0
-        # slopes first, so that a tie (equal slopes, or the lines meeting exactly at xs)
-        # gives exactly 0 when the slopes are exact
-        t1 = cby
-        t2 = (dy2 / dx2) * (cbx - e)
-        t3 = (dy1 / dx1) * e
-        F = t1 - t2 - t3
-        # a bound on the error of F from coordinate errors of at most delta each
-        delta = _COORD_ERR * frame.W
-        err = 1e-15 * (fabs(t1) + fabs(t2) + fabs(t3)) + delta * (
-            2.0 + 3.0 * fabs(dy2 / dx2) + 2.0 * fabs(dy1 / dx1)
-            + 2.0 * fabs(cbx - e) * (1.0 + fabs(dy2 / dx2)) / dx2
-            + 2.0 * fabs(e) * (1.0 + fabs(dy1 / dx1)) / dx1
-        )
-        if fabs(F) > err:
-            return F >= 0.0
-        self._op_fallback += 1
-        # recompute every difference as a range sum of its own cells
-        s = _range(frame, a.k, b.k)
-        dx1 = s.W
-        dy1 = s.S
-        s = _range(frame, c.k, d.k)
-        dx2 = s.W
-        dy2 = s.S
-        s = _range(frame, b.k, c.k)
-        cby = s.S
-        e = _range_from(left, b.k).W                  # xs - b.x
-        f = _range_upto(frame.right, c.k).W           # c.x - xs, without a difference
-        return cby - (dy2 / dx2) * f >= (dy1 / dx1) * e
+        return k_meet_left_of_split(self, frame, a, b, c, d, xs, left)
 
     # ------------------------------------------------------------------ node upkeep
 
     cdef void _leaf_update(self, Node* v) noexcept:
         """Totals and own lower hull of a leaf. O(B)."""
-        cdef Leaf* L = v.leaf
-        cdef int t, nh = 0
-        cdef double cw = 0.0, cs = 0.0
-        cdef long long cn = 0
-        cdef Pt p, h1, h2
-        cdef bint fast, precise
-        cdef int sg
-        cdef double wlo = 0.0, slo = 0.0, lz = -INFINITY, lf = -INFINITY, ew, es
-        # without exact coordinates: sums of the cells of each hull edge (edge j joins
-        # vertex j - 1 to vertex j), summed from the cells alone
-        cdef double edw[LEAF_CAP]
-        cdef double eds[LEAF_CAP]
-        cdef double det
-        for t in range(L.cnt):
-            cw += L.w[t]
-            cs += L.s[t]
-            cn += L.n[t]
-        if not (self.qscale > 0.0 and cw * self.qscale < _TWO53):
-            # every cell sum is a multiple of 2**qexp and so is every partial sum
-            # (s <= w): below 2**(qexp + 53) the plain sums are exact, which is what
-            # the double-double sums give (low parts 0); otherwise sum in double-double
-            cw = 0.0
-            cs = 0.0
-            for t in range(L.cnt):
-                _dd_add(&cw, &wlo, L.w[t], 0.0)
-                _dd_add(&cs, &slo, L.s[t], 0.0)
-        v.W = cw
-        v.Wlo = wlo
-        v.S = cs
-        v.Slo = slo
-        v.N = cn
-        v.ncells = L.cnt
-        v.nleaves = 1
-        v.kmin = L.x[0]
-        fast = self._fast(v)
-        precise = not fast and not self._exact(v)
-        cw = 0.0
-        cs = 0.0
-        if fast:
-            # exact integer coordinates below 2**26 units: the orientation test of
-            # _fsign on the arrays (the same expression, so the same signs)
-            for t in range(L.cnt):
-                cw += L.w[t]
-                cs += L.s[t]
-                if L.s[t] != 0.0:
-                    lz = L.x[t]
-                if L.s[t] != L.w[t]:
-                    lf = L.x[t]
-                while nh >= 2:
-                    det = ((L.hx[nh - 1] - L.hx[nh - 2]) * (cs - L.hy[nh - 1])
-                           - (L.hy[nh - 1] - L.hy[nh - 2]) * (cw - L.hx[nh - 1]))
-                    if det > 0.0:
-                        break
-                    nh -= 1
-                L.hx[nh] = cw
-                L.hy[nh] = cs
-                L.hz[nh] = lz
-                L.hf[nh] = lf
-                L.hidx[nh] = <unsigned char> t
-                nh += 1
-        for t in range(L.cnt if not fast else 0):
-            cw += L.w[t]
-            cs += L.s[t]
-            if L.s[t] != 0.0:
-                lz = L.x[t]
-            if L.s[t] != L.w[t]:
-                lf = L.x[t]
-            p.x = cw
-            p.y = cs
-            p.k = L.x[t]
-            p.z = lz
-            p.f = lf
-            ew = L.w[t]
-            es = L.s[t]
-            while nh >= 2:
-                h1.x = L.hx[nh - 2]
-                h1.y = L.hy[nh - 2]
-                h1.k = L.x[L.hidx[nh - 2]]
-                h1.z = L.hz[nh - 2]
-                h1.f = L.hf[nh - 2]
-                h2.x = L.hx[nh - 1]
-                h2.y = L.hy[nh - 1]
-                h2.k = L.x[L.hidx[nh - 1]]
-                h2.z = L.hz[nh - 1]
-                h2.f = L.hf[nh - 1]
-                if precise:
-                    sg = self._edge_sign(v, edw[nh - 1], eds[nh - 1], ew, es, h1, h2, h2, p)
-                else:
-                    sg = self._vs(v, fast, h1, h2, h2, p)
-                if sg > 0:
-                    break
-                if precise:
-                    ew = edw[nh - 1] + ew
-                    es = eds[nh - 1] + es
-                nh -= 1
-            edw[nh] = ew
-            eds[nh] = es
-            L.hx[nh] = cw
-            L.hy[nh] = cs
-            L.hz[nh] = lz
-            L.hf[nh] = lf
-            L.hidx[nh] = <unsigned char> t
-            nh += 1
-        v.zmax = lz
-        v.fmax = lf
-        L.nh = nh
-        v.nvl = nh
-        v.nvr = 0
-        self._op_hull += L.cnt
-        self._clock += 1
-        v.stamp = self._clock
+        k_leaf_update(self, v)
 
     cdef void _internal_update(self, Node* u, bint reuse=True):
         """Totals, bridge and vertex counts of an internal node from its children. With
@@ -467,6 +235,8 @@ cdef class IsotonicBlockStore:
         :meth:`_bridge_still_valid`), else it is found by descent."""
         cdef Node* l = u.left
         cdef Node* r = u.right
+        u.ostamp = u.stamp
+        u.onv = u.nvl + u.nvr
         u.W = l.W
         u.Wlo = l.Wlo
         u.S = l.S
@@ -499,184 +269,29 @@ cdef class IsotonicBlockStore:
         (leftmost a, rightmost b), so the result is the descent's, bit for bit (exact
         coordinates: sums in any order are the same); if so, the coordinates and vertex
         counts are refreshed."""
-        cdef Loc la, lb
-        cdef bint fast
-        if not u.bvalid or not self._exact(u):
-            return False
-        if u.lcs != 0 and u.lcs == u.left.stamp:
-            _loc_from_cache(&la, u.cl, u.lfl, u.lrank, u.akey)
-        else:
-            if not _locate(u.left, u.akey, 0.0, 0.0, -INFINITY, -INFINITY, &la):
-                self._op_hull += la.steps
-                return False
-            self._op_hull += la.steps
-            _loc_to_cache(&la, u.cl, &u.lfl)
-            u.lrank = la.rle
-            u.lcs = u.left.stamp
-        if u.rcs != 0 and u.rcs == u.right.stamp:
-            _loc_from_cache(&lb, u.cr, u.rfl, u.rrank, u.bkey)
-        else:
-            if not _locate(u.right, u.bkey, 0.0, 0.0, -INFINITY, -INFINITY, &lb):
-                self._op_hull += lb.steps
-                return False
-            self._op_hull += lb.steps
-            _loc_to_cache(&lb, u.cr, &u.rfl)
-            u.rrank = lb.rge
-            u.rcs = u.right.stamp
-        _loc_shift(&lb, u.left.W, u.left.S, u.left.zmax, u.left.fmax)
-        fast = self._fast(u)
-        self._op_hull += 1
-        if la.has_pred and self._vs(u, fast, la.pred, la.at, la.at, lb.at) <= 0:
-            return False
-        if la.has_succ and self._vs(u, fast, la.at, la.succ, la.succ, lb.at) > 0:
-            return False
-        if lb.has_pred and self._vs(u, fast, la.at, lb.pred, lb.pred, lb.at) > 0:
-            return False
-        if lb.has_succ and self._vs(u, fast, la.at, lb.at, lb.at, lb.succ) <= 0:
-            return False
-        u.ax = la.at.x
-        u.ay = la.at.y
-        u.akey = la.at.k
-        u.az = la.at.z
-        u.af = la.at.f
-        u.bx = lb.at.x
-        u.by = lb.at.y
-        u.bkey = lb.at.k
-        u.bz = lb.at.z
-        u.bf = lb.at.f
-        u.nvl = u.lrank
-        u.nvr = u.rrank
-        return True
+        return k_bridge_still_valid(self, u)
+
+    cdef bint _cache_survives(self, Node* child, double* c, int fl, Py_ssize_t* rank,
+                              bint rank_from_left) noexcept:
+        """Is a locate cached in ``child``'s frame (``c``, ``fl``, ``rank``: see Node)
+        still right after the change ``_ck`` just made to ``child``? If so, bring it up
+        to date (coordinates, Pt.f, the rank) and return True. Exact coordinates only.
+
+        A label-1 event added at key x (CH_PREFIX) translates the points from x on by
+        (w, w), of slope 1, which no hull edge exceeds: relative to a supporting line of
+        slope m < 1 at a vertex before x, every later point (and the new one, if the
+        cell is new) rises; so the hull's vertices before x, and their order, are
+        unchanged. A label-0 event (CH_SUFFIX) moves the points before x by (-w, 0)
+        relative to the later ones: relative to a supporting line of slope m >= 0 they
+        rise, so the vertices from x on keep their place relative to each other; the
+        new cell's point (if any) lands on its predecessor's old place, above such a
+        line, unless it is the child's new first cell. A cached vertex and its two
+        neighbours entirely on the kept side are still consecutive vertices."""
+        return k_cache_survives(self, child, c, fl, rank, rank_from_left)
 
     cdef void _bridge(self, Node* u):
         """Bridge of the children's hulls by simultaneous descent. O(depth + log B)."""
-        cdef Node* ln = u.left
-        cdef Node* rn = u.right
-        cdef double lox = 0.0, loy = 0.0, rox = u.left.W, roy = u.left.S
-        cdef double xs = u.left.W
-        # Pt.z / Pt.f of the cells of u before the current subtree of each side
-        cdef double lz0 = -INFINITY, lf0 = -INFINITY, rz0 = u.left.zmax, rf0 = u.left.fmax
-        cdef int llo = 0, lhi = 0, rlo = 0, rhi = 0, lm = 0, rm = 0
-        cdef bint lpt, rpt, go_l_left, go_l_right, go_r_left, go_r_right
-        cdef Pt a, b, c, d
-        cdef bint fast = self._fast(u)
-        cdef Py_ssize_t lcount = 0, rcount = 0
-        if ln.leaf != NULL:
-            lhi = ln.leaf.nh
-        if rn.leaf != NULL:
-            rhi = rn.leaf.nh
-        while True:
-            self._op_hull += 1
-            lpt = ln.leaf != NULL and lhi - llo == 1
-            rpt = rn.leaf != NULL and rhi - rlo == 1
-            # the current edge (or point) of each side
-            if ln.leaf != NULL:
-                if lpt:
-                    a = _leaf_vertex(ln.leaf, llo, lox, loy, lz0, lf0)
-                else:
-                    lm = (llo + lhi) >> 1
-                    a = _leaf_vertex(ln.leaf, lm - 1, lox, loy, lz0, lf0)
-                    b = _leaf_vertex(ln.leaf, lm, lox, loy, lz0, lf0)
-            else:
-                a = _bridge_vertex(ln.ax, ln.ay, ln.akey, ln.az, ln.af, lox, loy, lz0, lf0)
-                b = _bridge_vertex(ln.bx, ln.by, ln.bkey, ln.bz, ln.bf, lox, loy, lz0, lf0)
-            if rn.leaf != NULL:
-                if rpt:
-                    c = _leaf_vertex(rn.leaf, rlo, rox, roy, rz0, rf0)
-                else:
-                    rm = (rlo + rhi) >> 1
-                    c = _leaf_vertex(rn.leaf, rm - 1, rox, roy, rz0, rf0)
-                    d = _leaf_vertex(rn.leaf, rm, rox, roy, rz0, rf0)
-            else:
-                c = _bridge_vertex(rn.ax, rn.ay, rn.akey, rn.az, rn.af, rox, roy, rz0, rf0)
-                d = _bridge_vertex(rn.bx, rn.by, rn.bkey, rn.bz, rn.bf, rox, roy, rz0, rf0)
-            if lpt and rpt:
-                break
-            go_l_left = go_l_right = go_r_left = go_r_right = False
-            if lpt:
-                # tangent from the point a to the right hull: the rightmost touching vertex
-                if self._vs(u, fast, a, c, c, d) <= 0:
-                    go_r_right = True
-                else:
-                    go_r_left = True
-            elif rpt:
-                # tangent from the point c to the left hull: the leftmost touching vertex
-                if self._vs(u, fast, a, b, b, c) <= 0:
-                    go_l_left = True
-                else:
-                    go_l_right = True
-            elif self._vs(u, fast, a, b, b, c) < 0 or self._vs(u, fast, a, b, b, d) < 0:
-                go_l_left = True  # a right point lies strictly below l1: q <= a
-            elif self._vs(u, fast, a, c, c, d) < 0 or self._vs(u, fast, b, c, c, d) < 0:
-                go_r_right = True  # a left point lies strictly below l2: r >= d
-            elif self._vs(u, fast, a, b, c, d) <= 0:
-                go_l_left = True  # l1 == l2: the bridge line; leftmost q is <= a
-            elif self._meet_left_of_split(u, a, b, c, d, xs, u.left):
-                go_l_right = True  # q >= b
-            else:
-                go_r_left = True  # r <= c
-            if go_l_left:
-                if ln.leaf != NULL:
-                    lhi = lm
-                else:
-                    ln = ln.left
-                    if ln.leaf != NULL:
-                        llo = 0
-                        lhi = ln.leaf.nh
-            elif go_l_right:
-                if ln.leaf != NULL:
-                    llo = lm
-                else:
-                    # hull(ln) up to q: its left part, then hull(ln.right) from b on
-                    lcount += ln.nvl - (ln.right.nvl + ln.right.nvr - ln.nvr)
-                    lox += ln.left.W
-                    loy += ln.left.S
-                    if ln.left.zmax > lz0:
-                        lz0 = ln.left.zmax
-                    if ln.left.fmax > lf0:
-                        lf0 = ln.left.fmax
-                    ln = ln.right
-                    if ln.leaf != NULL:
-                        llo = 0
-                        lhi = ln.leaf.nh
-            elif go_r_left:
-                if rn.leaf != NULL:
-                    rhi = rm
-                else:
-                    # hull(rn) from r on: hull(rn.left) up to a, then its right part
-                    rcount += rn.nvr - (rn.left.nvl + rn.left.nvr - rn.nvl)
-                    rn = rn.left
-                    if rn.leaf != NULL:
-                        rlo = 0
-                        rhi = rn.leaf.nh
-            else:
-                if rn.leaf != NULL:
-                    rlo = rm
-                else:
-                    rox += rn.left.W
-                    roy += rn.left.S
-                    if rn.left.zmax > rz0:
-                        rz0 = rn.left.zmax
-                    if rn.left.fmax > rf0:
-                        rf0 = rn.left.fmax
-                    rn = rn.right
-                    if rn.leaf != NULL:
-                        rlo = 0
-                        rhi = rn.leaf.nh
-        u.ax = a.x
-        u.ay = a.y
-        u.akey = a.k
-        u.az = a.z
-        u.af = a.f
-        u.bx = c.x
-        u.by = c.y
-        u.bkey = c.k
-        u.bz = c.z
-        u.bf = c.f
-        # vertices of this node's hull: those of the left child's up to q, of the right
-        # child's from r (counted on the way down)
-        u.nvl = lcount + llo + 1
-        u.nvr = rcount + rn.leaf.nh - rlo
+        k_bridge(self, u)
 
     cdef void _fix_path(self, Node* v):
         """Recompute ``v`` and its ancestors; rebuild the highest unbalanced one."""
@@ -686,14 +301,19 @@ cdef class IsotonicBlockStore:
         if v.leaf != NULL:
             self._leaf_update(v)
         else:
+            self._cnode = NULL
             self._internal_update(v)
         u = v.parent
         while u != NULL:
+            self._cnode = v
             self._internal_update(u)
+            v = u
             big = u.left.nleaves if u.left.nleaves > u.right.nleaves else u.right.nleaves
             if big > _ALPHA * u.nleaves + 1:
                 scape = u
             u = u.parent
+        self._ck = CH_ANY
+        self._cnode = NULL
         if scape != NULL:
             u = self._rebuild_subtree(scape)
             u = u.parent
@@ -854,6 +474,12 @@ cdef class IsotonicBlockStore:
             L.cnt += 1
         self._note_value(w)
         self._note_value(wy)
+        # the shape of the change, for the locate caches of the path (_cache_survives)
+        self._ck = CH_PREFIX if y == 1.0 else (CH_SUFFIX if y == 0.0 else CH_ANY)
+        self._cx = x
+        self._cdw = w
+        self._cds = wy
+        self._cnew = L.n[j] == 1
         self._fix_path(v)
 
     cdef Node* _split_leaf(self, Node* v, double x):

@@ -316,6 +316,8 @@ cdef inline void _loc_to_cache(Loc* r, double* c, int* fl) noexcept:
     c[5] = r.at.f
     c[6] = r.succ.x
     c[7] = r.succ.y
+    c[8] = r.pred.k
+    c[9] = r.succ.k
     fl[0] = (1 if r.has_pred else 0) | (2 if r.has_succ else 0)
 
 
@@ -323,7 +325,7 @@ cdef inline void _loc_from_cache(Loc* r, double* c, int fl, Py_ssize_t rank,
                                  double K) noexcept:
     r.pred.x = c[0]
     r.pred.y = c[1]
-    r.pred.k = -INFINITY
+    r.pred.k = c[8]
     r.pred.z = -INFINITY
     r.pred.f = -INFINITY
     r.at.x = c[2]
@@ -333,7 +335,7 @@ cdef inline void _loc_from_cache(Loc* r, double* c, int fl, Py_ssize_t rank,
     r.at.f = c[5]
     r.succ.x = c[6]
     r.succ.y = c[7]
-    r.succ.k = INFINITY
+    r.succ.k = c[9]
     r.succ.z = -INFINITY
     r.succ.f = -INFINITY
     r.has_pred = (fl & 1) != 0
@@ -355,3 +357,58 @@ cdef inline void _loc_shift(Loc* r, double ox, double oy, double z0, double f0) 
         r.at.f = f0
     r.succ.x += ox
     r.succ.y += oy
+
+
+cdef inline bint _locate_at_bridge(Node* c, double K, Loc* r) noexcept:
+    """:func:`_locate` of ``K`` in the hull of ``c`` in O(1) when ``K`` is an end of
+    ``c``'s bridge and ``c`` holds a current locate of that end in its child (exact
+    coordinates: see Node): hull(c) is hull(c.left) up to a, then hull(c.right) from b,
+    so the neighbours are the bridge's other end and the cached one. False otherwise
+    (``r`` then undefined)."""
+    cdef Py_ssize_t nv
+    cdef double* q
+    if c.leaf != NULL or not c.bvalid:
+        return False
+    nv = c.nvl + c.nvr
+    if K == c.akey and c.lcs != 0 and c.lcs == c.left.stamp:
+        q = c.cl
+        r.pred.x = q[0]
+        r.pred.y = q[1]
+        r.pred.k = q[8]
+        r.has_pred = (c.lfl & 1) != 0
+        r.at.x = q[2]
+        r.at.y = q[3]
+        r.at.k = K
+        r.at.z = q[4]
+        r.at.f = q[5]
+        r.succ.x = c.bx
+        r.succ.y = c.by
+        r.succ.k = c.bkey
+        r.has_succ = True
+        r.rle = c.lrank
+        r.rge = nv - c.lrank + 1
+    elif K == c.bkey and c.rcs != 0 and c.rcs == c.right.stamp:
+        q = c.cr
+        r.pred.x = c.ax
+        r.pred.y = c.ay
+        r.pred.k = c.akey
+        r.has_pred = True
+        r.at.x = c.bx
+        r.at.y = c.by
+        r.at.k = K
+        r.at.z = c.bz
+        r.at.f = c.bf
+        r.succ.x = q[6] + c.left.W
+        r.succ.y = q[7] + c.left.S
+        r.succ.k = q[9]
+        r.has_succ = (c.rfl & 2) != 0
+        r.rge = c.rrank
+        r.rle = nv - c.rrank + 1
+    else:
+        return False
+    r.pred.z = -INFINITY
+    r.pred.f = -INFINITY
+    r.succ.z = -INFINITY
+    r.succ.f = -INFINITY
+    r.steps = 1
+    return True

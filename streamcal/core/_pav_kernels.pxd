@@ -1,0 +1,517 @@
+# The per-event kernels of the compiled isotonic block store (streamcal/core/_pav.pyx):
+# the orientation tests (exact 128-bit integer, floating filter, double-double
+# fallback), the leaf's own hull and the bridge of two hulls by simultaneous descent.
+# Inline functions of the store (``st``), compiled into _pav.pyx, whose methods of the
+# same names (without ``k``) call them and carry their docstrings; see that module's
+# docstring for the algorithms, costs and exactness argument.
+
+from libc.math cimport fabs, fma, frexp, ldexp, INFINITY
+
+from streamcal.core._pav cimport (
+    CH_PREFIX, CH_SUFFIX, IsotonicBlockStore, LEAF_CAP, Leaf, Loc, Node, Pt, Sums,
+)
+from streamcal.core._pav_tree cimport (
+    _bridge_vertex, _dd_add, _fsign, _leaf_vertex, _loc_from_cache, _loc_shift,
+    _loc_to_cache, _locate, _locate_at_bridge, _pure_slope, _range, _range_from,
+    _range_upto, _sign,
+)
+
+cdef extern from *:
+    """
+    static inline int sc_pav_ctzll(unsigned long long v) { return __builtin_ctzll(v); }
+    static inline int sc_pav_det_sign(long long a, long long b, long long c, long long d) {
+        __int128 p = (__int128)a * (__int128)b - (__int128)c * (__int128)d;
+        return (p > 0) - (p < 0);
+    }
+    /* sign of cby*dx1*dx2 - dy2*dx1*f - dy1*dx2*e, every factor below 2**40 */
+    static inline int sc_pav_triple_sign(long long cby, long long dx1, long long dx2,
+                                         long long dy2, long long f, long long dy1,
+                                         long long e) {
+        __int128 g = (__int128)(cby * 1) * dx1 * dx2 - (__int128)dy2 * dx1 * f
+                     - (__int128)dy1 * dx2 * e;
+        return (g > 0) - (g < 0);
+    }
+    /* 2**53 */
+    static const double SC_PAV_TWO53 = 9007199254740992.0;
+    /* relative error bound of a coordinate (a sum of at most B + 3 * depth terms) x 2 */
+    static const double SC_PAV_COORD_ERR = 4e-13;
+    /* relative width of the tie band of the orientation fallback (8 units of roundoff) */
+    static const double SC_PAV_TIE = 8.0 * 0x1p-53;
+    /* relative error bound of a product of two edge sums of one leaf (sums of at most
+       64 non-negative cells in any order: (63 + 63 + 1) units of roundoff), with a wide
+       margin; and the smallest product trusted */
+    static const double SC_PAV_EDGE_ERR = 0x1p-40;
+    static const double SC_PAV_EDGE_TINY = 0x1p-900;
+    """
+    int sc_pav_ctzll(unsigned long long v) nogil
+    int sc_pav_triple_sign(long long cby, long long dx1, long long dx2, long long dy2,
+                           long long f, long long dy1, long long e) nogil
+    int sc_pav_det_sign(long long a, long long b, long long c, long long d) nogil
+    const double _TWO53 "SC_PAV_TWO53"
+    const double _COORD_ERR "SC_PAV_COORD_ERR"
+    const double _TIE "SC_PAV_TIE"
+    const double _EDGE_ERR "SC_PAV_EDGE_ERR"
+    const double _EDGE_TINY "SC_PAV_EDGE_TINY"
+
+
+# IsotonicBlockStore._vsign: sign of (b - a) x (d - c) in the frame of ``frame``.
+cdef inline int k_vsign(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept:
+    cdef double ux = b.x - a.x, uy = b.y - a.y, vx = d.x - c.x, vy = d.y - c.y
+    cdef double q, nu, nv, det, err, p1, p2, e1, e2
+    cdef int ku, kv, pu, pv
+    cdef Sums su, sv
+    if st._exact(frame):
+        if st._fast(frame):
+            # coordinates below 2**26 units: both products and their difference
+            # are exact in double precision
+            return _sign(ux * vy - uy * vx)
+        q = st.qscale
+        return sc_pav_det_sign(<long long> (ux * q), <long long> (vy * q),
+                               <long long> (uy * q), <long long> (vx * q))
+    # runs of cells whose labels are all 0, or all 1, have slopes exactly 0 or 1
+    # (the forgetting clock's non-dyadic weights make them collinear within the
+    # rounding of their coordinates, which no filter can decide): u x v has the sign
+    # of slope(v) - slope(u), both x-extents being positive
+    pu = _pure_slope(a, b)
+    if pu >= 0:
+        pv = _pure_slope(c, d)
+        if pv >= 0:
+            return pv - pu
+    nu = fabs(ux) + fabs(uy)
+    nv = fabs(vx) + fabs(vy)
+    if nu > 0.0 and nv > 0.0:
+        det = (ux / nu) * (vy / nv) - (uy / nu) * (vx / nv)
+        err = _COORD_ERR * frame.W * (1.0 / nu + 1.0 / nv) + 1e-15
+        if det > err:
+            return 1
+        if det < -err:
+            return -1
+    # too close to call: recompute both vectors as range sums of their own cells
+    st._op_fallback += 1
+    su = _range(frame, a.k, b.k)
+    sv = _range(frame, c.k, d.k)
+    # u x v = uW vS - uS vW from the double-double sums, products with FMA: a
+    # geometric decision (the same in every frame), far finer than the filter's
+    if su.W <= 0.0 or sv.W <= 0.0:
+        return 0
+    # scale each vector by a power of two (exact) to about 1: products of weights
+    # spanning 2**1000 would underflow or overflow
+    frexp(su.W, &ku)
+    frexp(sv.W, &kv)
+    su.W = ldexp(su.W, -ku)
+    su.Wlo = ldexp(su.Wlo, -ku)
+    su.S = ldexp(su.S, -ku)
+    su.Slo = ldexp(su.Slo, -ku)
+    sv.W = ldexp(sv.W, -kv)
+    sv.Wlo = ldexp(sv.Wlo, -kv)
+    sv.S = ldexp(sv.S, -kv)
+    sv.Slo = ldexp(sv.Slo, -kv)
+    p1 = su.W * sv.S
+    e1 = fma(su.W, sv.S, -p1) + (su.Wlo * sv.S + su.W * sv.Slo)
+    p2 = su.S * sv.W
+    e2 = fma(su.S, sv.W, -p2) + (su.Slo * sv.W + su.S * sv.Wlo)
+    det = (p1 - p2) + (e1 - e2)
+    # slopes equal up to the rounding of their doubles: pool (a tie), so that the
+    # blocks' values S / W strictly increase as doubles, as PAV's comparisons give
+    if fabs(det) <= _TIE * (fabs(p1) + fabs(p2)) or sv.S / sv.W == su.S / su.W:
+        return 0
+    return _sign(det)
+
+
+# IsotonicBlockStore._edge_sign: the same from the edges' own cell sums.
+cdef inline int k_edge_sign(IsotonicBlockStore st, Node* frame, double uw, double us, double vw,
+                            double vs, Pt a, Pt b, Pt c, Pt d) noexcept:
+    cdef double p1 = uw * vs, p2 = us * vw
+    cdef double det = p1 - p2, m = p1 + p2
+    if _EDGE_TINY < m < INFINITY:
+        if det > _EDGE_ERR * m:
+            return 1
+        if det < -_EDGE_ERR * m:
+            return -1
+    return st._vsign(frame, a, b, c, d)
+
+
+# IsotonicBlockStore._meet_left_of_split: do lines ab and cd meet at or left of xs?
+cdef inline bint k_meet_left_of_split(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt d,
+                                     double xs, Node* left):
+    cdef double dx1 = b.x - a.x, dy1 = b.y - a.y, dx2 = d.x - c.x, dy2 = d.y - c.y
+    cdef double cbx = c.x - b.x, cby = c.y - b.y, e = xs - b.x
+    cdef double F, t1, t2, t3, q, delta, err, f
+    cdef Sums s
+    if st._exact(frame):
+        # every coordinate is an exact multiple of 2**qexp: decide exactly
+        q = st.qscale
+        if frame.W * q < 1099511627776.0:  # below 2**40 units: 128-bit products
+            return sc_pav_triple_sign(
+                <long long> (cby * q), <long long> (dx1 * q), <long long> (dx2 * q),
+                <long long> (dy2 * q), <long long> ((cbx - e) * q),
+                <long long> (dy1 * q), <long long> (e * q)) >= 0
+        G = (int(cby * q) * int(dx1 * q) * int(dx2 * q)
+             - int(dy2 * q) * int(dx1 * q) * int((cbx - e) * q)
+             - int(dy1 * q) * int(dx2 * q) * int(e * q))
+        return G >= 0
+    # slopes first, so that a tie (equal slopes, or the lines meeting exactly at xs)
+    # gives exactly 0 when the slopes are exact
+    t1 = cby
+    t2 = (dy2 / dx2) * (cbx - e)
+    t3 = (dy1 / dx1) * e
+    F = t1 - t2 - t3
+    # a bound on the error of F from coordinate errors of at most delta each
+    delta = _COORD_ERR * frame.W
+    err = 1e-15 * (fabs(t1) + fabs(t2) + fabs(t3)) + delta * (
+        2.0 + 3.0 * fabs(dy2 / dx2) + 2.0 * fabs(dy1 / dx1)
+        + 2.0 * fabs(cbx - e) * (1.0 + fabs(dy2 / dx2)) / dx2
+        + 2.0 * fabs(e) * (1.0 + fabs(dy1 / dx1)) / dx1
+    )
+    if fabs(F) > err:
+        return F >= 0.0
+    st._op_fallback += 1
+    # recompute every difference as a range sum of its own cells
+    s = _range(frame, a.k, b.k)
+    dx1 = s.W
+    dy1 = s.S
+    s = _range(frame, c.k, d.k)
+    dx2 = s.W
+    dy2 = s.S
+    s = _range(frame, b.k, c.k)
+    cby = s.S
+    e = _range_from(left, b.k).W                  # xs - b.x
+    f = _range_upto(frame.right, c.k).W           # c.x - xs, without a difference
+    return cby - (dy2 / dx2) * f >= (dy1 / dx1) * e
+
+
+# IsotonicBlockStore._leaf_update: totals and own lower hull of a leaf, O(B).
+cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
+    cdef Leaf* L = v.leaf
+    cdef int t, nh = 0
+    cdef double cw = 0.0, cs = 0.0
+    cdef long long cn = 0
+    cdef Pt p, h1, h2
+    cdef bint fast, precise
+    cdef int sg
+    cdef double wlo = 0.0, slo = 0.0, lz = -INFINITY, lf = -INFINITY, ew, es
+    # without exact coordinates: sums of the cells of each hull edge (edge j joins
+    # vertex j - 1 to vertex j), summed from the cells alone
+    cdef double edw[LEAF_CAP]
+    cdef double eds[LEAF_CAP]
+    cdef double det
+    v.ostamp = v.stamp
+    v.onv = v.nvl + v.nvr
+    for t in range(L.cnt):
+        cw += L.w[t]
+        cs += L.s[t]
+        cn += L.n[t]
+    if not (st.qscale > 0.0 and cw * st.qscale < _TWO53):
+        # every cell sum is a multiple of 2**qexp and so is every partial sum
+        # (s <= w): below 2**(qexp + 53) the plain sums are exact, which is what
+        # the double-double sums give (low parts 0); otherwise sum in double-double
+        cw = 0.0
+        cs = 0.0
+        for t in range(L.cnt):
+            _dd_add(&cw, &wlo, L.w[t], 0.0)
+            _dd_add(&cs, &slo, L.s[t], 0.0)
+    v.W = cw
+    v.Wlo = wlo
+    v.S = cs
+    v.Slo = slo
+    v.N = cn
+    v.ncells = L.cnt
+    v.nleaves = 1
+    v.kmin = L.x[0]
+    fast = st._fast(v)
+    precise = not fast and not st._exact(v)
+    cw = 0.0
+    cs = 0.0
+    if fast:
+        # exact integer coordinates below 2**26 units: the orientation test of
+        # _fsign on the arrays (the same expression, so the same signs)
+        for t in range(L.cnt):
+            cw += L.w[t]
+            cs += L.s[t]
+            if L.s[t] != 0.0:
+                lz = L.x[t]
+            if L.s[t] != L.w[t]:
+                lf = L.x[t]
+            while nh >= 2:
+                det = ((L.hx[nh - 1] - L.hx[nh - 2]) * (cs - L.hy[nh - 1])
+                       - (L.hy[nh - 1] - L.hy[nh - 2]) * (cw - L.hx[nh - 1]))
+                if det > 0.0:
+                    break
+                nh -= 1
+            L.hx[nh] = cw
+            L.hy[nh] = cs
+            L.hz[nh] = lz
+            L.hf[nh] = lf
+            L.hidx[nh] = <unsigned char> t
+            nh += 1
+    for t in range(L.cnt if not fast else 0):
+        cw += L.w[t]
+        cs += L.s[t]
+        if L.s[t] != 0.0:
+            lz = L.x[t]
+        if L.s[t] != L.w[t]:
+            lf = L.x[t]
+        p.x = cw
+        p.y = cs
+        p.k = L.x[t]
+        p.z = lz
+        p.f = lf
+        ew = L.w[t]
+        es = L.s[t]
+        while nh >= 2:
+            h1.x = L.hx[nh - 2]
+            h1.y = L.hy[nh - 2]
+            h1.k = L.x[L.hidx[nh - 2]]
+            h1.z = L.hz[nh - 2]
+            h1.f = L.hf[nh - 2]
+            h2.x = L.hx[nh - 1]
+            h2.y = L.hy[nh - 1]
+            h2.k = L.x[L.hidx[nh - 1]]
+            h2.z = L.hz[nh - 1]
+            h2.f = L.hf[nh - 1]
+            if precise:
+                sg = st._edge_sign(v, edw[nh - 1], eds[nh - 1], ew, es, h1, h2, h2, p)
+            else:
+                sg = st._vs(v, fast, h1, h2, h2, p)
+            if sg > 0:
+                break
+            if precise:
+                ew = edw[nh - 1] + ew
+                es = eds[nh - 1] + es
+            nh -= 1
+        edw[nh] = ew
+        eds[nh] = es
+        L.hx[nh] = cw
+        L.hy[nh] = cs
+        L.hz[nh] = lz
+        L.hf[nh] = lf
+        L.hidx[nh] = <unsigned char> t
+        nh += 1
+    v.zmax = lz
+    v.fmax = lf
+    L.nh = nh
+    v.nvl = nh
+    v.nvr = 0
+    st._op_hull += L.cnt
+    st._clock += 1
+    v.stamp = st._clock
+
+
+# IsotonicBlockStore._bridge: the bridge of the children's hulls, O(depth + log B).
+cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
+    cdef Node* ln = u.left
+    cdef Node* rn = u.right
+    cdef double lox = 0.0, loy = 0.0, rox = u.left.W, roy = u.left.S
+    cdef double xs = u.left.W
+    # Pt.z / Pt.f of the cells of u before the current subtree of each side
+    cdef double lz0 = -INFINITY, lf0 = -INFINITY, rz0 = u.left.zmax, rf0 = u.left.fmax
+    cdef int llo = 0, lhi = 0, rlo = 0, rhi = 0, lm = 0, rm = 0
+    cdef bint lpt, rpt, go_l_left, go_l_right, go_r_left, go_r_right
+    cdef Pt a, b, c, d
+    cdef bint fast = st._fast(u)
+    cdef Py_ssize_t lcount = 0, rcount = 0
+    if ln.leaf != NULL:
+        lhi = ln.leaf.nh
+    if rn.leaf != NULL:
+        rhi = rn.leaf.nh
+    while True:
+        st._op_hull += 1
+        lpt = ln.leaf != NULL and lhi - llo == 1
+        rpt = rn.leaf != NULL and rhi - rlo == 1
+        # the current edge (or point) of each side
+        if ln.leaf != NULL:
+            if lpt:
+                a = _leaf_vertex(ln.leaf, llo, lox, loy, lz0, lf0)
+            else:
+                lm = (llo + lhi) >> 1
+                a = _leaf_vertex(ln.leaf, lm - 1, lox, loy, lz0, lf0)
+                b = _leaf_vertex(ln.leaf, lm, lox, loy, lz0, lf0)
+        else:
+            a = _bridge_vertex(ln.ax, ln.ay, ln.akey, ln.az, ln.af, lox, loy, lz0, lf0)
+            b = _bridge_vertex(ln.bx, ln.by, ln.bkey, ln.bz, ln.bf, lox, loy, lz0, lf0)
+        if rn.leaf != NULL:
+            if rpt:
+                c = _leaf_vertex(rn.leaf, rlo, rox, roy, rz0, rf0)
+            else:
+                rm = (rlo + rhi) >> 1
+                c = _leaf_vertex(rn.leaf, rm - 1, rox, roy, rz0, rf0)
+                d = _leaf_vertex(rn.leaf, rm, rox, roy, rz0, rf0)
+        else:
+            c = _bridge_vertex(rn.ax, rn.ay, rn.akey, rn.az, rn.af, rox, roy, rz0, rf0)
+            d = _bridge_vertex(rn.bx, rn.by, rn.bkey, rn.bz, rn.bf, rox, roy, rz0, rf0)
+        if lpt and rpt:
+            break
+        go_l_left = go_l_right = go_r_left = go_r_right = False
+        if lpt:
+            # tangent from the point a to the right hull: the rightmost touching vertex
+            if st._vs(u, fast, a, c, c, d) <= 0:
+                go_r_right = True
+            else:
+                go_r_left = True
+        elif rpt:
+            # tangent from the point c to the left hull: the leftmost touching vertex
+            if st._vs(u, fast, a, b, b, c) <= 0:
+                go_l_left = True
+            else:
+                go_l_right = True
+        elif st._vs(u, fast, a, b, b, c) < 0 or st._vs(u, fast, a, b, b, d) < 0:
+            go_l_left = True  # a right point lies strictly below l1: q <= a
+        elif st._vs(u, fast, a, c, c, d) < 0 or st._vs(u, fast, b, c, c, d) < 0:
+            go_r_right = True  # a left point lies strictly below l2: r >= d
+        elif st._vs(u, fast, a, b, c, d) <= 0:
+            go_l_left = True  # l1 == l2: the bridge line; leftmost q is <= a
+        elif st._meet_left_of_split(u, a, b, c, d, xs, u.left):
+            go_l_right = True  # q >= b
+        else:
+            go_r_left = True  # r <= c
+        if go_l_left:
+            if ln.leaf != NULL:
+                lhi = lm
+            else:
+                ln = ln.left
+                if ln.leaf != NULL:
+                    llo = 0
+                    lhi = ln.leaf.nh
+        elif go_l_right:
+            if ln.leaf != NULL:
+                llo = lm
+            else:
+                # hull(ln) up to q: its left part, then hull(ln.right) from b on
+                lcount += ln.nvl - (ln.right.nvl + ln.right.nvr - ln.nvr)
+                lox += ln.left.W
+                loy += ln.left.S
+                if ln.left.zmax > lz0:
+                    lz0 = ln.left.zmax
+                if ln.left.fmax > lf0:
+                    lf0 = ln.left.fmax
+                ln = ln.right
+                if ln.leaf != NULL:
+                    llo = 0
+                    lhi = ln.leaf.nh
+        elif go_r_left:
+            if rn.leaf != NULL:
+                rhi = rm
+            else:
+                # hull(rn) from r on: hull(rn.left) up to a, then its right part
+                rcount += rn.nvr - (rn.left.nvl + rn.left.nvr - rn.nvl)
+                rn = rn.left
+                if rn.leaf != NULL:
+                    rlo = 0
+                    rhi = rn.leaf.nh
+        else:
+            if rn.leaf != NULL:
+                rlo = rm
+            else:
+                rox += rn.left.W
+                roy += rn.left.S
+                if rn.left.zmax > rz0:
+                    rz0 = rn.left.zmax
+                if rn.left.fmax > rf0:
+                    rf0 = rn.left.fmax
+                rn = rn.right
+                if rn.leaf != NULL:
+                    rlo = 0
+                    rhi = rn.leaf.nh
+    u.ax = a.x
+    u.ay = a.y
+    u.akey = a.k
+    u.az = a.z
+    u.af = a.f
+    u.bx = c.x
+    u.by = c.y
+    u.bkey = c.k
+    u.bz = c.z
+    u.bf = c.f
+    # vertices of this node's hull: those of the left child's up to q, of the right
+    # child's from r (counted on the way down)
+    u.nvl = lcount + llo + 1
+    u.nvr = rcount + rn.leaf.nh - rlo
+
+# IsotonicBlockStore._bridge_still_valid: is the node's previous bridge still its bridge?
+cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u):
+    cdef Loc la, lb
+    cdef bint fast
+    if not u.bvalid or not st._exact(u):
+        return False
+    if u.lcs != 0 and (u.lcs == u.left.stamp or (
+            u.lcs == u.left.ostamp and st._cnode == u.left
+            and st._cache_survives(u.left, u.cl, u.lfl, &u.lrank, True))):
+        _loc_from_cache(&la, u.cl, u.lfl, u.lrank, u.akey)
+        u.lcs = u.left.stamp
+    else:
+        if not (_locate_at_bridge(u.left, u.akey, &la)
+                or _locate(u.left, u.akey, 0.0, 0.0, -INFINITY, -INFINITY, &la)):
+            st._op_hull += la.steps
+            return False
+        st._op_hull += la.steps
+        _loc_to_cache(&la, u.cl, &u.lfl)
+        u.lrank = la.rle
+        u.lcs = u.left.stamp
+    if u.rcs != 0 and (u.rcs == u.right.stamp or (
+            u.rcs == u.right.ostamp and st._cnode == u.right
+            and st._cache_survives(u.right, u.cr, u.rfl, &u.rrank, False))):
+        _loc_from_cache(&lb, u.cr, u.rfl, u.rrank, u.bkey)
+        u.rcs = u.right.stamp
+    else:
+        if not (_locate_at_bridge(u.right, u.bkey, &lb)
+                or _locate(u.right, u.bkey, 0.0, 0.0, -INFINITY, -INFINITY, &lb)):
+            st._op_hull += lb.steps
+            return False
+        st._op_hull += lb.steps
+        _loc_to_cache(&lb, u.cr, &u.rfl)
+        u.rrank = lb.rge
+        u.rcs = u.right.stamp
+    _loc_shift(&lb, u.left.W, u.left.S, u.left.zmax, u.left.fmax)
+    fast = st._fast(u)
+    st._op_hull += 1
+    if la.has_pred and st._vs(u, fast, la.pred, la.at, la.at, lb.at) <= 0:
+        return False
+    if la.has_succ and st._vs(u, fast, la.at, la.succ, la.succ, lb.at) > 0:
+        return False
+    if lb.has_pred and st._vs(u, fast, la.at, lb.pred, lb.pred, lb.at) > 0:
+        return False
+    if lb.has_succ and st._vs(u, fast, la.at, lb.at, lb.at, lb.succ) <= 0:
+        return False
+    u.ax = la.at.x
+    u.ay = la.at.y
+    u.akey = la.at.k
+    u.az = la.at.z
+    u.af = la.at.f
+    u.bx = lb.at.x
+    u.by = lb.at.y
+    u.bkey = lb.at.k
+    u.bz = lb.at.z
+    u.bf = lb.at.f
+    u.nvl = u.lrank
+    u.nvr = u.rrank
+    return True
+
+# IsotonicBlockStore._cache_survives: does a cached locate survive the change just made?
+cdef inline bint k_cache_survives(IsotonicBlockStore st, Node* child, double* c, int fl,
+                                 Py_ssize_t* rank, bint rank_from_left) noexcept:
+    cdef double x = st._cx
+    cdef Py_ssize_t dnv = (child.nvl + child.nvr) - child.onv
+    if st._ck == CH_PREFIX:
+        if not (fl & 2) or not c[9] < x:
+            return False
+        if not rank_from_left:
+            rank[0] += dnv
+        st._op_reused += 1
+        return True
+    if st._ck == CH_SUFFIX:
+        if not (fl & 1) or not c[8] >= x or (st._cnew and child.kmin == x):
+            return False
+        c[0] += st._cdw
+        c[1] += st._cds
+        c[2] += st._cdw
+        c[3] += st._cds
+        c[6] += st._cdw
+        c[7] += st._cds
+        # the cell at x now has s != w (s unchanged, w grew); s != 0 unchanged
+        if c[5] < x:
+            c[5] = x
+        if rank_from_left:
+            rank[0] += dnv
+        st._op_reused += 1
+        return True
+    return False
