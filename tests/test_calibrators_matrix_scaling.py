@@ -326,3 +326,16 @@ def test_command_line_names_in_a_multiclass_replay(tmp_path, capsys):
             cal.learn_one(s, y)
         assert rows[spec]["log_loss"][0] == pytest.approx(sum(losses) / len(losses), abs=5.1e-5)
     assert rows["vector_scaling:window_size=100,refit_every=20"]["log_loss"][0] < rows["raw"]["log_loss"][0]
+
+
+@pytest.mark.parametrize("klass", [VectorScaling, MatrixScaling])
+def test_logits_near_the_float_range_leave_the_stream_uncalibrated_not_broken(klass):
+    # a window holding a logit of 1e300 overflows the Newton step: the fit stops
+    # where it is, never NaN probabilities (found by check_corrupted_snapshot_rejected)
+    cal = klass(window_size=10, refit_every=5, input="logits")
+    for i in range(5):
+        cal.learn_one({"a": 1e300 if i == 2 else 1.0, "b": 0.0}, "ab"[i % 2])
+    out = cal.predict_one({"a": 1.0, "b": 0.0})
+    assert all(math.isfinite(p) for p in out.values()) and math.isclose(sum(out.values()), 1.0)
+    W, b = fit_matrix_scaling([[1e300, 0.0], [0.0, 1.0]], [1, 0])
+    assert np.isfinite(W).all() and np.isfinite(b).all()

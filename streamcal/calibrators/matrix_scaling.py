@@ -155,7 +155,10 @@ class _LinearScaling(_RefitMulticlass):
             j = known.get(c)
             if j is not None:
                 row[j] = v
-        s = self._W @ features(row, self._logits)[0] + self._b
+        with np.errstate(over="ignore", invalid="ignore"):
+            s = self._W @ features(row, self._logits)[0] + self._b
+        if not np.isfinite(s).all():  # logits near the float range: left uncalibrated
+            return dict(raw)
         e = np.exp(s - s.max())
         cal = dict(zip(known, (e / e.sum()).tolist()))
         if all(c in known for c in scores):

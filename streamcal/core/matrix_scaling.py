@@ -161,7 +161,7 @@ class _Objective:
         K = self.K
         if self.diagonal:
             return self.X * theta[:K] + theta[K:]
-        return self.Xt @ theta.reshape(K, K + 1).T
+        return np.einsum("ia,ja->ij", self.Xt, theta.reshape(K, K + 1))
 
     def value(self, theta) -> float:
         S = self.scores(theta)
@@ -177,21 +177,23 @@ class _Objective:
         P = E / E.sum(axis=1, keepdims=True)
         R = self.w[:, None] * (P - self.Y)
         wP = self.w[:, None] * P
+        # einsum, not matmul: these products are small, and a threaded BLAS call on a
+        # busy machine costs many times the arithmetic
         if self.diagonal:
             X = self.X
             PX = P * X
             wPX = self.w[:, None] * PX
             g = np.concatenate([(R * X).sum(axis=0), R.sum(axis=0)])
-            haa = np.diag((wPX * X).sum(axis=0)) - wPX.T @ PX
-            hab = np.diag(wPX.sum(axis=0)) - wPX.T @ P
-            hbb = np.diag(wP.sum(axis=0)) - wP.T @ P
+            haa = np.diag((wPX * X).sum(axis=0)) - np.einsum("ij,ik->jk", wPX, PX)
+            hab = np.diag(wPX.sum(axis=0)) - np.einsum("ij,ik->jk", wPX, P)
+            hbb = np.diag(wP.sum(axis=0)) - np.einsum("ij,ik->jk", wP, P)
             H = np.block([[haa, hab], [hab.T, hbb]])
         else:
             K, Xt = self.K, self.Xt
             d = K + 1
-            g = (R.T @ Xt).ravel()
+            g = np.einsum("ij,ia->ja", R, Xt).ravel()
             B = (P[:, :, None] * Xt[:, None, :]).reshape(len(P), K * d)
-            H = -(self.w[:, None] * B).T @ B
+            H = -np.einsum("i,ia,ib->ab", self.w, B, B)
             blocks = np.einsum("ij,ia,ib->jab", wP, Xt, Xt)
             for j in range(K):
                 H[j * d:(j + 1) * d, j * d:(j + 1) * d] += blocks[j]
@@ -201,7 +203,10 @@ class _Objective:
 
 
 def _minimise(obj: _Objective, theta: np.ndarray) -> np.ndarray:
-    """Newton's method with backtracking from ``theta``, to machine precision."""
+    """Newton's method from ``theta``, to machine precision: backtracking (Armijo)
+    while the Newton decrement is large; full steps once it is below 1e-12 (the
+    quadratic region, where rounding would spoil the Armijo test), until a step is at
+    the rounding level of ``theta``."""
     f = obj.value(theta)
     for _ in range(_MAX_ITER):
         g, H = obj.derivatives(theta)
@@ -209,24 +214,26 @@ def _minimise(obj: _Objective, theta: np.ndarray) -> np.ndarray:
             step = -np.linalg.solve(H, g)
         except np.linalg.LinAlgError:  # pragma: no cover - H is positive definite
             step = -g
-        slope = float(np.dot(g, step))
-        if slope >= 0.0:  # not a descent direction (rounding): fall back on the gradient
-            step, slope = -g, -float(np.dot(g, g))
-        if -slope <= 1e-30 * max(1.0, abs(f)):  # the Newton decrement vanishes
+        decrement = -float(np.dot(g, step))
+        if not np.isfinite(decrement):  # overflow (features near the float range)
             break
+        if not decrement > 0.0:  # not a descent direction (rounding): fall back on -g
+            step, decrement = -g, float(np.dot(g, g))
+        if decrement <= 1e-30:
+            break
+        if decrement <= 1e-12:
+            theta = theta + step
+            if np.max(np.abs(step)) <= 1e-14 * (1.0 + np.max(np.abs(theta))):
+                break
+            continue
         t = 1.0
         while True:
             cand = theta + t * step
             fc = obj.value(cand)
-            if fc <= f + 1e-4 * t * slope or t < 1e-12:
+            if fc <= f - 1e-4 * t * decrement or t < 1e-10:
                 break
             t *= 0.5
-        if fc > f:  # no decrease left to find (rounding level)
-            break
-        done = t == 1.0 and np.max(np.abs(step)) <= 1e-13 * (1.0 + np.max(np.abs(theta)))
         theta, f = cand, fc
-        if done:
-            break
     return theta
 
 
@@ -249,7 +256,10 @@ def _fit(owner, X, labels, w, lam, mu, nu, diagonal, init):
         theta = np.concatenate([np.diag(W0), b0])
     else:
         theta = np.hstack([W0, b0[:, None]]).ravel()
-    theta = _minimise(obj, theta)
+    with np.errstate(over="ignore", invalid="ignore"):
+        theta = _minimise(obj, theta)
+        if not (np.isfinite(theta).all() and np.isfinite(obj.value(theta))):
+            return None
     if diagonal:
         return np.diag(theta[:K]), theta[K:].copy()
     T = theta.reshape(K, K + 1)
@@ -277,7 +287,8 @@ def scaling_nll(W, b, x, labels, w=None) -> float:
 def fit_vector_scaling(x, labels, w=None, l2: float = DEFAULT_L2, init=None):
     """Vector scaling: the diagonal ``W`` and the ``b`` minimising the penalised NLL of
     ``softmax(W x + b)`` (module docstring, with ``mu = nu = l2``), or None when no row
-    of positive weight informs it (none, or fewer than two columns).
+    of positive weight informs it (none, or fewer than two columns) or the features are
+    too large for the fit to stay within floating point.
 
     Parameters
     ----------
