@@ -35,6 +35,9 @@ Multiclass calibrators (for logs with one score column per class) have their own
 multiclass name       object built
 ====================  ====================================================
 ``temperature``       ``TemperatureScaling()``
+``vector_scaling``    ``VectorScaling()``
+``matrix_scaling``    ``MatrixScaling()``
+``dirichlet``         ``DirichletCalibration()``
 ``fir``               ``FIR()``
 ``nafir``             ``NAFIR()``
 ``ovr_isotonic``      ``OneVsRestIsotonic()``
@@ -131,6 +134,9 @@ _CALIBRATOR_TABLE = _ClassTable(
 _MULTICLASS_CALIBRATOR_TABLE = _ClassTable(
     {
         "temperature": ("TemperatureScaling", {}),
+        "vector_scaling": ("VectorScaling", {}),
+        "matrix_scaling": ("MatrixScaling", {}),
+        "dirichlet": ("DirichletCalibration", {}),
         "fir": ("FIR", {}),
         "nafir": ("NAFIR", {}),
         "ovr_isotonic": ("OneVsRestIsotonic", {}),
@@ -517,7 +523,7 @@ def make_multiclass_calibrator(spec: str):
     >>> make_multiclass_calibrator("isotonic")
     Traceback (most recent call last):
     ...
-    ValueError: Unknown calibrator 'isotonic' in spec 'isotonic'. Known calibrators: temperature, fir, nafir, ovr_isotonic, scir, irp, top_label, class_wise.
+    ValueError: Unknown calibrator 'isotonic' in spec 'isotonic'. Known calibrators: temperature, vector_scaling, matrix_scaling, dirichlet, fir, nafir, ovr_isotonic, scir, irp, top_label, class_wise.
 
     """
     return _build(

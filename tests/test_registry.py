@@ -12,9 +12,11 @@ from streamcal import (
     NAFIR,
     SCIR,
     ClassWise,
+    DirichletCalibration,
     EpsilonCalibratedForecaster,
     HedgingCalibeater,
     HistogramBinning,
+    MatrixScaling,
     MulticlassIRP,
     OneVsRestIsotonic,
     OnlineBeta,
@@ -23,6 +25,7 @@ from streamcal import (
     TemperatureScaling,
     TopLabel,
     TrackingCalibeater,
+    VectorScaling,
     VennAbers,
     metrics,
 )
@@ -61,6 +64,9 @@ EXPECTED_CALIBRATORS = {
 
 EXPECTED_MULTICLASS_CALIBRATORS = {
     "temperature": TemperatureScaling,
+    "vector_scaling": VectorScaling,
+    "matrix_scaling": MatrixScaling,
+    "dirichlet": DirichletCalibration,
     "fir": FIR,
     "nafir": NAFIR,
     "ovr_isotonic": OneVsRestIsotonic,

@@ -18,10 +18,13 @@
 - :mod:`streamcal.core.fir`: flattened, normalisation-aware flattened and one-vs-rest
   isotonic regression;
 - :mod:`streamcal.core.temperature`: the temperature-scaling fit;
+- :mod:`streamcal.core.matrix_scaling`: the vector-scaling, matrix-scaling and Dirichlet
+  calibration fits;
 - :mod:`streamcal.core.prior`: the prior on block and bin means (``prior_strength``).
 
 The multiclass batch functions (``fit_irp``, ``fit_multiclass_irp``, ``fit_scir``,
-``fit_fir``, ``fit_nafir``, ``fit_ovr``, ``fit_temperature``) work on arrays on their own.
+``fit_fir``, ``fit_nafir``, ``fit_ovr``, ``fit_temperature``, ``fit_vector_scaling``,
+``fit_matrix_scaling``, ``fit_dirichlet``) work on arrays on their own.
 
 The names below are imported on first use (PEP 562), so that a calibrator imports only
 the cores it runs on (scipy, say, only with the cores that call it).
@@ -53,6 +56,9 @@ _LAZY = {
     "fit_multiclass_irp": "streamcal.core.irp_simplex",
     "fit_multiclass_recursive_binning": "streamcal.core.recursive_binning",
     "fit_recursive_binning": "streamcal.core.recursive_binning",
+    "fit_dirichlet": "streamcal.core.matrix_scaling",
+    "fit_matrix_scaling": "streamcal.core.matrix_scaling",
+    "fit_vector_scaling": "streamcal.core.matrix_scaling",
     "OnlineNewtonLogistic": "streamcal.core.newton",
     "BlockView": "streamcal.core.pav",
     "IsotonicBlockStore": "streamcal.core.pav",
