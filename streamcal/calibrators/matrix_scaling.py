@@ -261,7 +261,34 @@ _NOTES = """
 """
 
 
-class VectorScaling(_LinearScaling):
+class _L2Scaling(_LinearScaling):
+    """Vector and matrix scaling: the same parameters (``input`` and one L2 penalty
+    ``l2``); a subclass names its batch fit ``_batch_fit(x, labels, w, l2, init)``."""
+
+    def __init__(
+        self,
+        window_size: int = DEFAULT_WINDOW_SIZE,
+        refit_every: int = DEFAULT_REFIT_EVERY,
+        input: str = "probabilities",
+        l2: float = DEFAULT_L2,
+    ):
+        self._init_window(window_size, refit_every, input)
+        _check_penalty(type(self).__name__, "l2", l2)
+        self.input = input
+        self.l2 = l2
+        self._reset()
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"window_size": 60, "refit_every": 20}
+        yield {"window_size": 50, "refit_every": 7, "input": "logits", "l2": 0.01}
+        yield {}
+
+    def _fit_arrays(self, values, labels, w, init):
+        return self._batch_fit(features(values, self._logits), labels, w, self.l2, init)
+
+
+class VectorScaling(_L2Scaling):
     """Vector scaling refitted on a sliding window: ``softmax(a * x + b)``, a scale
     ``a_c`` and a bias ``b_c`` per class (Guo, Pleiss, Sun and Weinberger, 2017),
     fitted by penalised maximum likelihood on the last ``window_size`` events.
@@ -312,31 +339,10 @@ class VectorScaling(_LinearScaling):
 
     __doc__ = __doc__.format(notes=_NOTES.format(cost="K^2"))
     _diagonal = True
-
-    def __init__(
-        self,
-        window_size: int = DEFAULT_WINDOW_SIZE,
-        refit_every: int = DEFAULT_REFIT_EVERY,
-        input: str = "probabilities",
-        l2: float = DEFAULT_L2,
-    ):
-        self._init_window(window_size, refit_every, input)
-        _check_penalty(type(self).__name__, "l2", l2)
-        self.input = input
-        self.l2 = l2
-        self._reset()
-
-    @classmethod
-    def _unit_test_params(cls):
-        yield {"window_size": 60, "refit_every": 20}
-        yield {"window_size": 50, "refit_every": 7, "input": "logits", "l2": 0.01}
-        yield {}
-
-    def _fit_arrays(self, values, labels, w, init):
-        return fit_vector_scaling(features(values, self._logits), labels, w, self.l2, init)
+    _batch_fit = staticmethod(fit_vector_scaling)
 
 
-class MatrixScaling(_LinearScaling):
+class MatrixScaling(_L2Scaling):
     """Matrix scaling refitted on a sliding window: ``softmax(W x + b)``, multinomial
     logistic regression on ``x`` (Guo, Pleiss, Sun and Weinberger, 2017), fitted by
     penalised maximum likelihood on the last ``window_size`` events.
@@ -382,28 +388,7 @@ class MatrixScaling(_LinearScaling):
     """
 
     __doc__ = __doc__.format(notes=_NOTES.format(cost="K^4"))
-
-    def __init__(
-        self,
-        window_size: int = DEFAULT_WINDOW_SIZE,
-        refit_every: int = DEFAULT_REFIT_EVERY,
-        input: str = "probabilities",
-        l2: float = DEFAULT_L2,
-    ):
-        self._init_window(window_size, refit_every, input)
-        _check_penalty(type(self).__name__, "l2", l2)
-        self.input = input
-        self.l2 = l2
-        self._reset()
-
-    @classmethod
-    def _unit_test_params(cls):
-        yield {"window_size": 60, "refit_every": 20}
-        yield {"window_size": 50, "refit_every": 7, "input": "logits", "l2": 0.01}
-        yield {}
-
-    def _fit_arrays(self, values, labels, w, init):
-        return fit_matrix_scaling(features(values, self._logits), labels, w, self.l2, init)
+    _batch_fit = staticmethod(fit_matrix_scaling)
 
 
 class DirichletCalibration(_LinearScaling):
