@@ -147,6 +147,9 @@ _NAME_COLORS = {
     "nafir": "#ff7f0e",
     "scir": "#8c564b",
     "top_label": "#e377c2",
+    "vector_scaling": "#17becf",
+    "matrix_scaling": "#bcbd22",
+    "dirichlet": "#393b79",
 }
 # Other names (parameters given, e.g. "isotonic:resolution=0.0001", or user names) are
 # hashed into this palette, whose colours differ from the table's.
