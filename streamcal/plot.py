@@ -149,7 +149,7 @@ _NAME_COLORS = {
     "top_label": "#e377c2",
     "vector_scaling": "#17becf",
     "matrix_scaling": "#bcbd22",
-    "dirichlet": "#393b79",
+    "dirichlet": "#aec7e8",
 }
 # Other names (parameters given, e.g. "isotonic:resolution=0.0001", or user names) are
 # hashed into this palette, whose colours differ from the table's.
