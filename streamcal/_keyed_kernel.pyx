@@ -10,6 +10,13 @@ called directly (``_newton.pxd``'s stable interface: ``c_learn`` / ``c_predict``
 the same checks, with the same messages, as their ``learn_one`` / ``predict_one``), so
 that a keyed event costs about one unkeyed event plus a dict lookup and a move.
 
+Two references spare work in the common pattern (``predict_one(key, s)`` then
+``learn_one(key, s, y)`` with the same key object, and runs of one key): the key object
+of the latest lookup with its calibrator (a str or int object never changes, so the
+same object needs no second lookup), and the most recently used calibrator (learning it
+again needs no LRU move). They are a cache, not state: never pickled nor saved, reset
+by a new store and by a new key (which may evict the cached one).
+
 The semantics are those of the Python code this replaced, line for line: the
 calibrator of a key validates the event before anything changes, a new key is stored
 only after its first event was accepted, ``predict_one`` changes nothing.
@@ -65,6 +72,14 @@ cdef class KeyedKernel:
     cdef public object _spawn      # makes a fresh copy of the template
     cdef public object _blank      # predicts for keys without a calibrator
     cdef public bint _logistic     # compiled_logistic(template): call the C entry points
+    # the lookup cache: the key object (an exact str or int) of the latest lookup that
+    # found a calibrator, and that calibrator; and the most recently used calibrator
+    # (the last of the items). A key that *is* _last_key (the same object: a str or an
+    # int never changes) needs no lookup; a calibrator that is _mru needs no LRU move.
+    # Valid while the items change only here: cleared by a new store, reset by a new key
+    cdef object _last_key
+    cdef object _last_cal
+    cdef object _mru
 
     @property
     def _store(self):
@@ -76,6 +91,7 @@ cdef class KeyedKernel:
     def _store(self, store):
         self._store_obj = store
         self._items = None if store is None else store.items
+        self._last_key = self._last_cal = self._mru = None
 
     def learn_one(self, key, score, label, w=1.0):
         """Update the calibrator of ``key`` (created on its first event), and the
@@ -93,18 +109,21 @@ cdef class KeyedKernel:
             Sample weight, a finite real number >= 0.
         """
         cdef object t = type(key)
-        cdef object items
+        cdef object items = self._items
         cdef PyObject* found
         cdef LogisticKernel k
         cdef double s, y, ww
-        if t is not str and t is not int:  # the common keys skip a call (check_key's fast path)
-            key = V.check_key(key, _NAME, "learn_one")
-        items = self._items
-        found = PyDict_GetItem(items, key)  # an OrderedDict is a dict: a plain lookup
-        if found is NULL:
-            self._learn_new(key, score, label, w)
-            return
-        cal = <object>found
+        cdef bint exact = t is str or t is int  # the common keys skip a call (check_key's fast path)
+        if exact and key is self._last_key:  # predict_one(key, ...) then learn_one(key, ...)
+            cal = self._last_cal
+        else:
+            if not exact:
+                key = V.check_key(key, _NAME, "learn_one")
+            found = PyDict_GetItem(items, key)  # an OrderedDict is a dict: a plain lookup
+            if found is NULL:
+                self._learn_new(key, score, label, w, exact)
+                return
+            cal = <object>found
         if self._logistic:
             k = <LogisticKernel?>cal
             s = check_score(score, k._name, "learn_one")
@@ -117,14 +136,23 @@ cdef class KeyedKernel:
             cal.learn_one(score, label, w)  # validates first: a bad event changes nothing
             if self._fallback is not None:
                 self._fallback.learn_one(score, label, w)
-        _move_to_end(items, key)
+        if cal is not self._mru:  # already the last: moving it would change nothing
+            _move_to_end(items, key)
+            self._mru = cal
+        if exact:
+            self._last_key, self._last_cal = key, cal
 
-    cdef _learn_new(self, key, score, label, w):
+    cdef _learn_new(self, key, score, label, w, bint exact):
         cal = self._spawn()
         cal.learn_one(score, label, w)  # raises before the new key is stored
         if self._fallback is not None:
             self._fallback.learn_one(score, label, w)
-        self._store.add(key, cal)
+        self._store.add(key, cal)  # may evict the cached key: the cache is reset
+        self._mru = cal
+        if exact:
+            self._last_key, self._last_cal = key, cal
+        else:
+            self._last_key = self._last_cal = None
 
     def predict_one(self, key, score):
         """The calibrated probability of ``score`` for ``key`` (a dict for a
@@ -140,11 +168,21 @@ cdef class KeyedKernel:
         cdef object t = type(key)
         cdef PyObject* found
         cdef LogisticKernel k
-        if t is not str and t is not int:
-            key = V.check_key(key, _NAME, "predict_one")
-        found = PyDict_GetItem(self._items, key)
-        if found is not NULL:
-            cal = <object>found
+        cdef bint exact = t is str or t is int
+        if exact and key is self._last_key:
+            cal = self._last_cal
+        else:
+            if not exact:
+                key = V.check_key(key, _NAME, "predict_one")
+            found = PyDict_GetItem(self._items, key)
+            if found is NULL:
+                cal = None
+            else:
+                cal = <object>found
+                if exact:  # the learn_one that usually follows needs no lookup
+                    self._last_key, self._last_cal = key, cal
+        if cal is not None:
+            pass
         elif self._fallback is not None:
             cal = self._fallback
         else:

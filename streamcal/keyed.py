@@ -82,7 +82,10 @@ class KeyedCalibrator(KeyedKernel, _snapshot.Snapshot, river_base.Base):
     compiled; for an :class:`~streamcal.OnlinePlatt` or :class:`~streamcal.OnlineBeta`
     template they call the calibrators' compiled entry points directly, so that a keyed
     event costs about an unkeyed one plus a dict lookup and a move (with many keys,
-    plus the cache misses of reaching another calibrator's memory).
+    plus the cache misses of reaching another calibrator's memory). A call given the
+    very key object (a str or an int) of the previous call that found or created a
+    calibrator skips the lookup (``predict_one(key, s)`` then ``learn_one(key, s, y)``),
+    and a ``learn_one`` on the most recently used key skips the move.
 
     ``to_dict`` / ``from_dict`` save every key with its calibrator's own snapshot, in
     LRU order, so a restored object evicts in the same order; pickle and ``clone()``

@@ -278,3 +278,106 @@ def test_unpickles_a_state_written_before_the_compiled_path():
     restored.learn_one("c", 0.6, 0)  # evicts "a" through the restored store
     assert list(restored.calibrators) == ["b", "c"] and restored.n_evicted == 1
     assert restored.predict_one("b", 0.7) == keyed.predict_one("b", 0.7)
+
+
+# ---------------------------------------------------------------------- the lookup cache
+# The kernel remembers the key object (an exact str or int) of its latest lookup and that
+# key's calibrator, so that learn_one(key, ...) after predict_one(key, ...) with the same
+# object needs no second lookup, and the most recently used calibrator, so that learning
+# it again needs no LRU move. Any event that could make these stale (a new key, an
+# eviction, a restore) must reset them.
+
+
+@pytest.mark.parametrize("template", [OnlinePlatt(), OnlineIsotonic()])
+def test_cached_key_evicted_then_learnt_starts_fresh(template):
+    keyed = KeyedCalibrator(template, max_keys=1)
+    a = "".join(["a", "1"])  # one object, used for every call on key "a1"
+    keyed.learn_one(a, 0.9, 1)
+    keyed.predict_one(a, 0.9)  # the cache now holds a's calibrator
+    keyed.learn_one("b", 0.2, 0)  # evicts a
+    keyed.learn_one(a, 0.9, 0)  # must not reach the evicted calibrator
+    assert list(keyed.calibrators) == ["a1"] and keyed.n_evicted == 2
+    fresh = template.clone()
+    fresh.learn_one(0.9, 0)
+    assert keyed.predict_one(a, 0.9) == fresh.predict_one(0.9)
+    assert keyed.calibrators[a].to_dict() == fresh.to_dict()
+
+
+def test_most_recent_calibrator_reset_by_eviction():
+    # max_keys=2: learning "a" twice skips the move; a new key must reset what is "last"
+    keyed = KeyedCalibrator(OnlinePlatt(), max_keys=2)
+    for key in ["a", "a", "b", "a", "c", "a", "a", "d", "c"]:
+        keyed.learn_one(key, 0.6, 1)
+    assert list(keyed.calibrators) == ["d", "c"] and keyed.n_evicted == 3
+
+
+@pytest.mark.parametrize("template", [OnlinePlatt(), OnlineIsotonic()])
+def test_restoring_state_in_place_drops_the_cache(template):
+    # _set_state (what from_dict runs) on a live object: the cached calibrator of "a"
+    # is no longer the store's, so learn_one("a") must reach the restored one
+    keyed = KeyedCalibrator(template, max_keys=2)
+    other = keyed.clone()
+    other.learn_one("a", 0.3, 0)
+    other.learn_one("b", 0.3, 1)
+    keyed.learn_one("a", 0.8, 1)
+    keyed.predict_one("a", 0.8)  # caches the calibrator of "a" (and it is the last used)
+    keyed._set_state(json.loads(json.dumps(other.to_dict()))["state"])
+    keyed.learn_one("a", 0.8, 1)
+    other.learn_one("a", 0.8, 1)
+    assert list(keyed.calibrators) == list(other.calibrators) == ["b", "a"]
+    assert keyed.to_dict() == other.to_dict()
+
+
+def _key_pool():
+    """Factories of keys: the same object each call, or a new object equal to it
+    (str and large int built at run time), or another type equal as a dict key."""
+    same = ["a", "b", 7, 10**12]
+    return [
+        *[(lambda k=k: k) for k in same],
+        lambda: "".join(["a"]),
+        lambda: "".join(["b", ""]),
+        lambda: int("1000000000000"),
+        lambda: 7.0,
+        lambda: np.int64(7),
+        lambda: True,
+        lambda: 1,
+        lambda: "".join(["n", "ew"]),
+    ]
+
+
+@pytest.mark.parametrize("template", [OnlinePlatt(), OnlineIsotonic()])
+@pytest.mark.parametrize("max_keys", [None, 1, 2, 3])
+@pytest.mark.parametrize("fallback", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_lookup_cache_matches_oracle_on_random_operations(template, max_keys, fallback, seed):
+    """Random predict / learn / bad learn / restore operations, the key objects reused
+    or rebuilt at random, against the dict of independent calibrators: every key order,
+    n_evicted and prediction equal."""
+    rng = np.random.default_rng(seed)
+    pool = _key_pool()
+    keyed = KeyedCalibrator(template, max_keys=max_keys, fallback=fallback)
+    oracle = C.LRUOracle(template, max_keys, fallback)
+    key = pool[0]()
+    for i in range(600):
+        if rng.random() < 0.4:  # otherwise the previous operation's key object again
+            key = pool[rng.integers(len(pool))]()
+        x = float(np.round(rng.random(), 1))
+        op = rng.random()
+        if op < 0.4:
+            assert keyed.predict_one(key, x) == oracle.predict_one(key, x), i
+        elif op < 0.85:
+            y, w = int(rng.random() < x), float(rng.choice([1.0, 0.5, 0.0]))
+            keyed.learn_one(key, x, y, w)
+            oracle.learn_one(key, x, y, w)
+        elif op < 0.95:
+            with pytest.raises(ValueError):
+                keyed.learn_one(key, 1.5, 1)
+        elif op < 0.975:
+            keyed = pickle.loads(pickle.dumps(keyed))
+        else:
+            keyed = KeyedCalibrator.from_dict(json.loads(json.dumps(keyed.to_dict())))
+        assert list(keyed.calibrators) == oracle.order, i
+        assert keyed.n_evicted == oracle.n_evicted, i
+    for make in pool:
+        for x in (0.1, 0.5, 0.9):
+            assert keyed.predict_one(make(), x) == oracle.predict_one(make(), x)
