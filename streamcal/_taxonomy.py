@@ -72,8 +72,9 @@ class Taxonomy:
     """A validated taxonomy (build it with :func:`parse_taxonomy`).
 
     Attributes: ``parent`` (dict node -> parent, None for the root), ``root``,
-    ``leaves`` (tuple, in the order of the nodes) and ``leaf_set``, ``paths`` (dict non-root node ->
-    tuple of nodes from the top down to it, root excluded). Memory O(nodes x depth).
+    ``leaves`` (tuple, in the order of the nodes) and ``leaf_set``, ``paths`` (dict
+    non-root node -> tuple of nodes from the top down to it, root excluded; its last
+    node is the taxonomy's own object of the node). Memory O(nodes x depth).
     """
 
     __slots__ = ("leaf_set", "leaves", "parent", "paths", "root")
@@ -85,6 +86,10 @@ class Taxonomy:
         self.leaves = tuple(c for c in parent if c not in has_child)
         self.leaf_set = frozenset(self.leaves)
         self.paths: dict = {}
+        # paths hold the dict's own key objects, so that ``paths[x][-1]`` is the one
+        # object of node ``x`` (equal labels from different sources, say a snapshot,
+        # become one object, and so pickle alike)
+        canon = {c: c for c in parent}
         for node in parent:
             if node == self.root:
                 continue
@@ -92,7 +97,7 @@ class Taxonomy:
             n = node
             while n != self.root:
                 path.append(n)
-                n = parent[n]
+                n = canon[parent[n]]
             self.paths[node] = tuple(reversed(path))
 
 

@@ -225,8 +225,8 @@ class PathCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
         w = V.check_weight(w, name, "learn_one")
         leaf, g = top_class(scores)
         cals = self._cals.get(leaf)
-        if cals is None:
-            cals = self._cals[leaf] = [self._template.clone() for _ in tax.paths[leaf]]
+        if cals is None:  # keyed by the taxonomy's own object of the leaf
+            cals = self._cals[tax.paths[leaf][-1]] = [self._template.clone() for _ in tax.paths[leaf]]
         below = set(tax.paths[y])
         for node, cal in zip(tax.paths[leaf], cals):
             cal.learn_one(g, node in below, w)
@@ -342,8 +342,9 @@ class PathCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
 
     def _set_state(self, state: dict) -> None:
         memo: dict = {}
+        paths = self._tax.paths
         self._cals = {
-            decode_label(leaf, memo): [HistogramBinning.from_dict(s) for s in snaps]
+            paths[decode_label(leaf, memo)][-1]: [HistogramBinning.from_dict(s) for s in snaps]
             for leaf, snaps in state["leaves"]
         }
 
