@@ -36,6 +36,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from streamcal import _validation as V
@@ -234,14 +235,14 @@ def check_path_forecast(tax: Taxonomy, value, owner: str, method: str, name: str
 
 def path_probabilities(tax: Taxonomy, scores: dict, leaf) -> dict:
     """The raw path probabilities of the leaf-score forecast ``scores`` for the path of
-    ``leaf``: each node gets the total score of the leaves below it, the top node
-    first. Non-increasing down the path (each node's total is its child's plus the
-    non-negative scores of the other leaves below it, added in that order), in [0, 1].
-    O(K x depth) for K scored leaves.
+    ``leaf``: each node gets the total score of the leaves below it (correctly rounded,
+    :func:`math.fsum`), the top node first, at most 1. Non-increasing down the path:
+    a node's leaves include its child's, the exact totals are ordered, and rounding
+    keeps the order. O(K x depth) for K scored leaves.
     """
     path = tax.paths[leaf]
     d = len(path)
-    extra = [0.0] * d  # extra[j]: the score of the leaves whose path leaves ours below path[j]
+    groups: list = [[] for _ in range(d)]  # groups[j]: scores of leaves whose path leaves ours below path[j]
     paths = tax.paths
     for k, s in scores.items():
         other = paths[k]
@@ -249,10 +250,11 @@ def path_probabilities(tax: Taxonomy, scores: dict, leaf) -> dict:
         while j < d and j < len(other) and other[j] == path[j]:
             j += 1
         if j:
-            extra[j - 1] += s
+            groups[j - 1].append(s)
     out = [0.0] * d
-    total = 0.0
+    below: list = []
     for j in range(d - 1, -1, -1):
-        total += extra[j]
+        below.extend(groups[j])
+        total = math.fsum(below)
         out[j] = total if total <= 1.0 else 1.0
     return dict(zip(path, out))

@@ -121,7 +121,7 @@ class PathCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
     >>> tax = {"root": None, "sports": "root", "tennis": "sports", "golf": "sports",
     ...        "economy": "root"}
     >>> cal = PathCalibrator(tax, n_bins=2, prior_strength=0)
-    >>> cal.predict_one({"tennis": 0.7, "golf": 0.2, "economy": 0.1})  # raw path
+    >>> cal.predict_one({"tennis": 0.7, "golf": 0.2, "economy": 0.1})  # raw path: 0.7 + 0.2
     {'sports': 0.8999999999999999, 'tennis': 0.7}
     >>> for y in ["tennis", "golf", "tennis", "economy"]:
     ...     cal.learn_one({"tennis": 0.7, "golf": 0.2, "economy": 0.1}, y)
