@@ -241,9 +241,16 @@ class PathCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
         scores = T.check_leaf_scores(tax, leaf_scores, type(self).__name__, "predict_one")
         leaf, g = top_class(scores)
         cals = self._cals.get(leaf)
-        if cals is None or _bin_of(cals[-1], g).value is None:
+        if cals is None:
             return T.path_probabilities(tax, scores, leaf)
-        return {node: cal.predict_one(g) for node, cal in zip(tax.paths[leaf], cals)}
+        h = cals[-1].predict_one(g)
+        # HistogramBinning returns the score itself from a bin without positive weight:
+        # then (rarely ambiguous, a bin mean equal to the score) its state says
+        if h == g and _bin_is_empty(cals[-1], g):
+            return T.path_probabilities(tax, scores, leaf)
+        out = {node: cal.predict_one(g) for node, cal in zip(tax.paths[leaf], cals[:-1])}
+        out[leaf] = h
+        return out
 
     def raw_path(self, leaf_scores: dict) -> dict:
         """The uncalibrated path probabilities of ``leaf_scores``: each node of the top
@@ -351,25 +358,29 @@ class PathCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
     def _check(self) -> None:
         """Assert the invariants: each predicted leaf has one binner per node of its
         path, each passing its own ``_check``; they share edges, per-bin weights and
-        event counts (the same bins and events); and each bin's estimate is
+        event counts (the same bins and events, as exact integers); up the path each
+        bin's exact label sum does not decrease, and each bin's estimate is
         non-increasing down the path (path monotonicity, see the class Notes)."""
         tax = self._tax
         for leaf, cals in self._cals.items():
             assert leaf in tax.leaf_set, f"{leaf!r} is not a leaf"
             assert len(cals) == len(tax.paths[leaf]), (leaf, len(cals))
-            ref = cals[0]
-            for c in cals:
+            states = [c.to_dict()["state"] for c in cals]
+            ref = states[0]
+            for c, st in zip(cals, states):
                 c._check()
-                assert c.edges == ref.edges, (leaf, c.edges, ref.edges)
-                assert c.n_events == ref.n_events, (leaf, c.n_events, ref.n_events)
-                assert [(b.weight, b.n_events) for b in c.bins] == [
-                    (b.weight, b.n_events) for b in ref.bins
-                ], (leaf, c.bins, ref.bins)
-            for upper, lower in zip(cals, cals[1:]):
-                for bu, bl in zip(upper.bins, lower.bins):
-                    assert (bu.value is None) == (bl.value is None), (leaf, bu, bl)
-                    assert bu.value is None or bu.value >= bl.value, (
-                        f"path monotonicity broken at leaf {leaf!r}: {bu} above {bl}"
+                for key in ("edges", "W", "counts", "E", "n_events"):
+                    assert st[key] == ref[key], (leaf, key, st[key], ref[key])
+            edges = ref["edges"]
+            for k, n in enumerate(ref["counts"]):
+                if n == 0 or edges[k] == edges[k + 1]:
+                    continue
+                sums = [st["S"][k] for st in states]
+                values = [c.predict_one(edges[k]) for c in cals]
+                for j in range(len(cals) - 1):
+                    assert sums[j] >= sums[j + 1] and values[j] >= values[j + 1], (
+                        f"path monotonicity broken at leaf {leaf!r}, bin {k}: label "
+                        f"sums {sums}, estimates {values}"
                     )
 
 
@@ -378,6 +389,10 @@ class PathCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
 PathCalibrator._registry[_snapshot.class_key(PathCalibrator)] = PathCalibrator
 
 
-def _bin_of(cal: HistogramBinning, g: float):
-    """The bin of ``cal`` holding score ``g`` (the rule of :mod:`streamcal.core.bins`)."""
-    return cal.bins[int(edge_bins(np.array([g]), cal.edges)[0])]
+def _bin_is_empty(cal: HistogramBinning, g: float) -> bool:
+    """Whether the bin of ``cal`` holding score ``g`` has no positive weight (the bin
+    rule of :mod:`streamcal.core.bins`; the counts read from the snapshot state, exact
+    whatever the weights). O(state)."""
+    state = cal.to_dict()["state"]
+    k = int(edge_bins(np.array([g]), state["edges"])[0])
+    return state["counts"][k] == 0
