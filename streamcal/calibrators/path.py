@@ -104,9 +104,14 @@ class PathCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
     event says neither 0 nor 1.
 
     **Cost.** ``learn_one``: O(K) to find the top leaf plus O(d log B) for the ``d``
-    nodes of its path; ``predict_one``: O(K d) for the raw path (only used on a cold
-    bin) plus O(B + d log B). Memory: ``d`` histogram binners per leaf predicted, each
-    as :class:`~streamcal.HistogramBinning` says.
+    nodes of its path (with ``"quantile"``, plus the binners' amortised re-binning);
+    ``predict_one``: O(K + d log B), plus O(K d) for the raw path on a cold bin (and,
+    when the leaf's bin mean equals the score, which is how an empty bin answers, a
+    read of the leaf binner's state to tell them apart). Memory: ``d`` histogram
+    binners per leaf predicted, each as :class:`~streamcal.HistogramBinning` says.
+
+    **Not in the registry.** No short name for the command line: a spec string cannot
+    carry a taxonomy, and a replay log has neither a taxonomy nor path labels.
 
     References
     ----------
@@ -236,7 +241,7 @@ class PathCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
     def predict_one(self, leaf_scores: dict) -> dict:
         """The path-calibrated probabilities of the predicted leaf's path: a dict node
         -> probability, from the top of the path down to the leaf (root excluded),
-        non-increasing. O(B + d log B), plus O(K d) on a cold bin."""
+        non-increasing. O(K + d log B), plus O(K d) on a cold bin."""
         tax = self._tax
         scores = T.check_leaf_scores(tax, leaf_scores, type(self).__name__, "predict_one")
         leaf, g = top_class(scores)
