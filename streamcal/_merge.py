@@ -94,7 +94,9 @@ class Mergeable:
         - ``Brier``, ``LogLoss``, ``MulticlassBrier``, ``CrossEntropy``: O(1);
         - ``ConfidenceECE``: O(n_bins); ``TopLabelECE``, ``ClasswiseECE``: O(classes x
           n_bins); ``TECE``: O(entries held); ``TopLabel``: one merge of its binary
-          calibrator per class.
+          calibrator per class; ``PathECE``: O(predicted nodes x depth x n_bins);
+          ``PathCalibrator``: one HistogramBinning merge per node of each predicted
+          leaf's path.
 
         Parameters
         ----------

@@ -12,6 +12,10 @@ Run as a script to write the fixtures of the current version (only when the snap
 format changes; the older files stay)::
 
     python tests/snapshot_fixtures.py tests/fixtures/snapshots-format2.json
+
+or only some classes' (the path family's fixtures live in a file of their own)::
+
+    python tests/snapshot_fixtures.py tests/fixtures/snapshots-format2-path.json PathCalibrator PathECE
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from streamcal.checks import calibrators as CB
 from streamcal.checks import metrics as CM
 from streamcal.checks import monitors as CMon
 from streamcal.checks import multiclass as CMC
+from streamcal.checks import path as CP
 from streamcal.checks._common import concrete_classes
 from streamcal.metrics.base import BinaryCalibrationMetric, StreamingMetric
 from streamcal.monitor.base import BaseMonitor
@@ -50,6 +55,7 @@ def _families():
         ("multiclass", concrete_classes(streamcal.calibrators, MulticlassCalibrator)),
         ("metric", concrete_classes(streamcal.metrics, StreamingMetric, exclude=metric_bases)),
         ("monitor", concrete_classes(streamcal.monitor, BaseMonitor)),
+        ("path", [streamcal.calibrators.PathCalibrator]),
     ]
 
 
@@ -110,6 +116,11 @@ def _multiclass(obj, seed: int):
     return _calibrator(events, [CMC._input(obj, p) for p in CMC._probes(CMC.INT_CLASSES)])
 
 
+def _path(obj, seed: int):
+    events = CP.yield_path_stream(obj.taxonomy, N_BEFORE + N_AFTER, seed)
+    return _calibrator(events, CP._probes(obj))
+
+
 def _metric(obj, seed: int):
     events = CM.yield_events(obj, N_BEFORE + N_AFTER, seed)
     return _protocol(events, lambda o, e: o.update(*e), lambda o: o.get(), lambda o, e: o.get())
@@ -121,7 +132,13 @@ def _monitor(obj, seed: int):
     return _protocol(events, lambda o, e: o.update(*e), drift, drift)
 
 
-PROTOCOLS = {"binary": _binary, "multiclass": _multiclass, "metric": _metric, "monitor": _monitor}
+PROTOCOLS = {
+    "binary": _binary,
+    "multiclass": _multiclass,
+    "metric": _metric,
+    "monitor": _monitor,
+    "path": _path,
+}
 
 
 def cases():
@@ -153,14 +170,17 @@ def replay_restored(entry: dict):
         "multiclass": MulticlassCalibrator,
         "metric": StreamingMetric,
         "monitor": BaseMonitor,
+        "path": streamcal.calibrators.PathCalibrator,
     }[entry["family"]]
     obj = base.from_dict(entry["snapshot"])
     _, after = PROTOCOLS[entry["family"]](obj, entry["seed"])
     return _plain(after(obj))
 
 
-def main(path: str) -> None:
-    entries = [record(f, k(**p), seed) for f, k, p, seed in cases()]
+def main(path: str, only=()) -> None:
+    entries = [
+        record(f, k(**p), seed) for f, k, p, seed in cases() if not only or k.__name__ in only
+    ]
     with open(path, "w") as fh:
         json.dump(entries, fh, allow_nan=False, separators=(",", ":"))
         fh.write("\n")
@@ -168,4 +188,4 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2:])

@@ -97,8 +97,17 @@ def _weights(rng, n, kind):
     raise AssertionError(kind)
 
 
-def _stream(kind_of_obj, rng, n, weights):
-    """Events ``(x, y, w)`` for an object of the given kind, with many tied scores."""
+def _stream(kind_of_obj, rng, n, weights, taxonomy=None):
+    """Events ``(x, y, w)`` for an object of the given kind, with many tied scores (a
+    path metric's over its ``taxonomy``)."""
+    if kind_of_obj == "path":
+        from streamcal.checks.metrics import yield_path_events
+
+        events = yield_path_events(taxonomy, n, seed=int(rng.integers(2**31)))
+        w = _weights(rng, n, weights)
+        return [(p, y, float(wi)) for (y, p, _), wi in zip(events, w)], np.array(
+            [next(iter(p.values())) for _, p, _ in events]
+        )
     s = rng.random(n)
     ties = rng.random(n) < 0.5
     s[ties] = np.round(s[ties] * 20) / 20  # ties on a coarse grid, 0 and 1 included
@@ -125,6 +134,8 @@ def _stream(kind_of_obj, rng, n, weights):
 
 def _kind(obj) -> str:
     if isinstance(obj, StreamingMetric):
+        if getattr(obj, "_path", False):
+            return "path"
         return "multiclass" if getattr(obj, "_multiclass", False) else "binary"
     if isinstance(obj, MulticlassCalibrator):
         return "multiclass"
@@ -219,8 +230,9 @@ def _check_merge(klass, params, seed, weights, how, n=240, parts=2):
     rng = np.random.default_rng(seed)
     whole = klass(**params)
     kind = _kind(whole)
-    events, keys = _stream(kind, rng, n, weights)
-    later, _ = _stream(kind, rng, 40, weights)
+    tax = getattr(whole, "taxonomy", None)
+    events, keys = _stream(kind, rng, n, weights, tax)
+    later, _ = _stream(kind, rng, 40, weights, tax)
     if parts == 2:
         mask = _split(rng, keys, how)
         groups = [[e for e, m in zip(events, mask) if m], [e for e, m in zip(events, mask) if not m]]
@@ -360,7 +372,7 @@ def test_merge_of_many_parts(klass, params):
 def test_merge_with_empty_objects(klass, params):
     a, b = klass(**params), klass(**params)
     whole = klass(**params)
-    events, _ = _stream(_kind(a), np.random.default_rng(7), 30, "unit")
+    events, _ = _stream(_kind(a), np.random.default_rng(7), 30, "unit", getattr(a, "taxonomy", None))
     _feed(a, events)
     _feed(whole, events)
     for merged in (a.merge(b), b.merge(a)):

@@ -17,6 +17,7 @@ _LAZY = {
     "NAFIR": "streamcal.calibrators.fir",
     "OneVsRestIsotonic": "streamcal.calibrators.fir",
     "HistogramBinning": "streamcal.calibrators.histogram",
+    "PathCalibrator": "streamcal.calibrators.path",
     "IRP": "streamcal.calibrators.irp",
     "MulticlassIRP": "streamcal.calibrators.irp",
     "OnlineIsotonic": "streamcal.calibrators.isotonic",

@@ -10,7 +10,9 @@ metrics (see :mod:`streamcal.checks.metrics`), and :func:`yield_monitor_checks` 
 and :func:`yield_multiclass_checks` and :func:`check_multiclass_calibrator` for the
 multiclass calibrators (see :mod:`streamcal.checks.multiclass`), and
 :func:`yield_keyed_checks` and :func:`check_keyed_calibrator` for
-:class:`streamcal.KeyedCalibrator` (see :mod:`streamcal.checks.keyed`).
+:class:`streamcal.KeyedCalibrator` (see :mod:`streamcal.checks.keyed`), and
+:func:`yield_path_checks` and :func:`check_path_calibrator` for the path calibrators
+(see :mod:`streamcal.checks.path`).
 
 Examples
 --------
@@ -35,6 +37,7 @@ from streamcal.checks.multiclass import (
     check_multiclass_calibrator,
     yield_multiclass_checks,
 )
+from streamcal.checks.path import check_path_calibrator, yield_path_checks
 
 __all__ = [
     "check_calibrator",
@@ -42,11 +45,13 @@ __all__ = [
     "check_metric",
     "check_monitor",
     "check_multiclass_calibrator",
+    "check_path_calibrator",
     "yield_checks",
     "yield_keyed_checks",
     "yield_metric_checks",
     "yield_monitor_checks",
     "yield_multiclass_checks",
+    "yield_path_checks",
     "yield_stream",
 ]
 

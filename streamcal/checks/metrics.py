@@ -14,7 +14,10 @@ Streams come from a local numpy Generator, one kind per family of metric:
 - multiclass metrics (class attribute ``_multiclass = True``):
   :func:`yield_multiclass_events`, ``y_pred`` dicts over three classes summing to 1,
   the third class appearing only after the first 40% of the events, some classes left
-  out of ``y_pred`` (probability 0), one-hot forecasts, and the same weights.
+  out of ``y_pred`` (probability 0), one-hot forecasts, and the same weights;
+- path metrics (class attribute ``_path = True``, a ``taxonomy`` parameter):
+  :func:`yield_path_events`, ``y_pred`` dicts over the path of a node of the taxonomy,
+  labels any node but the root, and the same weights.
 
 The semantics the checks hold every metric to:
 
@@ -94,6 +97,7 @@ __all__ = [
     "yield_events",
     "yield_metric_checks",
     "yield_multiclass_events",
+    "yield_path_events",
 ]
 
 #: Tolerance (absolute, and relative to the value) of the comparisons between a metric
@@ -189,8 +193,55 @@ def yield_multiclass_events(
     return out
 
 
+def yield_path_events(
+    taxonomy, n: int = 200, seed: int = 0, weights: bool = True, distinct: bool = False
+) -> list:
+    """A miscalibrated stream of path forecasts over ``taxonomy`` (a dict child ->
+    parent): a list of ``(y_true, y_pred, w)`` events.
+
+    ``y_pred`` is a dict over the path of a random node (root excluded), non-increasing
+    down the path, on a grid of 0.05 (heavy ties) unless ``distinct``, about 5% of
+    the forecasts at the edges 0 and 1; ``y_true`` is a node of that path (a hit) half
+    of the time, else any node but the root. Weights as :func:`yield_binary_events`.
+
+    Examples
+    --------
+    >>> events = yield_path_events({"r": None, "a": "r", "a1": "a", "b": "r"}, 20, seed=1)
+    >>> all(list(p.values()) == sorted(p.values(), reverse=True) for _, p, _ in events)
+    True
+
+    """
+    from streamcal._taxonomy import parse_taxonomy
+
+    paths = parse_taxonomy("yield_path_events", taxonomy).paths
+    nodes = list(paths)
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        path = paths[nodes[int(rng.integers(len(nodes)))]]
+        q = np.sort(rng.random(len(path)))[::-1]
+        if not distinct:
+            q = np.round(q * 20.0) / 20.0
+        if rng.random() < 0.05:
+            q = np.where(rng.random(len(path)) < 0.5, 1.0, 0.0)
+            q = np.sort(q)[::-1]
+        pool = path if rng.random() < 0.5 else nodes
+        y = pool[int(rng.integers(len(pool)))]
+        w = float(rng.choice(_WEIGHTS)) if weights else 1.0
+        out.append((y, {c: float(v) for c, v in zip(path, q)}, w))
+    return out
+
+
 def _is_multiclass(metric) -> bool:
     return bool(getattr(metric, "_multiclass", False))
+
+
+def _is_path(metric) -> bool:
+    return bool(getattr(metric, "_path", False))
+
+
+def _is_binary(metric) -> bool:
+    return not _is_multiclass(metric) and not _is_path(metric)
 
 
 def yield_events(
@@ -201,7 +252,7 @@ def yield_events(
     distinct: bool = False,
     **kw,
 ) -> list:
-    """The stream of the kind ``metric`` takes (multiclass or binary).
+    """The stream of the kind ``metric`` takes (multiclass, path or binary).
 
     Examples
     --------
@@ -212,6 +263,8 @@ def yield_events(
     """
     if _is_multiclass(metric):
         return yield_multiclass_events(n, seed, weights, distinct, **kw)
+    if _is_path(metric):
+        return yield_path_events(metric.taxonomy, n, seed, weights, distinct)
     return yield_binary_events(n, seed, weights, distinct)
 
 
@@ -314,7 +367,7 @@ def check_huge_weights(metric) -> None:
 
     for m in (metric.clone(), _fed(metric, yield_events(metric, 100, seed=21))):
         _common.assert_huge_weights_refused_or_finite(m, step, lambda m: [m.get()])
-    if not _is_multiclass(metric):
+    if _is_binary(metric):
         for m in (metric.clone(), _fed(metric, yield_events(metric, 100, seed=21))):
             _common.assert_huge_weights_refused_or_finite(
                 m, lambda m, w: m.update_many([y, y], [p, p], [1.0, w]), lambda m: [m.get()]
@@ -490,6 +543,9 @@ def check_bad_input_leaves_state_unchanged(metric) -> None:
         if multi:
             good_y, good_p = 0, {0: 0.25, 1: 0.75}
             bad_p, bad_y = BAD_MULTICLASS_PREDICTIONS, BAD_MULTICLASS_LABELS
+        elif _is_path(metric):
+            good_y, good_p, _ = yield_path_events(metric.taxonomy, 1, seed=30)[0]
+            bad_p, bad_y = _bad_path_input(metric.taxonomy, good_p)
         else:
             good_y, good_p = 1, 0.5
             bad_p, bad_y = BAD_PROBABILITIES, BAD_LABELS
@@ -648,6 +704,29 @@ def check_bounded_memory(metric) -> None:
     _common.assert_stops_growing(sizes, 200)
 
 
+def _bad_path_input(taxonomy, good_p: dict) -> tuple[list, list]:
+    """Bad ``y_pred`` and ``y_true`` for a path metric: a forecast with a probability
+    out of [0, 1], NaN, a bool or a string, with its top node left out or a stranger
+    added, not a dict, empty; a label that is the root, no node, or no class label."""
+    from streamcal._taxonomy import parse_taxonomy
+
+    tax = parse_taxonomy("check", taxonomy)
+    top = next(iter(good_p))
+    bad_p = [
+        {**good_p, top: 1.5},
+        {**good_p, top: -0.1},
+        {**good_p, top: float("nan")},
+        {**good_p, top: True},
+        {**good_p, top: "0.5"},
+        {k: v for k, v in good_p.items() if k != top} or {"no such node": 0.5},
+        {**good_p, "no such node": 0.5},
+        0.5,
+        None,
+        {},
+    ]
+    return bad_p, [*BAD_MULTICLASS_LABELS, tax.root, "no such node"]
+
+
 def check_degenerate_streams(metric) -> None:
     """``get()`` stays finite on degenerate streams: all labels 0, all labels 1, a
     constant forecast, forecasts only at 0 and 1 (confident misses), a single event."""
@@ -660,6 +739,16 @@ def check_degenerate_streams(metric) -> None:
             "one-hot misses": [(y, {0: 1.0, 1: 0.0}, w) for y, _, w in base if y != 0]
             + [(0, {1: 1.0}, 1.0)],
             "single event": [(2, {2: 1.0}, 1.0)],
+        }
+    elif _is_path(metric):
+        y0, p0, _ = base[0]
+        streams = {
+            "one label only": [(y0, p, w) for _, p, w in base],
+            "constant forecast": [(y, p0, w) for y, _, w in base],
+            "forecasts 0 and 1": [
+                (y, {c: float(i % 2) for c in p}, w) for i, (y, p, w) in enumerate(base)
+            ],
+            "single event": [(y0, p0, 1.0)],
         }
     else:
         streams = {
@@ -687,7 +776,7 @@ def check_degenerate_streams(metric) -> None:
 def check_dict_prediction_matches_float(metric) -> None:
     """A binary metric fed river's ``predict_proba_one`` dicts ``{False: 1 - p, True:
     p}`` (or ``{0: .., 1: ..}``) ends in exactly the state it reaches when fed ``p``."""
-    if _is_multiclass(metric):
+    if not _is_binary(metric):
         return
     events = yield_events(metric, 120, seed=25)
     a = _fed(metric, events)
@@ -727,7 +816,7 @@ def yield_metric_checks(metric) -> typing.Iterator[typing.Callable]:
     yield check_corrupted_snapshot_rejected
     yield check_bad_input_leaves_state_unchanged
     yield check_degenerate_streams
-    if not _is_multiclass(metric):
+    if _is_binary(metric):
         yield check_dict_prediction_matches_float
         yield check_update_many_matches_update
     if metric._revertible:

@@ -15,6 +15,9 @@ forecasts at Niamey, 2016, of the CORP paper (see :mod:`streamcal.datasets.niame
 replay`` replays by default (see :mod:`streamcal.datasets.logs`).
 :func:`covtype_predictions` loads a logistic regression's predictions on 2, 3 and 4
 classes of UCI Covertype (Berta, Bach and Jordan, 2024; see :mod:`streamcal.datasets.covtype`).
+:func:`hierarchical_stream` generates a news-topic hierarchical classification stream
+with known true path probabilities, for path calibration (see
+:mod:`streamcal.datasets.hierarchy`).
 
 The names below are imported on first use (PEP 562): the path of the bundled log, say,
 does not import the generators' scipy.
@@ -26,6 +29,9 @@ from streamcal._lazy import lazy_attributes
 _LAZY = {
     "COVTYPE_N_CLASSES": "streamcal.datasets.covtype",
     "covtype_predictions": "streamcal.datasets.covtype",
+    "NEWS_TAXONOMY": "streamcal.datasets.hierarchy",
+    "HierarchicalStream": "streamcal.datasets.hierarchy",
+    "hierarchical_stream": "streamcal.datasets.hierarchy",
     "RAIN_FORECAST_LOG_COLUMNS": "streamcal.datasets.logs",
     "rain_forecast_log_path": "streamcal.datasets.logs",
     "NIAMEY_FORECASTS": "streamcal.datasets.niamey",
@@ -45,13 +51,16 @@ _LAZY = {
 __all__ = [
     "COVTYPE_N_CLASSES",
     "FORECAST_KINDS",
+    "NEWS_TAXONOMY",
     "NIAMEY_FORECASTS",
     "NYC_ORIGINS",
     "RAIN_FORECAST_LOG_COLUMNS",
     "AdversarialNature",
+    "HierarchicalStream",
     "RainSequence",
     "covtype_predictions",
     "forecast",
+    "hierarchical_stream",
     "miscalibrated_rain_forecasts",
     "niamey_precipitation",
     "nyc_hourly_rain",

@@ -8,7 +8,8 @@ Streaming metrics, river-compatible (``update`` / ``revert`` / ``get``; usable i
 recalibration: MCB, DSC, UNC); for multiclass
 forecasts (dicts of class probabilities), :class:`MulticlassBrier`,
 :class:`CrossEntropy`, :class:`ConfidenceECE`, :class:`TopLabelECE`,
-:class:`ClasswiseECE` and :class:`TECE`.
+:class:`ClasswiseECE` and :class:`TECE`; for path forecasts over a class taxonomy,
+:class:`PathECE`.
 
 Batch functions on arrays of binary labels and predicted probabilities:
 :func:`brier_score`, :func:`log_loss`, :func:`expected_calibration_error` and
@@ -40,6 +41,7 @@ from streamcal.metrics._multiclass import (
     MulticlassCalibrationMetric,
     TopLabelECE,
 )
+from streamcal.metrics._path import PathECE
 from streamcal.metrics._ranking import ROCAUC
 from streamcal.metrics._refinement import CalibrationRefinement
 from streamcal.metrics._scoring import (
@@ -76,6 +78,7 @@ __all__ = [
     "MulticlassBrier",
     "MulticlassCalibrationMetric",
     "MurphyDecomposition",
+    "PathECE",
     "ReliabilityBin",
     "Sharpness",
     "StreamingMetric",
