@@ -638,3 +638,15 @@ def test_snapshots_keep_their_prior_strength():
     old = BinaryCalibrator.from_dict(d)
     assert old.prior_strength == 0 and old.predict_one(0.11) == 1.0
     assert HistogramBinning().prior_strength == 2.0
+
+
+def test_bins_report_a_weight_beyond_float_range_as_inf():
+    """Two valid weights of 1e308 in one bin: the exact total (2e308) is kept, and the
+    view reads it as inf instead of raising OverflowError."""
+    cal = HistogramBinning(n_bins=2)
+    cal.learn_one(0.2, 1, w=1e308)
+    cal.learn_one(0.3, 0, w=1e308)
+    first, second = cal.bins
+    assert first.weight == math.inf and first.n_events == 2
+    assert second.weight == 0.0
+    assert cal.predict_one(0.25) == pytest.approx(0.5)

@@ -601,10 +601,18 @@ class HistogramBinner:
 
     @property
     def bins(self) -> tuple[BinView, ...]:
-        """The bins with their values, weights and counts. O(B)."""
+        """The bins with their values, weights and counts. O(B). A bin weight above
+        the largest float (valid weights can add up to more) reads as ``inf``."""
         e, one = self._edges, self._one
+
+        def weight(W: int) -> float:
+            try:
+                return W / one
+            except OverflowError:  # the exact integer total is beyond float range
+                return math.inf
+
         return tuple(
-            BinView(e[k], e[k + 1], self._est[k], self._W[k] / one, self._counts[k])
+            BinView(e[k], e[k + 1], self._est[k], weight(self._W[k]), self._counts[k])
             for k in range(self.n_bins)
         )
 
