@@ -42,6 +42,7 @@ __all__ = [
     "normalised_log_likelihood",
     "ovr_reference",
     "probabilities",
+    "prior_piece_reference",
 ]
 
 
@@ -185,3 +186,19 @@ def nafir_generic(P, y, w=None, epsilon=1e-6, lower=None, starts=3, seed=0):
         return values[np.maximum(i, 0)].reshape(q.shape)
 
     return -best[0], g
+
+
+def prior_piece_reference(weights, sums, i, prior_strength, prior_mean):
+    """The batch procedure behind :func:`streamcal.core.fir.prior_piece_value`: each
+    piece as one event (its weight, label its mean) at score ``j``, plus the
+    pseudo-event (weight ``prior_strength``, label ``prior_mean``) at piece ``i``'s
+    score, fitted by scikit-learn's ``IsotonicRegression`` and read at score ``i``."""
+    x = [float(j) for j in range(len(weights))]
+    t = [s / w for w, s in zip(weights, sums)]
+    ws = list(map(float, weights))
+    if prior_strength > 0:
+        x.append(float(i))
+        t.append(prior_mean)
+        ws.append(prior_strength)
+    iso = IsotonicRegression(increasing=True).fit(x, t, sample_weight=ws)
+    return float(iso.predict([float(i)])[0])
