@@ -291,7 +291,7 @@ def test_fit_after_each_refit_equals_the_batch_fit_on_the_window(make, size, eve
 @pytest.mark.parametrize("klass", [FIR, NAFIR, OneVsRestIsotonic])
 @pytest.mark.parametrize("interpolation", ["step", "linear"])
 def test_predict_one_is_the_core_prediction(klass, interpolation):
-    cal = klass(window_size=120, refit_every=120, interpolation=interpolation)
+    cal = klass(window_size=120, refit_every=120, interpolation=interpolation, prior_strength=0)
     events = yield_multiclass_stream(120, seed=2, distinct=True)
     for s, label, w in events:
         cal.learn_one(s, label, w)
@@ -417,39 +417,3 @@ def test_former_names_warn_and_give_the_same_fit(old, new):
             fit = getattr(module, old)(P, y)
         assert repr(fit) == repr(getattr(module, new)(P, y))
         assert old not in getattr(module, "__all__") and new in module.__all__
-
-
-# ------------------------------------------------------------------ the prior on pieces
-
-
-def _random_pieces(rng, n_cells):
-    """Level sets ``(weights, sums)`` of the isotonic fit of random weighted cells."""
-    from streamcal.core.pav import pav_blocks
-
-    ws = rng.uniform(0.1, 3.0, n_cells).tolist()
-    ss = [w * t for w, t in zip(ws, rng.choice([0.0, 1.0, rng.uniform()], n_cells))]
-    blocks = pav_blocks(ws, ss)
-    return [b[2] for b in blocks], [b[3] for b in blocks]
-
-
-@pytest.mark.parametrize("seed", range(12))
-def test_prior_piece_value_matches_batch_refit(seed):
-    rng = np.random.default_rng(seed)
-    weights, sums = _random_pieces(rng, int(rng.integers(1, 25)))
-    for a, m in [(0.0, 0.5), (1.0, 0.5), (2.0, 0.5), (5.0, 0.0), (5.0, 1.0), (0.3, 0.9)]:
-        got = [F.prior_piece_value(weights, sums, i, a, m) for i in range(len(weights))]
-        want = [R.prior_piece_reference(weights, sums, i, a, m) for i in range(len(weights))]
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-        assert all(x <= y + 1e-15 for x, y in zip(got, got[1:])), "not monotone"
-        if a == 0:
-            assert got == [s / w for w, s in zip(weights, sums)]
-        elif 0 < m < 1:
-            assert all(0.0 < v < 1.0 for v in got)
-
-
-def test_prior_piece_value_keeps_all_zero_and_all_one_pieces_off_the_bounds():
-    # One block of 3 zeros and one of 2 ones: the exact fit says 0 and 1.
-    weights, sums = [3.0, 2.0], [0.0, 2.0]
-    assert F.prior_piece_value(weights, sums, 0, 0.0, 0.5) == 0.0
-    assert F.prior_piece_value(weights, sums, 0, 1.0, 0.5) == 0.5 / 4
-    assert F.prior_piece_value(weights, sums, 1, 1.0, 0.5) == 2.5 / 3
