@@ -39,6 +39,16 @@ Where the pseudo-event goes, per calibrator:
   holds the pseudo-event in both fits, so the right side is at least ``g(s)``. (The
   same holds for any prior mean non-decreasing in the score.) Venn-ABERS's pair is the
   same construction with ``a = 1`` and ``m = 0`` and ``1``, placed at the query.
+- **Pieces of a fitted map** (:class:`streamcal.FIR`, :class:`streamcal.NAFIR`,
+  :class:`streamcal.OneVsRestIsotonic`, refitted on a window): into the query's piece
+  (level set) of the map, ``m = 1/2``, pooled with neighbouring pieces where the order
+  requires (:func:`prior_piece_value`, on each piece's weight and label sum, which
+  :class:`streamcal.core.fir.IsotonicMap` records). The same construction as for
+  isotonic blocks with the pieces as cells (the pseudo-event cannot split a piece: the
+  map keeps no finer cells), and monotone by the same argument. NA-FIR's values are
+  not means and its ``g`` is fixed only up to a common factor: the pseudo-event pools
+  with each piece's value (weighted by its pairs) and ``m`` is read in the fit's units,
+  ``1/2 * sum(v W) / sum(S)`` (1/2 for FIR), at most 1.
 
 Why ``m = 1/2`` for isotonic blocks, and the defaults (``simulations/priors.py``, table
 in ``simulations/README.md``), on the bundled Newark log and the hourly rain logs of
@@ -57,6 +67,12 @@ Newark, JFK and LaGuardia (rain in about 7% of hours):
 - ``OnlineIsotonic`` keeps ``a = 0`` by default (the exact fit: its contract with
   scikit-learn); ``a = 1`` or ``2`` cut its log loss on the bundled log from 0.196
   (worse than the raw model's 0.151) to 0.128 / 0.127.
+- ``FIR``, ``NAFIR`` and ``OneVsRestIsotonic`` default to ``a = 2``: on Covertype
+  (``simulations/priors_multiclass.py``; K = 2, 3, 4; one fit on 500 rows scored on
+  1,000, and prequential with the defaults) it had the lowest or within 0.005 of the
+  lowest negative log-likelihood of the strengths 0 to 8 for each of the three, and
+  left at most one forecast per run giving the observed class less than 1e-3 (up to
+  10 of 1,000 without a prior).
 - ``HistogramBinning`` defaults to ``a = 2``: every strength from 0.5 to 8 cut its log
   loss from 0.164-0.169 to 0.129-0.135; at 2 it is within 0.0007 of the best strength
   on every log, its ECE within 0.002 and its Brier score within 0.0001.
