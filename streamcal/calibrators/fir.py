@@ -19,6 +19,9 @@ sum), so a piece that saw no label (or only labels) is pulled off 0 (or 1) by
 non-decreasing in the probability. The fitted maps themselves stay the exact fits.
 ``prior_strength=0`` is the exact fit, as before the prior existed. The default 2 comes
 from Covertype (``simulations/priors_multiclass.py``, table in ``simulations/README.md``).
+The values under the prior are computed once per refit (and on restore): O(1) per piece
+plus the neighbours its pseudo-event pools with, O(B ** 2) at worst for B pieces;
+predictions cost what they did.
 
 Snapshots written before ``prior_strength`` existed restore with ``prior_strength=0``,
 the calibrator they were; their maps carry no piece statistics, so a prior set by hand
