@@ -10,6 +10,11 @@ isotonic regression and NA-FIR.
 - :func:`normalised_log_likelihood`: the NA-FIR objective
   ``sum_i w_i log(g(p_{i, y_i}) / sum_c g(p_{i, c}))`` with ``g`` floored at
   ``epsilon``, summed event by event with ``math.fsum``;
+- :func:`prior_fir_reference` / :func:`prior_ovr_reference`: the same fits under the
+  prior of :mod:`streamcal.core.prior`: scikit-learn's level sets of the pairs, each
+  pooled into one event (its weight, label its mean), and for the query's level set
+  the pseudo-event added as one more weighted point at that level set's place, the
+  whole refitted by scikit-learn (:func:`prior_piece_reference`);
 - :func:`nafir_generic`: NA-FIR's problem handed to a generic optimiser: the values
   of ``g`` on the distinct flattened probabilities (from the first one holding a
   label; those below are held at ``epsilon``), parametrised by non-negative
@@ -42,6 +47,9 @@ __all__ = [
     "normalised_log_likelihood",
     "ovr_reference",
     "probabilities",
+    "prior_piece_reference",
+    "prior_fir_reference",
+    "prior_ovr_reference",
 ]
 
 
@@ -185,3 +193,82 @@ def nafir_generic(P, y, w=None, epsilon=1e-6, lower=None, starts=3, seed=0):
         return values[np.maximum(i, 0)].reshape(q.shape)
 
     return -best[0], g
+
+
+def prior_piece_reference(weights, sums, i, prior_strength, prior_mean):
+    """The batch procedure behind :func:`streamcal.core.prior.prior_piece_value`: each
+    piece as one event (its weight, label its mean) at score ``j``, plus the
+    pseudo-event (weight ``prior_strength``, label ``prior_mean``) at piece ``i``'s
+    score, fitted by scikit-learn's ``IsotonicRegression`` and read at score ``i``."""
+    x = [float(j) for j in range(len(weights))]
+    t = [s / w for w, s in zip(weights, sums)]
+    ws = list(map(float, weights))
+    if prior_strength > 0:
+        x.append(float(i))
+        t.append(prior_mean)
+        ws.append(prior_strength)
+    iso = IsotonicRegression(increasing=True).fit(x, t, sample_weight=ws)
+    return float(iso.predict([float(i)])[0])
+
+
+def _prior_isotonic(x, t, w, prior_strength, prior_mean, interpolation):
+    """``g(q)`` under the prior: scikit-learn's fit of ``(x, t, w)``; its level sets
+    (runs of equal fitted values over the distinct scores) as pieces with their
+    weights and label sums; each piece's value :func:`prior_piece_reference`; read
+    by step or linear interpolation between pieces."""
+    x, t, w = (np.asarray(v, dtype=float) for v in (x, t, w))
+    iso = IsotonicRegression(increasing=True).fit(x, t, sample_weight=w)
+    ux = np.unique(x)
+    fitted = iso.predict(ux)
+    lo, hi, weights, sums = [], [], [], []
+    for j, u in enumerate(ux):
+        at = x == u
+        if j and fitted[j] == fitted[j - 1]:
+            hi[-1] = u
+            weights[-1] += math.fsum(w[at])
+            sums[-1] += math.fsum(w[at] * t[at])
+        else:
+            lo.append(u)
+            hi.append(u)
+            weights.append(math.fsum(w[at]))
+            sums.append(math.fsum(w[at] * t[at]))
+    values = [
+        prior_piece_reference(weights, sums, i, prior_strength, prior_mean)
+        for i in range(len(lo))
+    ]
+
+    def g(q):
+        out = []
+        for v in np.ravel(q).tolist():
+            i = int(np.searchsorted(lo, v, side="right")) - 1
+            if i < 0:
+                out.append(values[0])
+            elif interpolation == "linear" and i + 1 < len(lo) and v > hi[i]:
+                f = (v - hi[i]) / (lo[i + 1] - hi[i])
+                out.append(values[i] + (values[i + 1] - values[i]) * f)
+            else:
+                out.append(values[i])
+        return np.array(out).reshape(np.shape(q))
+
+    return g
+
+
+def prior_fir_reference(P, y, w, prior_strength, prior_mean=0.5, interpolation="step"):
+    """FIR's ``g`` under the prior (see the module docstring)."""
+    P, y, w = _kept(P, y, w)
+    K = P.shape[1]
+    t = (np.arange(K)[None, :] == y[:, None]).astype(float)
+    return _prior_isotonic(
+        P.ravel(), t.ravel(), np.repeat(w, K), prior_strength, prior_mean, interpolation
+    )
+
+
+def prior_ovr_reference(P, y, w, prior_strength, prior_mean=0.5, interpolation="step"):
+    """One-vs-rest's ``g_c`` under the prior, one per class."""
+    P, y, w = _kept(P, y, w)
+    return [
+        _prior_isotonic(
+            P[:, c], (y == c).astype(float), w, prior_strength, prior_mean, interpolation
+        )
+        for c in range(P.shape[1])
+    ]

@@ -291,7 +291,7 @@ def test_fit_after_each_refit_equals_the_batch_fit_on_the_window(make, size, eve
 @pytest.mark.parametrize("klass", [FIR, NAFIR, OneVsRestIsotonic])
 @pytest.mark.parametrize("interpolation", ["step", "linear"])
 def test_predict_one_is_the_core_prediction(klass, interpolation):
-    cal = klass(window_size=120, refit_every=120, interpolation=interpolation)
+    cal = klass(window_size=120, refit_every=120, interpolation=interpolation, prior_strength=0)
     events = yield_multiclass_stream(120, seed=2, distinct=True)
     for s, label, w in events:
         cal.learn_one(s, label, w)

@@ -8,10 +8,29 @@ Each is a :class:`~streamcal.base.MulticlassCalibrator` that keeps the last
 :mod:`streamcal.core.fir` on the window. A fit is a non-decreasing map ``g`` of a
 probability (shared by the classes, or one per class); a forecast is calibrated as
 ``max(g(p_c), epsilon)`` for each class ``c`` the fit knows, normalised to sum to 1.
+
+No certain forecast by accident (issue 13): with ``prior_strength = a > 0`` (default 2)
+a prediction reads ``g`` under the prior of :mod:`streamcal.core.prior`: at the query's
+piece of ``g``, a pseudo-event of weight ``a`` and label 1/2 joins the piece and is
+pooled with its neighbours where the order requires
+(:func:`~streamcal.core.prior.prior_piece_value`, on each piece's weight and label
+sum), so a piece that saw no label (or only labels) is pulled off 0 (or 1) by
+``a / 2`` pseudo-labels and a heavy piece hardly moves; the read-out stays
+non-decreasing in the probability. The fitted maps themselves stay the exact fits.
+``prior_strength=0`` is the exact fit, as before the prior existed. The default 2 comes
+from Covertype (``simulations/priors_multiclass.py``, table in ``simulations/README.md``).
+The values under the prior are computed once per refit (and on restore): O(1) per piece
+plus the neighbours its pseudo-event pools with, O(B ** 2) at worst for B pieces;
+predictions cost what they did.
+
+Snapshots written before ``prior_strength`` existed restore with ``prior_strength=0``,
+the calibrator they were; their maps carry no piece statistics, so a prior set by hand
+in such a snapshot's parameters takes effect from the next refit.
 """
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 
 from streamcal import _validation as V
@@ -30,8 +49,12 @@ from streamcal.core.fir import (
     fit_nafir,
     fit_ovr,
 )
+from streamcal.core.prior import ISOTONIC_PRIOR_MEAN, prior_piece_values
 
 __all__ = ["FIR", "NAFIR", "OneVsRestIsotonic"]
+
+#: The default ``prior_strength`` of the three (``simulations/priors_multiclass.py``).
+DEFAULT_PRIOR_STRENGTH = 2.0
 
 
 class _WindowedIsotonic(_RefitMulticlass):
@@ -39,9 +62,16 @@ class _WindowedIsotonic(_RefitMulticlass):
 
     Subclasses set ``_shared`` (one map for every class, or one per class) and
     implement ``_fit(P, y, w)`` returning the maps (a list) or None.
+
+    The prior (``prior_strength``, :mod:`streamcal.core.prior`): at each fit the values
+    a prediction reads (``_read``, one list per map) become the maps' values under the
+    prior, :func:`~streamcal.core.prior.prior_piece_values` of each map's piece
+    statistics; the maps themselves stay the exact fit.
     """
 
     _shared = True
+    #: whether a piece's value is its label mean (FIR, one-vs-rest; not NA-FIR)
+    _values_are_means = True
 
     def __init__(
         self,
@@ -49,6 +79,7 @@ class _WindowedIsotonic(_RefitMulticlass):
         refit_every: int = DEFAULT_REFIT_EVERY,
         interpolation: str = "step",
         epsilon: float = DEFAULT_EPSILON,
+        prior_strength: float = DEFAULT_PRIOR_STRENGTH,
     ):
         name = type(self).__name__
         check_refit_params(name, window_size, refit_every)
@@ -66,15 +97,20 @@ class _WindowedIsotonic(_RefitMulticlass):
             V.is_real(epsilon) and 0.0 < epsilon <= 0.01,
             "a real number in (0, 0.01]",
         )
+        V.check_nonnegative_param(name, "prior_strength", prior_strength)
         self.window_size = window_size
         self.refit_every = refit_every
         self.interpolation = interpolation
         self.epsilon = epsilon
+        self.prior_strength = (
+            prior_strength if type(prior_strength) in (int, float) else float(prior_strength)
+        )
         self._reset()
 
     def _reset(self) -> None:
         self._reset_window()
         self._maps: list | None = None  # the latest fit (None: no fit yet)
+        self._read: list | None = None  # the values predictions read, per map
         self._fit_classes: dict = {}  # its classes (an ordered set)
 
     @classmethod
@@ -82,6 +118,8 @@ class _WindowedIsotonic(_RefitMulticlass):
         yield {"window_size": 60, "refit_every": 20}
         yield {"window_size": 50, "refit_every": 7, "interpolation": "linear"}
         yield {}
+        yield {"window_size": 50, "refit_every": 7, "interpolation": "linear", "prior_strength": 2.0}
+        yield {"window_size": 60, "refit_every": 20, "prior_strength": 0}
 
     # ------------------------------------------------------------------ learning
 
@@ -111,7 +149,28 @@ class _WindowedIsotonic(_RefitMulticlass):
     def _refit(self, classes, P, y, w) -> None:
         maps = self._fit(P, y, w) if len(y) else None
         self._maps = maps
+        self._read = self._read_values(maps)
         self._fit_classes = dict.fromkeys(classes) if maps is not None else {}
+
+    def _read_values(self, maps) -> list | None:
+        """Per map, the values a prediction reads: the map's own values without a
+        prior (or for a map without piece statistics: the prior is then off until the
+        next fit), else its values under the prior. O(pieces) per map, typically."""
+        if maps is None:
+            return None
+        a = self.prior_strength
+        if a == 0:
+            return [g.values for g in maps]
+        return [
+            g.values if g.weights is None else prior_piece_values(g.weights, *self._prior_terms(g, a))
+            for g in maps
+        ]
+
+    @staticmethod
+    def _prior_terms(g: IsotonicMap, a: float) -> tuple:
+        """``(sums, prior_strength, prior_mean)`` the prior pools with: each piece's
+        label sum, and the pseudo-event ``(a, 1/2)``."""
+        return g.sums, a, ISOTONIC_PRIOR_MEAN
 
     def _fit(self, P, y, w) -> list | None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -134,18 +193,20 @@ class _WindowedIsotonic(_RefitMulticlass):
         maps = self._maps
         if maps is None:
             return dict(scores)
+        read = self._read
         get = scores.get
         eps = self.epsilon
         linear = self.interpolation == "linear"
         cal = {}
         total = 0.0
         g = maps[0]
+        values = read[0]
         for j, c in enumerate(self._fit_classes):
             if not self._shared:
                 g = maps[j]
+                values = read[j]
             x = get(c, 0.0)
             lo = g.lo
-            values = g.values
             i = bisect_right(lo, x) - 1
             if i < 0:
                 v = values[0]
@@ -165,6 +226,16 @@ class _WindowedIsotonic(_RefitMulticlass):
 
     # ------------------------------------------------------------------ state
 
+    @classmethod
+    def _upgrade_snapshot(cls, params, state, fmt):
+        """A snapshot written before ``prior_strength`` existed restores with
+        ``prior_strength=0``, the calibrator it was (its maps carry no piece
+        statistics either: with a prior set in its parameters by hand, the prior
+        starts at the next refit)."""
+        if isinstance(params, dict) and "prior_strength" not in params:
+            params = {**params, "prior_strength": 0.0}
+        return params, state
+
     def _get_state(self) -> dict:
         return {
             **self._window_state(),
@@ -182,12 +253,18 @@ class _WindowedIsotonic(_RefitMulticlass):
             for g in self._maps:
                 assert isinstance(g, IsotonicMap), f"not a map: {g!r}"
                 g._check()
+                if self._values_are_means and g.weights is not None:
+                    assert g.values == [s / w for w, s in zip(g.weights, g.sums)], (
+                        "piece values are not their label means"
+                    )
+        assert self._read == self._read_values(self._maps), "stale prior values"
 
     def _set_state(self, state: dict) -> None:
         memo: dict = {}
         self._load_window_state(state, memo)
         maps = state["maps"]
         self._maps = None if maps is None else [IsotonicMap.from_lists(g) for g in maps]
+        self._read = self._read_values(self._maps)
         self._fit_classes = dict.fromkeys(
             decode_label(c, memo) for c in state["fit_classes"]
         )
@@ -219,6 +296,11 @@ class FIR(_WindowedIsotonic):
     epsilon
         Floor of ``g`` before normalising, in (0, 0.01]: a class whose probability
         falls where the window never saw its label would otherwise get 0.
+    prior_strength
+        Weight ``a >= 0`` of the pseudo-event pooled into the query's piece (in units
+        of an event's weight: each of the event's K pairs weighs ``w``), label 1/2:
+        predictions stay off 0 and 1 where few events stand behind them (see the module
+        docstring). 0 is the exact fit; default 2.
 
     Attributes
     ----------
@@ -248,7 +330,7 @@ class FIR(_WindowedIsotonic):
     time.
 
     >>> from streamcal import FIR
-    >>> cal = FIR(window_size=100, refit_every=10)
+    >>> cal = FIR(window_size=100, refit_every=10, prior_strength=0)   # the exact fit
     >>> cal.predict_one({"a": 0.9, "b": 0.1})   # before any fit: the scores
     {'a': 0.9, 'b': 0.1}
     >>> for i in range(10):
@@ -260,6 +342,20 @@ class FIR(_WindowedIsotonic):
     {'a': 0.6, 'b': 0.4}
     >>> cal.predict_one({"a": 0.9, "b": 0.1, "c": 0.0})   # "c": never seen, kept
     {'a': 0.6, 'b': 0.4, 'c': 0.0}
+
+    A window where the forecast at 0.9 was always right: the exact fit says 0 for
+    the other class (1e-6 after the floor); the default prior, ``(0 + 2 / 2) / (10 + 2)``
+    for the 10 pairs at 0.1 that never held the label, keeps a share:
+
+    >>> exact, cal = FIR(10, 10, prior_strength=0), FIR(10, 10)
+    >>> for i in range(10):
+    ...     for c in (exact, cal):
+    ...         c.learn_one({"a": 0.9, "b": 0.1} if i % 2 else {"a": 0.1, "b": 0.9},
+    ...                     "a" if i % 2 else "b")
+    >>> exact.predict_one({"a": 0.9, "b": 0.1})["b"] < 1e-5
+    True
+    >>> {c: round(p, 4) for c, p in cal.predict_one({"a": 0.9, "b": 0.1}).items()}
+    {'a': 0.9167, 'b': 0.0833}
 
     """
 
@@ -316,6 +412,14 @@ class NAFIR(_WindowedIsotonic):
     tol
         The optimiser stops when its stationarity measure (the directional derivative
         of its projected step) is at most ``tol`` times the window's total weight.
+    prior_strength
+        Weight ``a >= 0`` of the pseudo-event, as for :class:`FIR`; NA-FIR's values
+        are not label means and ``g`` is fixed only up to a common factor, so the
+        pseudo-event pools with each piece's value (weighted by the piece's pairs) and
+        its label 1/2 is read in the fit's units: times ``sum_j v_j W_j / sum_j S_j``
+        (the fit's weighted mean value over the window's label rate; 1 for FIR), at
+        most 1. This is a read-out of the NA-FIR fit, not the maximum of NA-FIR's
+        likelihood under a prior. Default 2.
 
     Attributes
     ----------
@@ -345,7 +449,8 @@ class NAFIR(_WindowedIsotonic):
 
     >>> from streamcal import FIR, NAFIR
     >>> A, B = {"a": 0.8, "b": 0.1, "c": 0.1}, {"a": 0.5, "b": 0.4, "c": 0.1}
-    >>> nafir, fir = NAFIR(window_size=100, refit_every=100), FIR(window_size=100, refit_every=100)
+    >>> nafir = NAFIR(window_size=100, refit_every=100, prior_strength=0)
+    >>> fir = FIR(window_size=100, refit_every=100, prior_strength=0)
     >>> for i in range(50):
     ...     for cal in (nafir, fir):
     ...         cal.learn_one(A, "aaabc"[i % 5])
@@ -368,6 +473,7 @@ class NAFIR(_WindowedIsotonic):
         lower: float | str | None = None,
         max_iter: int = 100,
         tol: float = 1e-10,
+        prior_strength: float = DEFAULT_PRIOR_STRENGTH,
     ):
         name = type(self).__name__
         V.check_param(
@@ -390,11 +496,24 @@ class NAFIR(_WindowedIsotonic):
         self.lower = lower
         self.max_iter = max_iter
         self.tol = tol
-        super().__init__(window_size, refit_every, interpolation, epsilon)
+        super().__init__(window_size, refit_every, interpolation, epsilon, prior_strength)
+
+    _values_are_means = False
 
     def _reset(self) -> None:
         super()._reset()
         self._converged = None
+
+    @staticmethod
+    def _prior_terms(g: IsotonicMap, a: float) -> tuple:
+        """NA-FIR's pieces hold values, not label means, and ``g`` is fixed only up to
+        a common factor: the prior pools with ``value x weight`` per piece, and 1/2 is
+        read in the fit's own units, times ``sum(v W) / sum(S)`` (1 for FIR's means),
+        at most 1."""
+        sums = [v * w for v, w in zip(g.values, g.weights)]
+        labels = math.fsum(g.sums)
+        scale = math.fsum(sums) / labels if labels > 0 else 1.0
+        return sums, a, min(ISOTONIC_PRIOR_MEAN * scale, 1.0)
 
     @classmethod
     def _unit_test_params(cls):
@@ -456,6 +575,9 @@ class OneVsRestIsotonic(_WindowedIsotonic):
         ``"step"`` or ``"linear"``, as for :class:`FIR`.
     epsilon
         Floor of each ``g_c`` before normalising, in (0, 0.01].
+    prior_strength
+        Weight ``a >= 0`` of the pseudo-event pooled into the query's piece of each
+        ``g_c``, as for :class:`FIR`. Default 2.
 
     Attributes
     ----------
@@ -475,7 +597,7 @@ class OneVsRestIsotonic(_WindowedIsotonic):
     Examples
     --------
     >>> from streamcal import OneVsRestIsotonic
-    >>> cal = OneVsRestIsotonic(window_size=100, refit_every=4)
+    >>> cal = OneVsRestIsotonic(window_size=100, refit_every=4, prior_strength=0)
     >>> for s, y in [({"a": 0.8, "b": 0.2}, "a"), ({"a": 0.6, "b": 0.4}, "b"),
     ...              ({"a": 0.3, "b": 0.7}, "b"), ({"a": 0.9, "b": 0.1}, "a")]:
     ...     cal.learn_one(s, y)
@@ -483,6 +605,12 @@ class OneVsRestIsotonic(_WindowedIsotonic):
     [0.0, 1.0]
     >>> {c: round(p, 6) for c, p in cal.predict_one({"a": 0.8, "b": 0.2}).items()}
     {'a': 0.999999, 'b': 1e-06}
+    >>> shrunk = OneVsRestIsotonic(window_size=100, refit_every=4)   # prior_strength=2
+    >>> for s, y in [({"a": 0.8, "b": 0.2}, "a"), ({"a": 0.6, "b": 0.4}, "b"),
+    ...              ({"a": 0.3, "b": 0.7}, "b"), ({"a": 0.9, "b": 0.1}, "a")]:
+    ...     shrunk.learn_one(s, y)
+    >>> {c: round(p, 4) for c, p in shrunk.predict_one({"a": 0.8, "b": 0.2}).items()}
+    {'a': 0.75, 'b': 0.25}
 
     """
 

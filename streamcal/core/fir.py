@@ -36,12 +36,12 @@ This module is pure: numpy and scipy, no river.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
 from typing import NamedTuple
 
 import numpy as np
 
 from streamcal.core._deprecated import deprecated_alias
+from streamcal.core.isotonic_map import IsotonicMap, _map_from_cells
 from streamcal.core.pav import pav_blocks
 
 __all__ = [
@@ -69,129 +69,6 @@ _DENSE_MAX = 2 * 10**7
 # Armijo's sufficient-increase fraction and the number of step halvings tried.
 _ARMIJO = 1e-4
 _HALVINGS = 60
-
-
-# ------------------------------------------------------------------ the fitted map
-
-
-class IsotonicMap:
-    """A non-decreasing piecewise-constant map fitted on scores: piece ``j`` covers the
-    fitted scores ``lo[j] .. hi[j]`` and has value ``values[j]``.
-
-    Between pieces and outside them the map is read in one of two ways (as
-    :class:`streamcal.calibrators.OnlineIsotonic` does):
-
-    - ``"step"``: the value of the last piece starting at or below ``x`` (the first
-      piece's value below every piece);
-    - ``"linear"``: constant on each piece, linear between the last score of a piece
-      and the first score of the next, constant beyond both ends (scikit-learn's
-      ``IsotonicRegression(out_of_bounds="clip")``).
-
-    At a fitted score both readings give the piece's value.
-
-    Invariants (:meth:`_check`): as many ``lo``, ``hi`` and ``values``, at least one;
-    ``lo[j] <= hi[j] < lo[j + 1]``; values finite, in [0, 1], strictly increasing.
-
-    Examples
-    --------
-    >>> g = IsotonicMap([0.0, 0.4], [0.2, 0.6], [0.1, 0.5])
-    >>> g(0.3), round(g(0.3, "linear"), 12), g(0.9), g(-1.0)
-    (0.1, 0.3, 0.5, 0.1)
-    >>> g.predict_array(np.array([0.3, 0.5]), "linear").round(12).tolist()
-    [0.3, 0.5]
-
-    """
-
-    __slots__ = ("hi", "lo", "values")
-
-    def __init__(self, lo, hi, values):
-        self.lo = [float(v) for v in lo]
-        self.hi = [float(v) for v in hi]
-        self.values = [float(v) for v in values]
-
-    def __call__(self, x: float, interpolation: str = "step") -> float:
-        """``g(x)``. O(log pieces)."""
-        lo = self.lo
-        values = self.values
-        i = bisect_right(lo, x) - 1
-        if i < 0:
-            return values[0]
-        if interpolation == "step" or i + 1 == len(lo):
-            return values[i]
-        last = self.hi[i]
-        if x <= last:
-            return values[i]
-        v0 = values[i]
-        return v0 + (values[i + 1] - v0) * ((x - last) / (lo[i + 1] - last))
-
-    def predict_array(self, x, interpolation: str = "step") -> np.ndarray:
-        """``g`` of every entry of ``x`` (any shape), vectorised; equal to calling the
-        map on each entry. O(n log pieces)."""
-        x = np.asarray(x, dtype=np.float64)
-        lo = np.asarray(self.lo)
-        values = np.asarray(self.values)
-        i = np.searchsorted(lo, x, side="right") - 1
-        i0 = np.maximum(i, 0)
-        out = values[i0]
-        if interpolation == "linear" and len(lo) > 1:
-            hi = np.asarray(self.hi)
-            j = np.minimum(i0 + 1, len(lo) - 1)
-            between = (i >= 0) & (i + 1 < len(lo)) & (x > hi[i0])
-            with np.errstate(invalid="ignore", divide="ignore"):
-                v0 = values[i0]
-                lin = v0 + (values[j] - v0) * ((x - hi[i0]) / (lo[j] - hi[i0]))
-            out = np.where(between, lin, out)
-        return out
-
-    def to_lists(self) -> list:
-        """JSON-safe state ``[lo, hi, values]``."""
-        return [list(self.lo), list(self.hi), list(self.values)]
-
-    @classmethod
-    def from_lists(cls, data) -> IsotonicMap:
-        """The map :meth:`to_lists` wrote."""
-        return cls(*data)
-
-    def __eq__(self, other) -> bool:
-        if not isinstance(other, IsotonicMap):
-            return NotImplemented
-        return self.to_lists() == other.to_lists()
-
-    __hash__ = None
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def __repr__(self) -> str:
-        return f"IsotonicMap(n_pieces={len(self.values)})"
-
-    def _check(self) -> None:
-        lo, hi, values = self.lo, self.hi, self.values
-        assert len(lo) == len(hi) == len(values) >= 1, (
-            f"{len(lo)}/{len(hi)}/{len(values)} pieces"
-        )
-        for j, (a, b, v) in enumerate(zip(lo, hi, values)):
-            assert a <= b, f"piece {j}: lo {a} > hi {b}"
-            assert math.isfinite(v) and 0.0 <= v <= 1.0, f"piece {j}: value {v}"
-            if j:
-                assert hi[j - 1] < a, f"pieces {j - 1} and {j} overlap"
-                assert values[j - 1] < v, (
-                    f"values not strictly increasing at piece {j}: {values[j - 1]} >= {v}"
-                )
-
-
-def _map_from_cells(ux: np.ndarray, starts, stops, values) -> IsotonicMap:
-    """The map of pieces ``[starts[j], stops[j])`` of the sorted distinct scores ``ux``,
-    equal neighbours pooled."""
-    lo, hi, vals = [], [], []
-    for a, b, v in zip(starts, stops, values):
-        if vals and vals[-1] == v:
-            hi[-1] = float(ux[b - 1])
-        else:
-            lo.append(float(ux[a]))
-            hi.append(float(ux[b - 1]))
-            vals.append(float(v))
-    return IsotonicMap(lo, hi, vals)
 
 
 # ------------------------------------------------------------------ inputs
@@ -291,6 +168,8 @@ def _isotonic_cells(ux, W, S) -> IsotonicMap:
         [a for a, _, _, _ in pieces],
         [b for _, b, _, _ in pieces],
         [s / ww for _, _, ww, s in pieces],
+        [ww for _, _, ww, _ in pieces],
+        [s for _, _, _, s in pieces],
     )
 
 
@@ -551,9 +430,11 @@ class NAFIROptimizer:
         ux, W, S, events, starts, cells = _flat_cells(P, y, w)
         self.ux = ux
         self.fir = _isotonic_cells(ux, W, S)
-        del W
         j0 = int(np.argmax(S > 0))  # first cell holding a label
         self.j0 = j0
+        # the cells' weights, for the pieces' statistics (:meth:`to_map`)
+        self._W, self._W_zero = W[j0:], float(W[:j0].sum())
+        del W
         #: FIR's smallest positive value
         self.fir_min = (
             self.fir.values[1] if self.fir.values[0] == 0.0 else self.fir.values[0]
@@ -787,14 +668,18 @@ class NAFIROptimizer:
 
     def to_map(self) -> IsotonicMap:
         """The current ``g``: FIR's zero level set (value 0, floored at ``epsilon`` by
-        the predictions), then one piece per group."""
+        the predictions), then one piece per group; each piece with the total weight
+        and the label weight of its pairs (its values are not their ratios)."""
         ux, j0, b = self.ux, self.j0, self.bounds
         starts = (b[:-1] + j0).tolist()
         stops = (b[1:] + j0).tolist()
         values = self.v.tolist()
+        weights = np.add.reduceat(self._W, b[:-1]).tolist()
+        sums = self.bG.tolist()
         if j0 > 0:
             starts, stops, values = [0, *starts], [j0, *stops], [0.0, *values]
-        return _map_from_cells(ux, starts, stops, values)
+            weights, sums = [self._W_zero, *weights], [0.0, *sums]
+        return _map_from_cells(ux, starts, stops, values, weights, sums)
 
     def _check(self) -> None:
         b, x, v = self.bounds, self.x, self.v
