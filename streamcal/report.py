@@ -582,7 +582,7 @@ def _html_page(
                 column = by_key.get(item["metric"])
                 text = None if column is None else descriptions.get(column.metric)
                 caption = f"<figcaption>{_e(text)}</figcaption>" if text else ""
-            parts.append(f'<figure id="{item["id"]}">{figures[item["id"]]}{caption}</figure>')
+            parts.append(f'<figure id="{_e(item["id"])}">{figures[item["id"]]}{caption}</figure>')
         parts.append("</div>")
     reliability = images.get("reliability", [])
     if reliability:
@@ -595,7 +595,7 @@ def _html_page(
         )
         for item in reliability:
             parts.append(
-                f'<figure id="{item["id"]}"><figcaption>{_e(item["caption"])}</figcaption>'
+                f'<figure id="{_e(item["id"])}"><figcaption>{_e(item["caption"])}</figcaption>'
                 f'{figures[item["id"]]}</figure>'
             )
 

@@ -298,6 +298,14 @@ def test_names_are_escaped(tmp_path):
     html = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
     assert "<script>" not in html and "a &amp; b" in html
+    # in the figures too: the keys, the curves' names and the panels' titles
+    result = fake_result(n=60, metric_classes=(Brier, ECE))
+    for table in (result.summary, result.series, result.metrics):
+        table["<i>p</i>"] = table.pop("platt")
+    doc = write_report(result, tmp_path / "figs")
+    html = (tmp_path / "figs" / "index.html").read_text(encoding="utf-8")
+    assert len(doc["images"]["over_time"]) == 2 and len(doc["images"]["reliability"]) == 1
+    assert "<i>" not in html and html.count("&lt;i&gt;p&lt;/i&gt;") >= 5
 
 
 def test_summary_table_directions_ties_and_missing_values():
