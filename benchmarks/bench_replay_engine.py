@@ -5,6 +5,11 @@ from the repository root (never by CI or pytest):
     python benchmarks/bench_replay_engine.py --rows 100000 --rounds 3
     python benchmarks/bench_replay_engine.py --memory     # also peak RSS at 10^6 and 10^7 rows
     python benchmarks/bench_replay_engine.py --only 1     # target 1 only (2: target 2 only)
+    python benchmarks/bench_replay_engine.py --only 1 --baseline /tmp/before  # also the
+        # replay of another copy of the tree (e.g. `git archive main | tar -x -C
+        # /tmp/before`, its compiled modules copied in), same rounds, rotated order
+    python benchmarks/bench_replay_engine.py --per-calibrator  # CPU of each default
+        # calibrator's predict_learn_many over the log, in the replay's 8,192-event chunks
 
 Every figure is the time of a whole process (interpreter start and imports included),
 measured in interleaved rounds on the same file (read once before timing, so from the
@@ -60,10 +65,12 @@ def make_log(path: str, n: int, seed: int = 0) -> str:
     return path
 
 
-def timed(cmd: list) -> tuple:
+def timed(cmd: list, cwd=None) -> tuple:
     """(wall seconds, CPU seconds: user + system) of the child process running ``cmd``."""
     t0 = time.perf_counter()
-    child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - t0
     child.returncode = os.waitstatus_to_exitcode(status)
@@ -101,6 +108,8 @@ def main() -> None:
     ap.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "streamcal_bench_engine"))
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--only", choices=["1", "2"], help="time target 1 or 2 only")
+    ap.add_argument("--baseline", help="a copy of the tree whose replays are timed too")
+    ap.add_argument("--per-calibrator", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     log = make_log(os.path.join(args.dir, f"log{args.rows}.csv"), args.rows)
@@ -115,17 +124,25 @@ def main() -> None:
         "replay default set": [PY, "-m", "streamcal", "replay", log, "--out", out],
         "river NoChange progressive_val_score": [PY, "-c", RIVER, log],
     }
+    if args.per_calibrator:
+        per_calibrator(log)
+        return
     if args.only:
         keep = {"1": ("replay isotonic:resolution=1e-4", "pyarrow read_csv"),
                 "2": ("replay default set", "river NoChange progressive_val_score")}[args.only]
         cmds = {k: v for k, v in cmds.items() if k in keep}
+    cwds = {}
+    if args.baseline:
+        for k in [k for k in cmds if k.startswith("replay")]:
+            cmds[f"{k} (baseline)"] = cmds[k]
+            cwds[f"{k} (baseline)"] = os.path.abspath(args.baseline)
     walls = {k: [] for k in cmds}
     cpus = {k: [] for k in cmds}
     for r in range(args.rounds):
         names = list(cmds)
         names = names[r % len(names):] + names[: r % len(names)]  # rotate the order
         for name in names:
-            w, c = timed(cmds[name])
+            w, c = timed(cmds[name], cwds.get(name))
             walls[name].append(w)
             cpus[name].append(c)
         print(f"round {r + 1}: " + ", ".join(
@@ -137,14 +154,15 @@ def main() -> None:
     def ratio(times, a, b):
         return statistics.median(x / y for x, y in zip(times[a], times[b]))
 
-    if "pyarrow read_csv" in cmds:
-        a, b = "replay isotonic:resolution=1e-4", "pyarrow read_csv"
-        print(f"1. replay isotonic:resolution=1e-4 / pyarrow read_csv: {ratio(cpus, a, b):.2f}x CPU, "
-              f"{ratio(walls, a, b):.2f}x wall (target <= 3x)")
-    if "replay default set" in cmds:
-        a, b = "river NoChange progressive_val_score", "replay default set"
-        print(f"2. river progressive_val_score / replay default set: {ratio(cpus, a, b):.2f}x CPU, "
-              f"{ratio(walls, a, b):.2f}x wall (target >= 3x)")
+    for tail in ("", " (baseline)"):
+        a, b = "replay isotonic:resolution=1e-4" + tail, "pyarrow read_csv"
+        if a in cmds and b in cmds:
+            print(f"1. {a} / pyarrow read_csv: {ratio(cpus, a, b):.2f}x CPU, "
+                  f"{ratio(walls, a, b):.2f}x wall (target <= 3x)")
+        a, b = "river NoChange progressive_val_score", "replay default set" + tail
+        if a in cmds and b in cmds:
+            print(f"2. river progressive_val_score / {b}: {ratio(cpus, a, b):.2f}x CPU, "
+                  f"{ratio(walls, a, b):.2f}x wall (target >= 3x)")
     if args.memory:
         bounded = ["--calibrator", "isotonic:resolution=1e-4", "--calibrator", "histogram",
                    "--calibrator", "platt"]
@@ -154,6 +172,24 @@ def main() -> None:
         m2 = peak_rss_mb([PY, "-m", "streamcal", "replay", big, *bounded, "--out", out])
         print(f"3. peak RSS, bounded calibrators: 1e6 rows {m1:.0f} MB, 1e7 rows {m2:.0f} MB: "
               f"{m2 / m1:.2f}x (target <= 1.2x)")
+
+
+def per_calibrator(log: str) -> None:
+    """CPU seconds of each default calibrator's ``predict_learn_many`` over the log, in
+    the replay's 8,192-event chunks (the replay's own batch calls, no reading)."""
+    import pyarrow.csv as pacsv
+
+    from streamcal import registry
+
+    table = pacsv.read_csv(log)
+    s = table.column("score").to_numpy().astype(np.float64)
+    y = table.column("label").to_numpy().astype(np.float64)
+    for name in registry.DEFAULT_CALIBRATORS:
+        cal = registry.make_calibrator(name)
+        t0 = time.process_time()
+        for a in range(0, len(s), 8192):
+            cal.predict_learn_many(s[a : a + 8192], y[a : a + 8192])
+        print(f"{name}: {time.process_time() - t0:.2f} s CPU ({len(s):,} events)", flush=True)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,9 @@ The data behind the diagrams is computed in :mod:`streamcal.metrics.reliability`
 :func:`binned_reliability`, :func:`corp_reliability`, :func:`consistency_band`,
 :func:`consistency_band_from_bins`, :func:`multiclass_views`. This module draws:
 :func:`reliability_diagram` (one forecaster), :func:`reliability_diagrams` (several
-side by side, shared axes) and :func:`save_png`.
+side by side, shared axes) and :func:`save_png` with matplotlib, and
+:func:`reliability_svgs` (the same diagrams as inline SVG, without matplotlib: the
+replay report's).
 
 matplotlib is an optional dependency (``pip install "streamcal[plot]"``): it is imported
 only inside the drawing functions, so ``import streamcal.plot`` and the data functions
@@ -84,6 +86,9 @@ import typing
 import numpy as np
 
 from streamcal import _validation as V
+from streamcal._colors import HASHED_COLORS as _HASHED_COLORS  # noqa: F401
+from streamcal._colors import NAME_COLORS as _NAME_COLORS  # noqa: F401
+from streamcal._colors import calibrator_color
 from streamcal.metrics import reliability as _reliability
 
 __all__ = [
@@ -96,6 +101,7 @@ __all__ = [
     "multiclass_views",
     "reliability_diagram",
     "reliability_diagrams",
+    "reliability_svgs",
     "save_png",
 ]
 
@@ -118,83 +124,6 @@ _BAND_COLOR = "#9ecae1"
 _BINNED_COLOR = "#08519c"
 _CORP_COLOR = "#cb181d"
 _HIST_COLOR = "#737373"
-
-
-# --------------------------------------------------------------------- colours
-
-#: The colour of each registry calibrator name (and of ``"raw"``, the log's own
-#: scores). Binary and multiclass names share hues: a replay shows only one kind.
-#: Append new names, never reorder: reports must keep their colours.
-_NAME_COLORS = {
-    "raw": "#444444",
-    # binary (streamcal.registry.CALIBRATOR_NAMES)
-    "isotonic": "#1f77b4",
-    "histogram": "#d62728",
-    "platt": "#2ca02c",
-    "beta": "#9467bd",
-    "tops": "#ff7f0e",
-    "tracking": "#8c564b",
-    "hedging": "#e377c2",
-    "foster": "#17becf",
-    "hops": "#bcbd22",
-    "irp": "#393b79",
-    "venn_abers": "#aec7e8",
-    # multiclass (streamcal.registry.MULTICLASS_CALIBRATOR_NAMES)
-    "temperature": "#1f77b4",
-    "fir": "#d62728",
-    "ovr_isotonic": "#2ca02c",
-    "class_wise": "#9467bd",
-    "nafir": "#ff7f0e",
-    "scir": "#8c564b",
-    "top_label": "#e377c2",
-    "vector_scaling": "#17becf",
-    "matrix_scaling": "#bcbd22",
-    "dirichlet": "#aec7e8",
-}
-# Other names (parameters given, e.g. "isotonic:resolution=0.0001", or user names) are
-# hashed into this palette, whose colours differ from the table's.
-_HASHED_COLORS = (
-    "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354",
-    "#756bb1", "#5254a3", "#ad494a", "#a55194", "#6b6ecf", "#b5cf6b", "#e7ba52",
-    "#d6616b", "#ce6dbd", "#9c9ede", "#fd8d3c", "#74c476", "#969696",
-)  # fmt: skip
-
-
-def calibrator_color(name: str) -> str:
-    """The colour of a calibrator, fixed by its name: the same in every figure and report.
-
-    The registry's calibrator names (:data:`streamcal.registry.CALIBRATOR_NAMES` and
-    :data:`streamcal.registry.MULTICLASS_CALIBRATOR_NAMES`) and ``"raw"`` have a colour
-    of their own; any other name (a spec with parameters such as
-    ``"isotonic:resolution=0.0001"``, a name of your own) gets one of 20 other colours
-    by a stable hash of its text (CRC-32, the same in every run and on every machine),
-    so two such names may share a colour. Cost O(len(name)).
-
-    Parameters
-    ----------
-    name
-        The calibrator's name, as in a replay's ``summary``.
-
-    Returns
-    -------
-    str
-        A colour as ``"#rrggbb"``.
-
-    Examples
-    --------
-    >>> calibrator_color("isotonic"), calibrator_color("raw")
-    ('#1f77b4', '#444444')
-    >>> calibrator_color("isotonic:resolution=0.0001") == calibrator_color("isotonic:resolution=0.0001")
-    True
-
-    """
-    import zlib
-
-    if not isinstance(name, str):
-        raise V.argument_error(TypeError, "name", "calibrator_color", None, "a str", name)
-    if name in _NAME_COLORS:
-        return _NAME_COLORS[name]
-    return _HASHED_COLORS[zlib.crc32(name.encode("utf-8")) % len(_HASHED_COLORS)]
 
 
 # --------------------------------------------------------------------- drawing
@@ -708,6 +637,29 @@ def reliability_diagram(
     return fig
 
 
+def _panels(forecasts, y_true, weights, labels, opts, owner) -> list:
+    """``[(name, panel)]`` of :func:`reliability_diagrams`' ``forecasts``."""
+    if labels is not None:
+        if y_true is not None:
+            raise TypeError(
+                f"{owner} takes y_true; the deprecated 'labels' argument cannot be "
+                "combined with it."
+            )
+        y_true, _ = V.labels_then_probs(None, None, owner, None, labels)
+    panels = []
+    for name, source in forecasts.items():
+        if _state_kind(source) is not None:
+            panel = _panel_from_state(source, opts, owner)
+        else:
+            src_labels, src_weights = y_true, weights
+            if isinstance(source, tuple) and len(source) == 2:
+                src_labels, source = V.labels_then_probs(*source, owner)
+                src_weights = None
+            panel = _panel_from_arrays(src_labels, source, src_weights, opts, owner)
+        panels.append((str(name), panel))
+    return panels
+
+
 def reliability_diagrams(
     forecasts,
     y_true=None,
@@ -803,24 +755,7 @@ def reliability_diagrams(
             TypeError, "colors", owner, None, "a dict of name -> colour, or None", colors
         )
     colors = {str(k): v for k, v in colors.items()}
-    if labels is not None:
-        if y_true is not None:
-            raise TypeError(
-                f"{owner} takes y_true; the deprecated 'labels' argument cannot be "
-                "combined with it."
-            )
-        y_true, _ = V.labels_then_probs(None, None, owner, None, labels)
-    panels = []
-    for name, source in forecasts.items():
-        if _state_kind(source) is not None:
-            panel = _panel_from_state(source, opts, owner)
-        else:
-            src_labels, src_weights = y_true, weights
-            if isinstance(source, tuple) and len(source) == 2:
-                src_labels, source = V.labels_then_probs(*source, owner)
-                src_weights = None
-            panel = _panel_from_arrays(src_labels, source, src_weights, opts, owner)
-        panels.append((str(name), panel))
+    panels = _panels(forecasts, y_true, weights, labels, opts, owner)
     k = len(panels)
     ncols = min(k, 4) if ncols is None else min(ncols, k)
     nrows = math.ceil(k / ncols)
@@ -853,6 +788,77 @@ def reliability_diagrams(
     if path is not None:
         save_png(fig, path, dpi=dpi)
     return fig
+
+
+def reliability_svgs(
+    forecasts,
+    y_true=None,
+    *,
+    kind: str | None = None,
+    n_bins: int = 10,
+    strategy: str = "uniform",
+    weights=None,
+    bands: float | None = 0.9,
+    n_resamples: int = 500,
+    seed: int | None = 0,
+    hist_bins: int = 20,
+    colors: dict | None = None,
+) -> dict:
+    """The diagrams of :func:`reliability_diagrams` as inline SVG, without matplotlib.
+
+    One ``<svg>`` per forecaster (the same curve, band, statistics and histogram, the
+    histograms on a shared vertical range), each scaling to the width of the page that
+    shows it; the replay report (:func:`streamcal.report.write_report`) lays them out
+    in a grid with an HTML key. Each tick holds its value in ``data-v`` and each curve
+    the forecaster's name in ``data-name``. Cost: that of the panels' bands (see
+    :func:`consistency_band`) plus O(points) text.
+
+    Parameters
+    ----------
+    forecasts, y_true, kind, n_bins, strategy, weights, bands, n_resamples, seed, hist_bins, colors
+        As in :func:`reliability_diagrams`; ``colors`` are ``"#rrggbb"`` strings.
+
+    Returns
+    -------
+    dict
+        name -> the ``<svg>`` element of its diagram, as text.
+
+    Examples
+    --------
+    >>> svgs = reliability_svgs({"a": [0.2, 0.4, 0.6, 0.8]}, [0, 1, 0, 1], bands=None)
+    >>> list(svgs), svgs["a"].startswith("<svg")
+    (['a'], True)
+
+    """
+    from streamcal import _svg
+
+    owner = "reliability_svgs"
+    opts = _options(
+        owner, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, 1
+    )
+    if not isinstance(forecasts, dict) or not forecasts:
+        raise V.argument_error(
+            TypeError, "forecasts", owner, None, "a non-empty dict of name -> forecasts",
+            forecasts,
+        )  # fmt: skip
+    if colors is not None and not isinstance(colors, dict):
+        raise V.argument_error(
+            TypeError, "colors", owner, None, "a dict of name -> colour, or None", colors
+        )
+    colors = {str(k): v for k, v in (colors or {}).items()}
+    panels = _panels(forecasts, y_true, weights, None, opts, owner)
+    hist_label = _hist_label([p for _, p in panels])
+    top = max(float(np.max(p.hist[2])) for _, p in panels)
+    top = max(top, 1e-12) * 1.08
+    n_lines = max(len(_stat_lines(p)) for _, p in panels)
+    default = {"binned": _BINNED_COLOR, "corp": _CORP_COLOR}
+    return {
+        name: _svg.reliability_panel(
+            panel, name, colors.get(name) or default[panel.kind], _stat_lines(panel),
+            hist_label, top, n_lines, uid=f"rel-{panel.kind}-{i}",
+        )  # fmt: skip
+        for i, (name, panel) in enumerate(panels)
+    }
 
 
 def save_png(fig, path, dpi: float = 150):

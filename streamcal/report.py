@@ -1,21 +1,25 @@
-"""The report of a replay: a JSON summary, PNG plots and an HTML page, in one directory.
+"""The report of a replay: a JSON summary and an HTML page with inline SVG figures.
 
 :func:`write_report` turns the result of :func:`streamcal.replay` into
 
 - ``summary.json``: the final value of every metric for every calibrator, the metric
   time series, the malformed rows, and what was replayed (see :func:`write_report` for
   the schema);
-- ``over_time_<metric>.png``: each metric over the replay, one line per calibrator;
-- ``reliability_binned.png`` and ``reliability_corp.png``: the calibrators' reliability
-  diagrams side by side (:func:`streamcal.plot.reliability_diagrams`), drawn from the
+- ``index.html``: one self-contained page (plain HTML, CSS and inline SVG; no script,
+  no other file) showing the summary table (best value per column marked), each
+  metric over the replay (one line per calibrator), and the calibrators' reliability
+  diagrams side by side (:func:`streamcal.plot.reliability_svgs`), drawn from the
   final state of the replay's ``ece`` and ``corp`` metrics, when it has them, with
   their consistency bands (binomial for the bins; for CORP, resampled from the
   metric's distinct forecasts with the fixed seed :data:`BAND_SEED`, so the same
   replay gives the same figure). For a multiclass replay the binned diagrams are the
-  top-class (confidence) view, and the page says so;
-- ``index.html``: a page showing the summary table (best value per column marked) and
-  the images; plain HTML and CSS, no script, self-contained apart from the PNG files
-  next to it.
+  top-class (confidence) view, and the page says so.
+
+The figures are drawn as SVG by streamcal itself (:mod:`streamcal._svg`): the report
+needs no matplotlib, and its figures scale to the page's width, their keys (HTML
+lists) wrapping on a narrow screen. For PNG files of the diagrams, draw them with
+:func:`streamcal.plot.reliability_diagrams` and :func:`streamcal.plot.save_png`
+(matplotlib, the ``plot`` extra).
 
 Each calibrator has the same colour in every figure and every report
 (:func:`streamcal.plot.calibrator_color`); the over-time plots have the event time on
@@ -24,9 +28,6 @@ their horizontal axis when the log has a time column.
 What each column is (its metric, component, window, direction and description) is
 read from the replay's column table, ``ReplayResult.columns`` (built from the metric
 catalogue, :mod:`streamcal.metrics.catalogue`), never parsed back from its key.
-
-matplotlib is optional: without it, no PNG is drawn, and the JSON summary and the HTML
-page (with a note saying why there are no plots) are written all the same.
 
 :func:`summary_table` is the table that both the page and ``streamcal replay`` show.
 """
@@ -41,7 +42,7 @@ import math
 import os
 import re
 
-from streamcal import _json
+from streamcal import _json, _svg
 from streamcal.metrics import catalogue
 from streamcal.metrics.catalogue import Column, column_key
 
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 #: The value of the ``"format"`` key of ``summary.json``.
-FORMAT = "streamcal-replay-report/1"
+FORMAT = "streamcal-replay-report/2"
 
 # At most this many malformed rows are listed in summary.json (all are counted).
 _MAX_ERRORS_JSON = 1000
@@ -202,14 +203,6 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "metric"
 
 
-def _have_matplotlib() -> bool:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 # ---------------------------------------------------------------------- plots
 
 
@@ -227,7 +220,7 @@ def _metric_series(series: dict, rows: list[str]) -> dict:
 
 def _colors(rows) -> dict:
     """calibrator -> its colour, fixed by its name (:func:`streamcal.plot.calibrator_color`)."""
-    from streamcal.plot import calibrator_color
+    from streamcal._colors import calibrator_color
 
     return {name: calibrator_color(name) for name in rows}
 
@@ -292,70 +285,51 @@ def _time_axis(series: dict, column) -> tuple | None:
     return dict(zip(ts, values)), f"event time{name}{unit}"
 
 
-def _over_time_figure(column, lines, colors, time_axis=None):
-    """The figure of one column (a :class:`~streamcal.metrics.catalogue.Column`) over
-    the replay, one line per calibrator, or None when no line has a finite value. With
-    ``time_axis`` (see :func:`_time_axis`) the horizontal axis is the event time, else
-    the number of events replayed."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.2, 4.0), layout="constrained")
-    FigureCanvasAgg(fig)
-    ax = fig.subplots()
+def _over_time_svg(column, lines, colors, time_axis=None, uid="ot") -> str | None:
+    """The inline SVG of one column (a :class:`~streamcal.metrics.catalogue.Column`)
+    over the replay, one line per calibrator (dashed: ``raw``), or None when no line
+    has a finite value. With ``time_axis`` (see :func:`_time_axis`) the horizontal
+    axis is the event time (UTC), else the number of events replayed. The key is the
+    page's (:func:`streamcal._svg.key`), so it wraps on a narrow page."""
     to_x = time_axis[0] if time_axis else None
-    drawn = 0
+    dated = to_x is not None and isinstance(next(iter(to_x.values())), datetime.datetime)
+    curves = {}
     for name, points in lines.items():
         pts = [(t, v) for t, v in points if _finite(v)]
         if to_x is not None:
             pts = [(to_x[t], v) for t, v in pts if t in to_x]
-        if not pts:
-            continue
-        t, v = zip(*pts)
-        style = (
-            {"linestyle": "--", "linewidth": 1.6}
-            if name == "raw"
-            else {"linewidth": 1.4}
-        )
-        ax.plot(t, v, color=colors[name], label=name, **style)
-        drawn += 1
-    if not drawn:
+            if dated:
+                pts = [(_svg.seconds(t), v) for t, v in pts]
+        if pts:
+            curves[name] = pts
+    if not curves:
         return None
-    _fit_ylim(ax, lines)
-    label = column_label(column)
-    hint = _direction_hint(column.bigger_is_better)
-    ax.set_title(f"{column.key}{hint}", fontsize=11, loc="left")
-    over = (
-        "over all events so far"
-        if column.window is None
-        else f"over the last {column.window:,} events"
-    )
-    ax.set_ylabel(f"{label}, {over}", fontsize=9)
-    ax.grid(True, alpha=0.3)
-    if time_axis is None:
-        ax.set_xlabel("events replayed")
-        ax.ticklabel_format(axis="x", style="plain", useOffset=False)
-        ax.xaxis.set_major_formatter(_thousands())
+    xs = [t for pts in curves.values() for t, _ in pts]
+    x_lo, x_hi = min(xs), max(xs)
+    ylim = _fit_ylim(curves)
+    width, height, left, top = 480.0, 300.0, 60.0, 30.0
+    f = _svg.Frame((x_lo, x_hi), ylim, (left, top, width - left - 14.0, height - top - 50.0))
+    if dated:
+        xticks, fmt = _svg.time_ticks(x_lo, x_hi, 5)
+        epoch = datetime.datetime(1970, 1, 1)
+        xlabels = [(epoch + datetime.timedelta(seconds=v)).strftime(fmt) for v in xticks]
     else:
-        ax.set_xlabel(time_axis[1])
-        if isinstance(next(iter(time_axis[0].values())), datetime.datetime):
-            from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
-
-            locator = AutoDateLocator(maxticks=6)
-            ax.xaxis.set_major_locator(locator)
-            ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
-        else:
-            ax.ticklabel_format(axis="x", useOffset=False)
-    # the key below the plot, in balanced rows of as many entries as fit the width:
-    # it stays inside the image, however narrow the page shows it
-    handles, labels = ax.get_legend_handles_labels()
-    per_row = max(1, 70 // (max(len(label) for label in labels) + 6))
-    rows = math.ceil(len(labels) / per_row)
-    fig.legend(
-        handles, labels, loc="outside lower center", ncols=math.ceil(len(labels) / rows),
-        fontsize=9, frameon=False,
-    )  # fmt: skip
-    return fig
+        xticks = _svg.ticks(x_lo, x_hi, 4)
+        xlabels = [_svg.tick_label(v, xticks) for v in xticks]
+    yticks = _svg.ticks(*ylim)
+    f.axes(xticks, yticks, xlabels, [_svg.tick_label(v, yticks) for v in yticks], size=11)
+    clip = f.clip(f"{uid}-clip")
+    for name, pts in curves.items():
+        t, v = zip(*pts)
+        dash = "6 4" if name == "raw" else None
+        f.line(t, v, colors[name], width=1.6 if dash else 1.4, dash=dash, name=name, clip=clip)
+    title = f"{column.key}{_direction_hint(column.bigger_is_better)}"
+    f.text(left, 18, title, size=14, weight="600")
+    over = "over all events so far" if column.window is None else f"over the last {column.window:,} events"
+    f.text(14, top + f.height / 2, f"{column_label(column)}, {over}", size=11, anchor="middle", rotate=True)
+    xlabel = "events replayed" if time_axis is None else time_axis[1]
+    f.text(left + f.width / 2, height - 8, xlabel, size=12, anchor="middle")
+    return _svg.svg(width, height, f.parts, f"{column.key} over time, one line per calibrator")
 
 
 def _over_time_columns(columns, by_key) -> list:
@@ -375,33 +349,18 @@ def _over_time_columns(columns, by_key) -> list:
     )
 
 
-def _plot_over_time(column, lines, colors, path, dpi, time_axis=None):
-    fig = _over_time_figure(column, lines, colors, time_axis)
-    if fig is None:
-        return None
-    fig.savefig(path, format="png", dpi=dpi)
-    return path
-
-
-def _fit_ylim(ax, lines) -> None:
-    """Fit the vertical range to the last 90% of the replay when the first values
+def _fit_ylim(curves) -> tuple:
+    """The vertical range: fitted to the last 90% of the replay when the first values
     (metrics of a handful of events, noisy) would squash the rest of the curves."""
-    points = [(t, v) for pts in lines.values() for t, v in pts if _finite(v)]
-    t_max = max(t for t, _ in points)
-    late = [v for t, v in points if t >= 0.1 * t_max]
-    if len(late) < 3:
-        return
-    lo, hi = min(late), max(late)
+    points = [(t, v) for pts in curves.values() for t, v in pts]
     all_lo, all_hi = min(v for _, v in points), max(v for _, v in points)
+    t_lo, t_hi = min(t for t, _ in points), max(t for t, _ in points)
+    late = [v for t, v in points if t >= t_lo + 0.1 * (t_hi - t_lo)]
+    lo, hi = (min(late), max(late)) if len(late) >= 3 else (all_lo, all_hi)
     pad = 0.08 * (hi - lo) if hi > lo else 0.05 * (abs(hi) or 1.0)
     if all_lo < lo - pad or all_hi > hi + pad:
-        ax.set_ylim(lo - pad, hi + pad)
-
-
-def _thousands():
-    from matplotlib.ticker import FuncFormatter
-
-    return FuncFormatter(lambda x, _: f"{x:,.0f}")
+        return lo - pad, hi + pad
+    return all_lo - pad, all_hi + pad
 
 
 def _reliability_sources(metrics: dict, rows, attribute: str, columns) -> dict:
@@ -423,18 +382,6 @@ def _reliability_sources(metrics: dict, rows, attribute: str, columns) -> dict:
 #: Seed of the resampled consistency bands of the report's CORP diagrams (fixed, so
 #: that the same replay draws the same figure).
 BAND_SEED = 0
-
-
-def _plot_reliability(sources: dict, kind, title, path, dpi, colors):
-    from streamcal.plot import reliability_diagrams
-
-    k = len(sources)
-    ncols = 3 if k in (5, 6, 9) else min(k, 4)
-    reliability_diagrams(
-        sources, kind=kind, ncols=ncols, suptitle=title, path=path, dpi=dpi,
-        colors=colors, seed=BAND_SEED,
-    )  # fmt: skip
-    return path
 
 
 # ---------------------------------------------------------------------- HTML
@@ -461,7 +408,13 @@ table.summary td.best { background: #e6f4ea; font-weight: 700; color: #0b5b25; }
 figure { margin: 1.2em 0; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(480px, 100%), 1fr)); gap: 0 1.5em; }
 .grid figure { margin: 0.6em 0; }
-figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figure svg.chart, figure svg.panel { display: block; width: 100%; height: auto; }
+.panels { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(260px, 100%), 1fr)); gap: 0.4em 1em; }
+.panels .cell { max-width: 380px; }
+ul.key { list-style: none; padding: 0; margin: 0.5em 0; display: flex; flex-wrap: wrap; gap: 0.2em 1.2em;
+         font-size: 0.9em; }
+ul.key li { display: inline-flex; align-items: center; gap: 0.4em; overflow-wrap: anywhere; }
+ul.key svg { flex: none; }
 figcaption { color: #444; font-size: 0.93em; }
 dl.settings { display: grid; grid-template-columns: minmax(0, max-content) minmax(0, 1fr); gap: 0.2em 1.2em; }
 dl.settings dt { font-weight: 600; }
@@ -513,13 +466,21 @@ def _html_table(summary: dict, columns: list, best: dict, caption: str | None) -
     )  # fmt: skip
 
 
-def _image(file: str, alt: str) -> str:
-    """An image that opens at full size when clicked."""
-    return f'<a href="{_e(file)}"><img src="{_e(file)}" alt="{_e(alt)}"></a>'
+def _panel_grid(kind: str, svgs: dict, colors: dict) -> str:
+    """The reliability diagrams of one kind: their key, then one panel per calibrator
+    in a grid that wraps to the page's width."""
+    curve = "outcome rate per bin (area \u221d events)" if kind == "binned" else "CORP (isotonic) recalibration"
+    items = [
+        (curve, "#555", "dot" if kind == "binned" else "line"),
+        ("90% consistency band", "#9ecae1", "box"),
+        ("calibrated (diagonal)", "#737373", "dashed"),
+    ]
+    panels = "".join(f'<div class="cell">{svg}</div>' for svg in svgs.values())
+    return _svg.key(items) + f'<div class="panels">{panels}</div>'
 
 
 def _html_page(
-    doc: dict, summary: dict, columns: list, images: dict, notes: list[str]
+    doc: dict, summary: dict, columns: list, images: dict, notes: list[str], figures: dict
 ) -> str:
     title = doc["title"]
     parts = [
@@ -606,16 +567,22 @@ def _html_page(
             "(dashed: the raw scores). The first values, on a handful of events, are noisy: "
             "the vertical axis is fitted to the last 90% of the replay.</p>"
         )
+        colors = _colors(summary)
+        parts.append(
+            _svg.key(
+                (name, colors[name], "dashed" if name == "raw" else "line")
+                for name in summary
+            )
+        )
         parts.append('<div class="grid">')
         for item in over_time:
-            alt = f"{item['metric']} over time, one line per calibrator"
             caption = ""
             if doc.get("task") == "multiclass":
                 # which view of the forecast the metric takes is in its description
                 column = by_key.get(item["metric"])
                 text = None if column is None else descriptions.get(column.metric)
                 caption = f"<figcaption>{_e(text)}</figcaption>" if text else ""
-            parts.append(f"<figure>{_image(item['file'], alt)}{caption}</figure>")
+            parts.append(f'<figure id="{_e(item["id"])}">{figures[item["id"]]}{caption}</figure>')
         parts.append("</div>")
     reliability = images.get("reliability", [])
     if reliability:
@@ -627,10 +594,9 @@ def _html_page(
             "how the forecasts are spread.</p>"
         )
         for item in reliability:
-            alt = f"{item['kind']} reliability diagrams, one panel per calibrator"
             parts.append(
-                f"<figure>{_image(item['file'], alt)}"
-                f"<figcaption>{_e(item['caption'])}</figcaption></figure>"
+                f'<figure id="{_e(item["id"])}"><figcaption>{_e(item["caption"])}</figcaption>'
+                f'{figures[item["id"]]}</figure>'
             )
 
     errors = doc.get("errors") or []
@@ -680,12 +646,12 @@ def write_report(
     source: dict | None = None,
     options: dict | None = None,
     plots: bool = True,
-    dpi: float = 110,
 ) -> dict:
     """Write the report of a replay into the directory ``out`` (created if needed).
 
-    Cost: O(size of the series) for the JSON and HTML, plus one matplotlib render per
-    plot.
+    Cost: O(size of the series) for the JSON, the HTML and the over-time figures,
+    plus the consistency bands of the reliability diagrams (for CORP, 500 PAV fits of
+    at most 2000 cells per calibrator).
 
     Parameters
     ----------
@@ -712,9 +678,7 @@ def write_report(
     options
         The settings of the replay, shown on the page and stored under ``"options"``.
     plots
-        Draw the PNG files (needs matplotlib; without it they are skipped with a note).
-    dpi
-        Resolution of the PNG files.
+        Draw the figures (inline SVG; False: the table and texts only).
 
     Returns
     -------
@@ -730,8 +694,9 @@ def write_report(
         ``description``), ``bigger_is_better`` (column key -> true, false or null),
         ``best`` (column key -> best calibrators), ``summary`` (calibrator -> column ->
         value), ``series`` (as ``ReplayResult.series``, pairs as lists), ``images``
-        (``{"over_time": [{"metric", "file"}], "reliability": [{"kind", "file",
-        "caption"}]}``, file names relative to ``out``) and ``notes``. Non-finite
+        (the figures on the page: ``{"over_time": [{"metric", "id"}], "reliability":
+        [{"kind", "id", "caption"}]}``, ``id`` the figure's element id in
+        ``index.html``, so ``index.html#<id>`` links to it) and ``notes``. Non-finite
         numbers are written as null.
 
     Examples
@@ -761,48 +726,41 @@ def write_report(
     task = _task(result, options, table)
     time_range = getattr(result, "time_range", None)
 
-    if plots and not _have_matplotlib():
-        notes.append(
-            'No plots: matplotlib is not installed. Install it (pip install "streamcal[plot]") '
-            "and run the replay again to get the metric-over-time plots and reliability diagrams."
-        )
-        plots = False
+    figures: dict = {}  # element id -> its inline SVG (or the HTML of a panel grid)
     if plots:
         colors = _colors(rows)
         time_axis = _time_axis(series, (options or {}).get("time"))
         by_key = _metric_series(series, rows)
         for column in _over_time_columns(columns, by_key):
-            file = f"over_time_{_slug(column.key)}.png"
-            if _plot_over_time(
-                column, by_key[column.key], colors, os.path.join(out, file), dpi, time_axis
-            ):
-                images["over_time"].append({"metric": column.key, "file": file})
+            uid = f"over_time_{_slug(column.key)}"
+            figure = _over_time_svg(column, by_key[column.key], colors, time_axis, uid)
+            if figure is not None:
+                figures[uid] = figure
+                images["over_time"].append({"metric": column.key, "id": uid})
         metrics = getattr(result, "metrics", None) or {}
         view = (
             "top-class view: the top probability against whether the top class was "
             "right; " if task == "multiclass" else ""
         )
-        for attribute, kind, heading, caption in [
+        for attribute, kind, caption in [
             ("bins", "binned",
-             "Binned reliability diagrams (final state of the ece metric"
-             + (", top-class view)" if task == "multiclass" else ")"),
-             f"Binned reliability diagrams ({view}from the ece metric's bins), with "
-             "90% binomial consistency bands."),
-            ("recalibration", "corp", "CORP reliability diagrams (final state of the corp metric)",
-             "CORP reliability diagrams: the isotonic recalibration of each calibrator's "
-             "forecasts, with 90% consistency bands: where the recalibration of a "
-             "calibrated forecaster with the same forecasts would lie, from 500 "
-             f"resamples of the outcomes under calibration (seed {BAND_SEED})."),
+             f"Binned reliability diagrams ({view}from the ece metric's bins, final state), "
+             "with 90% binomial consistency bands."),
+            ("recalibration", "corp",
+             "CORP reliability diagrams (final state of the corp metric): the isotonic "
+             "recalibration of each calibrator's forecasts, with 90% consistency bands: "
+             "where the recalibration of a calibrated forecaster with the same forecasts "
+             "would lie, from 500 resamples of the outcomes under calibration "
+             f"(seed {BAND_SEED})."),
         ]:  # fmt: skip
             sources = _reliability_sources(metrics, rows, attribute, columns)
             if sources:
-                file = f"reliability_{kind}.png"
-                _plot_reliability(
-                    sources, kind, heading, os.path.join(out, file), dpi * 1.1, colors
-                )
-                images["reliability"].append(
-                    {"kind": kind, "file": file, "caption": caption}
-                )
+                from streamcal.plot import reliability_svgs
+
+                uid = f"reliability_{kind}"
+                svgs = reliability_svgs(sources, kind=kind, colors=colors, seed=BAND_SEED)
+                figures[uid] = _panel_grid(kind, svgs, colors)
+                images["reliability"].append({"kind": kind, "id": uid, "caption": caption})
         if not images["reliability"]:
             # only the metrics of this task that hold a diagram (the catalogue's)
             names = [
@@ -847,7 +805,7 @@ def write_report(
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1, allow_nan=False)
         f.write("\n")
-    page = _html_page(doc, summary, columns, images, notes)
+    page = _html_page(doc, summary, columns, images, notes, figures)
     with open(os.path.join(out, "index.html"), "w", encoding="utf-8") as f:
         f.write(page)
     return doc

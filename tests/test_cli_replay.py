@@ -336,18 +336,21 @@ def test_report_directory(log, tmp_path, capsys):
         range(50, 301, 50)
     )
     html = (out_dir / "index.html").read_text()
-    pngs = sorted(p.name for p in out_dir.glob("*.png"))
-    assert set(pngs) == {
-        "reliability_binned.png",
-        "reliability_corp.png",
-        "over_time_brier.png",
-        "over_time_ece.png",
-        "over_time_corp.png",
-        "over_time_corp.mcb.png",
-        "over_time_corp.dsc.png",  # not corp.unc: the same for every calibrator
+    ids = {
+        "reliability_binned",
+        "reliability_corp",
+        "over_time_brier",
+        "over_time_ece",
+        "over_time_corp",
+        "over_time_corp.mcb",
+        "over_time_corp.dsc",  # not corp.unc: the same for every calibrator
     }
-    for name in pngs:
-        assert f'src="{name}"' in html
+    figures = data["images"]["over_time"] + data["images"]["reliability"]
+    assert {f["id"] for f in figures} == ids
+    for name in ids:  # each drawn inline, as SVG
+        start = html.index(f'<figure id="{name}">')
+        assert html.index("<svg", start) < html.index("</figure>", start)
+    assert sorted(p.name for p in out_dir.iterdir()) == ["index.html", "summary.json"]
 
 
 def test_report_without_matplotlib(log, tmp_path, capsys, monkeypatch):
@@ -355,7 +358,10 @@ def test_report_without_matplotlib(log, tmp_path, capsys, monkeypatch):
     out_dir = tmp_path / "report"
     argv = ["replay", str(log[0]), "--calibrator", "isotonic", "--out", str(out_dir)]
     assert main([*argv, "--no-progress"]) == 0
-    assert "note: No plots: matplotlib is not installed" in capsys.readouterr().err
+    assert "note:" not in capsys.readouterr().err  # the figures need no matplotlib
+    data = json.loads((out_dir / "summary.json").read_text())
+    assert [f["kind"] for f in data["images"]["reliability"]] == ["binned"]  # ece: a default
+    assert data["notes"] == []
     assert sorted(p.name for p in out_dir.iterdir()) == ["index.html", "summary.json"]
 
 

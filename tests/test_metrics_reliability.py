@@ -148,3 +148,39 @@ def test_plot_functions_take_y_true_first_and_read_old_pairs():
         old_kw = line(plot.reliability_diagrams({"a": p}, labels=y, bands=None))
     for got in (pairs, shared, old, kw, old_pairs, old_kw):
         np.testing.assert_array_equal(got, new)
+
+
+def test_binned_band_quantile_is_scipys_on_small_counts_and_at_ties():
+    """The binomial quantile of consistency_band_from_bins (computed without scipy)
+    equals scipy.stats.binom.ppf for every small count, at dyadic probabilities where
+    the distribution function hits the levels exactly, and at very skewed ones."""
+    from scipy.stats import binom
+
+    from streamcal.metrics import ReliabilityBin, consistency_band_from_bins
+
+    ns = np.repeat(np.arange(1, 41), 9)
+    ps = np.tile([1 / 8, 1 / 4, 1 / 2, 3 / 4, 0.3, 0.01, 0.999, 1e-7, 1 - 1e-7], 40)
+    big = np.array([10**6, 10**7, 5 * 10**6, 10**6])
+    ns = np.concatenate([ns, big])
+    ps = np.concatenate([ps, [1e-6, 0.5, 1 - 1e-6, 0.2]])
+    bins = [ReliabilityBin(0.0, 1.0, float(n), float(p), 0.5) for n, p in zip(ns, ps)]
+    # 0.5: the level whose quantiles (1/4, 3/4) are values of the distribution function
+    # of n = 2, p = 1/2 (exact ties)
+    for level in (0.5, 0.9, 0.98):
+        band = consistency_band_from_bins(bins, level=level)
+        np.testing.assert_array_equal(band.lower, binom.ppf((1 - level) / 2, ns, ps) / ns)
+        np.testing.assert_array_equal(band.upper, binom.ppf((1 + level) / 2, ns, ps) / ns)
+
+
+def test_binned_band_does_not_import_scipy():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from streamcal.metrics import ReliabilityBin, consistency_band_from_bins\n"
+        "consistency_band_from_bins([ReliabilityBin(0.0, 0.5, 100.0, 0.3, 0.28)])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

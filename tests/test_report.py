@@ -1,4 +1,4 @@
-"""The replay report: summary.json, PNG plots, index.html (streamcal.report)."""
+"""The replay report: summary.json and index.html with its inline SVG figures (streamcal.report)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import dataclasses
 import json
 import math
 import os
+import subprocess
 import sys
 from html.parser import HTMLParser
 from types import SimpleNamespace
@@ -17,8 +18,7 @@ from streamcal.metrics import CORP, ECE, ROCAUC, Brier, LogLoss
 from streamcal.metrics.catalogue import Column
 from streamcal.metrics.catalogue import columns as catalogue_columns
 from streamcal.report import FORMAT, format_number, summary_table, write_report
-
-PNG = b"\x89PNG\r\n\x1a\n"
+from tests import svg_reading as svgr
 
 
 def fake_result(n=300, seed=0, metric_classes=(Brier, LogLoss, ECE, CORP), every=50):
@@ -133,18 +133,16 @@ def test_report_files_json_schema_and_page(tmp_path):
         source={"log": "log.csv"},
         options={"calibrators": ["isotonic", "platt"], "every": 50},
     )
-    files = set(os.listdir(out))
-    expected_pngs = {
-        "over_time_brier.png",
-        "over_time_log_loss.png",
-        "over_time_ece.png",
-        "over_time_corp.png",
-        "reliability_binned.png",
-        "reliability_corp.png",
+    # one self-contained page: the figures are inline SVG, no other file
+    assert set(os.listdir(out)) == {"summary.json", "index.html"}
+    expected_ids = {
+        "over_time_brier",
+        "over_time_log_loss",
+        "over_time_ece",
+        "over_time_corp",
+        "reliability_binned",
+        "reliability_corp",
     }
-    assert files == {"summary.json", "index.html"} | expected_pngs
-    for name in expected_pngs:
-        assert (out / name).read_bytes()[:8] == PNG
 
     # the JSON: strict, as returned, with the documented keys
     data = strict_json(out / "summary.json")
@@ -190,9 +188,9 @@ def test_report_files_json_schema_and_page(tmp_path):
             r for r in result.summary if result.summary[r][column] == target
         ]
     assert "corp.unc" not in data["best"]
-    assert {i["file"] for i in data["images"]["over_time"]} | {
-        i["file"] for i in data["images"]["reliability"]
-    } == expected_pngs
+    assert {i["id"] for i in data["images"]["over_time"]} | {
+        i["id"] for i in data["images"]["reliability"]
+    } == expected_ids
 
     # the page: the table, the best cells marked, every image linked and present
     page = parse_page(out / "index.html")
@@ -207,10 +205,15 @@ def test_report_files_json_schema_and_page(tmp_path):
             is_best = row[0]["text"] in data["best"].get(column, ())
             assert ("best" in cell["class"]) == is_best
             assert ("\u2605" in cell["text"]) == is_best
-    srcs = [img["src"] for img in page.images]
-    assert set(srcs) == expected_pngs
-    assert all(img.get("alt") for img in page.images)
-    assert set(srcs) <= set(page.links)  # each image opens at full size
+    assert page.images == []
+    html = (out / "index.html").read_text(encoding="utf-8")
+    figs = svgr.figures(html)
+    assert set(figs) == expected_ids
+    assert all(len(figs[f"over_time_{k}"]) == 1 for k in ("brier", "log_loss", "ece", "corp"))
+    # one panel per calibrator, each with its name as accessible label
+    for kind in ("binned", "corp"):
+        labels = [svg.get("aria-label") for svg in figs[f"reliability_{kind}"]]
+        assert [label.split(":")[0] for label in labels] == ["raw", "isotonic", "platt"]
     assert "summary.json" in page.links
     text = " ".join(page.text)
     assert "300 events replayed" in text
@@ -237,24 +240,39 @@ def test_nan_values_are_null_in_json_and_a_dash_on_the_page(tmp_path):
     assert platt[1]["text"] == "-"
 
 
-def test_without_matplotlib_json_and_html_with_a_note(tmp_path, monkeypatch):
+def test_figures_without_matplotlib(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails
     doc = write_report(fake_result(n=100), tmp_path)
     assert sorted(os.listdir(tmp_path)) == ["index.html", "summary.json"]
-    assert doc["images"] == {"over_time": [], "reliability": []}
-    assert any("matplotlib is not installed" in note for note in doc["notes"])
-    page = parse_page(tmp_path / "index.html")
-    assert page.images == []
-    assert "matplotlib is not installed" in " ".join(page.text)
-    assert len(page.rows) == 4  # the table is still there
+    assert len(doc["images"]["over_time"]) == 4 and len(doc["images"]["reliability"]) == 2
+    assert doc["notes"] == []
+    figs = svgr.figures((tmp_path / "index.html").read_text(encoding="utf-8"))
+    assert len(figs["reliability_corp"]) == 3
+    assert len(parse_page(tmp_path / "index.html").rows) == 4  # the table
+
+
+def test_a_report_does_not_import_matplotlib(tmp_path):
+    # the figures are drawn without it: a report costs no matplotlib import (issue 12,
+    # target 1: the import alone was 0.7 s of a 10^6-row replay)
+    code = f"""
+import sys
+sys.path.insert(0, {os.getcwd()!r})
+from tests.test_report import fake_result
+from streamcal.report import write_report
+doc = write_report(fake_result(n=120), {str(tmp_path)!r})
+assert len(doc["images"]["reliability"]) == 2, doc["images"]
+print(sorted(m for m in sys.modules if m.split(".")[0] == "matplotlib"))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_no_reliability_metric_gives_a_note_not_a_failure(tmp_path):
     doc = write_report(fake_result(n=100, metric_classes=(Brier, LogLoss)), tmp_path)
     assert doc["images"]["reliability"] == []
-    assert [i["file"] for i in doc["images"]["over_time"]] == [
-        "over_time_brier.png",
-        "over_time_log_loss.png",
+    assert [i["id"] for i in doc["images"]["over_time"]] == [
+        "over_time_brier",
+        "over_time_log_loss",
     ]
     assert any("ece or corp" in note for note in doc["notes"])
 
@@ -280,6 +298,14 @@ def test_names_are_escaped(tmp_path):
     html = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
     assert "<script>" not in html and "a &amp; b" in html
+    # in the figures too: the keys, the curves' names and the panels' titles
+    result = fake_result(n=60, metric_classes=(Brier, ECE))
+    for table in (result.summary, result.series, result.metrics):
+        table["<i>p</i>"] = table.pop("platt")
+    doc = write_report(result, tmp_path / "figs")
+    html = (tmp_path / "figs" / "index.html").read_text(encoding="utf-8")
+    assert len(doc["images"]["over_time"]) == 2 and len(doc["images"]["reliability"]) == 1
+    assert "<i>" not in html and html.count("&lt;i&gt;p&lt;/i&gt;") >= 5
 
 
 def test_summary_table_directions_ties_and_missing_values():
@@ -354,70 +380,120 @@ def test_header_gives_the_first_event_time_not_the_first_sample(tmp_path):
     assert "sampled" not in text and rows[49]["t"] not in text
 
 
-def _figures(monkeypatch):
-    """The figures write_report saves, by file name."""
-    from matplotlib.figure import Figure
-
-    saved = {}
-    original = Figure.savefig
-
-    def savefig(self, path, *args, **kwargs):
-        saved[os.path.basename(str(path))] = self
-        return original(self, path, *args, **kwargs)
-
-    monkeypatch.setattr(Figure, "savefig", savefig)
-    return saved
+def _figs(out):
+    return svgr.figures((out / "index.html").read_text(encoding="utf-8"))
 
 
-def test_over_time_plots_have_the_event_time_fixed_colours_and_the_key_inside(
-    tmp_path, monkeypatch
-):
+def _close(a, b, span):
+    """Equal up to the drawing's rounding (0.01 px on a frame of >= 180 px)."""
+    return np.allclose(a, b, rtol=0, atol=1e-4 * span)
+
+
+def test_over_time_figures_draw_the_series_numbers(tmp_path):
+    result = fake_result(n=300, every=25)
+    write_report(result, tmp_path)
+    figs = _figs(tmp_path)
+    for key in ("brier", "log_loss", "ece", "corp"):
+        (svg,) = figs[f"over_time_{key}"]
+        to_x, (to_y,) = svgr.axes(svg)
+        drawn = svgr.curves(svg, to_x, to_y)
+        assert set(drawn) == {"raw", "isotonic", "platt"}
+        for name, (xs, ys) in drawn.items():
+            t, v = map(list, zip(*result.series[name][key]))
+            assert _close(xs, t, 300) and _close(ys, v, max(v) - min(v))
+        # the vertical range is fitted to the last 90% of the replay, with a margin
+        late = [v for n in drawn for t, v in result.series[n][key] if t >= 25 + 0.1 * 275]
+        bottom, top = to_y(float(svg.find(f"{svgr.NS}rect").get("y")) + float(svg.find(f"{svgr.NS}rect").get("height"))), to_y(float(svg.find(f"{svgr.NS}rect").get("y")))
+        assert bottom < min(late) and max(late) < top
+        title = [t.text for t in svg.iter(f"{svgr.NS}text") if t.get("font-weight") == "600"]
+        assert title == [f"{key} (lower is better)"]
+
+
+def test_over_time_plots_have_the_event_time_fixed_colours_and_a_key_that_wraps(tmp_path):
     import datetime
-
-    from matplotlib.colors import to_hex
 
     from streamcal.plot import calibrator_color
 
-    # long names and many of them: the key wraps into rows and stays inside the image,
-    # which the page scales down whole (issue 12: legends cut below ~420 px)
     names = ["isotonic", "platt", "a-rather-long-calibrator-name", "venn_abers", "beta", "tops"]
     rows, result = _replay_with_times(names=names)
-    saved = _figures(monkeypatch)
     write_report(result, tmp_path, options={"time": "t"})
-    fig = saved["over_time_brier.png"]
-    ax = fig.axes[0]
-    assert ax.get_xlabel() == "event time (t) (UTC)"
-    # the first sample: the 50th event, in UTC
+    (svg,) = _figs(tmp_path)["over_time_brier"]
+    texts = [t.text for t in svg.iter(f"{svgr.NS}text")]
+    assert "event time (t) (UTC)" in texts
+    to_x, (to_y,) = svgr.axes(svg)
+    # the first sample: the 50th event, in UTC, as seconds since 1970
     first = datetime.datetime.fromisoformat(rows[49]["t"]).astimezone(datetime.timezone.utc)
-    first = first.replace(tzinfo=None)
-    assert first == datetime.datetime(2021, 3, 3, 0, 0)
-    line = next(li for li in ax.get_lines() if li.get_label() == "isotonic")
-    assert line.get_xdata()[0] == first
-    for li in ax.get_lines():
-        # the colour of a calibrator is fixed by its name, in every report
-        assert to_hex(li.get_color()) == calibrator_color(li.get_label())
-    fig.canvas.draw()
-    box = fig.bbox
-    (legend,) = fig.legends
-    extent = legend.get_window_extent()
-    assert box.x0 <= extent.x0 and extent.x1 <= box.x1
-    assert box.y0 <= extent.y0 and extent.y1 <= box.y1
-    assert len({t.get_text() for t in legend.get_texts()}) == len(names) + 1
+    assert first.replace(tzinfo=None) == datetime.datetime(2021, 3, 3, 0, 0)
+    drawn = svgr.curves(svg, to_x, to_y)
+    last = datetime.datetime.fromisoformat(rows[399]["t"]).timestamp()
+    assert _close(drawn["isotonic"][0][0], first.timestamp(), last - first.timestamp())
+    assert _close(drawn["isotonic"][0][-1], last, last - first.timestamp())
+    # the tick labels are the dates at their positions
+    for t in svg.iter(f"{svgr.NS}text"):
+        if t.get("class") == "xtick":
+            day = datetime.datetime.fromtimestamp(float(t.get("data-v")), datetime.timezone.utc)
+            assert t.text == day.strftime("%Y-%m-%d")
+    # the colour of a calibrator is fixed by its name, in every report
+    for el in svg.iter(f"{svgr.NS}polyline"):
+        if el.get("data-name"):
+            assert el.get("stroke") == calibrator_color(el.get("data-name"))
+    # the key is an HTML list (it wraps on a narrow page): every name, in its colour
+    html = (tmp_path / "index.html").read_text(encoding="utf-8")
+    key = html[html.index("<h2>Metrics over time</h2>"):html.index('<div class="grid">')]
+    for name in ["raw", *names]:
+        assert f'stroke="{calibrator_color(name)}"' in key and f"</svg>{name}</li>" in key
     # without a time column: the events replayed
     result.series.pop("time")
-    saved.clear()
     write_report(result, tmp_path / "b")
-    assert saved["over_time_brier.png"].axes[0].get_xlabel() == "events replayed"
+    (svg,) = _figs(tmp_path / "b")["over_time_brier"]
+    assert "events replayed" in [t.text for t in svg.iter(f"{svgr.NS}text")]
 
 
-def test_corp_diagram_of_a_replay_has_its_consistency_band(tmp_path, monkeypatch):
+def test_corp_diagram_of_a_replay_draws_the_metrics_curve_and_band(tmp_path):
+    from streamcal.metrics import consistency_band
+
     _, result = _replay_with_times(metrics=("corp",))
-    saved = _figures(monkeypatch)
     doc = write_report(result, tmp_path)
     assert [i["kind"] for i in doc["images"]["reliability"]] == ["corp"]
-    fig = saved["reliability_corp.png"]
-    labels = [c.get_label() for ax in fig.axes for c in ax.collections]
-    assert labels.count("90% consistency band") == 3  # raw, isotonic, platt
+    panels = _figs(tmp_path)["reliability_corp"]
+    assert len(panels) == 3  # raw, isotonic, platt
+    for name, svg in zip(["raw", "isotonic", "platt"], panels):
+        metric = result.metrics[name]["corp"]
+        to_x, (to_y, _) = svgr.axes(svg)
+        ((xs, ys),) = svgr.curves(svg, to_x, to_y).values()
+        blocks = metric.recalibration
+        assert _close(xs, [v for b in blocks for v in (b.score_min, b.score_max)], 1)
+        assert _close(ys, [b.value for b in blocks for _ in (0, 1)], 1)
+        # the band: resampled from the metric's cells (its distinct forecasts) with
+        # the report's seed
+        cells = metric.to_dict()["state"]["blocks"]
+        band = consistency_band(
+            [x for b in cells for x in b[0]], "corp", weights=[w for b in cells for w in b[1]],
+            counts=[n for b in cells for n in b[3]], seed=0,
+        )  # fmt: skip
+        bx, lower, upper = svgr.band_polygon(svg, to_x, to_y)
+        assert _close(bx, band.x, 1) and _close(lower, band.lower, 1) and _close(upper, band.upper, 1)
+
+
+def test_binned_diagram_of_a_replay_draws_the_ece_bins(tmp_path):
+    result = fake_result(n=300)
+    write_report(result, tmp_path)
+    panels = _figs(tmp_path)["reliability_binned"]
+    for name, svg in zip(["raw", "isotonic", "platt"], panels):
+        bins = [b for b in result.metrics[name]["ece"].bins if b.weight > 0]
+        to_x, (to_y, to_h) = svgr.axes(svg)
+        drawn = svgr.dots(svg, to_x, to_y)
+        assert _close([d[0] for d in drawn], [b.mean_prediction for b in bins], 1)
+        assert _close([d[1] for d in drawn], [b.mean_outcome for b in bins], 1)
+        # a heavier bin has a larger marker
+        order = np.argsort([b.weight for b in bins], kind="stable")
+        assert np.all(np.diff(np.array([d[2] for d in drawn])[order]) >= -1e-9)
+        # the histogram: each bin's share of the weight, over the bin
+        total = sum(b.weight for b in bins)
+        bars = svgr.rects(svg, "hist", to_x, to_h)
+        assert _close([r[0] for r in bars], [b.lower for b in bins], 1)
+        assert _close([r[1] for r in bars], [b.upper for b in bins], 1)
+        assert _close([r[3] for r in bars], [b.weight / total for b in bins], 1)
 
 
 def test_multiclass_report_names_its_views_and_suggests_only_metrics_that_apply(tmp_path):

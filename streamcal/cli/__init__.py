@@ -380,8 +380,8 @@ def _add_replay(sub) -> None:
     run.add_argument(
         "--out",
         metavar="DIR",
-        help="write the report into DIR: summary.json, PNG plots (with matplotlib) "
-        "and index.html (default: print the table only); checked before the replay "
+        help="write the report into DIR: summary.json and index.html, one page with "
+        "its figures drawn inline as SVG (default: print the table only); checked before the replay "
         "starts (created if missing)",
     )
     replay.set_defaults(handler=_replay, subparser=replay)
