@@ -48,6 +48,22 @@ Exactly once
   until then, so they appear at most N messages late under load and at once when idle.
   A crash loses only the uncommitted buffer, which the restart recomputes.
 
+Bounded state
+-------------
+The state keeps every score event until its label arrives. Two options bound it, both
+decided by the streams' contents alone (entry ids, not the wall clock), so they keep
+the exactly-once guarantee and every shard takes the same decisions:
+
+- ``label_timeout_ms=T``: before an entry of millisecond ``ms`` is applied, the score
+  events whose entry's millisecond is below ``ms - T`` stop waiting;
+- ``max_pending=N``: after a score event is applied, the oldest waiting score events
+  (by entry id, over all shards: every shard sees every score event) stop waiting
+  while more than ``N`` wait.
+
+A score event that stops waiting is a dead letter (its reason says which limit), and
+its label, if it comes later, is one too ("matches no score event"). Without these
+options (the default, as in earlier versions) nothing is dropped.
+
 Several consumers
 -----------------
 ``shard=(i, n)`` makes this consumer the ``i``-th of ``n``: it reads both streams in its
@@ -85,13 +101,14 @@ import json
 import math
 import time
 import zlib
+from collections import deque
 
 from streamcal import _validation as V
 
 __all__ = ["Consumer", "connect", "output_id", "shard_of"]
 
 _OWNER = "Consumer"
-_FORMAT = 1
+_FORMAT = 2  # 2: pending score events keep their entry id; foreign ids are a dict
 _MAX_ID = (2**64 - 1, 2**64 - 1)
 _FIELDS = {"id": "id", "score": "score", "label": "label", "p": "p"}
 _LABELS = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "false": 0, "true": 1}
@@ -195,6 +212,13 @@ class Consumer:
         Entries read from each stream per read.
     block_ms
         How long a read waits for new entries when there is nothing to do.
+    label_timeout_ms
+        None, or an int >= 0: a score event whose label has not come within this many
+        milliseconds of entry-id time stops waiting (a dead letter; see the module
+        docstring, "Bounded state").
+    max_pending
+        None, or an int >= 1: at most this many score events (of all shards) wait for
+        their labels; the oldest beyond it stops waiting (a dead letter).
 
     Attributes
     ----------
@@ -206,8 +230,10 @@ class Consumer:
     Notes
     -----
     A score event whose id is still waiting for its label is a dead letter (a
-    duplicate), as is a label without a score event (see the module docstring); the
-    state keeps every score event until its label arrives.
+    duplicate), as is a label without a score event (see the module docstring). The
+    state keeps every score event until its label arrives unless ``label_timeout_ms``
+    or ``max_pending`` bounds it: an event waiting holds its id, score, key and
+    published probability (about 300 bytes of process memory).
     """
 
     def __init__(
@@ -226,6 +252,8 @@ class Consumer:
         shard: tuple[int, int] = (0, 1),
         batch_size: int = 500,
         block_ms: int = 100,
+        label_timeout_ms: int | None = None,
+        max_pending: int | None = None,
     ):
         from streamcal import registry
 
@@ -237,6 +265,9 @@ class Consumer:
         self.checkpoint_every = V.check_int(checkpoint_every, _OWNER, "checkpoint_every", 1)
         self.batch_size = V.check_int(batch_size, _OWNER, "batch_size", 1)
         self.block_ms = V.check_int(block_ms, _OWNER, "block_ms", 0)
+        self.label_timeout_ms = V.check_int(label_timeout_ms, _OWNER, "label_timeout_ms", 0,
+                                            allow_none=True)
+        self.max_pending = V.check_int(max_pending, _OWNER, "max_pending", 1, allow_none=True)
         unknown = set(fields or ()) - set(_FIELDS)
         V.check_param(_OWNER, "fields", fields, not unknown,
                       "a dict with keys among {'id', 'score', 'label', 'p'}")
@@ -259,11 +290,18 @@ class Consumer:
     # ------------------------------------------------------------------ state
 
     def _config(self) -> dict:
-        return {
+        config = {
             "events": self.events, "labels": self.labels, "key": self.key,
             "calibrators": self._specs, "monitor": self.monitor,
             "fields": self.fields, "shard": list(self.shard),
         }
+        # the bounds enter the configuration only when set: states saved before they
+        # existed restore into a consumer without them
+        if self.label_timeout_ms is not None:
+            config["label_timeout_ms"] = self.label_timeout_ms
+        if self.max_pending is not None:
+            config["max_pending"] = self.max_pending
+        return config
 
     def _fresh(self) -> None:
         from streamcal import KeyedCalibrator, registry
@@ -277,8 +315,10 @@ class Consumer:
         if self.monitor:
             m = CalibrationMonitor()
             self._monitor = KeyedCalibrationMonitor(m) if self.key is not None else m
-        self._pending: dict = {}  # id -> [score, key, p] of this shard's score events
-        self._foreign: set = set()  # ids of the other shards' score events
+        self._pending: dict = {}  # id -> [score, key, p, entry id] of this shard's events
+        self._foreign: dict = {}  # id -> entry id of the other shards' score events
+        self._waiting: deque = deque()  # ((ms, seq), id) of both, by entry id; may hold
+        # ids no longer waiting (labelled), skipped when they reach the head
         self._early: dict = {}  # id -> [entry id, label, fields] of labels before their score
         self._applied = {"events": (0, 0), "labels": (0, 0)}
         self.n_applied = self.n_dead = 0
@@ -291,7 +331,7 @@ class Consumer:
             "calibrators": [c.to_dict() for c in self._cals],
             "monitor": None if self._monitor is None else self._monitor.to_dict(),
             "pending": self._pending,
-            "foreign": sorted(self._foreign),
+            "foreign": self._foreign,
             "early": self._early,
             "n_applied": self.n_applied,
             "n_dead": self.n_dead,
@@ -299,7 +339,8 @@ class Consumer:
 
     def _restore(self, text) -> None:
         d = json.loads(text)
-        if d.get("format") != _FORMAT or d.get("config") != json.loads(json.dumps(self._config())):
+        if d.get("format") not in (1, _FORMAT) or d.get("config") != json.loads(
+                json.dumps(self._config())):
             raise ValueError(
                 f"The state saved at {self.state_key!r} was written by a consumer with "
                 f"other options ({d.get('config')!r}); this one has {self._config()!r}. "
@@ -309,10 +350,16 @@ class Consumer:
         self._cals = [type(c).from_dict(s) for c, s in zip(self._cals, d["calibrators"])]
         if self._monitor is not None:
             self._monitor = type(self._monitor).from_dict(d["monitor"])
-        self._pending = d["pending"]
-        self._foreign = set(d["foreign"])
-        self._early = d["early"]
         self._applied = {s: _parse_id(v) for s, v in d["applied"].items()}
+        self._pending, self._foreign = d["pending"], d["foreign"]
+        if d["format"] == 1:  # no entry ids kept: the last applied one bounds them
+            stamp = d["applied"]["events"]
+            self._pending = {i: v + [stamp] for i, v in self._pending.items()}
+            self._foreign = dict.fromkeys(self._foreign, stamp)
+        self._waiting = deque(sorted(
+            [(_parse_id(v[3]), i) for i, v in self._pending.items()]
+            + [(_parse_id(v), i) for i, v in self._foreign.items()]))
+        self._early = d["early"]
         self.n_applied, self.n_dead = d["n_applied"], d["n_dead"]
 
     def _start(self) -> None:
@@ -431,6 +478,8 @@ class Consumer:
         raw = _fields(raw)
         if self._early:
             self._expire(pair[0])
+        if self.label_timeout_ms is not None:
+            self._stop_waiting(pair[0] - self.label_timeout_ms, None)
         try:
             if s == "events":
                 self._apply_event(entry_id, raw)
@@ -457,8 +506,54 @@ class Consumer:
                     f"The label event of id {event_id!r} matches no score event (never "
                     "sent, already labelled, or sent after the label)."))
 
+    def _entry_of(self, event_id: str):
+        """The entry id of a waiting score event, None if it does not wait."""
+        v = self._pending.get(event_id)
+        return v[3] if v is not None else self._foreign.get(event_id)
+
+    def _stop_waiting(self, before_ms, keep) -> None:
+        """Drop the oldest waiting score events: those of a millisecond below
+        ``before_ms``, or (``before_ms`` None) all but the ``keep`` newest."""
+        waiting = self._waiting
+        while waiting:
+            (ms, seq), event_id = waiting[0]
+            entry_id = self._entry_of(event_id)
+            if entry_id is None or _parse_id(entry_id) != (ms, seq):
+                waiting.popleft()  # labelled (or a later event reusing the id)
+                continue
+            if before_ms is not None:
+                if ms >= before_ms:
+                    break
+                reason = (f"The score event of id {event_id!r} got no label within "
+                          f"label_timeout_ms={self.label_timeout_ms}.")
+            else:
+                if len(self._pending) + len(self._foreign) <= keep:
+                    break
+                reason = (f"The score event of id {event_id!r} stopped waiting for its "
+                          f"label: more than max_pending={self.max_pending} score events "
+                          "were waiting.")
+            waiting.popleft()
+            if self._foreign.pop(event_id, None) is None:
+                score, key, p, _ = self._pending.pop(event_id)
+                raw = {self.fields["id"]: event_id, self.fields["score"]: repr(score)}
+                if key is not None:
+                    raw[self.key] = key
+                self._dead_letter("events", entry_id, raw, reason)
+
+    def _wait(self, event_id: str, entry_id: str) -> None:
+        """``event_id`` (applied by this shard or not) waits for its label."""
+        waiting = self._waiting
+        waiting.append((_parse_id(entry_id), event_id))
+        if len(waiting) > 2 * (len(self._pending) + len(self._foreign)) + 64:
+            # most of the queue is labelled events: keep it in proportion to the state
+            self._waiting = deque(
+                item for item in waiting if self._entry_of(item[1]) is not None
+                and _parse_id(self._entry_of(item[1])) == item[0])
+        if self.max_pending is not None:
+            self._stop_waiting(None, self.max_pending)
+
     def _learn(self, event_id: str, label: int, alarm_id: str) -> None:
-        score, key, p = self._pending.pop(event_id)
+        score, key, p, _ = self._pending.pop(event_id)
         for c in self._cals:
             if key is None:
                 c.learn_one(score, label)
@@ -498,7 +593,8 @@ class Consumer:
         i, n = self.shard
         if n > 1 and shard_of(key, n) != i:
             if self._early.pop(event_id, None) is None:
-                self._foreign.add(event_id)
+                self._foreign[event_id] = entry_id
+                self._wait(event_id, entry_id)
             return
         if key is None:
             ps = [c.predict_one(score) for c in self._cals]
@@ -510,10 +606,12 @@ class Consumer:
         if key is not None:
             out[self.key] = key
         self._outputs.append((output_id(entry_id, "events"), out))
-        self._pending[event_id] = [score, key, ps[0]]
+        self._pending[event_id] = [score, key, ps[0], entry_id]
         early = self._early.pop(event_id, None)
         if early is not None:  # its label came first, in the same millisecond
             self._learn(event_id, early[1], output_id(entry_id, "joined"))
+        else:
+            self._wait(event_id, entry_id)
 
     def _apply_label(self, entry_id: str, raw: dict) -> None:
         f = self.fields
@@ -525,7 +623,7 @@ class Consumer:
         if label is None:
             raise V.field_error("label event", f["label"], "0, 1, true or false", text)
         if event_id in self._foreign:
-            self._foreign.discard(event_id)
+            del self._foreign[event_id]
             return
         if event_id in self._pending:
             self._learn(event_id, label, output_id(entry_id, "labels"))
@@ -605,4 +703,8 @@ class Consumer:
         return (f"Consumer(events={self.events!r}, labels={self.labels!r}, "
                 f"out={self.out_stream!r}, group={self.group_name!r}, "
                 f"consumer={self.consumer!r}, key={self.key!r}, "
-                f"calibrators={self.calibrators!r}, monitor={self.monitor})")
+                f"calibrators={self.calibrators!r}, monitor={self.monitor}"
+                + ("" if self.label_timeout_ms is None else
+                   f", label_timeout_ms={self.label_timeout_ms}")
+                + ("" if self.max_pending is None else f", max_pending={self.max_pending}")
+                + ")")

@@ -126,9 +126,12 @@ def _entries(client, stream):
             for i, f in client.xrange(stream)]
 
 
-def _reference(client, specs, key="key", monitor=False):
+def _reference(client, specs, key="key", monitor=False, label_timeout_ms=None,
+               max_pending=None):
     """The outputs and dead letters of the specification, computed in-process from the
-    streams' contents: [(output id, fields)] and [source entry id of each dead letter]."""
+    streams' contents: [(output id, fields)] and [source entry id of each dead letter].
+    ``label_timeout_ms`` / ``max_pending``: score events stop waiting for their labels
+    (dead letters) as the consumer's docstring says."""
     from streamcal.monitor import CalibrationMonitor, KeyedCalibrationMonitor
 
     def pair(i):
@@ -143,7 +146,7 @@ def _reference(client, specs, key="key", monitor=False):
     pending, early, outputs, dead = {}, {}, [], []
 
     def learn(event_id, label, out_id):
-        score, k, p = pending.pop(event_id)
+        score, k, p, _, _ = pending.pop(event_id)
         for c in cals:
             c.learn_one(k, score, label)
         if mon is not None:
@@ -156,6 +159,11 @@ def _reference(client, specs, key="key", monitor=False):
             if label_ms < ms:  # no score event in the label's millisecond
                 dead.append(label_entry)
                 del early[event_id]
+        if label_timeout_ms is not None:
+            for event_id, (_, _, _, (event_ms, _), event_entry) in list(pending.items()):
+                if event_ms < ms - label_timeout_ms:
+                    dead.append(event_entry)
+                    del pending[event_id]
         if stream == "events":
             try:
                 score = float(f["score"])
@@ -170,9 +178,12 @@ def _reference(client, specs, key="key", monitor=False):
             for spec, p in zip(specs[1:], ps[1:]):
                 out[f"p:{registry.canonical_spec(spec)}"] = repr(p)
             outputs.append((f"{ms}-{3 * seq}", out))
-            pending[f["id"]] = (score, f[key], ps[0])
+            pending[f["id"]] = (score, f[key], ps[0], (ms, seq), entry_id)
             if f["id"] in early:
                 learn(f["id"], early.pop(f["id"])[2], f"{ms}-{3 * seq + 1}")
+            while max_pending is not None and len(pending) > max_pending:
+                oldest = min(pending, key=lambda i: pending[i][3])
+                dead.append(pending.pop(oldest)[4])
         elif f.get("label") not in ("0", "1") or not f.get("id") or f["id"] in early:
             dead.append(entry_id)
         elif f["id"] in pending:
@@ -423,3 +434,75 @@ def test_command_usage_errors_and_missing_extra(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "redis", None)
     assert main(base) == 1
     assert 'pip install "streamcal[redis]"' in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- bounded waiting
+
+
+@pytest.mark.parametrize("name,value", [("label_timeout_ms", -1), ("max_pending", 0),
+                                        ("max_pending", 2.5)])
+def test_bounds_are_validated(name, value):
+    with pytest.raises((ValueError, TypeError), match=f"'{name}' argument of Consumer"):
+        Consumer(None, "events", "labels", "out", **{name: value})
+
+
+@needs_server
+@pytest.mark.parametrize("bounds", [{"max_pending": 7}, {"label_timeout_ms": 0},
+                                    {"label_timeout_ms": 1, "max_pending": 12}])
+def test_bounded_waiting_matches_the_specification(client, bounds):
+    _produce(client, 1500, seed=11, bad=_BAD)
+    consumer = Consumer(client, "events", "labels", "out", key="key", checkpoint_every=40,
+                        batch_size=97, **bounds)
+    total = client.xlen("events") + client.xlen("labels")
+    _drain(consumer, client, total)
+    outputs, dead = _reference(client, ["isotonic"], **bounds)
+    got_dead = _entries(client, "out:dead-letters")
+    assert _entries(client, "out") == outputs
+    assert [f["entry"] for _, f in got_dead] == dead
+    reasons = [f["reason"] for _, f in got_dead]
+    limit = "max_pending" if "max_pending" in bounds else "label_timeout_ms"
+    assert any(limit in r for r in reasons)  # the bound did drop events here
+    assert len(consumer._pending) <= bounds.get("max_pending", total)
+    assert len(consumer._waiting) <= 2 * len(consumer._pending) + 64
+
+
+@needs_server
+def test_bounded_waiting_with_shards_and_a_restart(client):
+    _produce(client, 1200, seed=12, keys=6, bad=_BAD)
+    total = client.xlen("events") + client.xlen("labels")
+    crashed = Consumer(client, "events", "labels", "out", key="key", shard=(0, 2),
+                       consumer="c0", checkpoint_every=30, batch_size=64, max_pending=9)
+    for _ in range(6):
+        crashed.step()
+    shards = [Consumer(client, "events", "labels", "out", key="key", shard=(i, 2),
+                       consumer=f"r{i}", checkpoint_every=30, batch_size=64, max_pending=9)
+              for i in range(2)]
+    for c in shards:
+        _drain(c, client, total)
+    outputs, dead = _reference(client, ["isotonic"], max_pending=9)
+    assert sorted(_entries(client, "out:0") + _entries(client, "out:1")) == sorted(outputs)
+    dead_got = _entries(client, "out:0:dead-letters") + _entries(client, "out:1:dead-letters")
+    assert sorted(f["entry"] for _, f in dead_got) == sorted(dead)
+
+
+@needs_server
+def test_a_state_of_format_1_keeps_restoring(client):
+    """States written before the bounds existed (no entry ids kept) restore exactly."""
+    _produce(client, 900, seed=13, keys=8)
+    total = client.xlen("events") + client.xlen("labels")
+    first = Consumer(client, "events", "labels", "out", key="key", shard=(1, 2),
+                     checkpoint_every=25, batch_size=50)
+    for _ in range(8):
+        first.step()
+    first.close()
+    state = json.loads(client.get("out:1:state"))
+    assert state["format"] == 2 and state["pending"] and state["foreign"]
+    state["format"] = 1
+    state["pending"] = {i: v[:3] for i, v in state["pending"].items()}
+    state["foreign"] = sorted(state["foreign"])
+    client.set("out:1:state", json.dumps(state))
+    second = Consumer(client, "events", "labels", "out", key="key", shard=(1, 2),
+                      consumer="later", checkpoint_every=25, batch_size=50)
+    _drain(second, client, total)
+    outputs, _ = _reference(client, ["isotonic"])
+    assert _entries(client, "out:1") == [o for o in outputs if shard_of(o[1]["key"], 2) == 1]

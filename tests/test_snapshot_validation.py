@@ -113,6 +113,27 @@ def test_refit_window_entries_are_checked(cls, entry, value, match):
         cls.from_dict(d)
 
 
+@pytest.mark.parametrize(
+    "key, value, match",
+    [
+        ("beta", float("nan"), r"state\['beta'\].*finite"),
+        ("beta", 1e6, r"state\['beta'\].*\[0.01, 100.0\]"),
+        ("beta", "2", r"state\['beta'\]"),
+        ("fit_classes", ["a", "z"], r"state\['fit_classes'\]\[1\].*a class of state\['classes'\]"),
+        ("fit_classes", ["a", "a"], r"state\['fit_classes'\]\[1\].*not listed before"),
+    ],
+)
+def test_temperature_scaling_fit_is_checked(key, value, match):
+    cal = _multiclass(TemperatureScaling)
+    d = _snap(cal)
+    assert d["state"]["beta"] is not None  # a fit exists
+    assert TemperatureScaling.from_dict(d).predict_one({"a": 0.6, "b": 0.3, "c": 0.1}) == \
+        cal.predict_one({"a": 0.6, "b": 0.3, "c": 0.1})
+    d["state"][key] = value
+    with pytest.raises(ValueError, match=match):
+        TemperatureScaling.from_dict(d)
+
+
 def test_histogram_binning_huge_n_bins_raises_before_allocating():
     d = _snap(HistogramBinning(n_bins=10))
     d["params"]["n_bins"] = 10**9

@@ -282,6 +282,19 @@ class TemperatureScaling(_RefitMulticlass):
             "fit_classes": [encode_label(c) for c in self._fit_classes],
         }
 
+    def _validate_state(self, state: dict, check) -> None:
+        super()._validate_state(state, check)
+        known = set(map(repr, self._validate_classes(check.entry(state, "classes"), check)))
+        fit = self._validate_classes(check.entry(state, "fit_classes"), check,
+                                     "state['fit_classes']")
+        for i, c in enumerate(fit):
+            check.require(repr(c) in known, f"state['fit_classes'][{i}]",
+                          "a class of state['classes']", c)
+        beta = check.entry(state, "beta")
+        if beta is not None:  # 1 / T, T fitted within [T_MIN, T_MAX]
+            check.real(beta, "state['beta']", 1.0 / T_MAX, 1.0 / T_MIN,
+                       f"None or a real in [{1.0 / T_MAX}, {1.0 / T_MIN}] (1 / temperature)")
+
     def _set_state(self, state: dict) -> None:
         memo: dict = {}
         self._load_window_state(state, memo)

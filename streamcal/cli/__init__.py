@@ -190,6 +190,14 @@ def _add_consume(sub) -> None:
                          "writes OUT:I)")
     consume.add_argument("--batch-size", type=_int_at_least(1), default=500, metavar="N",
                          help="entries read per stream per read (default: 500)")
+    consume.add_argument("--label-timeout", dest="label_timeout_ms", type=_int_at_least(0),
+                         metavar="MS",
+                         help="a score event whose label has not come within MS "
+                         "milliseconds (of entry-id time) stops waiting and is a dead "
+                         "letter (default: it waits for ever)")
+    consume.add_argument("--max-pending", type=_int_at_least(1), metavar="N",
+                         help="at most N score events wait for their labels; the oldest "
+                         "beyond N are dead letters (default: no bound)")
     for name in ("id", "score", "label", "p"):
         consume.add_argument(f"--{name}-field", default=name, metavar="FIELD",
                              help=f"the name of the {name} field (default: {name})")

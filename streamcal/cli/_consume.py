@@ -40,7 +40,8 @@ def _consume(args) -> int:
         client, events=args.events, labels=args.labels, out=args.out,
         group=args.group, consumer=args.consumer, key=args.key, calibrators=specs,
         monitor=args.monitor, checkpoint_every=args.checkpoint_every, fields=fields,
-        shard=shard, batch_size=args.batch_size,
+        shard=shard, batch_size=args.batch_size, label_timeout_ms=args.label_timeout_ms,
+        max_pending=args.max_pending,
     )
     stop = threading.Event()
 
