@@ -335,21 +335,7 @@ class _Wrapper(ClassIndex, MulticlassCalibrator):
         the weights of its events (:meth:`~streamcal.base.BinaryCalibrator._weight_refusal`),
         before anything is learnt. A refused weight raises the ValueError naming ``w``
         and its index, with the state unchanged."""
-        name = type(self).__name__
-        scores = list(scores)
-        labels = list(labels)
-        if len(labels) != len(scores):
-            raise ValueError(
-                f"The 'labels' argument of {name}.learn_many must have the length of 'scores' "
-                f"({len(scores)}). Got {len(labels)} instead."
-            )
-        ws = [1.0] * len(scores) if w is None else list(w)
-        if len(ws) != len(scores):
-            raise ValueError(
-                f"The 'w' argument of {name}.learn_many must have the length of 'scores' "
-                f"({len(scores)}). Got {len(ws)} instead."
-            )
-        events = [self._check_event(s, y, wi, "learn_many") for s, y, wi in zip(scores, labels, ws)]
+        events = self._check_batch(scores, labels, w, "learn_many")
         if events:
             self._learn_events(events, "learn_many")
 
