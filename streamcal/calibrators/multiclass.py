@@ -157,23 +157,7 @@ class TemperatureScaling(_RefitMulticlass):
 
     # ------------------------------------------------------------------ learning
 
-    def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
-        """Add one event to the window; refit when due. O(K), plus the refit (see
-        the class Notes).
-
-        Parameters
-        ----------
-        scores
-            Dict class -> probability (or logit with ``input="logits"``).
-        label
-            The observed class (any hashable value but NaN).
-        w
-            Sample weight, a finite real number >= 0.
-        """
-        if self._push(scores, label, w):
-            self._refit()
-
-    def _refit(self) -> None:
+    def _refit_window(self) -> None:
         """Fit on the window, read as flat lists of global class indices (the columns
         in order of first appearance in the window, as :meth:`_fit_events` orders
         them, so both give the same fit)."""
