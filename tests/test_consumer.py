@@ -423,3 +423,20 @@ def test_command_usage_errors_and_missing_extra(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "redis", None)
     assert main(base) == 1
     assert 'pip install "streamcal[redis]"' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("apply, what", [("_apply_event", "score event"), ("_apply_label", "label event")])
+@pytest.mark.parametrize("event_id", [None, ""])
+def test_an_event_without_an_id_is_a_dead_letter_naming_the_field(apply, what, event_id):
+    # score and label events share one id check (issue 14: once written twice)
+    consumer = Consumer(None, "e", "l", "o", fields={"id": "event"})
+    consumer._fresh()  # the state a started consumer has
+    raw = {"score": "0.5", "label": "1"}
+    if event_id is not None:
+        raw["event"] = event_id
+    got = "no such field" if event_id is None else "''"
+    with pytest.raises(ValueError, match=(
+        f"^The 'event' field of a {what} must be a non-empty str. Got {got} instead.$"
+    )):
+        getattr(consumer, apply)("1-0", raw)
+    assert consumer._pending == {} and consumer._foreign == set() and consumer._early == {}
