@@ -1,6 +1,6 @@
-"""What the simulation scripts share: their prequential runs through
-:func:`streamcal.replay`, a trailing mean, the writing of their tables, and the loading
-of a sibling script.
+"""What the simulation scripts share: their command line, their prequential runs
+through :func:`streamcal.replay`, a trailing mean, the writing of their tables, and the
+loading of a sibling script.
 
 Not a simulation (no ``__main__`` block; ``streamcal simulate --list`` skips names that
 start with ``_``). A script imports it after putting its own folder on ``sys.path``
@@ -13,6 +13,7 @@ tests do, does not)::
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 
@@ -22,6 +23,34 @@ import streamcal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
+
+
+def parse_args(argv, doc: str, quick: str, days: tuple | None = None, seeds: int | None = None):
+    """The command line of a simulation: ``--out`` (the output directory, by default
+    ``results/``), ``--quick`` (a smoke run; ``quick`` is its help) and, when given,
+    ``--days`` (``days`` is ``(default, help, value under --quick)``) and ``--seeds``
+    (``seeds`` is the default; one seed under ``--quick``).
+
+    Examples
+    --------
+    >>> args = parse_args(["--quick"], "A run.", "smoke run", days=(900, "days per stream", 90), seeds=5)
+    >>> args.days, args.seeds, args.quick
+    (90, 1, True)
+    """
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--out", default=RESULTS, help="output directory")
+    if days is not None:
+        parser.add_argument("--days", type=int, default=days[0], help=days[1])
+    if seeds is not None:
+        parser.add_argument("--seeds", type=int, default=seeds, help="number of seeds")
+    parser.add_argument("--quick", action="store_true", help=quick)
+    args = parser.parse_args(argv)
+    if args.quick:
+        if days is not None:
+            args.days = days[2]
+        if seeds is not None:
+            args.seeds = 1
+    return args
 
 
 def prequential(calibrators: dict, scores, labels, **replay_args) -> dict:

@@ -48,7 +48,6 @@ into ``--out`` (default ``simulations/results``).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 import os
@@ -70,7 +69,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
 import _common  # noqa: E402
 
-RESULTS = os.path.join(HERE, "results")
 
 LAM = 0.05
 SWEEP = (0.0, 0.005, 0.05, 0.2)
@@ -165,12 +163,7 @@ def fmt(x, digits=4):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=RESULTS, help="output directory")
-    parser.add_argument(
-        "--quick", action="store_true", help="smoke run: coarse grids, 40 bins"
-    )
-    args = parser.parse_args(argv)
+    args = _common.parse_args(argv, __doc__, "smoke run: coarse grids, 40 bins")
     grid, max_bins = ({3: 12, 4: 6}, 40) if args.quick else (GRID, MAX_BINS)
     start = time.perf_counter()
 

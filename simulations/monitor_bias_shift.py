@@ -45,7 +45,6 @@ forecasts) into ``--out`` (default ``simulations/results``).
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -62,7 +61,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
 import _common  # noqa: E402
 
-RESULTS = os.path.join(HERE, "results")
 NAME = "monitor_bias_shift"
 
 ALPHA = 0.05
@@ -123,16 +121,9 @@ def serve(q: np.ndarray, rain: np.ndarray, policy: str):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=RESULTS, help="output directory")
-    parser.add_argument("--days", type=int, default=6000, help="days per stream")
-    parser.add_argument("--seeds", type=int, default=10, help="number of seeds")
-    parser.add_argument(
-        "--quick", action="store_true", help="smoke run: 600 days, one seed"
+    args = _common.parse_args(
+        argv, __doc__, "smoke run: 600 days, one seed", days=(6000, "days per stream", 600), seeds=10
     )
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.days, args.seeds = 600, 1
     shift = args.days // 2
     start = time.perf_counter()
 

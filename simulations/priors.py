@@ -38,7 +38,6 @@ It writes ``priors.md`` (the tables, also printed) into ``--out`` (default
 
 from __future__ import annotations
 
-import argparse
 import bisect
 import os
 import sys
@@ -57,7 +56,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
 import _common  # noqa: E402
 
-RESULTS = os.path.join(HERE, "results")
 NAME = "priors"
 LOGS = ("bundled", "EWR", "JFK", "LGA")
 STRENGTHS = (0, 0.5, 1, 2, 4, 8)
@@ -139,10 +137,7 @@ def scores_of(y, p):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=RESULTS, help="output directory")
-    parser.add_argument("--quick", action="store_true", help="smoke run: first 600 rows")
-    args = parser.parse_args(argv)
+    args = _common.parse_args(argv, __doc__, "smoke run: first 600 rows")
     start = time.perf_counter()
     logs = load_logs(600 if args.quick else None)
 

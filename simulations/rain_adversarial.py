@@ -39,7 +39,6 @@ and ``rain_adversarial_reliability.png`` into ``--out`` (default ``simulations/r
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -60,7 +59,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
 import _common  # noqa: E402
 
-RESULTS = os.path.join(HERE, "results")
 NAME = "rain_adversarial"
 
 STRENGTHS = (0.0, 0.25, 0.5, 1.0)
@@ -103,16 +101,9 @@ def play(name: str, strength: float, n_days: int, seed: int):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=RESULTS, help="output directory")
-    parser.add_argument("--days", type=int, default=10_000, help="days per game")
-    parser.add_argument("--seeds", type=int, default=5, help="number of seeds")
-    parser.add_argument(
-        "--quick", action="store_true", help="smoke run: 500 days, one seed"
+    args = _common.parse_args(
+        argv, __doc__, "smoke run: 500 days, one seed", days=(10_000, "days per game", 500), seeds=5
     )
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.days, args.seeds = 500, 1
     start = time.perf_counter()
 
     summary = {}

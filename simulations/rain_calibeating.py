@@ -44,7 +44,6 @@ over-confident expert and of its calibeaters) into ``--out`` (default
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -59,7 +58,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
 import _common  # noqa: E402
 
-RESULTS = os.path.join(HERE, "results")
 NAME = "rain_calibeating"
 
 N_BINS = 10
@@ -121,16 +119,9 @@ def fmt(x: float, digits: int = 4) -> str:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=RESULTS, help="output directory")
-    parser.add_argument("--days", type=int, default=20_000, help="days per sequence")
-    parser.add_argument("--seeds", type=int, default=5, help="number of seeds")
-    parser.add_argument(
-        "--quick", action="store_true", help="smoke run: 600 days, one seed"
+    args = _common.parse_args(
+        argv, __doc__, "smoke run: 600 days, one seed", days=(20_000, "days per sequence", 600), seeds=5
     )
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.days, args.seeds = 600, 1
     start = time.perf_counter()
 
     # results[kind][forecaster] -> list over seeds of (brier, K, R, brier - R10)

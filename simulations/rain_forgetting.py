@@ -33,7 +33,6 @@ into ``--out`` (default ``simulations/results``).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -46,7 +45,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
 import _common  # noqa: E402
 
-RESULTS = os.path.join(HERE, "results")
 NAME = "rain_forgetting"
 RECOVERY = 1000  # days after the regime shift
 
@@ -69,16 +67,9 @@ VARIANTS = {
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=RESULTS, help="output directory")
-    parser.add_argument("--days", type=int, default=12_000, help="days per stream")
-    parser.add_argument("--seeds", type=int, default=5, help="number of seeds")
-    parser.add_argument(
-        "--quick", action="store_true", help="smoke run: 800 days, one seed"
+    args = _common.parse_args(
+        argv, __doc__, "smoke run: 800 days, one seed", days=(12_000, "days per stream", 800), seeds=5
     )
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.days, args.seeds = 800, 1
     start = time.perf_counter()
     drift = _common.sibling("rain_drift")  # its streams and its run
     streams = drift.STREAMS

@@ -48,7 +48,6 @@ Newark and Seattle) into ``--out`` (default ``simulations/results``).
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -78,7 +77,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # the shared helpers, also when this file is loaded by path
 import _common  # noqa: E402
 
-RESULTS = os.path.join(HERE, "results")
 NAME = "real_rain"
 
 SERIES = ("EWR", "JFK", "LGA", "Seattle")
@@ -200,14 +198,7 @@ def running_ece(y, f, points):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=RESULTS, help="output directory")
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="smoke run: the first 400 rows of each series",
-    )
-    args = parser.parse_args(argv)
+    args = _common.parse_args(argv, __doc__, "smoke run: the first 400 rows of each series")
     limit = 400 if args.quick else None
     start = time.perf_counter()
 

@@ -41,7 +41,6 @@ It writes ``segments.md`` (the tables, also printed) into ``--out`` (default
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -65,7 +64,6 @@ import _common  # noqa: E402
 
 real_rain = _common.sibling("real_rain")
 
-RESULTS = os.path.join(HERE, "results")
 NAME = "segments"
 
 AIRPORTS = ("EWR", "JFK", "LGA")
@@ -130,14 +128,7 @@ def run(log, scenario: str):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=RESULTS, help="output directory")
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="smoke run: the first 400 hours of each airport",
-    )
-    args = parser.parse_args(argv)
+    args = _common.parse_args(argv, __doc__, "smoke run: the first 400 hours of each airport")
     limit = 400 if args.quick else None
     start = time.perf_counter()
 

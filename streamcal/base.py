@@ -307,6 +307,26 @@ class MulticlassCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator)
         w = V.check_weight(w, name, method)
         return scores, label, w
 
+    def _check_batch(self, scores, labels, w, method: str = "learn_many") -> list:
+        """Validate a batch (the lengths of ``labels`` and ``w`` against that of
+        ``scores``, then every event); returns the list of events ``(scores, label,
+        w)`` (no state change)."""
+        name = type(self).__name__
+        scores = list(scores)
+        labels = list(labels)
+        if len(labels) != len(scores):
+            raise ValueError(
+                f"The 'labels' argument of {name}.{method} must have the length of 'scores' "
+                f"({len(scores)}). Got {len(labels)} instead."
+            )
+        ws = [1.0] * len(scores) if w is None else list(w)
+        if len(ws) != len(scores):
+            raise ValueError(
+                f"The 'w' argument of {name}.{method} must have the length of 'scores' "
+                f"({len(scores)}). Got {len(ws)} instead."
+            )
+        return [self._check_event(s, y, wi, method) for s, y, wi in zip(scores, labels, ws)]
+
     def _check_scores(self, scores, method: str = "predict_one"):
         name = type(self).__name__
         if self._logits:
@@ -337,21 +357,7 @@ class MulticlassCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator)
     def learn_many(self, scores, labels, w=None) -> None:
         """Learn from a batch (a sequence of score dicts and of labels), exactly as a
         loop of ``learn_one`` would; the whole batch is validated first."""
-        name = type(self).__name__
-        scores = list(scores)
-        labels = list(labels)
-        if len(labels) != len(scores):
-            raise ValueError(
-                f"The 'labels' argument of {name}.learn_many must have the length of 'scores' "
-                f"({len(scores)}). Got {len(labels)} instead."
-            )
-        ws = [1.0] * len(scores) if w is None else list(w)
-        if len(ws) != len(scores):
-            raise ValueError(
-                f"The 'w' argument of {name}.learn_many must have the length of 'scores' "
-                f"({len(scores)}). Got {len(ws)} instead."
-            )
-        events = [self._check_event(s, y, wi, "learn_many") for s, y, wi in zip(scores, labels, ws)]
+        events = self._check_batch(scores, labels, w, "learn_many")
         self._check_batch_weights([wi for _, _, wi in events], "learn_many")
         for s, y, wi in events:
             self.learn_one(s, y, wi)

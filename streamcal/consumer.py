@@ -570,11 +570,16 @@ class Consumer:
                     alarm[self.key] = key
                 self._outputs.append((alarm_id, alarm))
 
+    def _event_id(self, raw: dict, what: str) -> str:
+        """The id of a score or label event, or the ValueError naming the field."""
+        event_id = raw.get(self.fields["id"])
+        if event_id is None or event_id == "":
+            raise V.field_error(what, self.fields["id"], "a non-empty str", event_id)
+        return event_id
+
     def _apply_event(self, entry_id: str, raw: dict) -> None:
         f = self.fields
-        event_id = raw.get(f["id"])
-        if event_id is None or event_id == "":
-            raise V.field_error("score event", f["id"], "a non-empty str", event_id)
+        event_id = self._event_id(raw, "score event")
         text = raw.get(f["score"])
         try:
             score = _parse_score(text)
@@ -615,9 +620,7 @@ class Consumer:
 
     def _apply_label(self, entry_id: str, raw: dict) -> None:
         f = self.fields
-        event_id = raw.get(f["id"])
-        if event_id is None or event_id == "":
-            raise V.field_error("label event", f["id"], "a non-empty str", event_id)
+        event_id = self._event_id(raw, "label event")
         text = raw.get(f["label"])
         label = _LABELS.get(text.strip().lower() if text is not None else None)
         if label is None:

@@ -424,3 +424,38 @@ def test_wrappers_clone_the_template_and_keep_it():
     assert all(g is not template for g in cal.calibrators.values())
     restored = MulticlassCalibrator.from_dict(json.loads(json.dumps(cal.to_dict())))
     assert restored.predict_one({0: 0.3, 1: 0.7}) == cal.predict_one({0: 0.3, 1: 0.7})
+
+
+def test_refitted_calibrators_share_one_learn_one():
+    # issue 14: learn_one was written again in each refitted calibrator; now one, in
+    # _RefitMulticlass, calling the refit hook _refit_window when a refit is due
+    from streamcal import FIR, SCIR, DirichletCalibration, MatrixScaling, MulticlassIRP, VectorScaling
+    from streamcal.calibrators._refit import _RefitMulticlass
+
+    shared = [TemperatureScaling, VectorScaling, MatrixScaling, DirichletCalibration, FIR, MulticlassIRP]
+    for cls in shared:
+        assert cls.learn_one is _RefitMulticlass.learn_one, cls
+    assert SCIR.learn_one is not _RefitMulticlass.learn_one  # SCIR encodes events itself
+
+
+@pytest.mark.parametrize("input", ["probabilities", "logits"])
+def test_each_refit_of_learn_one_is_the_fit_of_its_window(input):
+    # the refit hook of every scaling reads the window as _fit_events reads its events
+    from streamcal import DirichletCalibration, MatrixScaling, VectorScaling
+
+    events = [(s, y) for s, y, _ in yield_multiclass_stream(45, seed=4, classes=STR_CLASSES, weights=False)]
+    if input == "logits":
+        events = [({c: math.log(p) for c, p in s.items() if p > 0}, y) for s, y in events]
+    for cls in (TemperatureScaling, VectorScaling, MatrixScaling, DirichletCalibration):
+        if cls is DirichletCalibration and input == "logits":
+            continue  # it takes probabilities only
+        kw = {} if cls is DirichletCalibration else {"input": input}
+        cal, ref = cls(window_size=20, refit_every=7, **kw), cls(window_size=20, refit_every=7, **kw)
+        for i, (s, y) in enumerate(events, 1):
+            cal.learn_one(s, y)
+            ref._push(s, y, 1.0)
+            if i % 7 == 0:
+                ref._fit_events(ref._window_events())
+                probe = events[0][0]
+                a, b = cal.predict_one(probe), ref.predict_one(probe)
+                assert a.keys() == b.keys() and all(math.isclose(a[c], b[c], abs_tol=1e-9) for c in a), (cls, i)

@@ -506,3 +506,20 @@ def test_a_state_of_format_1_keeps_restoring(client):
     _drain(second, client, total)
     outputs, _ = _reference(client, ["isotonic"])
     assert _entries(client, "out:1") == [o for o in outputs if shard_of(o[1]["key"], 2) == 1]
+
+
+@pytest.mark.parametrize("apply, what", [("_apply_event", "score event"), ("_apply_label", "label event")])
+@pytest.mark.parametrize("event_id", [None, ""])
+def test_an_event_without_an_id_is_a_dead_letter_naming_the_field(apply, what, event_id):
+    # score and label events share one id check (issue 14: once written twice)
+    consumer = Consumer(None, "e", "l", "o", fields={"id": "event"})
+    consumer._fresh()  # the state a started consumer has
+    raw = {"score": "0.5", "label": "1"}
+    if event_id is not None:
+        raw["event"] = event_id
+    got = "no such field" if event_id is None else "''"
+    with pytest.raises(ValueError, match=(
+        f"^The 'event' field of a {what} must be a non-empty str. Got {got} instead.$"
+    )):
+        getattr(consumer, apply)("1-0", raw)
+    assert consumer._pending == {} and not consumer._foreign and consumer._early == {}

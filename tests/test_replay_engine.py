@@ -56,6 +56,22 @@ class PlainCalibrator:
         return new
 
 
+class _Stop(Exception):
+    """Raised by :func:`_replay_until` to interrupt a replay."""
+
+
+def _replay_until(n_stop, source, calibrators, **kw):
+    """Run ``replay`` and interrupt it from its progress callback once it has read
+    ``n_stop`` events or more (what it wrote before, its checkpoint, stays)."""
+
+    def progress(n):
+        if n >= n_stop:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        replay(source, calibrators, progress=progress, **kw)
+
+
 def cals(plain=False):
     out = {
         "isotonic": OnlineIsotonic(),
@@ -209,15 +225,7 @@ def test_resume_refuses_an_edited_or_another_log(tmp_path):
     write_csv(path, ["score", "label"], events)
     kw = {"checkpoint": str(ckpt), "checkpoint_every": 100, "every": 100}
 
-    class Stop(Exception):
-        pass
-
-    def progress(n):
-        if n >= 200:
-            raise Stop
-
-    with pytest.raises(Stop):
-        replay(str(path), {"iso": OnlineIsotonic()}, progress=progress, **kw)
+    _replay_until(200, str(path), {"iso": OnlineIsotonic()}, **kw)
     # labels flipped in the rows already replayed
     edited = [(s, 1 - y) if i == 50 else (s, y) for i, (s, y) in enumerate(events)]
     write_csv(path, ["score", "label"], edited)
@@ -256,15 +264,7 @@ def test_resume_refuses_edited_label_records(tmp_path):
     kw = {"id": "id", "time": "t", "labels": str(lab), "checkpoint": str(ckpt),
           "checkpoint_every": 100, "every": 100}
 
-    class Stop(Exception):
-        pass
-
-    def progress(n):
-        if n >= 200:
-            raise Stop
-
-    with pytest.raises(Stop):
-        replay(str(ev), {"platt": OnlinePlatt()}, progress=progress, **kw)
+    _replay_until(200, str(ev), {"platt": OnlinePlatt()}, **kw)
     saved = ckpt.read_bytes()
     fresh = replay(str(ev), {"platt": OnlinePlatt()}, **{k: v for k, v in kw.items() if k != "checkpoint"})
     resumed = replay(str(ev), {"platt": OnlinePlatt()}, resume=True, **kw)
@@ -479,16 +479,8 @@ def test_plain_blocks_resume_from_a_checkpoint_written_by_the_row_reader(tmp_pat
     path.write_text(_csv_text(events))
     kw = {"checkpoint": str(ckpt), "checkpoint_every": 500, "every": 500}
 
-    class Stop(Exception):
-        pass
-
-    def progress(n):
-        if n >= 1000:
-            raise Stop
-
     monkeypatch.setattr(_engine, "open_fast_csv", lambda *a: None)
-    with pytest.raises(Stop):
-        replay(str(path), {"iso": OnlineIsotonic()}, progress=progress, **kw)
+    _replay_until(1000, str(path), {"iso": OnlineIsotonic()}, **kw)
     monkeypatch.undo()
     resumed = replay(str(path), {"iso": OnlineIsotonic()}, resume=True, **kw)
     fresh = replay(str(path), {"iso": OnlineIsotonic()}, **{k: v for k, v in kw.items() if k != "checkpoint"})
@@ -509,15 +501,7 @@ def test_resume_refuses_a_checkpoint_without_a_well_formed_fingerprint(damage, t
     kw = {"id": "id", "time": "t", "labels": str(lab), "checkpoint": str(ckpt),
           "checkpoint_every": 100}
 
-    class Stop(Exception):
-        pass
-
-    def progress(n):
-        if n >= 200:
-            raise Stop
-
-    with pytest.raises(Stop):
-        replay(str(ev), {"platt": OnlinePlatt()}, progress=progress, every=100, **kw)
+    _replay_until(200, str(ev), {"platt": OnlinePlatt()}, every=100, **kw)
     written = ckpt.read_text()
     saved = json.loads(written)
     assert saved["fingerprint"]["rows"] == saved["events_read"] == 100
@@ -842,15 +826,7 @@ def test_resume_reads_with_the_block_readers(variant, tmp_path, monkeypatch):
     def calibrators():
         return {"iso": OnlineIsotonic(), "platt": OnlinePlatt()}
 
-    class Stop(Exception):
-        pass
-
-    def progress(n):
-        if n >= 1500:
-            raise Stop
-
-    with pytest.raises(Stop):
-        replay(str(path), calibrators(), progress=progress, **kw)
+    _replay_until(1500, str(path), calibrators(), **kw)
     saved = json.loads(ckpt.read_text())
     assert saved["n_events"] == 1400
 
@@ -893,15 +869,7 @@ def test_resume_with_the_block_readers_refuses_another_log(edit, tmp_path, monke
     path.write_text(_csv_text(events))
     kw = {"every": 500, "checkpoint": str(ckpt), "checkpoint_every": 500}
 
-    class Stop(Exception):
-        pass
-
-    def progress(n):
-        if n >= 1500:
-            raise Stop
-
-    with pytest.raises(Stop):
-        replay(str(path), {"p": OnlinePlatt()}, progress=progress, **kw)
+    _replay_until(1500, str(path), {"p": OnlinePlatt()}, **kw)
     written = ckpt.read_text()
     if edit == "before_checkpoint":
         s, y = events[700]

@@ -89,3 +89,38 @@ def test_irp_smoothing_message_unchanged():
     assert str(info.value) == (
         "The 'smoothing' parameter of IRP must be a finite real number >= 0. Got -1.0 instead."
     )
+
+
+
+def test_multiclass_batches_read_each_input_once():
+    # generators are read once (listed by MulticlassCalibrator._check_batch); w None
+    # means weights 1.0
+    from streamcal import ClassWise
+
+    a, b = ClassWise(OnlineIsotonic()), ClassWise(OnlineIsotonic())
+    events = [({0: 0.7, 1: 0.3}, 0), ({0: 0.2, 1: 0.8}, 1), ({0: 0.6, 1: 0.4}, 1)]
+    a.learn_many((s for s, _ in events), (y for _, y in events), None)
+    b.learn_many([s for s, _ in events], [y for _, y in events], [1.0] * 3)
+    assert a.to_dict() == b.to_dict()
+
+
+def test_multiclass_batches_share_one_length_check():
+    # the base learn_many and the wrappers' learn_many (issue 14: once copied) check a
+    # batch's lengths alike, before any event, and learn nothing
+    from streamcal import ClassWise, OneVsRestIsotonic, TemperatureScaling, TopLabel
+    from streamcal.checks._common import snapshot
+
+    good = {0: 0.6, 1: 0.4}
+    for cal in (ClassWise(OnlineIsotonic()), TopLabel(OnlineIsotonic()), OneVsRestIsotonic(),
+                TemperatureScaling(), MulticlassIRP()):
+        cal.learn_one(good, 0)
+        before = snapshot(cal)
+        name = type(cal).__name__
+        for args, arg, got in [(([good, "bad"], [0]), "labels", 1), (([good, good], [0, 1], [1.0]), "w", 1)]:
+            with pytest.raises(ValueError) as info:
+                cal.learn_many(*args)
+            assert str(info.value) == (
+                f"The '{arg}' argument of {name}.learn_many must have the length of 'scores' (2). "
+                f"Got {got} instead."
+            )
+            assert snapshot(cal) == before

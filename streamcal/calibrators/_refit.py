@@ -147,9 +147,10 @@ class _RefitMulticlass(ClassIndex, MulticlassCalibrator):
     """Shared shell of the multiclass calibrators refitted on a :class:`RefitWindow`
     of events ``(class indices, values, label index, w)`` (indices into
     ``_class_list``: no label object twice). Subclasses build the rest of their state
-    in ``_reset`` after :meth:`_reset_window`, call :meth:`_push` in ``learn_one`` and
-    refit when it returns True, and extend :meth:`_window_state` /
-    :meth:`_load_window_state` with their fit."""
+    in ``_reset`` after :meth:`_reset_window`, define the refit hook ``_fit_events``
+    (or override :meth:`_refit_window`, which :meth:`learn_one` calls when a refit is
+    due), and extend :meth:`_window_state` / :meth:`_load_window_state` with their
+    fit."""
 
     _bounded_memory_params = ("window_size",)
 
@@ -161,6 +162,30 @@ class _RefitMulticlass(ClassIndex, MulticlassCalibrator):
     def _reset_window(self) -> None:
         self._reset_classes()
         self._window = RefitWindow(self.window_size, self.refit_every)
+
+    def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
+        """Add one event to the window; refit when due. O(K), plus the refit (see
+        the class Notes).
+
+        Parameters
+        ----------
+        scores
+            Dict class -> probability, a probability vector (a class left out has
+            probability 0); with ``input="logits"``, where the calibrator takes it,
+            dict class -> logit.
+        label
+            The observed class (any hashable value but NaN).
+        w
+            Sample weight, a finite real number >= 0.
+        """
+        if self._push(scores, label, w):
+            self._refit_window()
+
+    def _refit_window(self) -> None:
+        """Refit on the window (called by :meth:`learn_one` when a refit is due): the
+        batch fit ``_fit_events`` on the window's events, unless a subclass reads the
+        window more directly."""
+        self._fit_events(self._window_events())
 
     def _push(self, scores: dict, label, w) -> bool:
         """Validate an event, register its classes and push it to the window; True

@@ -123,22 +123,9 @@ class _WindowedIsotonic(_RefitMulticlass):
 
     # ------------------------------------------------------------------ learning
 
-    def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
-        """Add one event to the window; refit when due. O(K), plus the refit every
-        ``refit_every`` events (see the class Notes).
-
-        Parameters
-        ----------
-        scores
-            Dict class -> probability, summing to 1 (a class left out has
-            probability 0).
-        label
-            The observed class (any hashable value but NaN).
-        w
-            Sample weight, a finite real number >= 0.
-        """
-        if self._push(scores, label, w):
-            self._refit(*self._window_arrays())
+    def _refit_window(self) -> None:
+        """Refit on the window's arrays, read without building dicts."""
+        self._refit(*self._window_arrays())
 
     def _fit_events(self, events: list) -> None:
         """Replace the fit by the batch fit on ``events``, a list of valid ``(scores,

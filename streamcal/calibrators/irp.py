@@ -414,22 +414,10 @@ class MulticlassIRP(_RefitMulticlass):
 
     # ------------------------------------------------------------------ learning
 
-    def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
-        """Add one event to the window; refit when due. O(K) plus the refit.
-
-        Parameters
-        ----------
-        scores
-            Dict class -> probability (a probability vector within 1e-6).
-        label
-            The observed class (any hashable value but NaN).
-        w
-            Sample weight, a finite real number >= 0.
-        """
-        if self._push(scores, label, w) and (
-            self._batch_refit_at is None
-            or self._window.n_pushed == self._batch_refit_at
-        ):
+    def _refit_window(self) -> None:
+        """Refit on the window's arrays, unless inside a batch whose last refit (the
+        one that counts) is still to come."""
+        if self._batch_refit_at is None or self._window.n_pushed == self._batch_refit_at:
             self._fit_arrays(*self._window_arrays())
 
     def learn_many(self, scores, labels, w=None) -> None:

@@ -82,22 +82,6 @@ class _LinearScaling(_RefitMulticlass):
 
     # ------------------------------------------------------------------ learning
 
-    def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
-        """Add one event to the window; refit when due. O(K), plus the refit (see
-        the class Notes).
-
-        Parameters
-        ----------
-        scores
-            Dict class -> probability (or logit with ``input="logits"``).
-        label
-            The observed class (any hashable value but NaN).
-        w
-            Sample weight, a finite real number >= 0.
-        """
-        if self._push(scores, label, w):
-            self._fit_events(self._window_events())
-
     def _fit_events(self, events: list) -> None:
         """Replace the fit by the one on ``events``, a list of valid ``(scores, label,
         w)`` (the refit hook of :mod:`streamcal.checks.multiclass`), warm-started from

@@ -157,23 +157,7 @@ class TemperatureScaling(_RefitMulticlass):
 
     # ------------------------------------------------------------------ learning
 
-    def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
-        """Add one event to the window; refit when due. O(K), plus the refit (see
-        the class Notes).
-
-        Parameters
-        ----------
-        scores
-            Dict class -> probability (or logit with ``input="logits"``).
-        label
-            The observed class (any hashable value but NaN).
-        w
-            Sample weight, a finite real number >= 0.
-        """
-        if self._push(scores, label, w):
-            self._refit()
-
-    def _refit(self) -> None:
+    def _refit_window(self) -> None:
         """Fit on the window, read as flat lists of global class indices (the columns
         in order of first appearance in the window, as :meth:`_fit_events` orders
         them, so both give the same fit)."""
@@ -348,21 +332,7 @@ class _Wrapper(ClassIndex, MulticlassCalibrator):
         the weights of its events (:meth:`~streamcal.base.BinaryCalibrator._weight_refusal`),
         before anything is learnt. A refused weight raises the ValueError naming ``w``
         and its index, with the state unchanged."""
-        name = type(self).__name__
-        scores = list(scores)
-        labels = list(labels)
-        if len(labels) != len(scores):
-            raise ValueError(
-                f"The 'labels' argument of {name}.learn_many must have the length of 'scores' "
-                f"({len(scores)}). Got {len(labels)} instead."
-            )
-        ws = [1.0] * len(scores) if w is None else list(w)
-        if len(ws) != len(scores):
-            raise ValueError(
-                f"The 'w' argument of {name}.learn_many must have the length of 'scores' "
-                f"({len(scores)}). Got {len(ws)} instead."
-            )
-        events = [self._check_event(s, y, wi, "learn_many") for s, y, wi in zip(scores, labels, ws)]
+        events = self._check_batch(scores, labels, w, "learn_many")
         if events:
             self._learn_events(events, "learn_many")
 
