@@ -177,6 +177,7 @@ def test_no_script_hand_rolls_what_common_holds():
             assert "def trailing_mean" not in path.read_text(), path.name
     replayed = (
         "bank_marketing_ops",
+        "multiclass_compare",
         "priors",
         "rain_calibeating",
         "rain_drift",

@@ -28,6 +28,7 @@ SCRIPTS = {
     "monitor_bias_shift": ("monitor_bias_shift.md", "monitor_bias_shift.png"),
     "irp_covtype": ("irp_covtype.md", "irp_covtype.png", "irp_covtype.csv"),
     "multiclass_stream": ("multiclass_stream.md", "multiclass_stream.png"),
+    "multiclass_compare": ("multiclass_compare.md", "multiclass_compare.csv"),
     "priors": ("priors.md",),
     "segments": ("segments.md",),
 }
