@@ -69,14 +69,17 @@ def prequential(calibrators: dict, scores, labels, **replay_args) -> dict:
     scores, labels
         The scores (probabilities in [0, 1]) and 0/1 labels, as sequences or arrays of
         equal length; or ``scores`` the log itself (a DataFrame or records with
-        ``score`` and ``label`` columns) and ``labels`` None.
+        ``score`` and ``label`` columns) and ``labels`` None. Multiclass: ``scores`` an
+        (n, K) array of probability vectors and ``labels`` the class indices 0 to
+        K - 1; the calibrators are then multiclass ones, fed ``{k: scores[i, k]}``.
     **replay_args
         Passed to :func:`streamcal.replay` (``time``, ``label_time``, ...).
 
     Returns
     -------
     dict
-        Name -> array of the forecasts, in the order of the events.
+        Name -> array of the forecasts, in the order of the events ((n, K) for
+        multiclass scores: column k the probability of class k).
 
     Notes
     -----
@@ -87,6 +90,7 @@ def prequential(calibrators: dict, scores, labels, **replay_args) -> dict:
     score the forecasts against their own truths (the true probability of rain, a
     binning of their choice).
     """
+    columns = None
     if labels is None:
         events = scores
         raw = np.asarray(events["score"], dtype=np.float64)
@@ -97,7 +101,15 @@ def prequential(calibrators: dict, scores, labels, **replay_args) -> dict:
             raise ValueError(
                 f"scores and labels differ in length: {len(raw)} and {len(labels)}."
             )
-        events = [{"score": s, "label": y} for s, y in zip(raw.tolist(), labels)]
+        if raw.ndim == 2:  # multiclass: one column per class, class k named k
+            columns = {k: f"p{k}" for k in range(raw.shape[1])}
+            events = [
+                {**dict(zip(columns.values(), row)), "label": y}
+                for row, y in zip(raw.tolist(), labels)
+            ]
+            replay_args = {"score": columns, **replay_args}
+        else:
+            events = [{"score": s, "label": y} for s, y in zip(raw.tolist(), labels)]
     cals = {name: cal for name, cal in calibrators.items() if cal is not None}
     kept = streamcal.replay(
         events,
@@ -118,8 +130,11 @@ def prequential(calibrators: dict, scores, labels, **replay_args) -> dict:
         if cal is None:
             out[name] = raw
             continue
-        out[name] = np.empty(n)
-        out[name][index] = kept[name]  # the order the labels were scored in
+        out[name] = np.empty(raw.shape)
+        forecasts = kept[name]
+        if columns is not None:  # dicts class -> probability, every class present
+            forecasts = [[q.get(k, 0.0) for k in columns] for q in forecasts]
+        out[name][index] = forecasts  # the order the labels were scored in
     return out
 
 

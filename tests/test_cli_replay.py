@@ -16,6 +16,7 @@ from streamcal import OnlineIsotonic, OnlinePlatt
 from streamcal.cli import _count_rows, _nice_ceiling, build_parser, main
 from streamcal.datasets import miscalibrated_rain_forecasts
 from streamcal.metrics import brier_score, expected_calibration_error, log_loss
+from streamcal.registry import MULTICLASS_CALIBRATOR_NAMES, make_multiclass_calibrator
 
 REPO = Path(__file__).resolve().parent.parent
 SIMULATIONS = REPO / "simulations"
@@ -539,6 +540,44 @@ def test_multiclass_log(tmp_path, capsys):
     )
     assert main(["replay", str(path), "--score", "a,,c"]) == 2
     assert "argument --score: empty column name" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", MULTICLASS_CALIBRATOR_NAMES)
+def test_every_multiclass_name_replays_a_multiclass_log(name, tmp_path, capsys):
+    """Issue 17's "must show": each multiclass short name, at its defaults, runs in
+    ``streamcal replay`` on a multiclass log, and prints the log loss and Brier score
+    of the per-event loop (predict, then learn) of the calibrator its name builds."""
+    import numpy as np
+
+    from streamcal.metrics import CrossEntropy, MulticlassBrier
+
+    rng = np.random.default_rng(17)
+    classes = ["oak", "pine", "fir", "elm"]
+    q = rng.dirichlet(np.ones(4), size=450)
+    labels = [classes[rng.choice(4, p=row)] for row in q]
+    sharp = q**2  # over-confident
+    sharp /= sharp.sum(axis=1, keepdims=True)
+    path = tmp_path / "mc.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow([*classes, "label"])
+        for row, y in zip(sharp.tolist(), labels):
+            w.writerow([*map(repr, row), y])
+    argv = ["replay", str(path), "--score", ",".join(classes), "--no-progress"]
+    assert main([*argv, "--calibrator", name, "--metric", "log_loss", "brier"]) == 0
+    rows = table(capsys.readouterr().out)
+    assert list(rows) == ["raw", name]
+    cal = make_multiclass_calibrator(name)
+    nll, brier = CrossEntropy(), MulticlassBrier()
+    for row, y in zip(sharp.tolist(), labels):
+        scores = dict(zip(classes, row))
+        forecast = cal.predict_one(scores)
+        nll.update(y, forecast)
+        brier.update(y, forecast)
+        cal.learn_one(scores, y)
+    assert rows[name]["log_loss"][0] == pytest.approx(nll.get(), abs=5e-5)
+    assert rows[name]["brier"][0] == pytest.approx(brier.get(), abs=5e-5)
+    assert rows[name]["log_loss"][0] != rows["raw"]["log_loss"][0]  # it recalibrated
 
 
 def test_stop_on_a_bad_row_fix_it_and_resume(tmp_path, capsys):

@@ -113,6 +113,44 @@ def test_prequential_with_delayed_labels_is_the_loop_with_reveals():
     assert not np.array_equal(reveal, time)  # some labels were late
 
 
+def multiclass_stream(n, k, seed):
+    """Over-confident probability vectors (a sharpened Dirichlet draw) with labels from
+    the unsharpened one; rows on a grid of 0.05 (ties) and some exact zeros."""
+    rng = np.random.default_rng(seed)
+    q = rng.dirichlet(np.full(k, 0.8), size=n)
+    labels = np.array([rng.choice(k, p=row) for row in q])
+    sharp = q**2.5
+    sharp /= sharp.sum(axis=1, keepdims=True)
+    sharp[::5] = np.round(sharp[::5] * 20) / 20
+    sharp[::5, -1] = np.maximum(0.0, 1.0 - sharp[::5, :-1].sum(axis=1))
+    sharp /= sharp.sum(axis=1, keepdims=True)  # rows sum to 1 (the replay's tolerance)
+    return sharp, labels
+
+
+def multiclass_factories():
+    from streamcal.registry import make_multiclass_calibrator
+
+    specs = ("temperature:refit_every=50", "fir:refit_every=50", "class_wise", "top_label")
+    return {spec: (lambda spec=spec: make_multiclass_calibrator(spec)) for spec in specs}
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_multiclass_prequential_is_the_per_event_loop(k):
+    """(n, K) scores: each calibrator gets ``{k: p_k}`` dicts through the replay and
+    its forecasts come back as (n, K) arrays, those of the per-event loop."""
+    scores, labels = multiclass_stream(400, k, seed=k)
+    rows = [dict(enumerate(row)) for row in scores.tolist()]
+    cals = {name: make() for name, make in multiclass_factories().items()}
+    got = common.prequential({"raw": None, **cals}, scores, labels)
+    np.testing.assert_array_equal(got["raw"], scores)
+    for name, make in multiclass_factories().items():
+        expected = loop(make(), rows, labels.tolist())
+        expected = np.array([[q.get(c, 0.0) for c in range(k)] for q in expected])
+        assert got[name].shape == (400, k)
+        np.testing.assert_array_equal(got[name], expected, err_msg=name)
+        assert not np.allclose(got[name], scores), name  # the calibrator did something
+
+
 def test_prequential_rejects_mismatched_lengths():
     with pytest.raises(ValueError, match="differ in length"):
         common.prequential({"iso": OnlineIsotonic()}, [0.1, 0.2], [1])
@@ -139,6 +177,7 @@ def test_no_script_hand_rolls_what_common_holds():
             assert "def trailing_mean" not in path.read_text(), path.name
     replayed = (
         "bank_marketing_ops",
+        "multiclass_compare",
         "priors",
         "rain_calibeating",
         "rain_drift",

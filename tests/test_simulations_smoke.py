@@ -29,6 +29,7 @@ SCRIPTS = {
     "irp_covtype": ("irp_covtype.md", "irp_covtype.png", "irp_covtype.csv"),
     "multiclass_stream": ("multiclass_stream.md", "multiclass_stream.png"),
     "path_calibration": ("path_calibration.md",),
+    "multiclass_compare": ("multiclass_compare.md", "multiclass_compare.csv"),
     "priors": ("priors.md",),
     "segments": ("segments.md",),
 }
