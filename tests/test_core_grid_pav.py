@@ -133,6 +133,33 @@ def test_cost_per_event_is_bounded_by_counting(B):
         grid._check()
 
 
+def test_kept_locates_skip_the_descents():
+    """A label-1 event at a key already held, after the successor of every bridge end on
+    its path (here the last key of a full tree: the event is in every ancestor's right
+    child), moves no point before it: each ancestor's cached locate of its bridge end
+    is kept (``_kept_locate``), except where the bridge ends at the event's cell or at
+    its predecessor; the add costs the leaf scan, one tangency check per level and
+    here at most one descent (h + 1 steps), where each level used to locate by descent
+    (43 steps per event instead of 21 on this stream). The fit stays the general
+    store's."""
+    K, B = 1023, 8
+    rng = np.random.default_rng(1)
+    grid = GridIsotonicStore(K, leaf_capacity=B)
+    general = IsotonicBlockStore(leaf_capacity=4)
+    events = [(float(x), 1.0, float(rng.random() < x / K)) for x in range(K)]
+    for e in events:
+        assert grid.add(*e) == 0
+        general.add(*e)
+    for _ in range(50):
+        before = grid._op_hull
+        assert grid.add(K - 1.0, 1.0, 1.0) == 0
+        general.add(K - 1.0, 1.0, 1.0)
+        events.append((K - 1.0, 1.0, 1.0))
+        assert grid._op_hull - before <= B + 2 * grid.height + 1
+    grid._check()
+    _assert_same_fit(grid, general, K, events)
+
+
 # ---------------------------------------------------------------- OnlineIsotonic
 
 
