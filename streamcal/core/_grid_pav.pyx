@@ -90,6 +90,7 @@ cdef int NO_Q = 1 << 20
 cdef double _LIMIT = 1099511627776.0  # 2**40: the total weight stays below, in units
 cdef int _MIN_Q = -500                # the unit stays >= 2**-500: block sums normal
 cdef double _TWO53 = 9007199254740992.0
+cdef long long _SMALL = 1 << 31  # a leaf scan below this partial sum uses 64-bit cross products
 
 
 cdef inline int _lsb_exponent(double v) noexcept:
@@ -228,9 +229,16 @@ cdef class GridIsotonicStore:
             cnt += 1
             sw += self.cw[t]
             ss += self.cs[t]
-            while n >= 2 and sc_grid_cross(hx[n - 1] - hx[n - 2], hy[n - 1] - hy[n - 2],
-                                           sw - hx[n - 1], ss - hy[n - 1]) <= 0:
-                n -= 1
+            if sw < _SMALL:
+                # every coordinate so far is in [0, sw] (labels <= weights): the cross
+                # products fit in 64 bits, exactly
+                while n >= 2 and ((hx[n - 1] - hx[n - 2]) * (ss - hy[n - 1])
+                                  <= (hy[n - 1] - hy[n - 2]) * (sw - hx[n - 1])):
+                    n -= 1
+            else:
+                while n >= 2 and sc_grid_cross(hx[n - 1] - hx[n - 2], hy[n - 1] - hy[n - 2],
+                                               sw - hx[n - 1], ss - hy[n - 1]) <= 0:
+                    n -= 1
             hx[n] = sw
             hy[n] = ss
             self.hk[base + n] = t
