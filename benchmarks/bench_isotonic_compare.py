@@ -10,7 +10,8 @@ Run by hand from the repository root (not a test)::
 Each round runs the old build (``PYTHONPATH`` set to its directory) and this checkout in
 turn, the order alternating, each in a fresh process on the same stream (uniform
 scores, labels Bernoulli(score), seed 0), CPU time. Default: one
-``predict_learn_many`` of the whole stream, exact, with the store's operation counters.
+``predict_learn_many`` of the whole stream, exact (``--resolution``: that grid), with the
+store's operation counters; the median events/s of each build at the end.
 ``--loop``: the ``predict_one`` + ``learn_one`` loop in the exact, ``window_size=10_000``
 and ``half_life=1000`` modes, with river's LogisticRegression timed in the same process.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -27,19 +29,19 @@ CHILD = r"""
 import sys, time, gc
 import numpy as np
 from streamcal import OnlineIsotonic
-n, loop = int(sys.argv[1]), sys.argv[2] == "1"
+n, loop, res = int(sys.argv[1]), sys.argv[2] == "1", float(sys.argv[3])
 rng = np.random.default_rng(0)
 s = rng.random(n)
 y = (rng.random(n) < s).astype(int)
 gc.disable()
 if not loop:
-    c = OnlineIsotonic()
+    c = OnlineIsotonic(resolution=res) if res else OnlineIsotonic()
     t = time.process_time()
     c.predict_learn_many(s, y)
     t = time.process_time() - t
-    st = c._store
+    st = c._stream.grid_store if res and c._stream.grid_store is not None else c._store
     print(f"predict_learn_many {n / t:,.0f}/s  hull steps/event {st._op_hull / n:.1f}  "
-          f"nodes/event {st._op_nodes / n:.1f}  fallbacks {st._op_fallback}")
+          f"nodes/event {st._op_nodes / n:.1f}  fallbacks {getattr(st, '_op_fallback', '-')}")
     sys.exit()
 from river import linear_model
 S, Y = s.tolist(), y.tolist()
@@ -70,8 +72,11 @@ def main(argv=None):
     p.add_argument("--n", type=int, default=1_000_000)
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--loop", action="store_true")
+    p.add_argument("--resolution", type=float, default=0.0,
+                   help="OnlineIsotonic(resolution=...) instead of exact (not with --loop)")
     args = p.parse_args(argv)
     here = Path(__file__).resolve().parent.parent
+    rates = {"old": [], "new": []}
     for r in range(args.rounds):
         for name in ("old", "new") if r % 2 == 0 else ("new", "old"):
             env = dict(os.environ)
@@ -79,9 +84,16 @@ def main(argv=None):
             if name == "old":
                 env["PYTHONPATH"] = str(Path(args.old).resolve())
                 cwd = Path(args.old).resolve()
-            res = subprocess.run([sys.executable, "-c", CHILD, str(args.n), "1" if args.loop else "0"],
+            res = subprocess.run([sys.executable, "-c", CHILD, str(args.n), "1" if args.loop else "0",
+                                  str(args.resolution)],
                                  capture_output=True, text=True, env=env, cwd=cwd)
             print(f"{name}: {res.stdout.strip() or res.stderr.strip()[-500:]}", flush=True)
+            if res.stdout.startswith("predict_learn_many"):
+                rates[name].append(float(res.stdout.split()[1].rstrip("/s").replace(",", "")))
+    if rates["old"] and rates["new"]:
+        med = {k: statistics.median(v) for k, v in rates.items()}
+        print(f"median events/s: old {med['old']:,.0f}  new {med['new']:,.0f}  "
+              f"new/old {med['new'] / med['old']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -52,6 +52,14 @@ cdef class GridIsotonicStore:
     cdef long long* cr
     cdef int* lfl
     cdef int* rfl
+    # and their neighbours' cells (pred, succ: 2 per node)
+    cdef int* lks
+    cdef int* rks
+    # the event being added (see _kept_locate): its cell, label (0, 1; -1: neither,
+    # or a new cell) and weight in units
+    cdef int _ec
+    cdef int _ey
+    cdef long long _edw
     # leaf hulls: leaf j's vertices at j * B .. j * B + nh[j] - 1, in the leaf's frame
     cdef int* nh
     cdef int* hk
@@ -70,7 +78,8 @@ cdef class GridIsotonicStore:
     cdef void _clear(self) noexcept
     cdef void _leaf_update(self, int j) noexcept
     cdef void _internal_update(self, int u, int side) noexcept
-    cdef bint _locate(self, int v, int K, long long* out, int* fl) noexcept
+    cdef bint _locate(self, int v, int K, long long* out, int* fl, int* ks) noexcept
+    cdef bint _kept_locate(self, long long* out, int fl, int* ks) noexcept
     cdef bint _still_valid(self, int u, int side) noexcept
     cdef int _enter(self, int v) noexcept
     cdef void _bridge(self, int u) noexcept

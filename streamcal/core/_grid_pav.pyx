@@ -30,7 +30,10 @@ Costs, ``n`` the ``K + 1`` cells, ``B`` the leaf capacity, ``h = log2(P)`` the h
 :meth:`add` recomputes one leaf hull (``B`` cells) and the bridges of the ``h``
 ancestors, each a simultaneous descent of at most ``2 (h + log2 B) + 2`` steps: worst
 case ``O(B + h (h + log B))`` = O(log^2 n) for a fixed ``B``, whatever the stream (no
-amortisation is needed: the tree never changes shape). A read-out is a bit-set search and
+amortisation is needed: the tree never changes shape). A bridge end's locate in the
+child an event went through is kept without a descent when the event provably moved
+none of its neighbours (:meth:`_kept_locate`: a label 0 or 1 on a cell already held,
+on the right side of them). A read-out is a bit-set search and
 one or two descents, ``O(h + log B)``. Memory ``O(n)``: about 62 bytes per cell. The
 counters ``_op_hull`` (leaf cells scanned plus descent steps) and ``_op_nodes`` (bridges
 recomputed) let tests check the bound by counting.
@@ -87,6 +90,7 @@ cdef int NO_Q = 1 << 20
 cdef double _LIMIT = 1099511627776.0  # 2**40: the total weight stays below, in units
 cdef int _MIN_Q = -500                # the unit stays >= 2**-500: block sums normal
 cdef double _TWO53 = 9007199254740992.0
+cdef long long _SMALL = 1 << 31  # a leaf scan below this partial sum uses 64-bit cross products
 
 
 cdef inline int _lsb_exponent(double v) noexcept:
@@ -172,6 +176,8 @@ cdef class GridIsotonicStore:
         _alloc(<void**> &self.cr, 6 * nn * sizeof(long long))
         _alloc(<void**> &self.lfl, nn * sizeof(int))
         _alloc(<void**> &self.rfl, nn * sizeof(int))
+        _alloc(<void**> &self.lks, 2 * nn * sizeof(int))
+        _alloc(<void**> &self.rks, 2 * nn * sizeof(int))
         _alloc(<void**> &self.nh, self.nleaf * sizeof(int))
         _alloc(<void**> &self.hk, nhv * sizeof(int))
         _alloc(<void**> &self.hx, nhv * sizeof(long long))
@@ -189,6 +195,8 @@ cdef class GridIsotonicStore:
         PyMem_Free(self.cr)
         PyMem_Free(self.lfl)
         PyMem_Free(self.rfl)
+        PyMem_Free(self.lks)
+        PyMem_Free(self.rks)
         PyMem_Free(self.nh)
         PyMem_Free(self.hk)
         PyMem_Free(self.hx)
@@ -221,9 +229,16 @@ cdef class GridIsotonicStore:
             cnt += 1
             sw += self.cw[t]
             ss += self.cs[t]
-            while n >= 2 and sc_grid_cross(hx[n - 1] - hx[n - 2], hy[n - 1] - hy[n - 2],
-                                           sw - hx[n - 1], ss - hy[n - 1]) <= 0:
-                n -= 1
+            if sw < _SMALL:
+                # every coordinate so far is in [0, sw] (labels <= weights): the cross
+                # products fit in 64 bits, exactly
+                while n >= 2 and ((hx[n - 1] - hx[n - 2]) * (ss - hy[n - 1])
+                                  <= (hy[n - 1] - hy[n - 2]) * (sw - hx[n - 1])):
+                    n -= 1
+            else:
+                while n >= 2 and sc_grid_cross(hx[n - 1] - hx[n - 2], hy[n - 1] - hy[n - 2],
+                                               sw - hx[n - 1], ss - hy[n - 1]) <= 0:
+                    n -= 1
             hx[n] = sw
             hy[n] = ss
             self.hk[base + n] = t
@@ -250,14 +265,15 @@ cdef class GridIsotonicStore:
         if side >= 0 and self.nd[u].bval and self._still_valid(u, side):
             return
         self._bridge(u)
-        self._locate(l, self.nd[u].ak, self.cl + 6 * u, self.lfl + u)
-        self._locate(r, self.nd[u].bk, self.cr + 6 * u, self.rfl + u)
+        self._locate(l, self.nd[u].ak, self.cl + 6 * u, self.lfl + u, self.lks + 2 * u)
+        self._locate(r, self.nd[u].bk, self.cr + 6 * u, self.rfl + u, self.rks + 2 * u)
         self.nd[u].bval = 1
 
-    cdef bint _locate(self, int v, int K, long long* out, int* fl) noexcept:
+    cdef bint _locate(self, int v, int K, long long* out, int* fl, int* ks) noexcept:
         """Is cell ``K`` a vertex of the hull of node ``v``? If so, write it and its
         neighbours on that hull (``v``'s frame) to ``out`` (pred x, y, vertex x, y, succ
-        x, y) and which neighbours exist to ``fl``. One descent, O(h + log B)."""
+        x, y), which neighbours exist to ``fl`` and their cells to ``ks`` (pred, succ).
+        One descent, O(h + log B)."""
         cdef long long ox = 0, oy = 0
         cdef int f = 0, lo, hi, mid, base, n
         while True:
@@ -269,6 +285,7 @@ cdef class GridIsotonicStore:
                 if K == self.nd[v].ak and not (f & 2):
                     out[4] = self.nd[v].bx + ox
                     out[5] = self.nd[v].by + oy
+                    ks[1] = self.nd[v].bk
                     f |= 2
                 v = 2 * v
             elif K < self.nd[v].bk:
@@ -277,6 +294,7 @@ cdef class GridIsotonicStore:
                 if K == self.nd[v].bk and not (f & 1):
                     out[0] = self.nd[v].ax + ox
                     out[1] = self.nd[v].ay + oy
+                    ks[0] = self.nd[v].ak
                     f |= 1
                 ox += self.nd[2 * v].tw
                 oy += self.nd[2 * v].ts
@@ -299,10 +317,12 @@ cdef class GridIsotonicStore:
         if not (f & 1) and lo > 0:
             out[0] = self.hx[base - 1] + ox
             out[1] = self.hy[base - 1] + oy
+            ks[0] = self.hk[base - 1]
             f |= 1
         if not (f & 2) and lo + 1 < n:
             out[4] = self.hx[base + 1] + ox
             out[5] = self.hy[base + 1] + oy
+            ks[1] = self.hk[base + 1]
             f |= 2
         fl[0] = f
         return True
@@ -318,10 +338,12 @@ cdef class GridIsotonicStore:
         cdef long long dx = self.nd[2 * u].tw, dy = self.nd[2 * u].ts
         cdef GV lp, la, ls, rp, ra, rs
         if side == 0:
-            if not self._locate(2 * u, self.nd[u].ak, L, self.lfl + u):
+            if not self._kept_locate(L, self.lfl[u], self.lks + 2 * u) and not self._locate(
+                    2 * u, self.nd[u].ak, L, self.lfl + u, self.lks + 2 * u):
                 self.nd[u].bval = 0
                 return False
-        elif not self._locate(2 * u + 1, self.nd[u].bk, R, self.rfl + u):
+        elif not self._kept_locate(R, self.rfl[u], self.rks + 2 * u) and not self._locate(
+                2 * u + 1, self.nd[u].bk, R, self.rfl + u, self.rks + 2 * u):
             self.nd[u].bval = 0
             return False
         lf = self.lfl[u]
@@ -343,6 +365,32 @@ cdef class GridIsotonicStore:
         self.nd[u].bx = ra.x
         self.nd[u].by = ra.y
         return True
+
+    cdef inline bint _kept_locate(self, long long* out, int fl, int* ks) noexcept:
+        """Does the cached locate ``out`` (flags ``fl``, neighbour cells ``ks``) of a
+        bridge end K in the child the current event went through still hold? If so,
+        bring its coordinates up to date (no descent).
+
+        The event added weight ``dw`` units with label 0 or 1 to cell ``c`` that was
+        already present (:meth:`add_c` sets ``_ec``, ``_ey``, ``_edw``); the points at
+        cells >= c moved by ``dw (1, y)`` in the child's frame. With label 1 and ``c``
+        after K's successor S: the points before ``c`` (P, K, S among them) did not move,
+        and every moved point rose above the lines PK and KS by ``dw (1 - slope) >= 0``
+        (every slope is a label mean, <= 1); they were strictly above, so they still
+        are, and P, K, S stay consecutive hull vertices. With label 0 and ``c`` at or
+        before K's predecessor P: P, K, S and everything after moved by ``(dw, 0)``, and,
+        seen from them, each earlier point moved by ``(-dw, 0)``, rising above those
+        lines by ``dw slope >= 0``. (A new cell is excluded: its point need not have
+        been above them.) Otherwise the locate is redone by descent."""
+        if self._ey == 1:
+            return (fl & 2) and self._ec > ks[1]
+        if self._ey == 0 and (fl & 1) and self._ec <= ks[0]:
+            out[0] += self._edw
+            out[2] += self._edw
+            if fl & 2:
+                out[4] += self._edw
+            return True
+        return False
 
     cdef inline int _enter(self, int v) noexcept:
         """The node whose hull is the hull of ``v`` (skipping children without cells,
@@ -633,9 +681,14 @@ cdef class GridIsotonicStore:
                 self.cs[i] <<= d
         self.q = nq
         c = <int> x + 1
+        self._ec = c
+        self._ey = -1
+        self._edw = <long long> ldexp(w, -nq)
         if self.cw[c] == 0:
             self._set_bit(c)
-        self.cw[c] += <long long> ldexp(w, -nq)
+        elif y == 1.0 or y == 0.0:
+            self._ey = <int> y   # kept locates may apply (_kept_locate)
+        self.cw[c] += self._edw
         self.cs[c] += <long long> ldexp(wy, -nq)
         self.cn[c] += 1
         if d > 0:
