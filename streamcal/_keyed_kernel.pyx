@@ -113,7 +113,9 @@ cdef class KeyedKernel:
         cdef PyObject* found
         cdef LogisticKernel k
         cdef double s, y, ww
-<<<<<<< HEAD
+        # The key check is written again in predict_one, on purpose: a shared
+        # ``cdef inline`` helper is not inlined by gcc (its error path is too big) and
+        # cost ~47 more instructions per predict_one + learn_one pair (callgrind, issue 14).
         cdef bint exact = t is str or t is int  # the common keys skip a call (check_key's fast path)
         if exact and key is self._last_key:  # predict_one(key, ...) then learn_one(key, ...)
             cal = self._last_cal
@@ -125,19 +127,6 @@ cdef class KeyedKernel:
                 self._learn_new(key, score, label, w, exact)
                 return
             cal = <object>found
-=======
-        # The key check is written again in predict_one, on purpose: a shared
-        # ``cdef inline`` helper is not inlined by gcc (its error path is too big) and
-        # cost ~47 more instructions per predict_one + learn_one pair (callgrind, issue 14).
-        if t is not str and t is not int:  # the common keys skip a call (check_key's fast path)
-            key = V.check_key(key, _NAME, "learn_one")
-        items = self._items
-        found = PyDict_GetItem(items, key)  # an OrderedDict is a dict: a plain lookup
-        if found is NULL:
-            self._learn_new(key, score, label, w)
-            return
-        cal = <object>found
->>>>>>> dedupe2
         if self._logistic:
             k = <LogisticKernel?>cal
             s = check_score(score, k._name, "learn_one")
@@ -182,7 +171,7 @@ cdef class KeyedKernel:
         cdef object t = type(key)
         cdef PyObject* found
         cdef LogisticKernel k
-<<<<<<< HEAD
+        # the key check of learn_one, written again on purpose (see there)
         cdef bint exact = t is str or t is int
         if exact and key is self._last_key:
             cal = self._last_cal
@@ -196,20 +185,8 @@ cdef class KeyedKernel:
                 cal = <object>found
                 if exact:  # the learn_one that usually follows needs no lookup
                     self._last_key, self._last_cal = key, cal
-        if cal is not None:
-            pass
-=======
-        # the key check of learn_one, written again on purpose (see there)
-        if t is not str and t is not int:
-            key = V.check_key(key, _NAME, "predict_one")
-        found = PyDict_GetItem(self._items, key)
-        if found is not NULL:
-            cal = <object>found
->>>>>>> dedupe2
-        elif self._fallback is not None:
-            cal = self._fallback
-        else:
-            cal = self._blank
+        if cal is None:
+            cal = self._fallback if self._fallback is not None else self._blank
         if self._logistic:
             k = <LogisticKernel?>cal
             return k.c_predict(check_score(score, k._name, "predict_one"))
