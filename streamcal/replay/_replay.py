@@ -57,8 +57,8 @@ def replay(
         binary log, :class:`streamcal.base.BinaryCalibrator` objects (or anything with
         ``predict_one(score) -> float`` and ``learn_one(score, label)``); for a
         multiclass log, objects with ``predict_one(dict) -> dict`` and
-        ``learn_one(dict, label)`` (streamcal has no multiclass calibrator yet: give an
-        empty dict to score the raw forecasts alone). To checkpoint, each needs
+        ``learn_one(dict, label)`` (:class:`streamcal.base.MulticlassCalibrator`; an
+        empty dict scores the raw forecasts alone). To checkpoint, each needs
         ``to_dict()`` and a class method ``from_dict``.
     metrics
         Metric short names, :class:`streamcal.metrics.base.StreamingMetric` objects
