@@ -31,28 +31,11 @@ pyximport.install(language_level=3, setup_args={"include_dirs": [np.get_include(
 
 from _keyed_floor import Floor
 from _timing import gc_paused, git_commit, interleaved, spread
+from bench_keyed import _run_keyed, _run_plain  # the keyed and unkeyed loops, one home
 
 from streamcal import KeyedCalibrator, OnlinePlatt
 
 _clock = time.process_time
-
-
-def _run_keyed(keyed, events, _):
-    predict, learn = keyed.predict_one, keyed.learn_one
-    t0 = _clock()
-    for k, s, y in events:
-        predict(k, s)
-        learn(k, s, y)
-    return _clock() - t0
-
-
-def _run_plain(cal, events, _):
-    predict, learn = cal.predict_one, cal.learn_one
-    t0 = _clock()
-    for _, s, y in events:
-        predict(s)
-        learn(s, y)
-    return _clock() - t0
 
 
 def _run_lookup(d, events, _):
