@@ -346,25 +346,3 @@ def test_restored_store_predicts_bit_for_bit_with_float_weights(seed):
         assert [copy.predict_step(q) for q in queries] == [store.predict_step(q) for q in queries]
         assert [copy.predict_linear(q) for q in queries] == [store.predict_linear(q) for q in queries]
         assert len(copy) == len(store)
-
-
-@pytest.mark.parametrize("cap", [4, 64])
-def test_bridges_kept_without_exact_coordinates(cap):
-    """Issue 11 (half-life speed): with weights that are not multiples of a common
-    power of two within 53 bits (the forgetting clock's ``w * 2**(t / h)``), a node
-    still keeps its bridge when the tangency tests at its ends hold, decided by the
-    filter or the pure slopes; long runs without ``_check()``, then the oracle. Before,
-    every node on the path descended."""
-    rng = random.Random(cap)
-    store = IsotonicBlockStore(leaf_capacity=cap)
-    live = []
-    for i in range(3_000):
-        x = round(rng.random(), 3) if i % 3 == 0 else rng.random()
-        y = float(rng.random() < x)
-        w = 2.0 ** (i / 100.0)
-        store.predict_step(x)
-        store.add(x, w, y)
-        live.append((x, w, y))
-        if i % 1000 == 999:
-            assert_store_matches(store, live, exact=False)
-    assert store._op_kept > store._op_nodes // 2

@@ -132,7 +132,6 @@ cdef class IsotonicBlockStore:
     cdef public long long _op_moved
     cdef public long long _op_fallback
     cdef public long long _op_reused   # cached locates kept through a change of a child
-    cdef public long long _op_kept     # bridges kept by the check (not found by descent)
     cdef object _live
     cdef long long _clock         # the last node stamp given
     # the change being propagated by _fix_path (see _pav.pyx, "Cache"): its kind

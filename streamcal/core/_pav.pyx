@@ -29,12 +29,10 @@ Algorithms.
 - Update of a cell: O(B) in the leaf (hull recomputed), then the bridge of each of the
   O(log n) ancestors: O(log^2 n) orientation tests per event, amortised (the tree is
   weight-balanced by partial rebuilding, and a leaf is split or merged every Omega(B)
-  updates). A node first checks whether its previous bridge is still the bridge (its
-  keys located in the children's hulls, O(depth + log B), with exact coordinates the
-  off-path child's locate cached; four tangency tests) and descends only if not: the
-  same bridge, the same O(log^2 n) bound. Without exact coordinates (the forgetting
-  clock's weights) the bridge is kept only when the filter or the pure slopes decide
-  all four tests; a test that falls back to range sums leaves it to the descent.
+  updates). With exact coordinates a node first checks whether its previous bridge is
+  still the bridge (its keys located in the children's hulls, O(depth + log B), the
+  off-path child's locate cached; four exact tangency tests) and descends only if
+  not: the same bridge, the same O(log^2 n) bound.
 - Cache: a node keeps its last locate of each bridge key in each child (child's frame).
   It stays right while the child is unchanged, and through one add to the child of a
   label-1 event after the vertex's right neighbour (the points before it keep their
@@ -261,23 +259,16 @@ cdef class IsotonicBlockStore:
         self._op_nodes += 1
 
     cdef bint _bridge_still_valid(self, Node* u):
-        """Is the bridge kept from before the last change of a child still the bridge?
-        Its keys must still be hull vertices of the children (found with their hull
-        neighbours by one descent each, O(depth + log B), or, with exact coordinates,
+        """With exact coordinates: is the bridge kept from before the last change of a
+        child still the bridge? Its keys must still be hull vertices of the children
+        (found with their hull neighbours by one descent each, O(depth + log B), or
         taken from the node's cache of that descent when the child did not change
         since), and the tangency tests at its ends must hold: the left neighbour of a
         strictly above the line ab, the right one on or above, the left neighbour of b
         on or above, the right one strictly above. Exact tests decide the unique bridge
         (leftmost a, rightmost b), so the result is the descent's, bit for bit (exact
         coordinates: sums in any order are the same); if so, the coordinates and vertex
-        counts are refreshed (``_op_kept`` counts these).
-
-        Without exact coordinates both keys are located afresh, the right one in this
-        node's frame, so that the coordinates are summed as the descent sums them, and
-        the bridge is kept only when no test needed the range-sum fallback of
-        :meth:`_vsign`: the filter's and the pure slopes' signs are those of the
-        exact sums, so the ends are then tangent in exact arithmetic; the fallback's
-        tie band (a near tie called a tie) is the descent's to apply."""
+        counts are refreshed."""
         return k_bridge_still_valid(self, u)
 
     cdef bint _cache_survives(self, Node* child, double* c, int fl, Py_ssize_t* rank,

@@ -430,26 +430,9 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
 # IsotonicBlockStore._bridge_still_valid: is the node's previous bridge still its bridge?
 cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u):
     cdef Loc la, lb
-    if not u.bvalid:
+    cdef bint fast
+    if not u.bvalid or not st._exact(u):
         return False
-    if not st._exact(u):
-        # inexact coordinates: a cached or translated locate is not the descent's to
-        # the last bit (other sums, other order), and cached neighbours lack the label
-        # runs (Pt.z, Pt.f) the filtered tests read; so both ends are located afresh,
-        # the right one in this node's frame, summed as the descent sums it
-        u.lcs = 0
-        u.rcs = 0
-        if not _locate(u.left, u.akey, 0.0, 0.0, -INFINITY, -INFINITY, &la):
-            st._op_hull += la.steps
-            return False
-        st._op_hull += la.steps
-        if not _locate(u.right, u.bkey, u.left.W, u.left.S, u.left.zmax, u.left.fmax, &lb):
-            st._op_hull += lb.steps
-            return False
-        st._op_hull += lb.steps
-        u.lrank = la.rle
-        u.rrank = lb.rge
-        return k_bridge_tangent(st, u, &la, &lb)
     if u.lcs != 0 and (u.lcs == u.left.stamp or (
             u.lcs == u.left.ostamp and st._cnode == u.left
             and st._cache_survives(u.left, u.cl, u.lfl, &u.lrank, True))):
@@ -479,15 +462,7 @@ cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u):
         u.rrank = lb.rge
         u.rcs = u.right.stamp
     _loc_shift(&lb, u.left.W, u.left.S, u.left.zmax, u.left.fmax)
-    return k_bridge_tangent(st, u, &la, &lb)
-
-
-# the tail of k_bridge_still_valid: the tangency tests at the located ends, and the
-# bridge kept if they hold
-cdef inline bint k_bridge_tangent(IsotonicBlockStore st, Node* u, Loc* pa, Loc* pb):
-    cdef Loc la = pa[0], lb = pb[0]
-    cdef bint fast = st._fast(u)
-    cdef long long fb0 = st._op_fallback
+    fast = st._fast(u)
     st._op_hull += 1
     if la.has_pred and st._vs(u, fast, la.pred, la.at, la.at, lb.at) <= 0:
         return False
@@ -497,11 +472,6 @@ cdef inline bint k_bridge_tangent(IsotonicBlockStore st, Node* u, Loc* pa, Loc* 
         return False
     if lb.has_succ and st._vs(u, fast, la.at, lb.at, lb.at, lb.succ) <= 0:
         return False
-    if st._op_fallback != fb0:
-        # a test too close to call fell back to the range sums, whose tie band makes
-        # the decision not purely geometric: the descent decides, as it always did
-        return False
-    st._op_kept += 1
     u.ax = la.at.x
     u.ay = la.at.y
     u.akey = la.at.k
