@@ -71,7 +71,7 @@ def _check_bins(owner: str, n_bins, strategy) -> None:
 
 
 
-class _BinSums:
+class BinSums:
     """Per equal-width bin: number of events, total weight, weighted sums of the
     prediction and of the binary outcome. A bin whose count returns to 0 is zeroed
     exactly, so reverting every event leaves no rounding residue."""
@@ -125,9 +125,9 @@ class _BinSums:
                 )
         return tuple(out)
 
-    def merged(self, other: _BinSums) -> _BinSums:
-        """A new ``_BinSums`` with every count and sum of the two added. O(n_bins)."""
-        out = _BinSums(len(self.n))
+    def merged(self, other: BinSums) -> BinSums:
+        """A new ``BinSums`` with every count and sum of the two added. O(n_bins)."""
+        out = BinSums(len(self.n))
         out.count = self.count + other.count
         out.n = _merge.add_lists(self.n, other.n)
         out.w = _merge.add_lists(self.w, other.w)
@@ -144,7 +144,7 @@ class _BinSums:
         }
 
     @classmethod
-    def from_state(cls, state: dict) -> _BinSums:
+    def from_state(cls, state: dict) -> BinSums:
         obj = cls(len(state["n"]))
         obj.n = [int(v) for v in state["n"]]
         obj.w = [float(v) for v in state["w"]]
@@ -374,7 +374,7 @@ class ConfidenceECE(_EqualWidthMetric):
 
     def _reset(self) -> None:
         self._edges = tuple(uniform_edges(self.n_bins))
-        self._sums = _BinSums(self.n_bins)
+        self._sums = BinSums(self.n_bins)
         self._weight = 0.0
         self._n = 0
 
@@ -423,7 +423,7 @@ class ConfidenceECE(_EqualWidthMetric):
     def _set_state(self, state: dict) -> None:
         self._weight = float(state["weight"])
         self._n = int(state["n"])
-        self._sums = _BinSums.from_state(state["bins"])
+        self._sums = BinSums.from_state(state["bins"])
 
     def _check(self) -> None:
         """Assert every invariant of the state."""
@@ -514,7 +514,7 @@ class TopLabelECE(_EqualWidthMetric):
         top, h = top_class(p)
         sums = self._by_class.get(top)
         if sums is None:
-            sums = self._by_class[top] = _BinSums(self.n_bins)
+            sums = self._by_class[top] = BinSums(self.n_bins)
         sums.add(_bin_of(h, self.n_bins, self._edges), w, h, 1.0 if top == y else 0.0)
         self._weight += w
         self._n += 1
@@ -556,7 +556,7 @@ class TopLabelECE(_EqualWidthMetric):
         return {
             "weight": self._weight,
             "n": self._n,
-            "classes": encode_by_class(self._by_class, _BinSums.state),
+            "classes": encode_by_class(self._by_class, BinSums.state),
         }
 
     _merge_refusal = None
@@ -566,7 +566,7 @@ class TopLabelECE(_EqualWidthMetric):
         first prediction: ``self``'s, then ``other``'s new ones). O(classes x
         n_bins)."""
         new = self.clone()
-        new._by_class = _merged_by_class(self._by_class, other._by_class, _BinSums.merged)
+        new._by_class = _merged_by_class(self._by_class, other._by_class, BinSums.merged)
         new._weight = self._weight + other._weight
         new._n = self._n + other._n
         return new
@@ -574,7 +574,7 @@ class TopLabelECE(_EqualWidthMetric):
     def _set_state(self, state: dict) -> None:
         self._weight = float(state["weight"])
         self._n = int(state["n"])
-        self._by_class = decode_by_class(state["classes"], _BinSums.from_state, {})
+        self._by_class = decode_by_class(state["classes"], BinSums.from_state, {})
 
     def _check(self) -> None:
         """Assert every invariant of the state."""
@@ -684,7 +684,7 @@ class ClasswiseECE(ClassCounts, _EqualWidthMetric):
         for c, pc, yc in self._touches(y, p):
             sums = by_class.get(c)
             if sums is None:
-                sums = by_class[c] = _BinSums(n_bins)
+                sums = by_class[c] = BinSums(n_bins)
             sums.add(_bin_of(pc, n_bins, edges), w, pc, yc)
         self._weight += w
         self._n += 1
@@ -754,7 +754,7 @@ class ClasswiseECE(ClassCounts, _EqualWidthMetric):
             "weight": self._weight,
             "n": self._n,
             "refs": encode_by_class(self._refs, int),
-            "classes": encode_by_class(self._by_class, _BinSums.state),
+            "classes": encode_by_class(self._by_class, BinSums.state),
         }
 
     _merge_refusal = None
@@ -765,7 +765,7 @@ class ClasswiseECE(ClassCounts, _EqualWidthMetric):
         new ones). O(classes x n_bins)."""
         new = self.clone()
         new._refs = _merged_by_class(self._refs, other._refs, operator.add)
-        new._by_class = _merged_by_class(self._by_class, other._by_class, _BinSums.merged)
+        new._by_class = _merged_by_class(self._by_class, other._by_class, BinSums.merged)
         new._weight = self._weight + other._weight
         new._n = self._n + other._n
         return new
@@ -775,7 +775,7 @@ class ClasswiseECE(ClassCounts, _EqualWidthMetric):
         self._n = int(state["n"])
         memo: dict = {}
         self._refs = decode_by_class(state["refs"], int, memo)
-        self._by_class = decode_by_class(state["classes"], _BinSums.from_state, memo)
+        self._by_class = decode_by_class(state["classes"], BinSums.from_state, memo)
 
     def _check(self) -> None:
         """Assert every invariant of the state."""

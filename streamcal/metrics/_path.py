@@ -12,7 +12,7 @@ from streamcal._classes import decode_by_class, decode_label, encode_by_class
 from streamcal.core.bins import uniform_bin as _bin_of
 from streamcal.core.bins import uniform_edges
 from streamcal.metrics._binned import _check_n_bins
-from streamcal.metrics._multiclass import _BinSums
+from streamcal.metrics._multiclass import BinSums
 from streamcal.metrics.base import StreamingMetric
 
 __all__ = ["PathECE"]
@@ -102,7 +102,7 @@ class PathECE(StreamingMetric):
 
     def _reset(self) -> None:
         self._edges = tuple(uniform_edges(self.n_bins))
-        self._by_node: dict = {}  # predicted node -> [_BinSums per node of its path]
+        self._by_node: dict = {}  # predicted node -> [BinSums per node of its path]
         self._weight = 0.0
         self._n = 0
 
@@ -127,7 +127,7 @@ class PathECE(StreamingMetric):
         V.check_weight_room(w, self._weight, self._weight_capacity, type(self).__name__, "update")
         sums = self._by_node.get(c)
         if sums is None:  # keyed by the taxonomy's own object of the node
-            sums = self._by_node[path[-1]] = [_BinSums(self.n_bins) for _ in path]
+            sums = self._by_node[path[-1]] = [BinSums(self.n_bins) for _ in path]
         below = set(self._tax.paths[y])
         n, edges = self.n_bins, self._edges
         for node, p, s in zip(path, probs, sums):
@@ -197,7 +197,7 @@ class PathECE(StreamingMetric):
                 new._by_node[c] = [x.merged(y) for x, y in zip(a, b)]
             else:
                 one = a if a is not None else b
-                new._by_node[c] = [x.merged(_BinSums(self.n_bins)) for x in one]
+                new._by_node[c] = [x.merged(BinSums(self.n_bins)) for x in one]
         new._weight = self._weight + other._weight
         new._n = self._n + other._n
         return new
@@ -243,7 +243,7 @@ class PathECE(StreamingMetric):
         self._weight = float(state["weight"])
         self._n = int(state["n"])
         paths = self._tax.paths
-        by_node = decode_by_class(state["nodes"], lambda sums: [_BinSums.from_state(s) for s in sums], {})
+        by_node = decode_by_class(state["nodes"], lambda sums: [BinSums.from_state(s) for s in sums], {})
         self._by_node = {paths[c][-1]: sums for c, sums in by_node.items()}
 
     def _check(self) -> None:
