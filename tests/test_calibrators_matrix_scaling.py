@@ -339,33 +339,3 @@ def test_logits_near_the_float_range_leave_the_stream_uncalibrated_not_broken(kl
     assert all(math.isfinite(p) for p in out.values()) and math.isclose(sum(out.values()), 1.0)
     W, b = fit_matrix_scaling([[1e300, 0.0], [0.0, 1.0]], [1, 0])
     assert np.isfinite(W).all() and np.isfinite(b).all()
-
-
-def test_newton_stops_when_the_decrement_stalls_on_an_ill_conditioned_window(monkeypatch):
-    """Naive-Bayes-like forecasts (three quarters of the log-probabilities at
-    log(P_FLOOR)): the Hessian is ill-conditioned, the decrement stalls at the rounding
-    level (about 1e-25) while steps in the flat directions stay above the step test.
-    Newton must stop there, not run all _MAX_ITER iterations (it used to: 3 s a refit),
-    and the fit must still be the optimum: the gradient of the penalised NLL is ~0."""
-    from streamcal.core import matrix_scaling as M
-
-    rng = np.random.default_rng(0)
-    n, K = 2000, 7
-    y = rng.integers(0, K, n)
-    z = rng.normal(0.0, 1.0, (n, K))
-    z[np.arange(n), y] += 2.0
-    P = np.exp(40.0 * z)
-    P /= P.sum(axis=1, keepdims=True)
-    assert np.mean(M.features(P) <= math.log(M.P_FLOOR) + 1e-9) > 0.7
-    calls = []
-    derivatives = M._Objective.derivatives
-
-    def counted(self, theta):
-        g, H = derivatives(self, theta)
-        calls.append(float(np.abs(g).max()))
-        return g, H
-
-    monkeypatch.setattr(M._Objective, "derivatives", counted)
-    M.fit_dirichlet(P, y)
-    assert len(calls) < 40 < M._MAX_ITER
-    assert calls[-1] <= 1e-8 * max(calls[0], 1.0)  # stopped at the optimum

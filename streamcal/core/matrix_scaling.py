@@ -40,8 +40,6 @@ minimiser to machine precision.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 __all__ = [
@@ -208,12 +206,8 @@ def _minimise(obj: _Objective, theta: np.ndarray) -> np.ndarray:
     """Newton's method from ``theta``, to machine precision: backtracking (Armijo)
     while the Newton decrement is large; full steps once it is below 1e-12 (the
     quadratic region, where rounding would spoil the Armijo test), until a step is at
-    the rounding level of ``theta`` or the decrement stops falling (at least halving
-    each full step while convergence is quadratic; on an ill-conditioned Hessian,
-    features at ``log(P_FLOOR)``, it stalls at the rounding level while the steps in
-    the flat directions stay above the step test)."""
+    the rounding level of ``theta``."""
     f = obj.value(theta)
-    last_full = math.inf  # the decrement of the latest full step
     for _ in range(_MAX_ITER):
         g, H = obj.derivatives(theta)
         try:
@@ -231,9 +225,6 @@ def _minimise(obj: _Objective, theta: np.ndarray) -> np.ndarray:
             theta = theta + step
             if np.max(np.abs(step)) <= 1e-14 * (1.0 + np.max(np.abs(theta))):
                 break
-            if decrement > 0.5 * last_full:  # no longer quadratic: rounding level
-                break
-            last_full = decrement
             continue
         t = 1.0
         while True:
