@@ -391,7 +391,10 @@ def _csv_text(events, crlf=False, sep=","):
 
 @pytest.mark.parametrize(
     "variant",
-    ["plain", "crlf", "tsv", "gz", "no_final_newline", "bad_row_late", "quoted", "blank_line", "bom"],
+    [
+        "plain", "crlf", "tsv", "gz", "no_final_newline", "bad_row_late", "quoted", "blank_line",
+        "bom", "word_labels", "bad_digit_label", "empty_label", "two_digit_label",
+    ],
 )
 def test_plain_blocks_equal_the_row_reader(variant, tmp_path, monkeypatch):
     """The pyarrow block reader gives the row reader's results, errors, line numbers and
@@ -421,6 +424,22 @@ def test_plain_blocks_equal_the_row_reader(variant, tmp_path, monkeypatch):
         text = "\n".join(lines)
     elif variant == "bom":
         text = "\ufeff" + text
+    elif variant == "word_labels":  # other text forms in some blocks: the slow label path
+        words = {"0": ["false", "0.0", "FALSE"], "1": ["true", "1.0", "TRUE"]}
+        for k in range(1, len(lines) - 1, 7):
+            score, label = lines[k].split(",")
+            lines[k] = f"{score},{words[label][k % 3]}"
+        text = "\n".join(lines)
+    elif variant == "bad_digit_label":  # one byte, but not a label
+        lines[2000] = "0.3,2"
+        text = "\n".join(lines)
+    elif variant == "empty_label":
+        lines[900] = "0.3,"
+        text = "\n".join(lines)
+    elif variant == "two_digit_label":  # lengths 0 and 2 in one block: n bytes in all
+        lines[1500] = "0.3,"
+        lines[1501] = "0.4,10"
+        text = "\n".join(lines)
     name = "log.tsv" if variant == "tsv" else "log.csv"
     path = tmp_path / (name + (".gz" if variant == "gz" else ""))
     if variant == "gz":
@@ -463,11 +482,42 @@ def test_plain_blocks_equal_the_row_reader(variant, tmp_path, monkeypatch):
     assert fast == rows
     assert fast_ckpts == row_ckpts
     errors = fast["result"]["errors"]
+    bad_lines = {
+        "bad_row_late": [2501], "bad_digit_label": [2001], "empty_label": [901],
+        "two_digit_label": [1501, 1502],
+    }.get(variant, [])
+    assert [line for line, _ in errors] == bad_lines
     if variant == "bad_row_late":
-        assert [line for line, _ in errors] == [2501] and "maybe" in errors[0][1]
+        assert "maybe" in errors[0][1]
+    n_bad = len(bad_lines) + (variant == "blank_line")
+    assert fast["result"]["n_events"] == 3000 - n_bad
+
+
+def test_digit_labels_are_read_without_pyarrow_compute(monkeypatch):
+    """A label column of "0" and "1" is decoded from its buffers (sliced and chunked
+    arrays too); any other text goes through pyarrow.compute, and a text that is no
+    label gives None."""
+    pa = pytest.importorskip("pyarrow")
+    import sys
+
+    from streamcal.replay import _fastcsv
+
+    labels = ["0", "1", "1", "0", "1"]
+    column = pa.chunked_array([pa.array(labels[:2]), pa.array(labels)[1:]])
+    real = sys.modules.get("pyarrow.compute")
+    monkeypatch.setitem(sys.modules, "pyarrow.compute", None)  # importing it now fails
+    assert _fastcsv.text_label_values(column, pa).tolist() == [0.0, 1.0, 1.0, 1.0, 0.0, 1.0]
+    with pytest.raises(ImportError):
+        _fastcsv.text_label_values(pa.array(["1", "true"]), pa)
+    if real is None:
+        monkeypatch.delitem(sys.modules, "pyarrow.compute")
     else:
-        assert errors == []
-    assert fast["result"]["n_events"] == 3000 - (variant in ("bad_row_late", "blank_line"))
+        monkeypatch.setitem(sys.modules, "pyarrow.compute", real)
+    assert _fastcsv.text_label_values(pa.array(["1", "true", "0.0", "FALSE"]), pa).tolist() == [
+        1.0, 1.0, 0.0, 0.0,
+    ]
+    for bad in (["1", "2"], ["1", ""], ["", "10"], ["0", None]):
+        assert _fastcsv.text_label_values(pa.array(bad, pa.string()), pa) is None
 
 
 def test_plain_blocks_resume_from_a_checkpoint_written_by_the_row_reader(tmp_path, monkeypatch):

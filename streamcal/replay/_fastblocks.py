@@ -40,18 +40,13 @@ import numpy as np
 from streamcal.replay import _fastcsv
 from streamcal.replay._checkpoint import RowFingerprint
 from streamcal.replay._readers import DAMAGED_COMPRESSED, jsonl_row
-from streamcal.replay._rows import BINARY_LABELS
 
 __all__ = ["open_fast_blocks"]
 
 #: Parquet rows per batch.
 BATCH_ROWS = 65536
 
-_TEXT_LABELS = [k for k in BINARY_LABELS if isinstance(k, str)]
-_TEXT_VALUES = np.array([BINARY_LABELS[k] for k in _TEXT_LABELS], dtype=np.float64)
-
-
-def _labels(column, pa, pc):
+def _labels(column, pa):
     """The labels of an arrow column as float64 0/1, or None when one is not a plain
     binary label (or the column's type is not one the row reader reads alike)."""
     if column.null_count:
@@ -65,10 +60,7 @@ def _labels(column, pa, pc):
             return None
         return values
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        codes = pc.index_in(column, value_set=_fastcsv.string_array(pa, _TEXT_LABELS))
-        if codes.null_count:
-            return None
-        return _TEXT_VALUES[codes.to_numpy(zero_copy_only=False)]
+        return _fastcsv.text_label_values(column, pa)
     return None
 
 
@@ -118,10 +110,9 @@ class FastJsonl:
 
     def __init__(self, path: str, score, label):
         import pyarrow as pa
-        import pyarrow.compute as pc
         import pyarrow.json as pj
 
-        self._pa, self._pc, self._pj = pa, pc, pj
+        self._pa, self._pj = pa, pj
         self.score, self.label = score, label
         self.rows_read = 0
         self.done = False
@@ -223,7 +214,7 @@ class FastJsonl:
         if table is None or table.num_rows != n_lines:
             return None
         scores = _scores(table.column(self.score), pa)
-        labels = _labels(table.column(self.label), pa, self._pc)
+        labels = _labels(table.column(self.label), pa)
         if scores is None or labels is None:
             return None
         first = self._next_line
@@ -244,10 +235,9 @@ class FastParquet:
 
     def __init__(self, path: str, score, label):
         import pyarrow as pa
-        import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
-        self._pa, self._pc = pa, pc
+        self._pa = pa
         self._pf = pq.ParquetFile(path)
         self.score, self.label = score, label
         self.rows_read = 0
@@ -261,7 +251,7 @@ class FastParquet:
         for batch in self._pf.iter_batches(batch_size=BATCH_ROWS):
             first = self.rows_read
             scores = _scores(batch.column(self.score), pa)
-            labels = None if scores is None else _labels(batch.column(self.label), pa, self._pc)
+            labels = None if scores is None else _labels(batch.column(self.label), pa)
             if labels is None:
                 rows = list(zip(*(column.to_pylist() for column in batch.columns)))
                 chunk = fallback(rows, list(range(first, first + len(rows))))
