@@ -93,6 +93,16 @@ cdef class KeyedKernel:
         self._items = None if store is None else store.items
         self._last_key = self._last_cal = self._mru = None
 
+    def _check_cache(self):
+        """Assert that the lookup cache agrees with the store: the cached key's entry is
+        the cached calibrator, and the most recently used one is the last entry."""
+        items = self._items
+        assert items is (None if self._store_obj is None else self._store_obj.items), "items"
+        if self._last_key is not None:
+            assert items.get(self._last_key) is self._last_cal, "cached calibrator"
+        if self._mru is not None:
+            assert len(items) and next(reversed(items.values())) is self._mru, "most recent"
+
     def learn_one(self, key, score, label, w=1.0):
         """Update the calibrator of ``key`` (created on its first event), and the
         fallback. O(1) plus the calibrators' ``learn_one``.

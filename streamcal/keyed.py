@@ -9,6 +9,8 @@ number of keys is reached. The keyed drift monitor is
 
 from __future__ import annotations
 
+import copy
+
 import types
 import typing
 
@@ -155,6 +157,29 @@ class KeyedCalibrator(KeyedKernel, _snapshot.Snapshot, river_base.Base):
         if self._blank is None:
             self._blank = self._spawn()
         self._logistic = compiled_logistic(self.calibrator)
+
+    def __copy__(self):
+        # A shallow copy would share the store of keys with this object while each kept
+        # its own lookup cache: one could then learn on a calibrator the other evicted.
+        # copy.copy gives an independent copy, as clone(include_attributes) would.
+        return copy.deepcopy(self)
+
+    def _check(self) -> None:
+        """Assert the invariants: at most ``max_keys`` keys, every calibrator (and the
+        fallback) of the template's class and valid by its own ``_check``, a
+        non-negative eviction count, and a lookup cache that agrees with the store."""
+        template = type(self.calibrator)
+        items = self._store.items
+        assert self.max_keys is None or len(items) <= self.max_keys, "max_keys"
+        assert self.n_evicted >= 0, "n_evicted"
+        others = [] if self._fallback is None else [self._fallback]
+        for cal in [*items.values(), *others]:
+            assert type(cal) is template, "calibrator class"
+            check = getattr(cal, "_check", None)
+            if check is not None:
+                check()
+        assert (self._fallback is not None) == self.fallback, "fallback"
+        self._check_cache()
 
     def _reset(self) -> None:
         self._spawn = Spawner(self.calibrator)

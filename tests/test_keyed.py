@@ -262,6 +262,27 @@ def test_pickle_copy_and_restore_carry_the_compiled_fields(template):
             assert c.n_evicted == keyed.n_evicted
 
 
+@pytest.mark.parametrize("template", [OnlinePlatt(), OnlineIsotonic()])
+def test_shallow_copy_is_independent_of_the_original(template):
+    """copy.copy shares nothing: each copy's lookup cache refers to its own store, so
+    an eviction in one never leaves the other learning on an evicted calibrator."""
+    keyed = KeyedCalibrator(template, max_keys=1)
+    key = "a"
+    keyed.predict_one(key, 0.3)
+    keyed.learn_one(key, 0.3, 1)  # the cache now holds "a"
+    twin = copy.copy(keyed)
+    reference = copy.deepcopy(keyed)
+    assert twin._store is not keyed._store
+    twin.learn_one("b", 0.6, 0)  # evicts "a" from the twin only
+    keyed.learn_one(key, 0.8, 0)
+    reference.learn_one(key, 0.8, 0)
+    for obj in (keyed, twin, reference):
+        obj._check()
+    assert list(keyed.calibrators) == ["a"] and list(twin.calibrators) == ["b"]
+    assert keyed.to_dict() == reference.to_dict()
+    assert keyed.calibrators[key].predict_one(0.5) == reference.calibrators[key].predict_one(0.5)
+
+
 def test_unpickles_a_state_written_before_the_compiled_path():
     # pickles of the pure-Python KeyedCalibrator held every field in __dict__
     keyed = KeyedCalibrator(OnlinePlatt(), max_keys=2, fallback=True)

@@ -164,13 +164,14 @@ def check_learn_one_returns_none(keyed) -> None:
 def check_matches_independent_calibrators(keyed, seeds=range(3)) -> None:
     """After every event, the predictions for every key (seen, evicted or never seen)
     equal those of :class:`LRUOracle`, and so do the keys, their recency order and
-    ``n_evicted``."""
+    ``n_evicted``; ``_check()`` holds after every event and every read."""
     for seed in seeds:
         k = keyed.clone()
         oracle = LRUOracle(keyed.calibrator, keyed.max_keys, keyed.fallback)
         for i, (key, x, y, w) in enumerate(yield_keyed_stream(k, 150, seed)):
             k.learn_one(key, x, y, w)
             oracle.learn_one(key, x, y, w)
+            k._check()
             assert list(k.calibrators) == oracle.order, (
                 f"seed {seed}, event {i}: keys {list(k.calibrators)}, expected {oracle.order}"
             )
@@ -179,6 +180,7 @@ def check_matches_independent_calibrators(keyed, seeds=range(3)) -> None:
                 assert _predictions(k) == _predictions(oracle), (
                     f"seed {seed}, event {i}: predictions differ from independent calibrators"
                 )
+                k._check()  # the lookups of predict_one moved the cache
         assert _predictions(k) == _predictions(oracle)
 
 
