@@ -26,6 +26,11 @@ after ``n - tail`` events of a stream, over the last ``tail`` events (one
 - ``tree``: the tree's counted steps per event over the same events (``_op_hull``:
   leaf cells scanned plus descent steps), for scale.
 
+``--check N`` first tests the rule on N random events over small grids (leaf capacity 4,
+weights 0.5, 1 and 2, labels 0 or 1): whenever the one-sided check and the two merge
+tests pass, the hull's vertices must not change, and the other side of the block must
+never hold a point below the new chord. It prints the counts and fails on a miss.
+
 Streams as ``bench_isotonic_streams.py``: Beta(2, 2) scores with labels
 Bernoulli(sigmoid(2 logit s)) (``random``), labels Bernoulli(0.5) (``independent``),
 1% positives (``rare``).
@@ -39,6 +44,7 @@ import bisect
 import numpy as np
 
 from streamcal import OnlineIsotonic
+from streamcal.core._grid_pav import GridIsotonicStore
 
 RES = 1e-4
 
@@ -94,12 +100,71 @@ def measure(kind: str, n: int, tail: int) -> dict:
     }
 
 
+def check_rule(n_events: int, seed: int = 3) -> None:
+    """The block array's fast-path rule against the store's own hull, on small grids."""
+    rng = np.random.default_rng(seed)
+    kept = changed = events = 0
+    while events < n_events:
+        K = int(rng.integers(3, 60))
+        st = GridIsotonicStore(K, leaf_capacity=4)
+        f = rng.random()
+        for _ in range(400):
+            x = int(rng.integers(0, K))
+            y = float(rng.random() < f)
+            w = float(rng.choice([0.5, 1.0, 2.0]))
+            xs, ws, ss, _ = st.cells()
+            hull = st.hull()
+            cells = [h[0] for h in hull]
+            c = x + 1
+            fast = False
+            if x in set(xs.tolist()):
+                j = bisect.bisect_left(cells, c)
+                (ka, wa, sa), (kb, wb, sb) = hull[j - 1], hull[j]
+                inside = (xs + 1 > ka) & (xs + 1 <= kb)
+                # hull units per unit of weight; every sum here is a small dyadic number,
+                # so the float arithmetic below is exact
+                unit = (wb - wa) / float(np.sum(ws[inside]))
+                dw, ds = w * unit, w * y * unit
+                W2, S2 = wb - wa + dw, sb - sa + ds  # the block's new sums
+                up, down = y * (wb - wa) > sb - sa, y * (wb - wa) < sb - sa
+                fast = True
+                pw = ps = 0.0
+                for k, wk, sk in zip(xs[inside] + 1, ws[inside], ss[inside]):
+                    if k == kb:
+                        break
+                    pw += wk * unit + (dw if k == c else 0.0)
+                    ps += sk * unit + (ds if k == c else 0.0)
+                    below = ps * W2 - S2 * pw < 0  # an interior point below the new chord
+                    if (up and k < c) or (down and k >= c):
+                        fast = fast and not below
+                    elif below:
+                        raise AssertionError("a point below the chord on the side not checked")
+                if j >= 2:
+                    _, wp, sp = hull[j - 2]
+                    fast = fast and (sa - sp) * W2 < S2 * (wa - wp)
+                if j + 1 < len(hull):
+                    _, wn, sn = hull[j + 1]
+                    fast = fast and S2 * (wn - wb) < (sn - sb) * W2
+            st.add(x, w, y)
+            moved = [h[0] for h in st.hull()] != cells
+            if fast and moved:
+                raise AssertionError("the fast-path rule passed but the blocks changed")
+            kept += fast
+            changed += moved
+            events += 1
+    print(f"rule checked on {events:,} events: {kept:,} passed it (blocks unchanged), "
+          f"{changed:,} changed the blocks, no miss")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=1_000_000, help="events of each stream")
     p.add_argument("--tail", type=int, default=20_000, help="last events measured")
     p.add_argument("--streams", default="random,independent,rare")
+    p.add_argument("--check", type=int, default=0, help="first check the rule on N events")
     args = p.parse_args()
+    if args.check:
+        check_rule(args.check)
     print(f"resolution={RES}, {args.n:,} events, the last {args.tail:,} measured")
     print("stream        blocks  changed  scan mean  scan p99  block mean  tree steps")
     for kind in args.streams.split(","):
