@@ -12,6 +12,19 @@ cdef struct GV:
     int k                         # cell index (0: the sentinel, grid key k - 1)
 
 
+# one side of a bridge descent (GridIsotonicStore._bridge): its node (a leaf when >= P),
+# frame offset, and in a leaf the vertex range [lo, hi) (base: the leaf's first slot) and
+# the middle index m of the edge tested
+cdef struct GSide:
+    int n
+    long long ox
+    long long oy
+    int base
+    int lo
+    int hi
+    int m
+
+
 # one node of the implicit tree (64 bytes: one cache line)
 cdef struct GNode:
     long long tw                  # totals of the subtree's cells
@@ -82,6 +95,9 @@ cdef class GridIsotonicStore:
     cdef bint _kept_locate(self, long long* out, int fl, int* ks) noexcept
     cdef bint _still_valid(self, int u, int side) noexcept
     cdef int _enter(self, int v) noexcept
+    cdef void _side_enter(self, GSide* s, int v) noexcept
+    cdef bint _side_points(self, GSide* s, GV* a, GV* b) noexcept
+    cdef void _side_go(self, GSide* s, bint right) noexcept
     cdef void _bridge(self, int u) noexcept
     cdef void _build_all(self) noexcept
     cdef void _set_bit(self, int i) noexcept

@@ -404,61 +404,78 @@ cdef class GridIsotonicStore:
                 break
         return v
 
+    cdef inline void _side_enter(self, GSide* s, int v) noexcept:
+        """Point side ``s`` of a bridge descent at the hull of node ``v`` (its frame
+        offset already in ``s``): the node whose hull it is, and a leaf's vertex range."""
+        s.n = self._enter(v)
+        if s.n >= self.P:
+            s.base = (s.n - self.P) * self.leaf_capacity
+            s.lo = 0
+            s.hi = self.nh[s.n - self.P]
+
+    cdef inline bint _side_points(self, GSide* s, GV* a, GV* b) noexcept:
+        """The edge ``a b`` that side ``s`` of a bridge descent tests next: its node's
+        bridge, or the middle edge of its leaf's vertex range. True when that range is
+        down to one vertex (``a`` alone; ``b`` not written)."""
+        cdef int i
+        if s.n >= self.P:
+            if s.hi - s.lo == 1:
+                s.m = s.lo + 1
+                i = s.base + s.lo
+                a.x = self.hx[i] + s.ox
+                a.y = self.hy[i] + s.oy
+                a.k = self.hk[i]
+                return True
+            s.m = (s.lo + s.hi) >> 1
+            i = s.base + s.m
+            a.x = self.hx[i - 1] + s.ox
+            a.y = self.hy[i - 1] + s.oy
+            a.k = self.hk[i - 1]
+            b.x = self.hx[i] + s.ox
+            b.y = self.hy[i] + s.oy
+            b.k = self.hk[i]
+            return False
+        a.x = self.nd[s.n].ax + s.ox
+        a.y = self.nd[s.n].ay + s.oy
+        a.k = self.nd[s.n].ak
+        b.x = self.nd[s.n].bx + s.ox
+        b.y = self.nd[s.n].by + s.oy
+        b.k = self.nd[s.n].bk
+        return False
+
+    cdef inline void _side_go(self, GSide* s, bint right) noexcept:
+        """Move side ``s`` of a bridge descent to the part of its hull left of the edge
+        it tested (its first end kept) or right of it (its second end kept)."""
+        if s.n >= self.P:
+            if right:
+                s.lo = s.m
+            else:
+                s.hi = s.m
+        elif right:
+            s.ox += self.nd[2 * s.n].tw
+            s.oy += self.nd[2 * s.n].ts
+            self._side_enter(s, 2 * s.n + 1)
+        else:
+            self._side_enter(s, 2 * s.n)
+
     cdef void _bridge(self, int u) noexcept:
         """Bridge of the children's hulls by simultaneous descent (the general store's
         case analysis, exact). At most 2 (h + log2 B) + 2 steps."""
-        cdef int P = self.P, B = self.leaf_capacity
-        cdef int ln = self._enter(2 * u), rn = self._enter(2 * u + 1)
-        cdef long long lox = 0, loy = 0, rox = self.nd[2 * u].tw, roy = self.nd[2 * u].ts
-        cdef long long xs = rox
-        cdef int llo = 0, lhi = 0, rlo = 0, rhi = 0, lm = 0, rm = 0, lb = 0, rb = 0
-        cdef bint lpt, rpt, lleaf, rleaf
+        cdef GSide L, R
+        cdef long long xs = self.nd[2 * u].tw
+        cdef bint lpt, rpt
         cdef int go   # 0: left side left, 1: left side right, 2: right side left, 3: right side right
         cdef GV a, b, c, d
-        if ln >= P:
-            lb = (ln - P) * B
-            lhi = self.nh[ln - P]
-        if rn >= P:
-            rb = (rn - P) * B
-            rhi = self.nh[rn - P]
+        L.ox = 0
+        L.oy = 0
+        R.ox = xs
+        R.oy = self.nd[2 * u].ts
+        self._side_enter(&L, 2 * u)
+        self._side_enter(&R, 2 * u + 1)
         while True:
             self._op_hull += 1
-            lleaf = ln >= P
-            rleaf = rn >= P
-            lpt = lleaf and lhi - llo == 1
-            rpt = rleaf and rhi - rlo == 1
-            if lleaf:
-                lm = llo + 1 if lpt else (llo + lhi) >> 1
-                a.x = self.hx[lb + lm - 1] + lox
-                a.y = self.hy[lb + lm - 1] + loy
-                a.k = self.hk[lb + lm - 1]
-                if not lpt:
-                    b.x = self.hx[lb + lm] + lox
-                    b.y = self.hy[lb + lm] + loy
-                    b.k = self.hk[lb + lm]
-            else:
-                a.x = self.nd[ln].ax + lox
-                a.y = self.nd[ln].ay + loy
-                a.k = self.nd[ln].ak
-                b.x = self.nd[ln].bx + lox
-                b.y = self.nd[ln].by + loy
-                b.k = self.nd[ln].bk
-            if rleaf:
-                rm = rlo + 1 if rpt else (rlo + rhi) >> 1
-                c.x = self.hx[rb + rm - 1] + rox
-                c.y = self.hy[rb + rm - 1] + roy
-                c.k = self.hk[rb + rm - 1]
-                if not rpt:
-                    d.x = self.hx[rb + rm] + rox
-                    d.y = self.hy[rb + rm] + roy
-                    d.k = self.hk[rb + rm]
-            else:
-                c.x = self.nd[rn].ax + rox
-                c.y = self.nd[rn].ay + roy
-                c.k = self.nd[rn].ak
-                d.x = self.nd[rn].bx + rox
-                d.y = self.nd[rn].by + roy
-                d.k = self.nd[rn].bk
+            lpt = self._side_points(&L, &a, &b)
+            rpt = self._side_points(&R, &c, &d)
             if lpt and rpt:
                 break
             if lpt:
@@ -477,46 +494,10 @@ cdef class GridIsotonicStore:
                 go = 1   # the left end >= b
             else:
                 go = 2   # the right end <= c
-            if go == 0:
-                if lleaf:
-                    lhi = lm
-                else:
-                    ln = self._enter(2 * ln)
-                    if ln >= P:
-                        lb = (ln - P) * B
-                        llo = 0
-                        lhi = self.nh[ln - P]
-            elif go == 1:
-                if lleaf:
-                    llo = lm
-                else:
-                    lox += self.nd[2 * ln].tw
-                    loy += self.nd[2 * ln].ts
-                    ln = self._enter(2 * ln + 1)
-                    if ln >= P:
-                        lb = (ln - P) * B
-                        llo = 0
-                        lhi = self.nh[ln - P]
-            elif go == 2:
-                if rleaf:
-                    rhi = rm
-                else:
-                    rn = self._enter(2 * rn)
-                    if rn >= P:
-                        rb = (rn - P) * B
-                        rlo = 0
-                        rhi = self.nh[rn - P]
+            if go < 2:
+                self._side_go(&L, go == 1)
             else:
-                if rleaf:
-                    rlo = rm
-                else:
-                    rox += self.nd[2 * rn].tw
-                    roy += self.nd[2 * rn].ts
-                    rn = self._enter(2 * rn + 1)
-                    if rn >= P:
-                        rb = (rn - P) * B
-                        rlo = 0
-                        rhi = self.nh[rn - P]
+                self._side_go(&R, go == 3)
         self.nd[u].ax = a.x
         self.nd[u].ay = a.y
         self.nd[u].ak = a.k
