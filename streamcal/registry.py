@@ -51,9 +51,9 @@ multiclass name       object built
 (:mod:`streamcal.core.prior`), not the exact fit ``OnlineIsotonic()``: over the exact
 fit a pure block makes a class certain or impossible, and on the streams of
 ``simulations/multiclass_compare.py`` the observed class got probability 0 on 2 to 40
-scored events per stream. Every strength from 0.5 to 8 gave none there, and a lower
-log loss on every stream; the strengths are those of the lowest mean log loss over the
-five streams (class-wise: 0.5; top-label: 2, within 0.0003 of 4's;
+scored events per stream. Every strength from 0.5 to 8 gave none there; the
+strengths are those of the lowest mean log loss over the five streams, each lower than
+the exact fit's on every stream (class-wise: 0.5; top-label: 2, within 0.0003 of 4's;
 ``simulations/priors_multiclass.py``, table in ``simulations/README.md``). A class-wise
 calibrator sees every event, a top-label one only those where its class is on top, so
 the first needs the lighter prior. The binary calibrator is given by its spec:

@@ -320,7 +320,7 @@ class MulticlassIRP(_RefitMulticlass):
         probability exactly 0 to every class a region never saw; default 1 (the
         lowest mean negative log-likelihood of the strengths 0 to 8 on Covertype and
         on the streams of ``simulations/multiclass_compare.py``, where the paper's fit
-        gave the observed class probability 0 on 7 to 20 events per stream;
+        gave the observed class probability 0 on 7 to 16 events per stream;
         ``simulations/priors_multiclass.py``).
     grid_size
         ``m`` of the candidate split points ``z / m`` (see

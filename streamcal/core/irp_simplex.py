@@ -436,11 +436,15 @@ class _SimplexSplitter:
         return posterior_mean(S, W, self.prior, 1.0 / self.K)
 
     def _node(self, W, S, parent):
-        r = self._read(S, W) if W > 0 else None
-        self.raw.append(r if W > 0 else self.raw[parent])
+        if W > 0:
+            r = self._read(S, W)
+            self.raw.append(r)
+            self.val.append(_smooth(r, self.lam, self.K))
+        else:  # an empty sub-region: the value of the region it was cut from
+            self.raw.append(self.raw[parent])
+            self.val.append(self.val[parent])
         self.gamma.append(None)
         self.children.append(None)
-        self.val.append(_smooth(r, self.lam, self.K) if W > 0 else self.val[parent])
         self.wt.append(float(W))
         self.step.append(-1)
         return len(self.val) - 1
@@ -810,6 +814,13 @@ def fit_multiclass_irp(
     >>> fit = fit_multiclass_irp(P, [0, 0, 1, 0, 2], grid_size=10)
     >>> fit.n_bins, fit.predict([[0.1, 0.2, 0.7]]).round(3).tolist()
     (3, [[0.0, 0.0, 1.0]])
+
+    Under the prior, the region of the one event of class 2 is valued
+    ``(S + 1/3) / (1 + 1)``, not certain:
+
+    >>> fit = fit_multiclass_irp(P, [0, 0, 1, 0, 2], grid_size=10, prior_strength=1)
+    >>> fit.n_bins, fit.predict([[0.1, 0.2, 0.7]]).round(3).tolist()
+    (3, [[0.167, 0.167, 0.667]])
 
     """
     args = (probs, labels, weights, max_bins, smoothing, grid_size)

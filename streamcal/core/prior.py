@@ -84,7 +84,7 @@ Newark, JFK and LaGuardia (rain in about 7% of hours):
 - ``MulticlassIRP`` defaults to ``a = 1``: the lowest mean negative log-likelihood of
   the strengths 0 to 8 on Covertype (as for FIR) and on the five streams of
   ``simulations/multiclass_compare.py``; the paper's fit (``a = 0``) gave the observed
-  class probability exactly 0 on 7 to 20 scored events per stream, any ``a > 0`` on
+  class probability exactly 0 on 7 to 16 scored events per stream, any ``a > 0`` on
   none. ``TopLabel`` / ``ClassWise`` add no prior of their own; their short names
   ``top_label`` and ``class_wise`` wrap ``OnlineIsotonic(prior_strength=2)`` and
   ``OnlineIsotonic(prior_strength=0.5)``, the lowest mean log loss on those streams
