@@ -29,7 +29,8 @@ Protocol:
 
 - calibrators: every name of ``streamcal.registry.MULTICLASS_CALIBRATOR_NAMES`` at its
   defaults (the refittable ones: ``window_size=2000, refit_every=200``; ``top_label`` and
-  ``class_wise`` over ``OnlineIsotonic``), plus ``top_label`` and ``class_wise`` over
+  ``class_wise`` over ``OnlineIsotonic`` under the prior their short names give it,
+  see :mod:`streamcal.registry`), plus ``top_label`` and ``class_wise`` over
   ``VennAbers`` (``"top_label:calibrator=venn_abers"``); each runs alone through
   ``streamcal.replay`` (``_common.prequential``), timed in CPU seconds;
 - metrics (``streamcal.metrics``, 15 bins as in the paper): NLL (``CrossEntropy``, the

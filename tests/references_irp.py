@@ -227,7 +227,7 @@ def roc_monotone_lp(P, R, split_points) -> bool:
 
 
 def multiclass_recursion(
-    P, labels, weights, grid, max_bins=None, smoothing=0.0, monotone=True
+    P, labels, weights, grid, max_bins=None, smoothing=0.0, monotone=True, prior=0.0
 ):
     """Multiclass IRP (Algorithm 2 as read in ``streamcal.core.irp``) by brute force, or
     the best-gain binning without the monotony check (``monotone=False``).
@@ -242,6 +242,10 @@ def multiclass_recursion(
     (:func:`roc_monotone_cycles`); the largest gain wins (ties: first region, then first
     grid point). Stops when nothing is allowed, or before the number of regions with
     events would exceed ``max_bins``.
+
+    ``prior`` (``prior_strength`` a): a region's value is ``(S_k + a / K) / (W + a)``
+    per class (a pseudo-event of weight ``a`` with label ``1/K`` per class joins it),
+    then smoothed; the monotony checks read these values, the gains the plain means.
 
     Returns ``(leaves, gains, split_points)``: leaves as ``(path, value)`` (every
     sub-region, empty ones with the value of the region they were cut from).
@@ -261,21 +265,29 @@ def multiclass_recursion(
             math.fsum(weights[i] * (labels[i] == k) for i in ids) / W for k in range(K)
         ]
 
+    def read(ids):  # the region's value under the prior, before smoothing
+        W = math.fsum(weights[i] for i in ids)
+        return [
+            (math.fsum(weights[i] * (labels[i] == k) for i in ids) + prior / K) / (W + prior)
+            for k in range(K)
+        ]
+
     def smooth(m):
         return [(v + smoothing) / (1 + K * smoothing) for v in m]
 
-    raw = {}  # event -> raw mean of its region
-    _, m0 = mean(events)
+    raw = {}  # event -> value of its region (under the prior)
+    r0 = read(events)
     for i in events:
-        raw[i] = m0
+        raw[i] = r0
     regions = [(0, [], events)]  # (uid, path, events)
-    leaves = [([], smooth(m0))]
+    leaves = [([], smooth(r0))]
     splits, gains = [], []
     uid = 1
     while True:
         best = None
         for reg_uid, path, ids in regions:
             W, m = mean(ids)
+            r = read(ids)
             for g in grid:
                 if not inside(g, path):
                     continue
@@ -295,7 +307,7 @@ def multiclass_recursion(
                     if part:
                         Wq, mq = mean(part)
                         gain += Wq * math.fsum(abs(mq[k] - m[k]) for k in range(K))
-                        means.append(mq)
+                        means.append(read(part))
                     else:
                         means.append(None)
                 if not gain > 1e-12 * W:
@@ -311,7 +323,7 @@ def multiclass_recursion(
                         [P[i] for i in events], [new[i] for i in events], [*splits, g]
                     ):
                         continue
-                best = (gain, reg_uid, path, ids, g, parts, means, m)
+                best = (gain, reg_uid, path, ids, g, parts, means, r)
         if best is None:
             break
         gain, reg_uid, path, ids, g, parts, means, m = best

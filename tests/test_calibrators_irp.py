@@ -669,9 +669,10 @@ def _dict_events(seed, n, classes=("a", "b", "c")):
     ]
 
 
-def test_multiclass_irp_refits_equal_the_batch_fit_on_the_window():
+@pytest.mark.parametrize("prior", [{}, {"prior_strength": 0}, {"prior_strength": 0.5}])
+def test_multiclass_irp_refits_equal_the_batch_fit_on_the_window(prior):
     events = _dict_events(4, 260)
-    cal = MulticlassIRP(window_size=70, refit_every=25, smoothing=0.05, grid_size=8)
+    cal = MulticlassIRP(window_size=70, refit_every=25, smoothing=0.05, grid_size=8, **prior)
     tail = collections.deque(maxlen=70)
     rng = np.random.default_rng(0)
     queries = rng.dirichlet(np.ones(3), 40)
@@ -691,6 +692,7 @@ def test_multiclass_irp_refits_equal_the_batch_fit_on_the_window():
                 [w_ for _, _, w_ in kept],
                 smoothing=0.05,
                 grid_size=8,
+                prior_strength=prior.get("prior_strength", 1.0),  # the default
             )
             order = ["abc".index(c) for c in classes]
             expected = fit.predict(queries[:, order])

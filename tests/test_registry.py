@@ -37,6 +37,7 @@ from streamcal.registry import (
     METRIC_NAMES,
     MULTICLASS_CALIBRATOR_NAMES,
     bigger_is_better,
+    calibrator_description,
     calibrator_parameters,
     canonical_spec,
     make_calibrator,
@@ -459,3 +460,23 @@ def test_spec_values_with_commas_read_back():
     for text in ("a,b", "isotonic:prior_strength=1,window_size=5", 'x,"y"'):
         name, params = parse_spec(f"histogram:strategy={spec_value(text)},n_bins=3")
         assert params == {"strategy": text, "n_bins": 3}
+
+
+@pytest.mark.parametrize("name, a", [("class_wise", 0.5), ("top_label", 2)])
+def test_wrapper_short_names_wrap_isotonic_under_the_prior(name, a):
+    # issue 13, item 2: the short names built the exact fit OnlineIsotonic(), whose 0
+    # and 1 the wrappers passed on (the observed class got probability 0 on 2 to 40
+    # events per stream of simulations/multiclass_compare.py); now a prior (strengths
+    # from simulations/priors_multiclass.py), and the exact fit only when asked for
+    built = make_multiclass_calibrator(name)
+    assert built.calibrator._get_params() == OnlineIsotonic(prior_strength=a)._get_params()
+    exact = make_multiclass_calibrator(f"{name}:calibrator=isotonic")
+    assert exact.calibrator._get_params() == OnlineIsotonic()._get_params()
+    assert calibrator_description(name, task="multiclass").endswith(
+        f"(calibrator=OnlineIsotonic(prior_strength={a}))"
+    )
+    for s, y in [({"a": 0.8, "b": 0.2}, "a"), ({"a": 0.6, "b": 0.4}, "b"), ({"a": 0.9, "b": 0.1}, "a")]:
+        built.learn_one(s, y)
+        exact.learn_one(s, y)
+    assert 0.0 in exact.predict_one({"a": 0.9, "b": 0.1}).values()
+    assert all(0.0 < p < 1.0 for p in built.predict_one({"a": 0.9, "b": 0.1}).values())

@@ -31,6 +31,7 @@ SCRIPTS = {
     "path_calibration": ("path_calibration.md",),
     "multiclass_compare": ("multiclass_compare.md", "multiclass_compare.csv"),
     "priors": ("priors.md",),
+    "priors_multiclass": ("priors_multiclass.md",),
     "segments": ("segments.md",),
 }
 

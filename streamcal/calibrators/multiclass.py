@@ -401,6 +401,14 @@ class TopLabel(_Wrapper):
     ----------
     calibrator
         A :class:`~streamcal.base.BinaryCalibrator`; each class gets an unfitted clone.
+        The wrapper adds no prior of its own: the top probability is what the clone
+        says, so ``TopLabel(OnlineIsotonic())`` inherits the exact isotonic fit's 0 and
+        1 (a pure block makes the top class certain, or certainly wrong). To keep
+        forecasts off 0 and 1, give the binary calibrator a prior,
+        ``TopLabel(OnlineIsotonic(prior_strength=2))`` (what the short name
+        ``top_label`` builds, :mod:`streamcal.registry`), or wrap a calibrator that
+        never says 0 or 1 (``VennAbers()``, ``HistogramBinning()`` with its default
+        prior).
 
     Attributes
     ----------
@@ -440,6 +448,18 @@ class TopLabel(_Wrapper):
     {'a': 0.45, 'b': 0.45, 'c': 0.1}
     >>> sorted(cal.calibrators)
     ['a', 'b']
+
+    Over the exact fit, "a" on top at 0.9 is certain (one event, right); under the
+    prior, ``(1 + 2 * 1/2) / (1 + 2)``:
+
+    >>> cal.predict_one({"a": 0.9, "b": 0.1})
+    {'a': 1.0, 'b': 0.0}
+    >>> hedged = TopLabel(OnlineIsotonic(prior_strength=2))
+    >>> for s, y in [({"a": 0.8, "b": 0.2}, "a"), ({"a": 0.8, "b": 0.2}, "b"),
+    ...              ({"a": 0.3, "b": 0.7}, "b"), ({"a": 0.9, "b": 0.1}, "a")]:
+    ...     hedged.learn_one(s, y)
+    >>> {c: round(p, 4) for c, p in hedged.predict_one({"a": 0.9, "b": 0.1}).items()}
+    {'a': 0.6667, 'b': 0.3333}
 
     """
 
@@ -592,6 +612,14 @@ class ClassWise(_Wrapper):
     ----------
     calibrator
         A :class:`~streamcal.base.BinaryCalibrator`; each class gets an unfitted clone.
+        The wrapper adds no prior of its own: ``ClassWise(OnlineIsotonic())`` inherits
+        the exact isotonic fit's 0 and 1, so a class whose block never held its label
+        gets probability 0 (and after the normalisation another may get 1). To keep
+        forecasts off 0 and 1, give the binary calibrator a prior,
+        ``ClassWise(OnlineIsotonic(prior_strength=0.5))`` (what the short name
+        ``class_wise`` builds, :mod:`streamcal.registry`), or wrap a calibrator that
+        never says 0 or 1 (``VennAbers()``, ``HistogramBinning()`` with its default
+        prior).
     normalize
         Divide the calibrated values by their sum, so that the output is a probability
         vector (the default, as in netcal and in Zadrozny and Elkan). The division
@@ -638,6 +666,17 @@ class ClassWise(_Wrapper):
     {'a': 1.0, 'b': 0.0}
     >>> cal.predict_one({"a": 0.6, "b": 0.4})
     {'a': 0.0, 'b': 1.0}
+
+    The same events under the prior of the short name ``class_wise``: no class is
+    certain any more ("a" at 0.8: ``(1 + 0.5 / 2) / (1 + 0.5)``; "b" at 0.2:
+    ``(0 + 0.5 / 2) / (1 + 0.5)``; they sum to 1 here):
+
+    >>> hedged = ClassWise(OnlineIsotonic(prior_strength=0.5))
+    >>> for s, y in [({"a": 0.8, "b": 0.2}, "a"), ({"a": 0.6, "b": 0.4}, "b"),
+    ...              ({"a": 0.3, "b": 0.7}, "b"), ({"a": 0.9, "b": 0.1}, "a")]:
+    ...     hedged.learn_one(s, y)
+    >>> {c: round(p, 4) for c, p in hedged.predict_one({"a": 0.8, "b": 0.2}).items()}
+    {'a': 0.8333, 'b': 0.1667}
 
     Without the normalisation each class keeps its own fit (here the vector sums to
     0.5, where the normalised one turns the 0.5 into a certain 1.0):

@@ -45,6 +45,19 @@ For K = 2 this is binary IRP with thresholds restricted to the grid.
 *Smoothing* and *early stopping* (``smoothing``, ``max_bins``, ``fit.prefix(t)``) are
 those of :mod:`streamcal.core.irp_interval`, with ``K`` classes.
 
+*The prior* (``prior_strength = a``, :mod:`streamcal.core.prior`; not in the paper): a
+region of weight ``W`` and label sums ``S`` is valued at
+:func:`~streamcal.core.prior.posterior_mean` ``(S_k + a / K) / (W + a)`` per class, its
+mean once a pseudo-event of weight ``a`` and label vector ``(1/K, ..., 1/K)`` (the
+centre of the simplex; 1/2 and 1/2 for two classes, as for isotonic blocks) has joined
+it, then smoothed. Unlike the smoothing this pull depends on the region's weight (a
+light region moves more), so it could undo ROC monotony; the monotony checks therefore
+test the values under the prior (of the regions and of each candidate's sub-regions),
+and the fit returned is ROC-monotone on its splitting points as read. The gains, which
+rank the candidates, stay those of the plain means. With ``a > 0`` every value lies
+strictly inside (0, 1): no class is ever given probability 0 by the fit. ``a = 0`` is
+the paper's fit, bit for bit.
+
 This module is pure: numpy, no river.
 """
 
@@ -56,6 +69,7 @@ import numpy as np
 
 from streamcal import _validation as V
 from streamcal.core.irp_interval import _check_options, _RecursiveFit, _smooth
+from streamcal.core.prior import posterior_mean
 
 __all__ = [
     "GRID_BUDGET",
@@ -388,8 +402,9 @@ class _SimplexSplitter:
     ``"best"`` baseline of :mod:`streamcal.core.recursive_binning`, which also
     subclasses it (state of one run)."""
 
-    def __init__(self, P, Y, w, grid, lam, kind, max_bins):
+    def __init__(self, P, Y, w, grid, lam, kind, max_bins, prior=0.0):
         self.P, self.Y, self.w = P, Y, w
+        self.prior = prior  # prior_strength a (the pseudo-event's label: 1/K per class)
         self.WY = w[:, None] * Y
         self.n, self.K = P.shape
         self.grid = grid
@@ -405,7 +420,7 @@ class _SimplexSplitter:
             [],
         )
         W, S = float(w.sum()), self.WY.sum(axis=0)
-        self.raw = []  # raw (unsmoothed) mean of each node
+        self.raw = []  # raw (unsmoothed) mean of each node, under the prior
         root = self._node(W, S, None)
         self.leaf = np.zeros(self.n, dtype=np.int64)  # the leaf (node) of each event
         self.splits = []  # (gamma, raw partition of all events)
@@ -413,11 +428,23 @@ class _SimplexSplitter:
         self.uid = 1
         self.bins = 1
 
+    def _read(self, S, W):
+        """The value of a region (or of arrays of them) of label sums ``S`` and weight
+        ``W`` under the prior, before smoothing: the plain mean without one."""
+        if self.prior == 0.0:
+            return S / W
+        return posterior_mean(S, W, self.prior, 1.0 / self.K)
+
     def _node(self, W, S, parent):
-        self.raw.append(S / W if W > 0 else self.raw[parent])
+        if W > 0:
+            r = self._read(S, W)
+            self.raw.append(r)
+            self.val.append(_smooth(r, self.lam, self.K))
+        else:  # an empty sub-region: the value of the region it was cut from
+            self.raw.append(self.raw[parent])
+            self.val.append(self.val[parent])
         self.gamma.append(None)
         self.children.append(None)
-        self.val.append(_smooth(S / W, self.lam, self.K) if W > 0 else self.val[parent])
         self.wt.append(float(W))
         self.step.append(-1)
         return len(self.val) - 1
@@ -454,6 +481,8 @@ class _SimplexSplitter:
                 mq = np.where(ne[:, :, None], Sq / Wq[:, :, None], 0.0)
             g = np.where(ne, Wq * np.abs(mq - mean).sum(axis=2), 0.0).sum(axis=1)
             gains.append(g)
+            if self.prior != 0.0:  # the monotony checks read the values under the prior
+                mq = np.where(ne[:, :, None], self._read(Sq, Wq[:, :, None]), 0.0)
             means.append(mq)
             nonempty.append(ne)
         if gidx.size:
@@ -469,7 +498,7 @@ class _SimplexSplitter:
         order = order[np.argsort(-g[order], kind="stable")]
         reg.cand_gain = g[order]
         reg.cand_grid = gidx[order]
-        reg.cand_means = mq[order]
+        reg.cand_means = mq[order]  # the sub-regions' values (under the prior)
         reg.cand_nonempty = ne[order]
 
     # ------------------------------------------------------------------ monotony
@@ -704,9 +733,17 @@ def _check_simplex_inputs(owner, probs, labels, weights):
 
 
 def _simplex_fit(
-    owner, probs, labels, weights, max_bins, smoothing, grid_size, kind, splitter=None
+    owner, probs, labels, weights, max_bins, smoothing, grid_size, kind, splitter=None,
+    prior_strength=0.0,
 ) -> SimplexFit:
     max_bins, lam = _check_options(owner, max_bins, smoothing)
+    a = V.check_real(
+        prior_strength,
+        owner,
+        "prior_strength",
+        lambda x: 0.0 <= x < math.inf,
+        "a finite real number >= 0",
+    )
     if grid_size is not None:
         V.check_int(grid_size, owner, "grid_size", minimum=1)
     P, Y, w, K = _check_simplex_inputs(owner, probs, labels, weights)
@@ -727,11 +764,12 @@ def _simplex_fit(
         )
     grid = simplex_grid(K, m)
     splitter = _SimplexSplitter if splitter is None else splitter
-    return splitter(P, Y, w, grid, lam, kind, max_bins).run()
+    return splitter(P, Y, w, grid, lam, kind, max_bins, a).run()
 
 
 def fit_multiclass_irp(
-    probs, labels, weights=None, max_bins=None, smoothing=0.0, grid_size=None
+    probs, labels, weights=None, max_bins=None, smoothing=0.0, grid_size=None,
+    prior_strength=0.0,
 ) -> SimplexFit:
     """Multiclass isotonic recursive partitioning (Berta, Bach and Jordan, 2024,
     Algorithm 2), as read in :mod:`streamcal.core.irp_simplex`.
@@ -752,6 +790,11 @@ def fit_multiclass_irp(
     grid_size
         ``m`` of the candidate split points :func:`simplex_grid` (None:
         :func:`default_grid_size`, at most 1200 points).
+    prior_strength
+        Weight ``a >= 0`` of the prior's pseudo-event (label vector ``1/K`` per class,
+        :mod:`streamcal.core.prior`): a region of weight ``W`` and label sums ``S``
+        is valued ``(S_k + a / K) / (W + a)`` (then smoothed), and ROC monotony is
+        checked on these values (see the module docstring). 0: the paper's fit.
 
     Returns
     -------
@@ -772,6 +815,15 @@ def fit_multiclass_irp(
     >>> fit.n_bins, fit.predict([[0.1, 0.2, 0.7]]).round(3).tolist()
     (3, [[0.0, 0.0, 1.0]])
 
+    Under the prior, the region of the one event of class 2 is valued
+    ``(S + 1/3) / (1 + 1)``, not certain:
+
+    >>> fit = fit_multiclass_irp(P, [0, 0, 1, 0, 2], grid_size=10, prior_strength=1)
+    >>> fit.n_bins, fit.predict([[0.1, 0.2, 0.7]]).round(3).tolist()
+    (3, [[0.167, 0.167, 0.667]])
+
     """
     args = (probs, labels, weights, max_bins, smoothing, grid_size)
-    return _simplex_fit("fit_multiclass_irp", *args, "irp")
+    return _simplex_fit(
+        "fit_multiclass_irp", *args, "irp", prior_strength=prior_strength
+    )
