@@ -154,6 +154,20 @@ def test_reliability_svgs_from_an_ece_metric_and_its_errors():
         plot.reliability_svgs({"m": m}, kind="corp")
 
 
+def test_multi_panel_functions_share_their_argument_checks():
+    # reliability_svgs and reliability_diagrams check forecasts and colors alike
+    # (plot._check_forecasts, plot._colors_by_name): colours match names by str(name)
+    y, p = _stream(3, 200)
+    svgs = plot.reliability_svgs({1: p, "b": p}, y, bands=None, colors={1: "#123456"})
+    assert 'stroke="#123456"' in svgs["1"] and 'stroke="#123456"' not in svgs["b"]
+    for f in (plot.reliability_svgs, plot.reliability_diagrams):
+        for bad, name in (({}, "forecasts"), ("x", "forecasts")):
+            with pytest.raises(TypeError, match=f"^The '{name}' argument of {f.__name__} must be a non-empty dict"):
+                f(bad, y)
+        with pytest.raises(TypeError, match=f"^The 'colors' argument of {f.__name__} must be a dict of name -> colour, or None. Got 'red' instead."):
+            f({"a": p}, y, colors="red")
+
+
 def test_reliability_svgs_need_no_matplotlib():
     code = (
         "import sys; sys.modules['matplotlib'] = None\n"
