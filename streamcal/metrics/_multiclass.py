@@ -32,7 +32,6 @@ counts come from :mod:`streamcal._classes`):
 
 from __future__ import annotations
 
-import copy
 import math
 import operator
 import typing
@@ -566,7 +565,7 @@ class TopLabelECE(_EqualWidthMetric):
         first prediction: ``self``'s, then ``other``'s new ones). O(classes x
         n_bins)."""
         new = self.clone()
-        new._by_class = _merged_by_class(self._by_class, other._by_class, BinSums.merged)
+        new._by_class = _merge.merge_by_key(self._by_class, other._by_class, BinSums.merged)
         new._weight = self._weight + other._weight
         new._n = self._n + other._n
         return new
@@ -764,8 +763,8 @@ class ClasswiseECE(ClassCounts, _EqualWidthMetric):
         streams, classes in order of first appearance (``self``'s, then ``other``'s
         new ones). O(classes x n_bins)."""
         new = self.clone()
-        new._refs = _merged_by_class(self._refs, other._refs, operator.add)
-        new._by_class = _merged_by_class(self._by_class, other._by_class, BinSums.merged)
+        new._refs = _merge.merge_by_key(self._refs, other._refs, operator.add)
+        new._by_class = _merge.merge_by_key(self._by_class, other._by_class, BinSums.merged)
         new._weight = self._weight + other._weight
         new._n = self._n + other._n
         return new
@@ -788,17 +787,6 @@ class ClasswiseECE(ClassCounts, _EqualWidthMetric):
             s.check(self.n_bins)
             assert s.count <= self._n
             assert sum(s.w) <= self._weight * (1 + 1e-9)
-
-
-def _merged_by_class(a: dict, b: dict, merge) -> dict:
-    """Per-class values of both dicts, ``merge(x, y)`` where both hold the class; the
-    classes in order of first appearance (``a``'s, then those only ``b`` holds). The
-    values are not shared with ``a`` or ``b`` (``merge`` must return new ones)."""
-    out = {c: (merge(v, b[c]) if c in b else copy.deepcopy(v)) for c, v in a.items()}
-    for c, v in b.items():
-        if c not in out:
-            out[c] = copy.deepcopy(v)
-    return out
 
 
 def __getattr__(name):
