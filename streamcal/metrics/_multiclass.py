@@ -302,6 +302,9 @@ class _EqualWidthMetric(MulticlassCalibrationMetric):
     _merge_refusal = None
 
     def _merge(self, other):
+        """Both streams' held weights and counts added, and their sums merged by the
+        class's ``_merge_sums``: O(n_bins) (ConfidenceECE), O(classes x n_bins)
+        (TopLabelECE, ClasswiseECE)."""
         new = self.clone()
         self._merge_sums(new, other)
         new._weight = self._weight + other._weight
