@@ -18,6 +18,7 @@ own event count, not a time shared with the other object.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import typing
 
@@ -218,6 +219,27 @@ def merge_keyed(a, b) -> list:
         else:
             out[row[0]] = [mine[0], *(x + y for x, y in zip(mine[1:], row[1:], strict=True))]
     return list(out.values())
+
+
+def merge_by_key(a: dict, b: dict, both, one=copy.deepcopy) -> dict:
+    """Merge two dicts of per-key values: ``both(x, y)`` where both hold the key, else
+    ``one(x)`` of the side that holds it (default: a deep copy); keys in order of first
+    appearance (``a``'s, then those only ``b`` holds). The values are not shared with
+    ``a`` or ``b`` (``both`` and ``one`` must return new ones). The per-class sums of
+    the multiclass metrics, PathECE's bins and the path calibrators' binners merge
+    through it. O(keys) calls.
+
+    Examples
+    --------
+    >>> merge_by_key({"a": [1], "c": [2]}, {"b": [5], "a": [10]}, lambda x, y: [x[0] + y[0]])
+    {'a': [11], 'c': [2], 'b': [5]}
+
+    """
+    out = {k: (both(v, b[k]) if k in b else one(v)) for k, v in a.items()}
+    for k, v in b.items():
+        if k not in out:
+            out[k] = one(v)
+    return out
 
 
 def merge_cells(a: tuple, b: tuple) -> tuple:

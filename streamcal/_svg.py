@@ -123,40 +123,38 @@ class Frame:
         lo, hi = self.ylim
         return self.top + self.height - (v - lo) / ((hi - lo) or 1.0) * self.height
 
-    def _in_x(self, v):
-        lo, hi = self.xlim
-        return lo - 1e-9 * abs(hi - lo) <= v <= hi + 1e-9 * abs(hi - lo)
-
-    def _in_y(self, v):
-        lo, hi = self.ylim
-        return lo - 1e-9 * abs(hi - lo) <= v <= hi + 1e-9 * abs(hi - lo)
-
     def axes(self, xticks=(), yticks=(), xlabels=None, ylabels=None, grid=True, size=10):
         """The frame, grid lines and tick labels (``xlabels`` / ``ylabels``: the texts
         of the ticks, None to draw the ticks without labels)."""
         p, bottom, right = self.parts, self.top + self.height, self.left + self.width
-        for i, v in enumerate(xticks):
-            if not self._in_x(v):
-                continue
-            x = _n(self.x(v))
-            if grid:
-                p.append(f'<line x1="{x}" y1="{_n(self.top)}" x2="{x}" y2="{_n(bottom)}" stroke="#e4e4e4" stroke-width="0.8"/>')
-            if xlabels is not None:
-                p.append(
-                    f'<text class="xtick" data-v="{v!r}" x="{x}" y="{_n(bottom + 3 + size)}" '
-                    f'text-anchor="middle" font-size="{size}" fill="#333">{esc(xlabels[i])}</text>'
-                )
-        for i, v in enumerate(yticks):
-            if not self._in_y(v):
-                continue
-            y = _n(self.y(v))
-            if grid:
-                p.append(f'<line x1="{_n(self.left)}" y1="{y}" x2="{_n(right)}" y2="{y}" stroke="#e4e4e4" stroke-width="0.8"/>')
-            if ylabels is not None:
-                p.append(
-                    f'<text class="ytick" data-v="{v!r}" x="{_n(self.left - 4)}" y="{y}" '
-                    f'dy="0.32em" text-anchor="end" font-size="{size}" fill="#333">{esc(ylabels[i])}</text>'
-                )
+        # one loop for both axes: a tick's grid line and label differ only in where
+        # they go (a tick within 1e-9 of its axis' range counts as inside)
+        for axis, ticks, labels, (lo, hi) in (
+            ("x", xticks, xlabels, self.xlim),
+            ("y", yticks, ylabels, self.ylim),
+        ):
+            slack = 1e-9 * abs(hi - lo)
+            for i, v in enumerate(ticks):
+                if not lo - slack <= v <= hi + slack:
+                    continue
+                if axis == "x":
+                    x = _n(self.x(v))
+                    rule = (x, _n(self.top), x, _n(bottom))
+                    place = f'x="{x}" y="{_n(bottom + 3 + size)}" text-anchor="middle"'
+                else:
+                    y = _n(self.y(v))
+                    rule = (_n(self.left), y, _n(right), y)
+                    place = f'x="{_n(self.left - 4)}" y="{y}" dy="0.32em" text-anchor="end"'
+                if grid:
+                    p.append(
+                        '<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#e4e4e4" '
+                        'stroke-width="0.8"/>'.format(*rule)
+                    )
+                if labels is not None:
+                    p.append(
+                        f'<text class="{axis}tick" data-v="{v!r}" {place} '
+                        f'font-size="{size}" fill="#333">{esc(labels[i])}</text>'
+                    )
         p.append(
             f'<rect x="{_n(self.left)}" y="{_n(self.top)}" width="{_n(self.width)}" '
             f'height="{_n(self.height)}" fill="none" stroke="#888" stroke-width="0.8"/>'

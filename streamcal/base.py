@@ -33,7 +33,27 @@ __all__ = ["BinaryCalibrator", "MulticlassCalibrator", "SNAPSHOT_FORMAT"]
 SNAPSHOT_FORMAT = _snapshot.SNAPSHOT_FORMAT
 
 
-class BinaryCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
+class _Calibrator(abc.ABC):
+    """What the binary and the multiclass interface share: the class attributes the
+    shared checks read, the package that exports the classes (snapshots import it), the
+    abstract ``_reset`` and river's supervised flag. Each family's base keeps its own
+    ``_registry`` (a snapshot names a class within its family)."""
+
+    #: names of parameters which, when set (not None), bound the memory used however
+    #: long the stream
+    _bounded_memory_params: typing.ClassVar[tuple[str, ...]] = ()
+    _package = "streamcal.calibrators"
+
+    @abc.abstractmethod
+    def _reset(self) -> None:
+        """Build the learnt state from scratch (called by the constructor)."""
+
+    @property
+    def _supervised(self) -> bool:
+        return True
+
+
+class BinaryCalibrator(_Calibrator, _snapshot.Snapshot, _merge.Mergeable, base.Estimator):
     """Base class of calibrators that map a binary classifier's score to a probability.
 
     Subclasses implement ``_reset``, ``learn_one``, ``predict_one``, ``_get_state`` and
@@ -68,15 +88,9 @@ class BinaryCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
     """
 
     _monotone: typing.ClassVar[bool] = False
-    _bounded_memory_params: typing.ClassVar[tuple[str, ...]] = ()
     _registry: typing.ClassVar[dict[str, type]] = {}
-    _package = "streamcal.calibrators"
 
     # ------------------------------------------------------------------ interface
-
-    @abc.abstractmethod
-    def _reset(self) -> None:
-        """Build the learnt state from scratch (called by the constructor)."""
 
     @abc.abstractmethod
     def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
@@ -228,10 +242,6 @@ class BinaryCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
 
     # ------------------------------------------------------------------ river glue
 
-    @property
-    def _supervised(self) -> bool:
-        return True
-
     def _more_tags(self) -> set[str]:
         tags = {"calibrator"}
         if self._monotone:
@@ -239,7 +249,7 @@ class BinaryCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
         return tags
 
 
-class MulticlassCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
+class MulticlassCalibrator(_Calibrator, _snapshot.Snapshot, _merge.Mergeable, base.Estimator):
     """Base class of calibrators that map a multiclass classifier's probability vector
     to a calibrated one.
 
@@ -275,13 +285,7 @@ class MulticlassCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator)
 
     #: the calibrator takes logits / log-probabilities rather than probabilities
     _logits: typing.ClassVar[bool] = False
-    _bounded_memory_params: typing.ClassVar[tuple[str, ...]] = ()
     _registry: typing.ClassVar[dict[str, type]] = {}
-    _package = "streamcal.calibrators"
-
-    @abc.abstractmethod
-    def _reset(self) -> None:
-        """Build the learnt state from scratch (called by the constructor)."""
 
     @abc.abstractmethod
     def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
@@ -371,10 +375,6 @@ class MulticlassCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator)
         """Calibrated probability vectors for a sequence of score dicts (no learning)."""
         scores = [self._check_scores(s, "predict_many") for s in scores]
         return [self.predict_one(s) for s in scores]
-
-    @property
-    def _supervised(self) -> bool:
-        return True
 
     def _more_tags(self) -> set[str]:
         return {"calibrator", "multiclass"}

@@ -637,6 +637,25 @@ def reliability_diagram(
     return fig
 
 
+def _check_forecasts(forecasts, owner) -> None:
+    """``forecasts`` of the multi-panel functions: a non-empty dict, or TypeError."""
+    if not isinstance(forecasts, dict) or not forecasts:
+        raise V.argument_error(
+            TypeError, "forecasts", owner, None, "a non-empty dict of name -> forecasts",
+            forecasts,
+        )  # fmt: skip
+
+
+def _colors_by_name(colors, owner) -> dict:
+    """``colors`` of the multi-panel functions (a dict or None) keyed by ``str(name)``,
+    as the panels are named; TypeError for anything else."""
+    if colors is not None and not isinstance(colors, dict):
+        raise V.argument_error(
+            TypeError, "colors", owner, None, "a dict of name -> colour, or None", colors
+        )
+    return {str(k): v for k, v in (colors or {}).items()}
+
+
 def _panels(forecasts, y_true, weights, labels, opts, owner) -> list:
     """``[(name, panel)]`` of :func:`reliability_diagrams`' ``forecasts``."""
     if labels is not None:
@@ -742,19 +761,9 @@ def reliability_diagrams(
     opts = _options(
         owner, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, dpi
     )
-    if not isinstance(forecasts, dict) or not forecasts:
-        raise V.argument_error(
-            TypeError, "forecasts", owner, None, "a non-empty dict of name -> forecasts",
-            forecasts,
-        )  # fmt: skip
+    _check_forecasts(forecasts, owner)
     ncols = V.check_int(ncols, owner, "ncols", minimum=1, allow_none=True)
-    if colors is None:
-        colors = {}
-    elif not isinstance(colors, dict):
-        raise V.argument_error(
-            TypeError, "colors", owner, None, "a dict of name -> colour, or None", colors
-        )
-    colors = {str(k): v for k, v in colors.items()}
+    colors = _colors_by_name(colors, owner)
     panels = _panels(forecasts, y_true, weights, labels, opts, owner)
     k = len(panels)
     ncols = min(k, 4) if ncols is None else min(ncols, k)
@@ -836,16 +845,8 @@ def reliability_svgs(
     opts = _options(
         owner, kind, n_bins, strategy, bands, n_resamples, seed, hist_bins, 1
     )
-    if not isinstance(forecasts, dict) or not forecasts:
-        raise V.argument_error(
-            TypeError, "forecasts", owner, None, "a non-empty dict of name -> forecasts",
-            forecasts,
-        )  # fmt: skip
-    if colors is not None and not isinstance(colors, dict):
-        raise V.argument_error(
-            TypeError, "colors", owner, None, "a dict of name -> colour, or None", colors
-        )
-    colors = {str(k): v for k, v in (colors or {}).items()}
+    _check_forecasts(forecasts, owner)
+    colors = _colors_by_name(colors, owner)
     panels = _panels(forecasts, y_true, weights, None, opts, owner)
     hist_label = _hist_label([p for _, p in panels])
     top = max(float(np.max(p.hist[2])) for _, p in panels)

@@ -432,6 +432,11 @@ ul.errors { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; fon
 """
 
 
+def _section(title: str, note: str) -> list:
+    """A section's heading and the note beneath it (both HTML, written as they are)."""
+    return [f"<h2>{title}</h2>", f'<p class="note">{note}</p>']
+
+
 def _e(text) -> str:
     return html.escape(str(text), quote=True)
 
@@ -522,12 +527,11 @@ def _html_page(
     for note in notes:
         parts.append(f'<p class="warning">{_e(note)}</p>')
 
-    parts.append("<h2>Summary</h2>")
-    parts.append(
-        '<p class="note">Each event is first predicted by every calibrator from the labels '
-        "known at that moment, the prediction is scored, and only then is the event "
-        "learnt (prequential evaluation). <em>raw</em> is the log's own score, "
-        "uncalibrated.</p>"
+    parts += _section(
+        "Summary",
+        "Each event is first predicted by every calibrator from the labels known at that "
+        "moment, the prediction is scored, and only then is the event learnt (prequential "
+        "evaluation). <em>raw</em> is the log's own score, uncalibrated.",
     )
     best = doc.get("best") or {}
     groups = column_groups(columns)
@@ -561,11 +565,11 @@ def _html_page(
     by_key = {c.key: c for c in columns}
     over_time = images.get("over_time", [])
     if over_time:
-        parts.append("<h2>Metrics over time</h2>")
-        parts.append(
-            '<p class="note">The value of each metric on the events replayed so far '
-            "(dashed: the raw scores). The first values, on a handful of events, are noisy: "
-            "the vertical axis is fitted to the last 90% of the replay.</p>"
+        parts += _section(
+            "Metrics over time",
+            "The value of each metric on the events replayed so far (dashed: the raw "
+            "scores). The first values, on a handful of events, are noisy: the vertical "
+            "axis is fitted to the last 90% of the replay.",
         )
         colors = _colors(summary)
         parts.append(
@@ -586,12 +590,12 @@ def _html_page(
         parts.append("</div>")
     reliability = images.get("reliability", [])
     if reliability:
-        parts.append("<h2>Reliability diagrams</h2>")
-        parts.append(
-            '<p class="note">At the end of the replay: how often the event happened (vertical) '
-            "among the events given each forecast probability (horizontal). A calibrated "
-            "forecaster follows the diagonal; the small panel below each diagram shows "
-            "how the forecasts are spread.</p>"
+        parts += _section(
+            "Reliability diagrams",
+            "At the end of the replay: how often the event happened (vertical) among the "
+            "events given each forecast probability (horizontal). A calibrated forecaster "
+            "follows the diagonal; the small panel below each diagram shows how the "
+            "forecasts are spread.",
         )
         for item in reliability:
             parts.append(
@@ -601,12 +605,9 @@ def _html_page(
 
     errors = doc.get("errors") or []
     if skipped or errors:
-        parts.append("<h2>Malformed rows</h2>")
         shown = errors[:_MAX_ERRORS_HTML]
         more = max(skipped, len(errors)) - len(shown)
-        parts.append(
-            f'<p class="note">{skipped:,} rows were skipped (line number: reason).</p>'
-        )
+        parts += _section("Malformed rows", f"{skipped:,} rows were skipped (line number: reason).")
         parts.append('<ul class="errors">')
         parts += [f"<li>line {_e(line)}: {_e(msg)}</li>" for line, msg in shown]
         if more > 0:

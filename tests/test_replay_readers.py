@@ -353,3 +353,33 @@ def test_bundled_rain_log_is_reproducible():
     for a, b in zip(new[1:], old[1:]):
         assert (a[0], a[2], a[3]) == (b[0], b[2], b[3])
         assert abs(float(a[1]) - float(b[1])) <= 1e-3
+
+
+@pytest.mark.parametrize("end_last_line", [False, True])
+@pytest.mark.parametrize("tail", [b"", b"last"])
+def test_line_blocks_cut_whole_lines_and_say_where_they_end(monkeypatch, tmp_path, end_last_line, tail):
+    # the block splitter of both fast readers (FastCsv, FastJsonl): blocks end at a
+    # newline, a line longer than a block comes whole, a BOM is dropped on request,
+    # and the last line without newline is handed over (done False) or completed
+    import codecs
+    import types
+
+    from streamcal.replay import _fastcsv
+
+    monkeypatch.setattr(_fastcsv, "BLOCK_BYTES", 7)
+    lines = [b"a,1", b"bb,0", b"x" * 20, b"", b"c,1", b"d" * 6]
+    data = b"\n".join(lines) + b"\n" + tail
+    path = tmp_path / "log.csv"
+    path.write_bytes(codecs.BOM_UTF8 + data)
+    with open(path, "rb") as f:
+        reader = types.SimpleNamespace(_file=f, done=False)
+        blocks = list(_fastcsv.line_blocks(reader, end_last_line, strip_bom=True))
+    assert all(b.endswith(b"\n") for b in blocks)
+    if tail and not end_last_line:
+        assert b"".join(blocks) == data[: -len(tail)] and reader.done is False
+    else:
+        assert b"".join(blocks) == data + (b"\n" if tail else b"")
+        assert reader.done is True  # the whole file given
+    with open(path, "rb") as f:  # without strip_bom the BOM stays
+        reader = types.SimpleNamespace(_file=f, done=False)
+        assert next(_fastcsv.line_blocks(reader, end_last_line)).startswith(codecs.BOM_UTF8)

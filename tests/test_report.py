@@ -288,6 +288,10 @@ def test_malformed_rows_are_listed_and_capped(tmp_path):
     assert "1,500 malformed rows skipped" in text
     assert "line 2: bad score 0" in text
     assert "and 1,450 more" in text
+    # the section: its heading, its note, then the list (report._section)
+    html = (tmp_path / "index.html").read_text(encoding="utf-8")
+    note = '<p class="note">1,500 rows were skipped (line number: reason).</p>'
+    assert html.index("<h2>Malformed rows</h2>") < html.index(note) < html.index("line 2: bad score 0")
 
 
 def test_names_are_escaped(tmp_path):

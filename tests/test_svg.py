@@ -58,6 +58,23 @@ def test_frame_maps_data_to_pixels_and_escapes_text():
     assert "a &lt; b &amp; &#x27;c&#x27;" in out and 'aria-label="label &quot;x&quot;"' in out
 
 
+def test_axes_draw_the_ticks_of_both_axes_alike():
+    # x and y share one tick loop: a tick within 1e-9 of the range is drawn, one beyond
+    # is not; each has its grid line across the box and its label beside the axis
+    f = _svg.Frame((0.0, 10.0), (-1.0, 1.0), (50, 20, 200, 100))
+    f.axes([-1e-9, 5, 10.5], [-1.5, 0, 1 + 1e-9], ["a", "b", "c"], ["d", "e", "f"], size=8)
+    text = "".join(f.parts)
+    assert [t for t in "abcdef" if f">{t}</text>" in text] == ["a", "b", "e", "f"]
+    assert text.count("<line ") == 4
+    assert '<line x1="150" y1="20" x2="150" y2="120"' in text  # x = 5, top to bottom
+    assert '<line x1="50" y1="70" x2="250" y2="70"' in text  # y = 0, left to right
+    assert 'class="xtick" data-v="5" x="150" y="131" text-anchor="middle"' in text
+    assert 'class="ytick" data-v="0" x="46" y="70" dy="0.32em" text-anchor="end"' in text
+    f = _svg.Frame((0.0, 10.0), (-1.0, 1.0), (50, 20, 200, 100))
+    f.axes([5], [0], grid=False)
+    assert "<line " not in "".join(f.parts) and "<text" not in "".join(f.parts)
+
+
 def test_key_lists_every_entry_in_its_style():
     out = _svg.key([("raw", "#444444", "dashed"), ("<b>", "#1f77b4", "line"), ("band", "#9ecae1", "box")])
     assert out.count("<li>") == 3 and "&lt;b&gt;" in out
@@ -135,6 +152,20 @@ def test_reliability_svgs_from_an_ece_metric_and_its_errors():
         plot.reliability_svgs({"m": m}, colors=["red"])
     with pytest.raises(ValueError, match="The 'kind' argument of reliability_svgs"):
         plot.reliability_svgs({"m": m}, kind="corp")
+
+
+def test_multi_panel_functions_share_their_argument_checks():
+    # reliability_svgs and reliability_diagrams check forecasts and colors alike
+    # (plot._check_forecasts, plot._colors_by_name): colours match names by str(name)
+    y, p = _stream(3, 200)
+    svgs = plot.reliability_svgs({1: p, "b": p}, y, bands=None, colors={1: "#123456"})
+    assert 'stroke="#123456"' in svgs["1"] and 'stroke="#123456"' not in svgs["b"]
+    for f in (plot.reliability_svgs, plot.reliability_diagrams):
+        for bad, name in (({}, "forecasts"), ("x", "forecasts")):
+            with pytest.raises(TypeError, match=f"^The '{name}' argument of {f.__name__} must be a non-empty dict"):
+                f(bad, y)
+        with pytest.raises(TypeError, match=f"^The 'colors' argument of {f.__name__} must be a dict of name -> colour, or None. Got 'red' instead."):
+            f({"a": p}, y, colors="red")
 
 
 def test_reliability_svgs_need_no_matplotlib():

@@ -326,6 +326,22 @@ class _Wrapper(ClassIndex, MulticlassCalibrator):
     def _unit_test_params(cls):
         yield from _wrapper_test_params()
 
+    def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
+        """Update the binary calibrators the event concerns: :class:`TopLabel` the top
+        class's (O(K) plus one binary ``learn_one``), :class:`ClassWise` every known
+        class's (O(K) binary ``learn_one`` calls).
+
+        Parameters
+        ----------
+        scores
+            Dict class -> probability, summing to 1.
+        label
+            The observed class (any hashable value but NaN).
+        w
+            Sample weight, a finite real number >= 0.
+        """
+        self._learn_events([self._check_event(scores, label, w)], "learn_one")
+
     def learn_many(self, scores, labels, w=None) -> None:
         """Learn from a batch, exactly as a loop of ``learn_one`` would; atomic: the
         whole batch is validated, and every binary calibrator asked whether it accepts
@@ -501,21 +517,6 @@ class TopLabel(_Wrapper):
             for i, c in enumerate(self._calibrators)
             if c is not None
         }
-
-    def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
-        """Update the calibrator of the top class of ``scores``. O(K) plus one binary
-        ``learn_one``.
-
-        Parameters
-        ----------
-        scores
-            Dict class -> probability, summing to 1.
-        label
-            The observed class (any hashable value but NaN).
-        w
-            Sample weight, a finite real number >= 0.
-        """
-        self._learn_events([self._check_event(scores, label, w)], "learn_one")
 
     def _learn_events(self, events: list, method: str) -> None:
         # the events of each top class, and its calibrator (a new clone for a class
@@ -723,20 +724,6 @@ class ClassWise(_Wrapper):
     def calibrators(self) -> dict:
         """Dict class -> its fitted binary calibrator."""
         return dict(zip(self._class_list, self._calibrators))
-
-    def learn_one(self, scores: dict, label, w: float = 1.0) -> None:
-        """Update every known class's calibrator. O(K) binary ``learn_one`` calls.
-
-        Parameters
-        ----------
-        scores
-            Dict class -> probability, summing to 1.
-        label
-            The observed class (any hashable value but NaN).
-        w
-            Sample weight, a finite real number >= 0.
-        """
-        self._learn_events([self._check_event(scores, label, w)], "learn_one")
 
     def _learn_events(self, events: list, method: str) -> None:
         # the classes the events will discover (without discovering them yet), each

@@ -287,14 +287,11 @@ class PathCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
         Leaves in order of first prediction, ``self``'s then ``other``'s new ones.
         O(leaves x d x n_bins)."""
         new = self.clone()
-        for leaf in (*self._cals, *other._cals):
-            if leaf in new._cals:
-                continue
-            a, b = self._cals.get(leaf), other._cals.get(leaf)
-            if a is not None and b is not None:
-                new._cals[leaf] = [x.merge(y) for x, y in zip(a, b)]
-            else:
-                new._cals[leaf] = [x.merge(x.clone()) for x in (a if a is not None else b)]
+        new._cals.update(_merge.merge_by_key(
+            self._cals, other._cals,
+            lambda a, b: [x.merge(y) for x, y in zip(a, b)],
+            lambda one: [x.merge(x.clone()) for x in one],
+        ))  # fmt: skip
         return new
 
     # ------------------------------------------------------------------ state

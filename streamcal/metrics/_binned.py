@@ -239,14 +239,6 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
     update = _kernels.binned_update
 
     @property
-    def _n(self) -> int:
-        return self._store.n
-
-    @property
-    def _weight(self) -> float:
-        return self._store.weight
-
-    @property
     def _values(self) -> dict:
         """Equal-mass bins: forecast -> [weight, weighted label sum, count] (read only)."""
         return self._store.values
@@ -410,14 +402,6 @@ class _EqualWidthSums(_kernels.StoreShell, BinaryCalibrationMetric):
         self._store = _kernels.Binned(
             name, _KIND[self._kind_name], int(self.n_bins)
         )
-
-    @property
-    def _n(self) -> int:
-        return self._store.n
-
-    @property
-    def _weight(self) -> float:
-        return self._store.weight
 
     def _lists(self) -> list:
         """The bin sums the metric keeps (weights and label sums first)."""

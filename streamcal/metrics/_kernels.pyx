@@ -123,6 +123,17 @@ class StoreShell:
     def _get_state(self):
         return self._store.get_state()
 
+    @property
+    def _n(self) -> int:
+        """Positive-weight events held (``n_events``), for the stores that count them
+        (all but ROCAUC's, which counts per class)."""
+        return self._store.n
+
+    @property
+    def _weight(self) -> float:
+        """Total weight held, for the stores that keep it (all but ROCAUC's)."""
+        return self._store.weight
+
 
 # ============================================================================ mean scores
 

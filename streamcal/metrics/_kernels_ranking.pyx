@@ -74,6 +74,19 @@ cdef void block_free(Block* blk) noexcept:
 
 @cython.final
 
+cdef inline Py_ssize_t bisect_left(const double* a, Py_ssize_t n, double x) noexcept nogil:
+    """The first index of the sorted ``a[:n]`` whose value is >= ``x`` (``n`` if none):
+    the block of a score among the blocks' maxima, and its place among a block's keys."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 cdef inline uint64_t weight_parts(double w, Py_ssize_t* e, int* x) noexcept nogil:
     """``w = m 2**e`` with ``m`` an integer < 2**53 and ``e >= -1074`` (the exponent of
     the smallest subnormal: a subnormal's mantissa is shifted down to it, exactly, since
@@ -237,16 +250,22 @@ cdef class Ranks:
         else:
             rows_sum(self.row(self.sup_neg, j), self.block_neg, lo, hi, self.limbs)
 
+    cdef inline void superblock(self, Py_ssize_t b, Py_ssize_t* ns, Py_ssize_t* j,
+                                Py_ssize_t* lo, Py_ssize_t* hi) noexcept:
+        """The superblocks' count ``ns``, and the superblock ``j`` of block ``b`` with
+        its blocks ``[lo, hi)`` (prefix and suffix; inline, on the per-event path)."""
+        ns[0] = (self.nb + SB - 1) // SB
+        j[0] = b // SB
+        lo[0] = j[0] * SB
+        hi[0] = lo[0] + SB if lo[0] + SB < self.nb else self.nb
+
     cdef void prefix(self, limb* out, const limb* blocks, const limb* sup, Py_ssize_t b,
                      const limb* grand) noexcept:
         """``out`` = total of ``blocks[:b]``, each sum taken over its shorter side (the
         other side being a known total minus it: exact, the sums are integers)."""
-        cdef Py_ssize_t nl = self.limbs
-        cdef Py_ssize_t ns = (self.nb + SB - 1) // SB
-        cdef Py_ssize_t j = b // SB
-        cdef Py_ssize_t lo = j * SB
-        cdef Py_ssize_t hi = lo + SB if lo + SB < self.nb else self.nb
+        cdef Py_ssize_t nl = self.limbs, ns, j, lo, hi
         cdef limb part[MAXL]
+        self.superblock(b, &ns, &j, &lo, &hi)
         if 2 * j <= ns:
             rows_sum(out, sup, 0, j, nl)
         else:
@@ -261,16 +280,12 @@ cdef class Ranks:
             rows_sum(part, blocks, b, hi, nl)
             big_sub(out, part, nl)
 
-    # the block bounds repeat prefix() above on purpose: inlined on the per-event path
     cdef void suffix(self, limb* out, const limb* blocks, const limb* sup, Py_ssize_t b,
                      const limb* grand) noexcept:
         """``out`` = total of ``blocks[b:]``, each sum over its shorter side."""
-        cdef Py_ssize_t nl = self.limbs
-        cdef Py_ssize_t ns = (self.nb + SB - 1) // SB
-        cdef Py_ssize_t j = b // SB
-        cdef Py_ssize_t lo = j * SB
-        cdef Py_ssize_t hi = lo + SB if lo + SB < self.nb else self.nb
+        cdef Py_ssize_t nl = self.limbs, ns, j, lo, hi
         cdef limb part[MAXL]
+        self.superblock(b, &ns, &j, &lo, &hi)
         if 2 * (j + 1) >= ns:
             rows_sum(out, sup, j + 1, ns, nl)
         else:
@@ -289,15 +304,8 @@ cdef class Ranks:
 
     cdef inline Py_ssize_t locate(self, double p, Py_ssize_t* i, bint* found) noexcept:
         """Block ``b`` and position ``i`` of score ``p`` (or where it would go)."""
-        cdef Py_ssize_t lo = 0, hi = self.nb, mid, b
+        cdef Py_ssize_t lo, b = bisect_left(self.maxes, self.nb, p)
         cdef Block* blk
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if self.maxes[mid] < p:
-                lo = mid + 1
-            else:
-                hi = mid
-        b = lo
         if b == self.nb:
             found[0] = False
             if b == 0:
@@ -306,14 +314,7 @@ cdef class Ranks:
             i[0] = self.blocks[b - 1].size
             return b - 1
         blk = &self.blocks[b]
-        lo = 0
-        hi = blk.size
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if blk.keys[mid] < p:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = bisect_left(blk.keys, blk.size, p)
         i[0] = lo
         found[0] = blk.keys[lo] == p  # lo < size since p <= maxes[b]
         return b

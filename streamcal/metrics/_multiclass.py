@@ -32,7 +32,6 @@ counts come from :mod:`streamcal._classes`):
 
 from __future__ import annotations
 
-import copy
 import math
 import operator
 import typing
@@ -291,6 +290,32 @@ class _EqualWidthMetric(MulticlassCalibrationMetric):
         self.strategy = strategy
         super().__init__()
 
+    # what the three equal-width metrics share: the edges, the held weight and count;
+    # each keeps its sums (_reset_sums, _merge_sums, _set_sums)
+
+    def _reset(self) -> None:
+        self._edges = tuple(uniform_edges(self.n_bins))
+        self._reset_sums()
+        self._weight = 0.0
+        self._n = 0
+
+    _merge_refusal = None
+
+    def _merge(self, other):
+        """Both streams' held weights and counts added, and their sums merged by the
+        class's ``_merge_sums``: O(n_bins) (ConfidenceECE), O(classes x n_bins)
+        (TopLabelECE, ClasswiseECE)."""
+        new = self.clone()
+        self._merge_sums(new, other)
+        new._weight = self._weight + other._weight
+        new._n = self._n + other._n
+        return new
+
+    def _set_state(self, state: dict) -> None:
+        self._weight = float(state["weight"])
+        self._n = int(state["n"])
+        self._set_sums(state)
+
     @classmethod
     def _unit_test_params(cls):
         yield {}
@@ -372,11 +397,8 @@ class ConfidenceECE(_EqualWidthMetric):
 
     _bins_entry = "bins"
 
-    def _reset(self) -> None:
-        self._edges = tuple(uniform_edges(self.n_bins))
+    def _reset_sums(self) -> None:
         self._sums = BinSums(self.n_bins)
-        self._weight = 0.0
-        self._n = 0
 
     def _update(self, y, p: dict, w: float) -> None:
         top, h = top_class(p)
@@ -410,19 +432,11 @@ class ConfidenceECE(_EqualWidthMetric):
     def _get_state(self) -> dict:
         return {"weight": self._weight, "n": self._n, "bins": self._sums.state()}
 
-    _merge_refusal = None
-
-    def _merge(self, other):
+    def _merge_sums(self, new, other) -> None:
         """The bins of both streams, every count and sum added. O(n_bins)."""
-        new = self.clone()
         new._sums = self._sums.merged(other._sums)
-        new._weight = self._weight + other._weight
-        new._n = self._n + other._n
-        return new
 
-    def _set_state(self, state: dict) -> None:
-        self._weight = float(state["weight"])
-        self._n = int(state["n"])
+    def _set_sums(self, state: dict) -> None:
         self._sums = BinSums.from_state(state["bins"])
 
     def _check(self) -> None:
@@ -504,11 +518,8 @@ class TopLabelECE(_EqualWidthMetric):
         "class and averaged with the weight of its predictions, in [0, 1]."
     )
 
-    def _reset(self) -> None:
-        self._edges = tuple(uniform_edges(self.n_bins))
+    def _reset_sums(self) -> None:
         self._by_class: dict = {}
-        self._weight = 0.0
-        self._n = 0
 
     def _update(self, y, p: dict, w: float) -> None:
         top, h = top_class(p)
@@ -559,21 +570,13 @@ class TopLabelECE(_EqualWidthMetric):
             "classes": encode_by_class(self._by_class, BinSums.state),
         }
 
-    _merge_refusal = None
-
-    def _merge(self, other):
+    def _merge_sums(self, new, other) -> None:
         """The bins of each predicted class over both streams (classes in order of
         first prediction: ``self``'s, then ``other``'s new ones). O(classes x
         n_bins)."""
-        new = self.clone()
-        new._by_class = _merged_by_class(self._by_class, other._by_class, BinSums.merged)
-        new._weight = self._weight + other._weight
-        new._n = self._n + other._n
-        return new
+        new._by_class = _merge.merge_by_key(self._by_class, other._by_class, BinSums.merged)
 
-    def _set_state(self, state: dict) -> None:
-        self._weight = float(state["weight"])
-        self._n = int(state["n"])
+    def _set_sums(self, state: dict) -> None:
         self._by_class = decode_by_class(state["classes"], BinSums.from_state, {})
 
     def _check(self) -> None:
@@ -660,12 +663,9 @@ class ClasswiseECE(ClassCounts, _EqualWidthMetric):
         "of each class's probability over equal-width bins, in [0, 1]."
     )
 
-    def _reset(self) -> None:
-        self._edges = tuple(uniform_edges(self.n_bins))
+    def _reset_sums(self) -> None:
         self._refs: dict = {}
         self._by_class: dict = {}
-        self._weight = 0.0
-        self._n = 0
 
     def _touches(self, y, p: dict):
         """The (class, probability, outcome) entries of an event that enter the bins:
@@ -757,22 +757,14 @@ class ClasswiseECE(ClassCounts, _EqualWidthMetric):
             "classes": encode_by_class(self._by_class, BinSums.state),
         }
 
-    _merge_refusal = None
-
-    def _merge(self, other):
+    def _merge_sums(self, new, other) -> None:
         """The classes (their event counts added) and the bins of each class over both
         streams, classes in order of first appearance (``self``'s, then ``other``'s
         new ones). O(classes x n_bins)."""
-        new = self.clone()
-        new._refs = _merged_by_class(self._refs, other._refs, operator.add)
-        new._by_class = _merged_by_class(self._by_class, other._by_class, BinSums.merged)
-        new._weight = self._weight + other._weight
-        new._n = self._n + other._n
-        return new
+        new._refs = _merge.merge_by_key(self._refs, other._refs, operator.add)
+        new._by_class = _merge.merge_by_key(self._by_class, other._by_class, BinSums.merged)
 
-    def _set_state(self, state: dict) -> None:
-        self._weight = float(state["weight"])
-        self._n = int(state["n"])
+    def _set_sums(self, state: dict) -> None:
         memo: dict = {}
         self._refs = decode_by_class(state["refs"], int, memo)
         self._by_class = decode_by_class(state["classes"], BinSums.from_state, memo)
@@ -788,17 +780,6 @@ class ClasswiseECE(ClassCounts, _EqualWidthMetric):
             s.check(self.n_bins)
             assert s.count <= self._n
             assert sum(s.w) <= self._weight * (1 + 1e-9)
-
-
-def _merged_by_class(a: dict, b: dict, merge) -> dict:
-    """Per-class values of both dicts, ``merge(x, y)`` where both hold the class; the
-    classes in order of first appearance (``a``'s, then those only ``b`` holds). The
-    values are not shared with ``a`` or ``b`` (``merge`` must return new ones)."""
-    out = {c: (merge(v, b[c]) if c in b else copy.deepcopy(v)) for c, v in a.items()}
-    for c, v in b.items():
-        if c not in out:
-            out[c] = copy.deepcopy(v)
-    return out
 
 
 def __getattr__(name):

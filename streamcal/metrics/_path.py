@@ -8,6 +8,7 @@ import typing
 
 from streamcal import _taxonomy as T
 from streamcal import _validation as V
+from streamcal._merge import merge_by_key
 from streamcal._classes import decode_by_class, decode_label, encode_by_class
 from streamcal.core.bins import uniform_bin as _bin_of
 from streamcal.core.bins import uniform_edges
@@ -189,15 +190,11 @@ class PathECE(StreamingMetric):
         order of first prediction: ``self``'s, then ``other``'s new ones). O(nodes x
         depth x n_bins)."""
         new = self.clone()
-        for c in (*self._by_node, *other._by_node):
-            if c in new._by_node:
-                continue
-            a, b = self._by_node.get(c), other._by_node.get(c)
-            if a is not None and b is not None:
-                new._by_node[c] = [x.merged(y) for x, y in zip(a, b)]
-            else:
-                one = a if a is not None else b
-                new._by_node[c] = [x.merged(BinSums(self.n_bins)) for x in one]
+        new._by_node.update(merge_by_key(
+            self._by_node, other._by_node,
+            lambda a, b: [x.merged(y) for x, y in zip(a, b)],
+            lambda one: [x.merged(BinSums(self.n_bins)) for x in one],
+        ))  # fmt: skip
         new._weight = self._weight + other._weight
         new._n = self._n + other._n
         return new

@@ -120,14 +120,6 @@ class CalibrationRefinement(_kernels.StoreShell, BinaryCalibrationMetric):
     update = _kernels_refinement.groups_update
 
     @property
-    def _n(self) -> int:
-        return self._store.n
-
-    @property
-    def _weight(self) -> float:
-        return self._store.weight
-
-    @property
     def _groups(self) -> dict:
         """Group key -> ``[weight, weighted label sum, count]`` (a copy)."""
         return {key: [w, y, k] for key, w, y, k in self._store.group_list()}

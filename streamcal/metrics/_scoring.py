@@ -88,10 +88,6 @@ class _BinaryMeanScore(_kernels.StoreShell, BinaryCalibrationMetric):
     def _reset(self) -> None:
         self._store = _kernels.MeanScore(type(self).__name__, getattr(self, "eps", 0.0))
 
-    @property
-    def _n(self) -> int:
-        return self._store.n
-
     def _revert(self, y: float, p: float, w: float) -> None:
         if not self._store.revert(y, p, w):
             raise self._not_held(y, p)

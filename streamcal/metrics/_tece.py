@@ -17,8 +17,9 @@ import operator
 
 from streamcal import _validation as V
 from streamcal._classes import ClassCounts, decode_by_class, encode_by_class
+from streamcal._merge import merge_by_key
 from streamcal.metrics._binned import ReliabilityBin, _check_n_bins
-from streamcal.metrics._multiclass import MulticlassCalibrationMetric, _merged_by_class
+from streamcal.metrics._multiclass import MulticlassCalibrationMetric
 
 __all__ = ["TECE"]
 
@@ -272,8 +273,8 @@ class TECE(ClassCounts, MulticlassCalibrationMetric):
         of one metric fed both streams, entry for entry, so ``get()`` is equal bit for
         bit."""
         new = self.clone()
-        new._refs = _merged_by_class(self._refs, other._refs, operator.add)
-        new._events = _merged_by_class(
+        new._refs = merge_by_key(self._refs, other._refs, operator.add)
+        new._events = merge_by_key(
             self._events, other._events, lambda x, y: list(heapq.merge(x, y))
         )
         new._n = self._n + other._n

@@ -39,7 +39,7 @@ import numpy as np
 
 from streamcal.replay import _fastcsv
 from streamcal.replay._checkpoint import RowFingerprint
-from streamcal.replay._readers import DAMAGED_COMPRESSED, jsonl_row
+from streamcal.replay._readers import jsonl_row
 
 __all__ = ["open_fast_blocks"]
 
@@ -117,9 +117,7 @@ class FastJsonl:
         self.rows_read = 0
         self.done = False
         self._file = gzip.open(path, "rb") if path.lower().endswith(".gz") else open(path, "rb")
-        self._carry = b""
         self._next_line = 1
-        self._first = True
         # the label's JSON type: float64 (0, 1, 0.0, 1.0), bool or text; the one that
         # parsed the last block is tried first
         self._label_types = [pa.float64(), pa.bool_(), pa.string()]
@@ -130,30 +128,9 @@ class FastJsonl:
     def blocks(self, fallback):
         """Yield a chunk per block of lines: plain, or read line by line by
         ``fallback(rows, lines)`` (the engine's row chunk)."""
-        while not self.done:
-            try:
-                data = self._carry + self._file.read(_fastcsv.BLOCK_BYTES)
-            except DAMAGED_COMPRESSED:
-                return  # the row reader reads up to the damage and reports it
-            if self._first:
-                self._first = False
-                if data.startswith(codecs.BOM_UTF8):
-                    data = data[len(codecs.BOM_UTF8):]  # the row reader drops it too
-            if not data:
-                self.done = True
-                return
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                try:
-                    more = self._file.read(_fastcsv.BLOCK_BYTES)
-                except DAMAGED_COMPRESSED:
-                    return
-                if more:  # a line longer than a block
-                    self._carry = data + more
-                    continue
-                data += b"\n"  # the last line, which has no newline
-                cut = len(data) - 1
-            block, self._carry = data[: cut + 1], data[cut + 1:]
+        if self.done:
+            return
+        for block in _fastcsv.line_blocks(self, end_last_line=True, strip_bom=True):
             if block.count(b"\r") != block.count(b"\r\n"):
                 return  # a lone CR: a line break to the row reader only
             chunk = self._plain(block)

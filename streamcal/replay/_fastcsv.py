@@ -99,6 +99,45 @@ class PlainBlock:
         return data.replace(self.delimiter.encode(), b"\x1f").replace(b"\n", b"\x1e")
 
 
+def line_blocks(reader, end_last_line: bool, strip_bom: bool = False):
+    """Yield the blocks of whole lines (about :data:`BLOCK_BYTES` each, a longer line
+    whole) that ``reader._file`` holds from where it stands, the fast readers' one block
+    splitter (FastCsv, and the JSON lines reader of ``_fastblocks``). ``reader.done``
+    turns True at the end of the file; a damaged compressed file ends the blocks with
+    ``done`` False (the row reader reads up to the damage and reports it), and so does
+    a last line without newline unless ``end_last_line`` (then it is yielded with a
+    newline added). ``strip_bom`` drops a UTF-8 BOM from the first bytes (the row
+    reader drops it too)."""
+    carry = b""
+    while True:
+        try:
+            data = carry + reader._file.read(BLOCK_BYTES)
+        except DAMAGED_COMPRESSED:
+            return
+        if strip_bom:
+            strip_bom = False
+            if data.startswith(codecs.BOM_UTF8):
+                data = data[len(codecs.BOM_UTF8):]
+        if not data:
+            reader.done = True
+            return
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            try:
+                more = reader._file.read(BLOCK_BYTES)
+            except DAMAGED_COMPRESSED:
+                return
+            if more:  # a line longer than a block
+                carry = data + more
+                continue
+            if not end_last_line:
+                return
+            data += b"\n"
+            cut = len(data) - 1
+        block, carry = data[: cut + 1], data[cut + 1:]
+        yield block
+
+
 class FastCsv:
     """Plain blocks of a binary CSV log, from its second line on, until the first block
     that is not plain (see the module docstring); then :attr:`rows_read` rows have been
@@ -119,7 +158,6 @@ class FastCsv:
         gz = path.lower().endswith(".gz")
         self._file = gzip.open(path, "rb") if gz else open(path, "rb")
         first = self._file.readline()
-        self._carry = b""
         self._next_line = 2
         if not first.endswith(b"\n"):
             self.done = True  # a header alone, or no newline: nothing to read fast
@@ -139,25 +177,10 @@ class FastCsv:
         """Yield plain blocks; stop at the end of the file or at a block that is not
         plain (then ``done`` is False: the row reader must go on from row
         ``rows_read + 1``). ``fallback`` is not used (the row reader takes over)."""
-        while not self.done:
-            try:
-                data = self._carry + self._file.read(BLOCK_BYTES)
-            except DAMAGED_COMPRESSED:
-                return  # the row reader reads up to the damage and reports it
-            if not data:
-                self.done = True
-                return
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                try:
-                    more = self._file.read(BLOCK_BYTES)
-                except DAMAGED_COMPRESSED:
-                    return
-                if more:  # a line longer than a block
-                    self._carry = data + more
-                    continue
-                return  # the last line has no newline: the row reader reads it
-            block, self._carry = data[: cut + 1], data[cut + 1:]
+        if self.done:
+            return
+        # the last line has no newline: not read here, the row reader reads it
+        for block in line_blocks(self, end_last_line=False):
             plain = self._plain(block)
             if plain is None:
                 return
