@@ -386,3 +386,165 @@ def test_property_pair_is_the_oracle_and_state_is_kept(events, queries, params):
             assert (p0, p1) == (0.0, 1.0) and cal.predict_one(q) == q
     assert json.dumps(cal.to_dict()) == before
     cal._check()
+
+
+# ---------------------------------------------------------------------- the batch shortcut
+# Without a window, an event of unit weight is learnt by predict_learn_many in three
+# store operations instead of five: the hypothetical fit of the other label, the learn,
+# one read at the event's key (which is the hypothetical fit of its own label).
+# IsotonicStream._va_predict_learn_c; these tests hold it to the per-event loop.
+
+SHORTCUT_PARAMS = [
+    {},
+    {"resolution": 0.01},
+    {"resolution": 0.25},
+    {"half_life": 500.0},
+    {"half_life": 3.0},  # renormalises every ~1500 events: the general path there
+    {"half_life": 0.3},  # ... every ~150
+    {"half_life": 40.0, "resolution": 0.05},
+    {"window_size": 7},  # the general path throughout
+    {"window_size": 200, "half_life": 30.0},
+]
+
+
+def _loop(cal, s, y, w):
+    out = []
+    for a, b, c in zip(s.tolist(), y.tolist(), w.tolist()):
+        out.append(cal.predict_one(a))
+        cal.learn_one(a, b, c)
+    return out
+
+
+def _bits(values):
+    return np.asarray(values, dtype=np.float64).view(np.int64).tolist()
+
+
+def _same_state(a, b):
+    assert json.dumps(a.to_dict()) == json.dumps(b.to_dict())
+    assert a.blocks == b.blocks
+    a._check()
+    b._check()
+
+
+@pytest.mark.parametrize("params", SHORTCUT_PARAMS, ids=repr)
+@pytest.mark.parametrize("scores", ["uniform", "ties"])
+@pytest.mark.parametrize("weights", ["unit", "mixed"])
+@pytest.mark.parametrize("leaf_capacity", [None, 4])
+def test_batch_shortcut_is_the_loop_bit_for_bit(params, scores, weights, leaf_capacity):
+    """predict_learn_many (in chunks, as the replay calls it) against predict_one then
+    learn_one per event: the same floats, bit for bit, and the same state after; with
+    ties (the event's key already held), a grid, forgetting (renormalisations included),
+    windows, weights other than 1 (0, 0.5, 3) among unit ones, and 4-cell leaves (so
+    that hypothetical insertions split and merge leaves)."""
+    from streamcal.core.pav import IsotonicBlockStore
+
+    rng = np.random.default_rng(abs(hash((repr(params), scores, weights, leaf_capacity))) % 2**32)
+    n = 2500
+    s = rng.random(n)
+    if scores == "ties":
+        s = np.round(s, 2)
+    s[rng.random(n) < 0.02] = 0.0
+    s[rng.random(n) < 0.02] = 1.0
+    y = (rng.random(n) < 0.1 + 0.8 * s**2).astype(np.float64)
+    w = np.ones(n)
+    if weights == "mixed":
+        w = np.where(rng.random(n) < 0.3, rng.choice([0.0, 0.5, 3.0], n), 1.0)
+    batch, loop = VennAbers(**params), VennAbers(**params)
+    if leaf_capacity is not None:
+        batch._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+        loop._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+    got = []
+    for a in range(0, n, 700):
+        got.extend(batch.predict_learn_many(s[a : a + 700], y[a : a + 700], w[a : a + 700]).tolist())
+    expected = _loop(loop, s, y, w)
+    assert _bits(got) == _bits(expected)
+    _same_state(batch, loop)
+    if params.get("half_life") in (3.0, 0.3):
+        assert batch._t_ref > 0  # renormalisations did happen (the general path there)
+
+
+def test_batch_shortcut_does_three_store_operations_not_five():
+    """The shortcut is taken exactly where it applies: without a window and with unit
+    weights, the batch does about 3/5 of the store's work of the per-event loop
+    (counted by the store's operation counters: tree nodes updated, hull steps, cells
+    moved); with a window, or with weights other than 1, the same work as the loop
+    (the general path)."""
+    rng = np.random.default_rng(7)
+    n = 3000
+    s = rng.random(n)
+    y = (rng.random(n) < s).astype(np.float64)
+    for params, w, lo, hi in (
+        ({}, np.ones(n), 0.45, 0.75),
+        ({"resolution": 0.01}, np.ones(n), 0.45, 0.75),
+        ({"half_life": 500.0}, np.ones(n), 0.45, 0.75),
+        ({"window_size": 50}, np.ones(n), 1.0, 1.0),
+        ({}, np.full(n, 2.0), 1.0, 1.0),
+    ):
+        batch, loop = VennAbers(**params), VennAbers(**params)
+        batch.predict_learn_many(s, y, w)
+        _loop(loop, s, y, w)
+        work = [st._op_nodes + st._op_hull + st._op_moved for st in (batch._store, loop._store)]
+        ratio = work[0] / work[1]
+        assert lo <= ratio <= hi, (params, ratio)
+
+
+def test_batch_shortcut_falls_back_where_weights_span_the_range():
+    """With forgetting, after a light event the next unit-weight learn may renormalise
+    or store a weight other than the hypothetical event's: those events take the
+    general path, with the loop's floats; an error mid-batch leaves the state as it
+    was, as in the loop."""
+    rng = np.random.default_rng(3)
+    n = 600
+    s = np.round(rng.random(n), 3)
+    y = (rng.random(n) < s).astype(np.float64)
+    w = np.ones(n)
+    w[100] = 1e-250
+    w[101:103] = 1e-300
+    w[300] = 1e100
+    for params in ({"half_life": 5.0}, {"half_life": 200.0}):
+        batch, loop = VennAbers(**params), VennAbers(**params)
+        got = batch.predict_learn_many(s, y, w).tolist()
+        assert _bits(got) == _bits(_loop(loop, s, y, w))
+        _same_state(batch, loop)
+    cal = VennAbers()
+    cal.learn_many(s[:10], y[:10])
+    before = _state(cal)
+    bad = np.ones(20)
+    bad[12] = bad[15] = 1e308  # the sums would overflow at index 15
+    with pytest.raises(ValueError, match=r"'w' argument of VennAbers\.predict_learn_many"):
+        cal.predict_learn_many(s[:20], y[:20], bad)
+    assert _state(cal) == before
+
+
+_SHORT_EVENT = st.tuples(
+    st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]) | st.floats(0, 1),
+    st.integers(0, 1),
+    st.sampled_from([1.0, 1.0, 1.0, 0.0, 0.5, 3.0]),
+)
+
+
+@given(
+    st.lists(_SHORT_EVENT, max_size=120),
+    st.integers(1, 40),
+    st.sampled_from(
+        [{}, {"resolution": 0.1}, {"half_life": 3.0}, {"half_life": 0.5, "resolution": 0.2},
+         {"window_size": 5}, {"window_size": 30, "half_life": 2.0}]
+    ),
+    st.sampled_from([None, 4]),
+)
+@settings(max_examples=150, deadline=None)
+def test_property_batch_is_the_per_event_loop(events, chunk, params, leaf_capacity):
+    """Any stream cut into chunks of any size: predict_learn_many gives the floats of
+    the per-event loop, bit for bit, and leaves the same state, invariants intact."""
+    from streamcal.core.pav import IsotonicBlockStore
+
+    batch, loop = VennAbers(**params), VennAbers(**params)
+    if leaf_capacity is not None:
+        batch._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+        loop._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+    s, y, w = (np.array(c, dtype=np.float64) for c in zip(*events)) if events else (np.empty(0),) * 3
+    got = []
+    for a in range(0, len(events), chunk):
+        got.extend(batch.predict_learn_many(s[a : a + chunk], y[a : a + chunk], w[a : a + chunk]).tolist())
+    assert _bits(got) == _bits(_loop(loop, s, y, w))
+    _same_state(batch, loop)

@@ -566,7 +566,11 @@ class VennAbers(_IsotonicStoreCalibrator):
     hypothetical insertions and removals, amortised O(log² n) (against O(log n) for
     :class:`OnlineIsotonic`). Memory: O(distinct scores), O(window) or O(1 / r).
     ``predict_many`` and ``predict_learn_many`` run the same per-event code in C and
-    return exactly the floats of the loop.
+    return exactly the floats of the loop. Without a window, ``predict_learn_many``
+    learns an event of unit weight in three store operations instead of five: the
+    hypothetical fit of the other label, the learn, and one read at the event's score
+    (the fit after the learn is the hypothetical fit of the event's own label, bit for
+    bit); a window or another weight takes both hypothetical insertions.
 
     **Cold start.** Before any positive-weight event, ``predict_one`` returns the
     score itself (the project's convention for binary calibrators) and

@@ -17,6 +17,9 @@ score, or the Venn-ABERS merge of the two fits with a hypothetical event at the 
 labelled 0 and 1 (:meth:`IsotonicBlockStore.hypothetical_value`, which leaves the store
 as it was). Every check a bad event can fail is made
 before any state changes, so an error leaves the stream exactly as it was.
+:meth:`IsotonicStream.predict_learn_many` in Venn-ABERS mode without a window learns an
+event of unit weight with one hypothetical event instead of two (the fit after the real
+learn is the hypothetical fit of the event's own label): the same floats as the loop.
 
 Forgetting (``half_life = h``). A new event at index ``t`` is stored with weight
 ``w * 2 ** e``, ``e = (t - t_ref) / h + phase``; the weights already stored never change
@@ -523,14 +526,55 @@ cdef class IsotonicStream:
         cdef double[::1] o = out
         self.check_batch(w, "predict_learn_many")
         saved = self._save_if_refusable(w)
+        # Venn-ABERS without a window: an event of unit weight and label 0 or 1 takes
+        # the shortcut of _va_predict_learn_c (the same floats, three store operations
+        # instead of five); a window, another weight or label takes both hypotheticals
+        cdef bint shortcut = self.mode == MODE_VENN_ABERS and self.window_size == 0
         i = 0
         try:
             for i in range(n):
-                o[i] = self.predict_c(scores[i])
-                self.learn_c(scores[i], labels[i], w[i])
+                if shortcut and w[i] == 1.0 and (labels[i] == 0.0 or labels[i] == 1.0):
+                    o[i] = self._va_predict_learn_c(scores[i], labels[i])
+                else:
+                    o[i] = self.predict_c(scores[i])
+                    self.learn_c(scores[i], labels[i], w[i])
         except ValueError:
             self._refused(saved, w, i, "predict_learn_many")
         return out
+
+    cdef double _va_predict_learn_c(self, double s, double y) except? -1.0:
+        """:meth:`predict_c` then :meth:`learn_c` of ``(s, y, w=1)``, for Venn-ABERS
+        without a window, in three store operations instead of five. The hypothetical
+        event labelled ``y`` is the event itself: when the real learn adds it to the
+        store with the weight a hypothetical event gets (``next_weight_c``; always so
+        without forgetting, and with it unless the learn renormalises), the step fit at
+        its key after the learn is, bit for bit, the hypothetical fit of label ``y``
+        (:meth:`IsotonicBlockStore.hypothetical_c` is add, read, restore). So: the
+        hypothetical fit of label ``1 - y`` (add, read, restore), the learn, one read.
+        Otherwise (an empty store, or a learn that renormalises) the general path."""
+        cdef double x, wh, e, E, m, a, b, p0, p1
+        if self._st.n_blocks_c() == 0:
+            self.learn_c(s, y, 1.0)
+            return s
+        x = self.key(s)
+        wh = self.next_weight_c()
+        if self.half_life > 0.0:
+            # what learn_c -> _plan would store for w = 1, without renormalising
+            e = (self.n_events - self.t_ref) / self.half_life + self.phase
+            m = self._split(1.0, e, &E)
+            if not (_MIN_EXP <= E and E <= _TOP_EXP) or ldexp(m, <int> E) != wh:
+                p0 = self.predict_c(s)
+                self.learn_c(s, y, 1.0)
+                return p0
+        a = self._st.hypothetical_c(x, wh, 1.0 - y)
+        self.learn_c(s, y, 1.0)
+        b = self._st.predict_step_c(x)
+        if y == 0.0:
+            a, b = b, a
+        # a: the fit with label 0 at x, b: with label 1 (as interval_c, clipped)
+        p0 = 1.0 if a > 1.0 else (0.0 if a < 0.0 else a)
+        p1 = 1.0 if b > 1.0 else (0.0 if b < 0.0 else b)
+        return p1 / (1.0 - p0 + p1)
 
     cdef object _save_if_refusable(self, const double[::1] w):
         """With forgetting, a weight can be refused only when it, or one held, is far
