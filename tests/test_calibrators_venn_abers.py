@@ -386,3 +386,340 @@ def test_property_pair_is_the_oracle_and_state_is_kept(events, queries, params):
             assert (p0, p1) == (0.0, 1.0) and cal.predict_one(q) == q
     assert json.dumps(cal.to_dict()) == before
     cal._check()
+
+
+# ---------------------------------------------------------------------- the batch shortcut
+# Without a window, an event of unit weight is learnt by predict_learn_many in three
+# store operations instead of five: the hypothetical fit of the other label, the learn,
+# one read at the event's key (which is the hypothetical fit of its own label).
+# IsotonicStream._va_predict_learn_c; these tests hold it to the per-event loop.
+
+SHORTCUT_PARAMS = [
+    {},
+    {"resolution": 0.01},
+    {"resolution": 0.25},
+    {"half_life": 500.0},
+    {"half_life": 3.0},  # renormalises every ~1500 events: the general path there
+    {"half_life": 0.3},  # ... every ~150
+    {"half_life": 40.0, "resolution": 0.05},
+    {"window_size": 7},  # the general path throughout
+    {"window_size": 200, "half_life": 30.0},
+]
+
+
+def _loop(cal, s, y, w):
+    out = []
+    for a, b, c in zip(s.tolist(), y.tolist(), w.tolist()):
+        out.append(cal.predict_one(a))
+        cal.learn_one(a, b, c)
+    return out
+
+
+def _bits(values):
+    return np.asarray(values, dtype=np.float64).view(np.int64).tolist()
+
+
+def _same_state(a, b):
+    assert json.dumps(a.to_dict()) == json.dumps(b.to_dict())
+    assert a.blocks == b.blocks
+    a._check()
+    b._check()
+
+
+@pytest.mark.parametrize("params", SHORTCUT_PARAMS, ids=repr)
+@pytest.mark.parametrize("scores", ["uniform", "ties"])
+@pytest.mark.parametrize("weights", ["unit", "mixed"])
+@pytest.mark.parametrize("leaf_capacity", [None, 4])
+def test_batch_shortcut_is_the_loop_bit_for_bit(params, scores, weights, leaf_capacity):
+    """predict_learn_many (in chunks, as the replay calls it) against predict_one then
+    learn_one per event: the same floats, bit for bit, and the same state after; with
+    ties (the event's key already held), a grid, forgetting (renormalisations included),
+    windows, weights other than 1 (0, 0.5, 3) among unit ones, and 4-cell leaves (so
+    that hypothetical insertions split and merge leaves)."""
+    from streamcal.core.pav import IsotonicBlockStore
+
+    rng = np.random.default_rng(abs(hash((repr(params), scores, weights, leaf_capacity))) % 2**32)
+    n = 2500
+    s = rng.random(n)
+    if scores == "ties":
+        s = np.round(s, 2)
+    s[rng.random(n) < 0.02] = 0.0
+    s[rng.random(n) < 0.02] = 1.0
+    y = (rng.random(n) < 0.1 + 0.8 * s**2).astype(np.float64)
+    w = np.ones(n)
+    if weights == "mixed":
+        w = np.where(rng.random(n) < 0.3, rng.choice([0.0, 0.5, 3.0], n), 1.0)
+    batch, loop = VennAbers(**params), VennAbers(**params)
+    if leaf_capacity is not None:
+        batch._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+        loop._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+    got = []
+    for a in range(0, n, 700):
+        got.extend(batch.predict_learn_many(s[a : a + 700], y[a : a + 700], w[a : a + 700]).tolist())
+    expected = _loop(loop, s, y, w)
+    assert _bits(got) == _bits(expected)
+    _same_state(batch, loop)
+    if params.get("half_life") in (3.0, 0.3):
+        assert batch._t_ref > 0  # renormalisations did happen (the general path there)
+
+
+def test_batch_shortcut_does_three_store_operations_not_five():
+    """The shortcut is taken exactly where it applies: without a window and with unit
+    weights, the batch does about 3/5 of the store's work of a per-event loop of
+    ``predict_interval_one`` and ``learn_one``
+    (counted by the store's operation counters: tree nodes updated, hull steps, cells
+    moved); with a window, or with weights other than 1, the same work as the loop
+    (the general path)."""
+    rng = np.random.default_rng(7)
+    n = 3000
+    s = rng.random(n)
+    y = (rng.random(n) < s).astype(np.float64)
+    for params, w, lo, hi in (
+        ({}, np.ones(n), 0.45, 0.75),
+        ({"resolution": 0.01}, np.ones(n), 0.45, 0.75),
+        ({"half_life": 500.0}, np.ones(n), 0.45, 0.75),
+        ({"window_size": 50}, np.ones(n), 1.0, 1.0),
+        ({}, np.full(n, 2.0), 1.0, 1.0),
+    ):
+        batch, loop = VennAbers(**params), VennAbers(**params)
+        batch.predict_learn_many(s, y, w)
+        for a, b, c in zip(s.tolist(), y.tolist(), w.tolist()):
+            loop.predict_interval_one(a)  # both hypothetical events, always
+            loop.learn_one(a, b, c)
+        work = [st._op_nodes + st._op_hull + st._op_moved for st in (batch._store, loop._store)]
+        ratio = work[0] / work[1]
+        assert lo <= ratio <= hi, (params, ratio)
+
+
+def test_batch_shortcut_falls_back_where_weights_span_the_range():
+    """With forgetting, after a light event the next unit-weight learn may renormalise
+    or store a weight other than the hypothetical event's: those events take the
+    general path, with the loop's floats; an error mid-batch leaves the state as it
+    was, as in the loop."""
+    rng = np.random.default_rng(3)
+    n = 600
+    s = np.round(rng.random(n), 3)
+    y = (rng.random(n) < s).astype(np.float64)
+    w = np.ones(n)
+    w[100] = 1e-250
+    w[101:103] = 1e-300
+    w[300] = 1e100
+    for params in ({"half_life": 5.0}, {"half_life": 200.0}):
+        batch, loop = VennAbers(**params), VennAbers(**params)
+        got = batch.predict_learn_many(s, y, w).tolist()
+        assert _bits(got) == _bits(_loop(loop, s, y, w))
+        _same_state(batch, loop)
+    cal = VennAbers()
+    cal.learn_many(s[:10], y[:10])
+    before = _state(cal)
+    bad = np.ones(20)
+    bad[12] = bad[15] = 1e308  # the sums would overflow at index 15
+    with pytest.raises(ValueError, match=r"'w' argument of VennAbers\.predict_learn_many"):
+        cal.predict_learn_many(s[:20], y[:20], bad)
+    assert _state(cal) == before
+
+
+_SHORT_EVENT = st.tuples(
+    st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]) | st.floats(0, 1),
+    st.integers(0, 1),
+    st.sampled_from([1.0, 1.0, 1.0, 0.0, 0.5, 3.0]),
+)
+
+
+@given(
+    st.lists(_SHORT_EVENT, max_size=120),
+    st.integers(1, 40),
+    st.sampled_from(
+        [{}, {"resolution": 0.1}, {"half_life": 3.0}, {"half_life": 0.5, "resolution": 0.2},
+         {"window_size": 5}, {"window_size": 30, "half_life": 2.0}]
+    ),
+    st.sampled_from([None, 4]),
+)
+@settings(max_examples=150, deadline=None)
+def test_property_batch_is_the_per_event_loop(events, chunk, params, leaf_capacity):
+    """Any stream cut into chunks of any size: predict_learn_many gives the floats of
+    the per-event loop, bit for bit, and leaves the same state, invariants intact."""
+    from streamcal.core.pav import IsotonicBlockStore
+
+    batch, loop = VennAbers(**params), VennAbers(**params)
+    if leaf_capacity is not None:
+        batch._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+        loop._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+    s, y, w = (np.array(c, dtype=np.float64) for c in zip(*events)) if events else (np.empty(0),) * 3
+    got = []
+    for a in range(0, len(events), chunk):
+        got.extend(batch.predict_learn_many(s[a : a + chunk], y[a : a + chunk], w[a : a + chunk]).tolist())
+    assert _bits(got) == _bits(_loop(loop, s, y, w))
+    _same_state(batch, loop)
+
+
+# ---------------------------------------------------------------------- the pending event
+# With unit weights only and neither window nor forgetting, predict_one leaves one of
+# its two hypothetical events in the store (the label the fit at the score leans to) and
+# a following learn_one of that very event keeps it; every other call removes it first
+# (IsotonicStream.predict_one, _settle). These tests hold it to a twin that predicts
+# through predict_many (never pending: the general path, both hypothetical events).
+
+def _twin_predict(cal, s):
+    return cal.predict_many(np.array([s], dtype=np.float64))[0]
+
+
+def _snapshot(cal):
+    # n_cells first: each read below settles a pending event itself
+    return (cal._stream.n_cells, cal.n_events, cal._stream.total_weight(), json.dumps(cal.to_dict()),
+            pickle.dumps(cal), _common.fingerprint(cal), cal.blocks)
+
+
+_OP = st.one_of(
+    # predict then learn the same event: the path CalibratedClassifier takes
+    st.tuples(st.just("predict_learn"), st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]) | st.floats(0, 1),
+              st.integers(0, 1)),
+    st.tuples(st.just("predict"), st.sampled_from([0.25, 0.5]) | st.floats(0, 1), st.integers(0, 1)),
+    # learn another event (another score or label) or a weighted one after a prediction
+    st.tuples(st.just("learn"), st.sampled_from([0.25, 0.5]) | st.floats(0, 1), st.integers(0, 1)),
+    st.tuples(st.just("learn_w"), st.sampled_from([0.5, 0.75]), st.sampled_from([0.0, 2.0, 0.5])),
+    st.tuples(st.sampled_from(["interval", "predict_many", "learn_many", "predict_learn_many",
+                               "snapshot", "check", "clone", "merge", "copy", "bad_learn",
+                               "bad_predict", "refit"]),
+              st.floats(0, 1), st.integers(0, 1)),
+)
+
+
+@given(st.lists(_OP, max_size=80), st.sampled_from([None, 4]), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_property_pending_event_is_never_observed(ops, leaf_capacity, start_rebuilt):
+    """Any sequence of calls: the same floats as the twin from every method, and the
+    same state (to_dict, pickle, fingerprint, blocks, n_cells, _check) whenever read;
+    errors leave the state as it was; clones, copies and merges never carry the
+    pending event."""
+    import copy
+
+    from streamcal.core.pav import IsotonicBlockStore
+
+    cal, twin = VennAbers(), VennAbers()
+    if leaf_capacity is not None:
+        cal._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+        twin._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+    if start_rebuilt:  # a store built from cells (its exactness scale from the sums)
+        base = [(0.2, 0), (0.2, 0), (0.6, 1), (0.6, 1), (0.9, 1), (0.9, 1)] * 3
+        for c in (cal, twin):
+            c.learn_many([e[0] for e in base], [e[1] for e in base])
+    other = VennAbers()
+    other.learn_many([0.1, 0.5, 0.5, 0.8], [0, 1, 0, 1])
+    for op, s, y in ops:
+        if op in ("predict_learn", "predict"):
+            p = cal.predict_one(s)
+            assert p == _twin_predict(twin, s)
+            if op == "predict_learn":
+                cal.learn_one(s, y)
+                twin.learn_one(s, y)
+        elif op == "learn":
+            cal.learn_one(s, y)
+            twin.learn_one(s, y)
+        elif op == "learn_w":
+            cal.learn_one(s, 1, y)
+            twin.learn_one(s, 1, y)
+        elif op == "interval":
+            assert cal.predict_interval_one(s) == twin.predict_interval_one(s)
+        elif op == "predict_many":
+            q = np.array([s, 0.0, 1.0, 0.5])
+            assert cal.predict_many(q).tolist() == twin.predict_many(q).tolist()
+        elif op == "learn_many":
+            cal.learn_many([s, 1 - s], [y, 1 - y])
+            twin.learn_many([s, 1 - s], [y, 1 - y])
+        elif op == "predict_learn_many":
+            a = cal.predict_learn_many(np.array([s, s]), np.array([y, 1 - y]))
+            b = twin.predict_learn_many(np.array([s, s]), np.array([y, 1 - y]))
+            assert a.tolist() == b.tolist()
+        elif op == "refit":  # learn_many's refit path (a batch large against the state)
+            xs = np.round(np.linspace(0, 1, 40) * (0.5 + s), 2).clip(0, 1)
+            ys = (np.arange(40) % 3 == 0).astype(int)
+            cal.learn_many(xs, ys)
+            twin.learn_many(xs, ys)
+        elif op == "snapshot":
+            assert _snapshot(cal) == _snapshot(twin)
+            restored = VennAbers.from_dict(json.loads(json.dumps(cal.to_dict())))
+            assert _snapshot(restored) == _snapshot(VennAbers.from_dict(twin.to_dict()))
+        elif op == "check":
+            cal._check()
+        elif op == "clone":
+            assert _snapshot(cal.clone()) == _snapshot(twin.clone())
+        elif op == "merge":
+            assert _snapshot(cal.merge(other)) == _snapshot(twin.merge(other))
+            assert _snapshot(other.merge(cal)) == _snapshot(other.merge(twin))
+        elif op == "copy":
+            c1, c2 = copy.deepcopy(cal), pickle.loads(pickle.dumps(cal))
+            assert _snapshot(c1) == _snapshot(twin) == _snapshot(c2)
+            assert c1.predict_one(s) == c2.predict_one(s) == _twin_predict(twin, s)
+        elif op == "bad_learn":
+            with pytest.raises(ValueError):
+                cal.learn_one(s, 2)
+            with pytest.raises(ValueError):
+                cal.learn_one(s, y, -1.0)
+        elif op == "bad_predict":
+            with pytest.raises(ValueError):
+                cal.predict_one(1.5)
+    assert _snapshot(cal) == _snapshot(twin)
+    cal._check()
+    grid = np.linspace(0, 1, 41)
+    assert [cal.predict_one(q) for q in grid.tolist()] == twin.predict_many(grid).tolist()
+    assert _snapshot(cal) == _snapshot(twin)
+
+
+@pytest.mark.parametrize("scores", ["uniform", "ties"])
+@pytest.mark.parametrize("leaf_capacity", [None, 4])
+def test_pending_event_predict_then_learn_is_the_general_path(scores, leaf_capacity):
+    """The CalibratedClassifier path (predict_one then learn_one of the same event),
+    2,000 events: the floats of the general path, bit for bit, the same state at the
+    end, invariants checked along the way; and the store's work (its operation
+    counters) below 0.85 of predicting with both hypothetical events each time."""
+    from streamcal.core.pav import IsotonicBlockStore
+
+    rng = np.random.default_rng(17)
+    n = 2000
+    s = rng.beta(2, 2, n)
+    if scores == "ties":
+        s = np.round(s, 2)
+    y = (rng.random(n) < s).astype(int)
+    cal, twin = VennAbers(), VennAbers()
+    if leaf_capacity is not None:
+        cal._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+        twin._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+    got, expected = [], []
+    for j, (a, b) in enumerate(zip(s.tolist(), y.tolist())):
+        got.append(cal.predict_one(a))
+        cal.learn_one(a, b)
+        expected.append(_twin_predict(twin, a))
+        twin.learn_one(a, b)
+        if j % 250 == 0:
+            cal._check()
+            assert _snapshot(cal) == _snapshot(twin)
+    assert _bits(got) == _bits(expected)
+    assert _snapshot(cal) == _snapshot(twin)
+    work = [st._op_nodes + st._op_hull + st._op_moved for st in (cal._store, twin._store)]
+    assert work[0] < 0.85 * work[1], work
+
+
+@pytest.mark.parametrize(
+    "params, w",
+    [({"window_size": 50}, 1.0), ({"half_life": 100.0}, 1.0), ({"resolution": 0.01}, 1.0), ({}, 2.0)],
+)
+def test_pending_event_only_without_window_forgetting_or_other_weights(params, w):
+    """Where removing an event would not give the exact sums back (forgetting, a
+    window, weights other than 1) predict_one takes both hypothetical events, as
+    predict_many: the same store work, the same floats; with ``resolution`` alone the
+    pending event is used (grid keys, unit weights)."""
+    rng = np.random.default_rng(5)
+    s = rng.random(1500)
+    y = (rng.random(1500) < s).astype(int)
+    cal, twin = VennAbers(**params), VennAbers(**params)
+    for a, b in zip(s.tolist(), y.tolist()):
+        assert cal.predict_one(a) == _twin_predict(twin, a)
+        cal.learn_one(a, b, w)
+        twin.learn_one(a, b, w)
+    work = [st._op_nodes + st._op_hull + st._op_moved for st in (cal._store, twin._store)]
+    if params == {"resolution": 0.01}:
+        assert work[0] < 0.85 * work[1], work
+    else:
+        assert work[0] == work[1]
+    assert _snapshot(cal) == _snapshot(twin)

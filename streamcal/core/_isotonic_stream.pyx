@@ -17,6 +17,12 @@ score, or the Venn-ABERS merge of the two fits with a hypothetical event at the 
 labelled 0 and 1 (:meth:`IsotonicBlockStore.hypothetical_value`, which leaves the store
 as it was). Every check a bad event can fail is made
 before any state changes, so an error leaves the stream exactly as it was.
+:meth:`IsotonicStream.predict_learn_many` in Venn-ABERS mode without a window learns an
+event of unit weight with one hypothetical event instead of two (the fit after the real
+learn is the hypothetical fit of the event's own label): the same floats as the loop.
+:meth:`IsotonicStream.predict_one` in the same setting, with unit weights only, leaves
+one hypothetical event in the store for a following ``learn_one`` of that event to keep;
+every other method removes it first (``_settle``).
 
 Forgetting (``half_life = h``). A new event at index ``t`` is stored with weight
 ``w * 2 ** e``, ``e = (t - t_ref) / h + phase``; the weights already stored never change
@@ -117,6 +123,14 @@ cdef class IsotonicStream:
     cdef double _total
     # what a renormalisation planned by _plan keeps (no window), until it runs
     cdef object _keep
+    # Venn-ABERS per event (see predict_one): _unit, every event stored weighs 1 (no
+    # window, no forgetting): the sums are exact integers, so removing an event gives
+    # back the cell's sums exactly; _pend, the store holds one event (_pend_x, label
+    # _pend_y, weight 1) that predict_one added and that the next learn_one of that
+    # event keeps; any other call removes it first (_settle), so that no method, snapshot
+    # or copy ever sees it
+    cdef bint _unit, _pend
+    cdef double _pend_x, _pend_y
 
     def __init__(self, IsotonicBlockStore store, double resolution=0.0, double half_life=0.0,
                  Py_ssize_t window_size=0, bint linear=False, bint venn_abers=False,
@@ -147,8 +161,11 @@ cdef class IsotonicStream:
         self._total = 0.0
         self._head = 0
         self._count = 0
+        self._pend = False
+        self._unit = False
         cdef Py_ssize_t cap = min(window_size, 1024) if window_size > 0 else 0
         self._alloc(cap)
+        self._set_unit()
 
     cdef _alloc(self, Py_ssize_t cap):
         self._wx = np.empty(cap, dtype=np.float64)
@@ -380,6 +397,8 @@ cdef class IsotonicStream:
                 self._pop_oldest()  # before the new event joins: it is not re-added twice
             self._push(x, y, ws, t)
         if ws > 0.0:
+            if ws != 1.0:
+                self._unit = False
             if self._grid is None:
                 self._st.add_c(x, ws, y)
             elif self._grid.add_c(x, ws, y):
@@ -476,15 +495,76 @@ cdef class IsotonicStream:
     # ------------------------------------------------------------------ Python API
 
     def learn_one(self, score, label, w=1.0):
-        """Validate and learn one event (see :meth:`streamcal.OnlineIsotonic.learn_one`)."""
+        """Validate and learn one event (see :meth:`streamcal.OnlineIsotonic.learn_one`).
+        The event :meth:`predict_one` left pending, if this is it (its key, its label,
+        ``w`` = 1), is kept as it is: what :meth:`learn_c` would do."""
         cdef double s = check_score(score, self.owner, "learn_one")
         cdef double y = check_label(label, self.owner, "learn_one")
         cdef double ww = check_weight(w, self.owner, "learn_one")
+        if self._pend:
+            if ww == 1.0 and y == self._pend_y and self.key(s) == self._pend_x:
+                # learn_c without window, forgetting or grid, the store's add done
+                self._pend = False
+                self._total += 1.0
+                self.n_events += 1
+                return
+            self._settle()
         self.learn_c(s, y, ww)
 
     def predict_one(self, score):
-        """Validate ``score`` and return its calibrated probability."""
-        return self.predict_c(check_score(score, self.owner, "predict_one"))
+        """Validate ``score`` and return its calibrated probability.
+
+        Venn-ABERS with unit weights only, no window and no forgetting: of the two
+        hypothetical events at the score, the one with the label the current fit
+        there leans to (>= 0.5: 1) stays in the store, pending, so that a following
+        ``learn_one`` of that very event costs nothing (the fit after it is the
+        hypothetical fit, bit for bit: the sums are exact). Every other method
+        removes it first (exactly: integer sums), so it is never observed."""
+        cdef double s = check_score(score, self.owner, "predict_one")
+        self._settle()
+        # qexp <= 0: adding a unit event leaves the store's exactness scale as it is
+        if self._unit and self._st.qexp <= 0 and self._st.n_blocks_c() > 0:
+            return self._va_pending_c(s)
+        return self.predict_c(s)
+
+    cdef double _va_pending_c(self, double s) except? -1.0:
+        """:meth:`predict_c` in Venn-ABERS mode, the hypothetical event of the label
+        the fit at the score leans to left in the store (``_pend``). Requires
+        ``_unit`` and a non-empty store."""
+        cdef double x = self.key(s)
+        cdef double y = 1.0 if self._st.predict_step_c(x) >= 0.5 else 0.0
+        cdef double a = self._st.hypothetical_c(x, 1.0, 1.0 - y)
+        cdef double b, p0, p1
+        self._st.add_c(x, 1.0, y)
+        self._pend = True
+        self._pend_x = x
+        self._pend_y = y
+        b = self._st.predict_step_c(x)
+        if y == 0.0:
+            a, b = b, a
+        p0 = 1.0 if a > 1.0 else (0.0 if a < 0.0 else a)
+        p1 = 1.0 if b > 1.0 else (0.0 if b < 0.0 else b)
+        return p1 / (1.0 - p0 + p1)
+
+    cdef int _settle(self) except -1:
+        """Remove the event :meth:`predict_one` left pending, if any: with unit
+        weights the cell gets its exact sums back (or leaves, if the event was its
+        only one). Called first by every method but ``predict_one`` / ``learn_one``."""
+        if self._pend:
+            self._pend = False
+            self._st.remove_c(self._pend_x, 1.0, self._pend_y)
+        return 0
+
+    cdef _set_unit(self):
+        """``_unit``: Venn-ABERS without window or forgetting, and every cell's weight
+        its event count (all events of weight 1). O(cells)."""
+        self._unit = False
+        if self.mode != MODE_VENN_ABERS or self.window_size > 0 or self.half_life > 0.0:
+            return
+        if self._grid is not None:
+            return
+        xs, ws, ss, ns = self._st.cells()
+        self._unit = bool(np.array_equal(ws, ns.astype(np.float64))) and float(np.sum(ws)) < 2.0 ** 52
 
     def predict_interval_one(self, score):
         """Validate ``score`` and return its Venn-ABERS pair ``(p0, p1)``
@@ -492,6 +572,7 @@ cdef class IsotonicStream:
         nothing stored. The state is not changed."""
         cdef double s = check_score(score, self.owner, "predict_interval_one")
         cdef double p0, p1
+        self._settle()
         self.interval_c(self.key(s), &p0, &p1)
         return (p0, p1)
 
@@ -500,6 +581,7 @@ cdef class IsotonicStream:
         cdef Py_ssize_t i, n = scores.shape[0]
         out = np.empty(n, dtype=np.float64)
         cdef double[::1] o = out
+        self._settle()
         for i in range(n):
             o[i] = self.predict_c(scores[i])
         return out
@@ -508,6 +590,7 @@ cdef class IsotonicStream:
         """Learn validated arrays, event by event (a weight that would overflow the
         sums raises first, naming its index, and nothing is learnt)."""
         cdef Py_ssize_t i = 0
+        self._settle()
         self.check_batch(w, "learn_many")
         saved = self._save_if_refusable(w)
         try:
@@ -521,16 +604,58 @@ cdef class IsotonicStream:
         cdef Py_ssize_t i, n = scores.shape[0]
         out = np.empty(n, dtype=np.float64)
         cdef double[::1] o = out
+        self._settle()
         self.check_batch(w, "predict_learn_many")
         saved = self._save_if_refusable(w)
+        # Venn-ABERS without a window: an event of unit weight and label 0 or 1 takes
+        # the shortcut of _va_predict_learn_c (the same floats, three store operations
+        # instead of five); a window, another weight or label takes both hypotheticals
+        cdef bint shortcut = self.mode == MODE_VENN_ABERS and self.window_size == 0
         i = 0
         try:
             for i in range(n):
-                o[i] = self.predict_c(scores[i])
-                self.learn_c(scores[i], labels[i], w[i])
+                if shortcut and w[i] == 1.0 and (labels[i] == 0.0 or labels[i] == 1.0):
+                    o[i] = self._va_predict_learn_c(scores[i], labels[i])
+                else:
+                    o[i] = self.predict_c(scores[i])
+                    self.learn_c(scores[i], labels[i], w[i])
         except ValueError:
             self._refused(saved, w, i, "predict_learn_many")
         return out
+
+    cdef double _va_predict_learn_c(self, double s, double y) except? -1.0:
+        """:meth:`predict_c` then :meth:`learn_c` of ``(s, y, w=1)``, for Venn-ABERS
+        without a window, in three store operations instead of five. The hypothetical
+        event labelled ``y`` is the event itself: when the real learn adds it to the
+        store with the weight a hypothetical event gets (``next_weight_c``; always so
+        without forgetting, and with it unless the learn renormalises), the step fit at
+        its key after the learn is, bit for bit, the hypothetical fit of label ``y``
+        (:meth:`IsotonicBlockStore.hypothetical_c` is add, read, restore). So: the
+        hypothetical fit of label ``1 - y`` (add, read, restore), the learn, one read.
+        Otherwise (an empty store, or a learn that renormalises) the general path."""
+        cdef double x, wh, e, E, m, a, b, p0, p1
+        if self._st.n_blocks_c() == 0:
+            self.learn_c(s, y, 1.0)
+            return s
+        x = self.key(s)
+        wh = self.next_weight_c()
+        if self.half_life > 0.0:
+            # what learn_c -> _plan would store for w = 1, without renormalising
+            e = (self.n_events - self.t_ref) / self.half_life + self.phase
+            m = self._split(1.0, e, &E)
+            if not (_MIN_EXP <= E and E <= _TOP_EXP) or ldexp(m, <int> E) != wh:
+                p0 = self.predict_c(s)
+                self.learn_c(s, y, 1.0)
+                return p0
+        a = self._st.hypothetical_c(x, wh, 1.0 - y)
+        self.learn_c(s, y, 1.0)
+        b = self._st.predict_step_c(x)
+        if y == 0.0:
+            a, b = b, a
+        # a: the fit with label 0 at x, b: with label 1 (as interval_c, clipped)
+        p0 = 1.0 if a > 1.0 else (0.0 if a < 0.0 else a)
+        p1 = 1.0 if b > 1.0 else (0.0 if b < 0.0 else b)
+        return p1 / (1.0 - p0 + p1)
 
     cdef object _save_if_refusable(self, const double[::1] w):
         """With forgetting, a weight can be refused only when it, or one held, is far
@@ -585,6 +710,7 @@ cdef class IsotonicStream:
         """Put back the window events (unless None), the event count and the clock
         (``t_ref``, ``phase``), then recompute the total: the tail shared by restoring
         a refused batch and rebuilding from a pickle."""
+        self._settle()
         if window is not None:
             self.set_window_events(window)
         self.n_events = n_events
@@ -595,6 +721,7 @@ cdef class IsotonicStream:
     def set_window_events(self, events):
         """Replace the window by ``events`` (as :meth:`window_events` gives them)."""
         cdef Py_ssize_t n = len(events)
+        self._settle()
         self._alloc(max(n, min(self.window_size, 1024)))
         self._head = 0
         self._count = 0
@@ -609,6 +736,7 @@ cdef class IsotonicStream:
         """Recompute the sum of stored weights from the store (after a restore). With a
         grid store, after :attr:`store` was read, replaced or rebuilt: the grid store
         reloads its cells from it."""
+        self._settle()
         if self._grid is not None:
             if not self._st_stale and not self._grid.load(*self._st.cells()):
                 self._grid = None
@@ -616,6 +744,7 @@ cdef class IsotonicStream:
             self._total = float(np.sum(self._grid.cells()[1]))
         else:
             self._total = float(np.sum(self._st.cells()[1])) if len(self._st) else 0.0
+        self._set_unit()
 
     @property
     def store(self):
@@ -623,6 +752,7 @@ cdef class IsotonicStream:
         grid store (``resolution`` alone) a copy of its content, rebuilt when it changed
         (O(cells)); code that changes this copy or assigns another store calls
         :meth:`reset_total` after, as restoring does."""
+        self._settle()
         if self._grid is not None and self._st_stale:
             st = IsotonicBlockStore(self._st.leaf_capacity)
             xs, ws, ss, ns = self._grid.cells()
@@ -634,10 +764,12 @@ cdef class IsotonicStream:
 
     @store.setter
     def store(self, IsotonicBlockStore value):
+        self._settle()
         self._st = value
         self._st_stale = False
         if self._grid is not None and not self._grid.load(*value.cells()):
             self._grid = None
+        self._set_unit()
 
     @property
     def grid_store(self):
@@ -649,6 +781,7 @@ cdef class IsotonicStream:
     @property
     def n_cells(self):
         """Number of distinct keys held. O(1)."""
+        self._settle()
         return self._grid.n_cells if self._grid is not None else self._st.n_cells
 
     def __reduce__(self):
