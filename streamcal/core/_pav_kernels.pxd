@@ -427,40 +427,49 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
     u.nvl = lcount + llo + 1
     u.nvr = rcount + rn.leaf.nh - rlo
 
+# One end of the bridge of k_bridge_still_valid: locate key ``K`` in the hull of
+# ``child`` (u.left with u's left-end cache ``cs``, ``c``, ``fl``, ``rank``, or u.right
+# with its right-end one). k_end_cached: from the cache, when it is current or
+# survives the change (_cache_survives); k_end_descend: else by a descent, whose
+# result is then cached (False when ``K`` is no longer a vertex).
+cdef inline bint k_end_cached(IsotonicBlockStore st, Node* child, double K, long long* cs,
+                              double* c, int fl, Py_ssize_t* rank, bint from_left,
+                              Loc* r) noexcept:
+    if cs[0] != 0 and (cs[0] == child.stamp or (
+            cs[0] == child.ostamp and st._cnode == child
+            and st._cache_survives(child, c, fl, rank, from_left))):
+        _loc_from_cache(r, c, fl, rank[0], K)
+        cs[0] = child.stamp
+        return True
+    return False
+
+
+cdef inline bint k_end_descend(IsotonicBlockStore st, Node* child, double K, long long* cs,
+                               double* c, int* fl, Py_ssize_t* rank, bint from_left,
+                               Loc* r) noexcept:
+    cdef bint found = (_locate_at_bridge(child, K, r)
+                       or _locate(child, K, 0.0, 0.0, -INFINITY, -INFINITY, r))
+    st._op_hull += r.steps
+    if not found:
+        return False
+    _loc_to_cache(r, c, fl)
+    rank[0] = r.rle if from_left else r.rge
+    cs[0] = child.stamp
+    return True
+
+
 # IsotonicBlockStore._bridge_still_valid: is the node's previous bridge still its bridge?
 cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u):
     cdef Loc la, lb
     cdef bint fast
     if not u.bvalid or not st._exact(u):
         return False
-    if u.lcs != 0 and (u.lcs == u.left.stamp or (
-            u.lcs == u.left.ostamp and st._cnode == u.left
-            and st._cache_survives(u.left, u.cl, u.lfl, &u.lrank, True))):
-        _loc_from_cache(&la, u.cl, u.lfl, u.lrank, u.akey)
-        u.lcs = u.left.stamp
-    else:
-        if not (_locate_at_bridge(u.left, u.akey, &la)
-                or _locate(u.left, u.akey, 0.0, 0.0, -INFINITY, -INFINITY, &la)):
-            st._op_hull += la.steps
-            return False
-        st._op_hull += la.steps
-        _loc_to_cache(&la, u.cl, &u.lfl)
-        u.lrank = la.rle
-        u.lcs = u.left.stamp
-    if u.rcs != 0 and (u.rcs == u.right.stamp or (
-            u.rcs == u.right.ostamp and st._cnode == u.right
-            and st._cache_survives(u.right, u.cr, u.rfl, &u.rrank, False))):
-        _loc_from_cache(&lb, u.cr, u.rfl, u.rrank, u.bkey)
-        u.rcs = u.right.stamp
-    else:
-        if not (_locate_at_bridge(u.right, u.bkey, &lb)
-                or _locate(u.right, u.bkey, 0.0, 0.0, -INFINITY, -INFINITY, &lb)):
-            st._op_hull += lb.steps
-            return False
-        st._op_hull += lb.steps
-        _loc_to_cache(&lb, u.cr, &u.rfl)
-        u.rrank = lb.rge
-        u.rcs = u.right.stamp
+    if not (k_end_cached(st, u.left, u.akey, &u.lcs, u.cl, u.lfl, &u.lrank, True, &la)
+            or k_end_descend(st, u.left, u.akey, &u.lcs, u.cl, &u.lfl, &u.lrank, True, &la)):
+        return False
+    if not (k_end_cached(st, u.right, u.bkey, &u.rcs, u.cr, u.rfl, &u.rrank, False, &lb)
+            or k_end_descend(st, u.right, u.bkey, &u.rcs, u.cr, &u.rfl, &u.rrank, False, &lb)):
+        return False
     _loc_shift(&lb, u.left.W, u.left.S, u.left.zmax, u.left.fmax)
     fast = st._fast(u)
     st._op_hull += 1
