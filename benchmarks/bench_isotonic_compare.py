@@ -10,8 +10,9 @@ Run by hand from the repository root (not a test)::
 Each round runs the old build (``PYTHONPATH`` set to its directory) and this checkout in
 turn, the order alternating, each in a fresh process on the same stream (uniform
 scores, labels Bernoulli(score), seed 0), CPU time. Default: one
-``predict_learn_many`` of the whole stream, exact (``--resolution``: that grid), with the
-store's operation counters; the median events/s of each build at the end.
+``predict_learn_many`` of the whole stream, exact (``--resolution``: that grid;
+``--half-life``: with that forgetting), with the store's operation counters; the median
+events/s of each build at the end.
 ``--loop``: the ``predict_one`` + ``learn_one`` loop in the exact, ``window_size=10_000``
 and ``half_life=1000`` modes, with river's LogisticRegression timed in the same process.
 """
@@ -29,13 +30,13 @@ CHILD = r"""
 import sys, time, gc
 import numpy as np
 from streamcal import OnlineIsotonic
-n, loop, res = int(sys.argv[1]), sys.argv[2] == "1", float(sys.argv[3])
+n, loop, res, hl = int(sys.argv[1]), sys.argv[2] == "1", float(sys.argv[3]), float(sys.argv[4])
 rng = np.random.default_rng(0)
 s = rng.random(n)
 y = (rng.random(n) < s).astype(int)
 gc.disable()
 if not loop:
-    c = OnlineIsotonic(resolution=res) if res else OnlineIsotonic()
+    c = OnlineIsotonic(resolution=res) if res else OnlineIsotonic(half_life=hl or None)
     t = time.process_time()
     c.predict_learn_many(s, y)
     t = time.process_time() - t
@@ -74,6 +75,8 @@ def main(argv=None):
     p.add_argument("--loop", action="store_true")
     p.add_argument("--resolution", type=float, default=0.0,
                    help="OnlineIsotonic(resolution=...) instead of exact (not with --loop)")
+    p.add_argument("--half-life", type=float, default=0.0,
+                   help="OnlineIsotonic(half_life=...) instead of exact (not with --loop)")
     args = p.parse_args(argv)
     here = Path(__file__).resolve().parent.parent
     rates = {"old": [], "new": []}
@@ -85,7 +88,7 @@ def main(argv=None):
                 env["PYTHONPATH"] = str(Path(args.old).resolve())
                 cwd = Path(args.old).resolve()
             res = subprocess.run([sys.executable, "-c", CHILD, str(args.n), "1" if args.loop else "0",
-                                  str(args.resolution)],
+                                  str(args.resolution), str(args.half_life)],
                                  capture_output=True, text=True, env=env, cwd=cwd)
             print(f"{name}: {res.stdout.strip() or res.stderr.strip()[-500:]}", flush=True)
             if res.stdout.startswith("predict_learn_many"):

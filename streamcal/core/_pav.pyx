@@ -52,7 +52,10 @@ Exactness. Orientation tests use a filter. When every cell sum is a multiple of 
 of two ``2**q`` and the total weight is below ``2**(q + 53)`` (integer or dyadic weights:
 the calibrators' usual case), every coordinate is exact and the test is decided exactly
 with 128-bit integers. Otherwise the floating-point determinant is trusted when it
-exceeds a rigorous bound on the error of the coordinates; below it the two vectors are
+exceeds a rigorous bound on the error of the coordinates (in the bridge descent, of
+vectors summed in the children's own frames, the cells between them apart, so that
+the bound is relative to each vector's own cells and not to the node's total: light
+cells after heavy ones are decided there too); below it the two vectors are
 recomputed as range sums of their own cells (resolving a light block after heavy cells,
 as the former two-sided scans did) and the determinant is evaluated from their
 double-double values with FMA products: a geometric decision, the same in every frame. Totals are kept in double-double, so a range

@@ -57,9 +57,8 @@ cdef extern from *:
 # IsotonicBlockStore._vsign: sign of (b - a) x (d - c) in the frame of ``frame``.
 cdef inline int k_vsign(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept:
     cdef double ux = b.x - a.x, uy = b.y - a.y, vx = d.x - c.x, vy = d.y - c.y
-    cdef double q, nu, nv, det, err, p1, p2, e1, e2
-    cdef int ku, kv, pu, pv
-    cdef Sums su, sv
+    cdef double q, nu, nv, det, err
+    cdef int pu, pv
     if st._exact(frame):
         if st._fast(frame):
             # coordinates below 2**26 units: both products and their difference
@@ -86,7 +85,46 @@ cdef inline int k_vsign(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt
             return 1
         if det < -err:
             return -1
-    # too close to call: recompute both vectors as range sums of their own cells
+    return k_vsign_ranges(st, frame, a, b, c, d)
+
+
+# k_vsign_local: the same sign without exact coordinates, from the vectors u = b - a
+# and v = d - c computed by the caller with each component within du, resp. dv, of
+# the exact sums of their cells (k_bridge sums them in the children's own frames:
+# far tighter than the frame-wide bound of k_vsign). Same decisions: the pure slopes
+# and a rigorous filter give the exact sign, the rest goes to k_vsign_ranges.
+cdef inline int k_vsign_local(IsotonicBlockStore st, Node* frame, double ux, double uy,
+                              double du, double vx, double vy, double dv,
+                              Pt a, Pt b, Pt c, Pt d) noexcept:
+    cdef double nu, nv, det, eu, ev
+    cdef int pu = _pure_slope(a, b), pv
+    if pu >= 0:
+        pv = _pure_slope(c, d)
+        if pv >= 0:
+            return pv - pu
+    nu = fabs(ux) + fabs(uy)
+    nv = fabs(vx) + fabs(vy)
+    if nu > 0.0 and nv > 0.0:
+        # |u_true x v_true - u x v| <= du nv + dv nu + 2 du dv, normalised by nu nv;
+        # 1e-15 covers the rounding of the normalised products (each at most 1)
+        eu = du / nu
+        ev = dv / nv
+        det = (ux / nu) * (vy / nv) - (uy / nu) * (vx / nv)
+        if eu < 1.0 and ev < 1.0:
+            if det > eu + ev + 2.0 * eu * ev + 1e-15:
+                return 1
+            if det < -(eu + ev + 2.0 * eu * ev + 1e-15):
+                return -1
+    return k_vsign_ranges(st, frame, a, b, c, d)
+
+
+# the fallback of k_vsign: too close to call, so both vectors are recomputed as range
+# sums of their own cells (double-double) and the sign taken with a tie band.
+cdef inline int k_vsign_ranges(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c,
+                               Pt d) noexcept:
+    cdef double det, p1, p2, e1, e2
+    cdef int ku, kv
+    cdef Sums su, sv
     st._op_fallback += 1
     su = _range(frame, a.k, b.k)
     sv = _range(frame, c.k, d.k)
@@ -298,6 +336,16 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
 
 
 # IsotonicBlockStore._bridge: the bridge of the children's hulls, O(depth + log B).
+# one test of k_bridge: with exact coordinates on the points, else on the vectors the
+# descent summed in the children's frames (see k_vsign_local)
+cdef inline int k_bt(IsotonicBlockStore st, Node* u, bint fast, bint loc, Pt a, Pt b,
+                     Pt c, Pt d, double ux, double uy, double du, double vx, double vy,
+                     double dv) noexcept:
+    if loc:
+        return k_vsign_local(st, u, ux, uy, du, vx, vy, dv, a, b, c, d)
+    return st._vs(u, fast, a, b, c, d)
+
+
 cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
     cdef Node* ln = u.left
     cdef Node* rn = u.right
@@ -310,6 +358,23 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
     cdef Pt a, b, c, d
     cdef bint fast = st._fast(u)
     cdef Py_ssize_t lcount = 0, rcount = 0
+    # without exact coordinates, the tests take their vectors from the children's own
+    # frames: a, b in the current left subtree's (alx ... bly), c, d in the right
+    # one's, and the cells between the two subtrees summed apart (gx, gy: the right
+    # siblings left behind on the left, the left siblings passed on the right), so
+    # that each vector is accurate relative to its own cells' extent, not to u's
+    cdef bint loc = not st._exact(u)
+    cdef double gx = 0.0, gy = 0.0
+    cdef double alx = 0.0, aly = 0.0, blx = 0.0, bly = 0.0
+    cdef double clx = 0.0, cly = 0.0, dlx = 0.0, dly = 0.0
+    cdef double abx = 0.0, aby = 0.0, dab = 0.0, cdx = 0.0, cdy = 0.0, dcd = 0.0
+    cdef double acx = 0.0, acy = 0.0, dac = 0.0, bcx = 0.0, bcy = 0.0, dbc = 0.0
+    cdef double bdx = 0.0, bdy = 0.0, dbd = 0.0
+    # the cells of the left subtree after a, resp. b (exactly 0 when the vertex is the
+    # subtree's last), and the base of their error bound
+    cdef double asx = 0.0, asy = 0.0, aeb = 0.0, bsx = 0.0, bsy = 0.0, beb = 0.0
+    cdef Leaf* LL
+    cdef bint alast, blast
     if ln.leaf != NULL:
         lhi = ln.leaf.nh
     if rn.leaf != NULL:
@@ -341,24 +406,93 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
             d = _bridge_vertex(rn.bx, rn.by, rn.bkey, rn.bz, rn.bf, rox, roy, rz0, rf0)
         if lpt and rpt:
             break
+        if loc:
+            if ln.leaf != NULL:
+                LL = ln.leaf
+                if lpt:
+                    alx = LL.hx[llo]
+                    aly = LL.hy[llo]
+                    alast = llo == LL.nh - 1
+                    blast = False
+                else:
+                    alx = LL.hx[lm - 1]
+                    aly = LL.hy[lm - 1]
+                    blx = LL.hx[lm]
+                    bly = LL.hy[lm]
+                    alast = False
+                    blast = lm == LL.nh - 1
+            else:
+                alx = ln.ax
+                aly = ln.ay
+                blx = ln.bx
+                bly = ln.by
+                blast = ln.nvr == 1
+                alast = False
+            if alast:
+                asx = asy = aeb = 0.0
+            else:
+                asx = ln.W - alx
+                asy = ln.S - aly
+                aeb = ln.W + alx
+            if blast:
+                bsx = bsy = beb = 0.0
+            else:
+                bsx = ln.W - blx
+                bsy = ln.S - bly
+                beb = ln.W + blx
+            if rn.leaf != NULL:
+                LL = rn.leaf
+                if rpt:
+                    clx = LL.hx[rlo]
+                    cly = LL.hy[rlo]
+                else:
+                    clx = LL.hx[rm - 1]
+                    cly = LL.hy[rm - 1]
+                    dlx = LL.hx[rm]
+                    dly = LL.hy[rm]
+            else:
+                clx = rn.ax
+                cly = rn.ay
+                dlx = rn.bx
+                dly = rn.by
+            # every term a sum of non-negative cells within _COORD_ERR / 2 of its
+            # value (y <= x); a cross vector p -> q is (the rest of the left subtree
+            # after p) + (the gap) + (the right subtree up to q)
+            abx = blx - alx
+            aby = bly - aly
+            dab = _COORD_ERR * (alx + blx)
+            cdx = dlx - clx
+            cdy = dly - cly
+            dcd = _COORD_ERR * (clx + dlx)
+            acx = (asx + gx) + clx
+            acy = (asy + gy) + cly
+            dac = _COORD_ERR * (aeb + gx + clx)
+            bcx = (bsx + gx) + clx
+            bcy = (bsy + gy) + cly
+            dbc = _COORD_ERR * (beb + gx + clx)
+            bdx = (bsx + gx) + dlx
+            bdy = (bsy + gy) + dly
+            dbd = _COORD_ERR * (beb + gx + dlx)
         go_l_left = go_l_right = go_r_left = go_r_right = False
         if lpt:
             # tangent from the point a to the right hull: the rightmost touching vertex
-            if st._vs(u, fast, a, c, c, d) <= 0:
+            if k_bt(st, u, fast, loc, a, c, c, d, acx, acy, dac, cdx, cdy, dcd) <= 0:
                 go_r_right = True
             else:
                 go_r_left = True
         elif rpt:
             # tangent from the point c to the left hull: the leftmost touching vertex
-            if st._vs(u, fast, a, b, b, c) <= 0:
+            if k_bt(st, u, fast, loc, a, b, b, c, abx, aby, dab, bcx, bcy, dbc) <= 0:
                 go_l_left = True
             else:
                 go_l_right = True
-        elif st._vs(u, fast, a, b, b, c) < 0 or st._vs(u, fast, a, b, b, d) < 0:
+        elif (k_bt(st, u, fast, loc, a, b, b, c, abx, aby, dab, bcx, bcy, dbc) < 0
+              or k_bt(st, u, fast, loc, a, b, b, d, abx, aby, dab, bdx, bdy, dbd) < 0):
             go_l_left = True  # a right point lies strictly below l1: q <= a
-        elif st._vs(u, fast, a, c, c, d) < 0 or st._vs(u, fast, b, c, c, d) < 0:
+        elif (k_bt(st, u, fast, loc, a, c, c, d, acx, acy, dac, cdx, cdy, dcd) < 0
+              or k_bt(st, u, fast, loc, b, c, c, d, bcx, bcy, dbc, cdx, cdy, dcd) < 0):
             go_r_right = True  # a left point lies strictly below l2: r >= d
-        elif st._vs(u, fast, a, b, c, d) <= 0:
+        elif k_bt(st, u, fast, loc, a, b, c, d, abx, aby, dab, cdx, cdy, dcd) <= 0:
             go_l_left = True  # l1 == l2: the bridge line; leftmost q is <= a
         elif st._meet_left_of_split(u, a, b, c, d, xs, u.left):
             go_l_right = True  # q >= b
@@ -368,6 +502,8 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
             if ln.leaf != NULL:
                 lhi = lm
             else:
+                gx += ln.right.W
+                gy += ln.right.S
                 ln = ln.left
                 if ln.leaf != NULL:
                     llo = 0
@@ -404,6 +540,8 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
             else:
                 rox += rn.left.W
                 roy += rn.left.S
+                gx += rn.left.W
+                gy += rn.left.S
                 if rn.left.zmax > rz0:
                     rz0 = rn.left.zmax
                 if rn.left.fmax > rf0:
@@ -427,40 +565,49 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
     u.nvl = lcount + llo + 1
     u.nvr = rcount + rn.leaf.nh - rlo
 
+# One end of the bridge of k_bridge_still_valid: locate key ``K`` in the hull of
+# ``child`` (u.left with u's left-end cache ``cs``, ``c``, ``fl``, ``rank``, or u.right
+# with its right-end one). k_end_cached: from the cache, when it is current or
+# survives the change (_cache_survives); k_end_descend: else by a descent, whose
+# result is then cached (False when ``K`` is no longer a vertex).
+cdef inline bint k_end_cached(IsotonicBlockStore st, Node* child, double K, long long* cs,
+                              double* c, int fl, Py_ssize_t* rank, bint from_left,
+                              Loc* r) noexcept:
+    if cs[0] != 0 and (cs[0] == child.stamp or (
+            cs[0] == child.ostamp and st._cnode == child
+            and st._cache_survives(child, c, fl, rank, from_left))):
+        _loc_from_cache(r, c, fl, rank[0], K)
+        cs[0] = child.stamp
+        return True
+    return False
+
+
+cdef inline bint k_end_descend(IsotonicBlockStore st, Node* child, double K, long long* cs,
+                               double* c, int* fl, Py_ssize_t* rank, bint from_left,
+                               Loc* r) noexcept:
+    cdef bint found = (_locate_at_bridge(child, K, r)
+                       or _locate(child, K, 0.0, 0.0, -INFINITY, -INFINITY, r))
+    st._op_hull += r.steps
+    if not found:
+        return False
+    _loc_to_cache(r, c, fl)
+    rank[0] = r.rle if from_left else r.rge
+    cs[0] = child.stamp
+    return True
+
+
 # IsotonicBlockStore._bridge_still_valid: is the node's previous bridge still its bridge?
 cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u):
     cdef Loc la, lb
     cdef bint fast
     if not u.bvalid or not st._exact(u):
         return False
-    if u.lcs != 0 and (u.lcs == u.left.stamp or (
-            u.lcs == u.left.ostamp and st._cnode == u.left
-            and st._cache_survives(u.left, u.cl, u.lfl, &u.lrank, True))):
-        _loc_from_cache(&la, u.cl, u.lfl, u.lrank, u.akey)
-        u.lcs = u.left.stamp
-    else:
-        if not (_locate_at_bridge(u.left, u.akey, &la)
-                or _locate(u.left, u.akey, 0.0, 0.0, -INFINITY, -INFINITY, &la)):
-            st._op_hull += la.steps
-            return False
-        st._op_hull += la.steps
-        _loc_to_cache(&la, u.cl, &u.lfl)
-        u.lrank = la.rle
-        u.lcs = u.left.stamp
-    if u.rcs != 0 and (u.rcs == u.right.stamp or (
-            u.rcs == u.right.ostamp and st._cnode == u.right
-            and st._cache_survives(u.right, u.cr, u.rfl, &u.rrank, False))):
-        _loc_from_cache(&lb, u.cr, u.rfl, u.rrank, u.bkey)
-        u.rcs = u.right.stamp
-    else:
-        if not (_locate_at_bridge(u.right, u.bkey, &lb)
-                or _locate(u.right, u.bkey, 0.0, 0.0, -INFINITY, -INFINITY, &lb)):
-            st._op_hull += lb.steps
-            return False
-        st._op_hull += lb.steps
-        _loc_to_cache(&lb, u.cr, &u.rfl)
-        u.rrank = lb.rge
-        u.rcs = u.right.stamp
+    if not (k_end_cached(st, u.left, u.akey, &u.lcs, u.cl, u.lfl, &u.lrank, True, &la)
+            or k_end_descend(st, u.left, u.akey, &u.lcs, u.cl, &u.lfl, &u.lrank, True, &la)):
+        return False
+    if not (k_end_cached(st, u.right, u.bkey, &u.rcs, u.cr, u.rfl, &u.rrank, False, &lb)
+            or k_end_descend(st, u.right, u.bkey, &u.rcs, u.cr, &u.rfl, &u.rrank, False, &lb)):
+        return False
     _loc_shift(&lb, u.left.W, u.left.S, u.left.zmax, u.left.fmax)
     fast = st._fast(u)
     st._op_hull += 1
