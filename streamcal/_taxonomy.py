@@ -101,6 +101,12 @@ class Taxonomy:
                 n = canon[parent[n]]
             self.paths[node] = tuple(reversed(path))
 
+    def __reduce__(self):
+        # rebuilt from ``parent`` (whose order pickle keeps): the frozenset ``leaf_set``
+        # then has the layout of the original, whereas a set unpickled from its
+        # iteration order can iterate differently (and pickle to other bytes)
+        return (Taxonomy, (self.parent,))
+
 
 def _problem(parent: dict) -> str | None:
     """Why ``parent`` (a dict of JSON-scalar nodes) is not a taxonomy, or None. O(nodes x

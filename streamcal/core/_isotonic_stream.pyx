@@ -78,6 +78,17 @@ cdef enum:
     MODE_VENN_ABERS = 2
 
 
+
+cdef inline double _clip01(double v) noexcept nogil:
+    return 1.0 if v > 1.0 else (0.0 if v < 0.0 else v)
+
+
+cdef inline double _venn_abers_merge(double p0, double p1) noexcept nogil:
+    # the merged probability of a Venn-ABERS pair p0 <= p1 in [0, 1]: the denominator
+    # is >= 1 - p0 + p0 > 0 unless p0 = 1 = p1, where it is 1
+    return p1 / (1.0 - p0 + p1)
+
+
 cdef class IsotonicStream:
     """Window, forgetting clock and grid of :class:`streamcal.OnlineIsotonic` and
     :class:`streamcal.VennAbers`.
@@ -243,19 +254,17 @@ cdef class IsotonicStream:
                 return s
             x = self.key(s)
             v = self._grid.predict_linear_c(x) if self.mode == MODE_LINEAR else self._grid.predict_step_c(x)
-            return 1.0 if v > 1.0 else (0.0 if v < 0.0 else v)
+            return _clip01(v)
         if self._st.n_blocks_c() == 0:
             return s
         x = self.key(s)
         if self.mode == MODE_VENN_ABERS:
-            self.interval_c(x, &p0, &p1)
-            # p0 <= p1 (the fit at x is non-decreasing in the label added there), so the
-            # denominator is >= 1 - p0 + p0 > 0 unless p0 = 1 = p1, where it is 1
-            return p1 / (1.0 - p0 + p1)
+            self.interval_c(x, &p0, &p1)  # p0 <= p1: the fit at x rises with the label added
+            return _venn_abers_merge(p0, p1)
         if self.prior_strength > 0.0:
             return self.prior_c(x)
         v = self._st.predict_linear_c(x) if self.mode == MODE_LINEAR else self._st.predict_step_c(x)
-        return 1.0 if v > 1.0 else (0.0 if v < 0.0 else v)
+        return _clip01(v)
 
     cdef double prior_c(self, double x) except? -1.0:
         """The read-out at key ``x`` with the prior's pseudo-event (weight
@@ -271,7 +280,7 @@ cdef class IsotonicStream:
             v = self._st.prior_linear_c(x, w, _PRIOR_MEAN)
         else:
             v = self._st.prior_step_c(x, w, _PRIOR_MEAN)
-        return 1.0 if v > 1.0 else (0.0 if v < 0.0 else v)
+        return _clip01(v)
 
     cdef int interval_c(self, double x, double* p0, double* p1) except -1:
         """The Venn-ABERS pair at key ``x``: the step fit at ``x`` with the events held
@@ -282,8 +291,8 @@ cdef class IsotonicStream:
         cdef IsotonicBlockStore st = self.store  # brought up to date from a grid store
         cdef double a = st.hypothetical_c(x, w, 0.0)
         cdef double b = st.hypothetical_c(x, w, 1.0)
-        p0[0] = 1.0 if a > 1.0 else (0.0 if a < 0.0 else a)
-        p1[0] = 1.0 if b > 1.0 else (0.0 if b < 0.0 else b)
+        p0[0] = _clip01(a)
+        p1[0] = _clip01(b)
         return 0
 
     cdef double next_weight_c(self) noexcept:
@@ -534,7 +543,7 @@ cdef class IsotonicStream:
         cdef double x = self.key(s)
         cdef double y = 1.0 if self._st.predict_step_c(x) >= 0.5 else 0.0
         cdef double a = self._st.hypothetical_c(x, 1.0, 1.0 - y)
-        cdef double b, p0, p1
+        cdef double b
         self._st.add_c(x, 1.0, y)
         self._pend = True
         self._pend_x = x
@@ -542,9 +551,7 @@ cdef class IsotonicStream:
         b = self._st.predict_step_c(x)
         if y == 0.0:
             a, b = b, a
-        p0 = 1.0 if a > 1.0 else (0.0 if a < 0.0 else a)
-        p1 = 1.0 if b > 1.0 else (0.0 if b < 0.0 else b)
-        return p1 / (1.0 - p0 + p1)
+        return _venn_abers_merge(_clip01(a), _clip01(b))
 
     cdef int _settle(self) except -1:
         """Remove the event :meth:`predict_one` left pending, if any: with unit
@@ -633,7 +640,7 @@ cdef class IsotonicStream:
         (:meth:`IsotonicBlockStore.hypothetical_c` is add, read, restore). So: the
         hypothetical fit of label ``1 - y`` (add, read, restore), the learn, one read.
         Otherwise (an empty store, or a learn that renormalises) the general path."""
-        cdef double x, wh, e, E, m, a, b, p0, p1
+        cdef double x, wh, e, E, m, a, b
         if self._st.n_blocks_c() == 0:
             self.learn_c(s, y, 1.0)
             return s
@@ -653,9 +660,7 @@ cdef class IsotonicStream:
         if y == 0.0:
             a, b = b, a
         # a: the fit with label 0 at x, b: with label 1 (as interval_c, clipped)
-        p0 = 1.0 if a > 1.0 else (0.0 if a < 0.0 else a)
-        p1 = 1.0 if b > 1.0 else (0.0 if b < 0.0 else b)
-        return p1 / (1.0 - p0 + p1)
+        return _venn_abers_merge(_clip01(a), _clip01(b))
 
     cdef object _save_if_refusable(self, const double[::1] w):
         """With forgetting, a weight can be refused only when it, or one held, is far
