@@ -375,7 +375,9 @@ def fit_irp(
     Notes
     -----
     Cost O(m log m) to pool ``m`` distinct scores, then O(size of the region) per region
-    examined: O(m * depth) in all, O(m^2) at worst.
+    examined: O(m * depth) in all, O(m^2) at worst. Under the prior a step also
+    re-examines the neighbours of the region it cut and scans every region: O(m) per
+    step, O(m^2) at worst.
 
     Examples
     --------
@@ -445,7 +447,9 @@ def _fit_1d_prior(xs, W, S, max_bins, lam, a: float) -> IntervalFit:
     step the allowed cut of largest gain over all regions (ties: the leftmost region,
     then the longest suffix), a cut allowed when its gain is positive and the values
     under the prior stay non-decreasing across it and its two neighbours. A region's
-    best allowed cut is cached until a neighbour changes. O(m^2) per step at worst."""
+    best allowed cut is cached until it or a neighbour changes: a step costs
+    O(regions) plus O(size) for each of the at most four regions it re-examines,
+    O(m) in all, so O(m * splits) = O(m^2) at worst."""
     tree = _Tree1D(lam, a)
     if len(xs) == 0:
         tree.node(0.0, 0.0, math.nan)
@@ -453,39 +457,37 @@ def _fit_1d_prior(xs, W, S, max_bins, lam, a: float) -> IntervalFit:
     half = a * ISOTONIC_PRIOR_MEAN
     root = tree.node(float(W.sum()), float(S.sum()))
     limit = math.inf if max_bins is None else max_bins
-    # regions in score order: [a_, b, node, W_R, S_R]; cache: a_ -> best cut or None
+    # regions in score order: [lo, hi, node, W_R, S_R] (cells lo .. hi - 1); cache:
+    # lo -> the best allowed cut of the region starting at lo, or None
     regions = [[0, len(xs), root, float(W.sum()), float(S.sum())]]
     cache: dict = {}
 
-    def below(s1, w1, s2, w2, strict):
-        # (s1 + a/2) / (w1 + a) < (or <=) (s2 + a/2) / (w2 + a), cross-multiplied
-        lhs, rhs = (s1 + half) * (w2 + a), (s2 + half) * (w1 + a)
-        return lhs < rhs if strict else lhs <= rhs
-
     def best(k):
+        # the allowed cut of largest gain of region k, vectorised over its cuts: cut i
+        # puts cells lo .. lo + i in the lower part, the rest in the upper part
         lo, hi, _, WR, SR = regions[k]
         if hi - lo < 2:
             return None
         w, s = W[lo:hi], S[lo:hi]
-        sw = np.cumsum(w[::-1])[::-1][1:]
+        sw = np.cumsum(w[::-1])[::-1][1:]  # upper parts' weights and label sums
         ss = np.cumsum(s[::-1])[::-1][1:]
+        wl = np.cumsum(w)[:-1]  # lower parts'
+        sl = np.cumsum(s)[:-1]
         c = WR * ss - SR * sw
-        left = regions[k - 1] if k > 0 else None
-        right = regions[k + 1] if k + 1 < len(regions) else None
-        for i in np.argsort(-c, kind="stable"):
-            if not c[i] > 0.0:
-                return None
-            j = lo + 1 + int(i)
-            wl, sl, wr, sr = (float(W[lo:j].sum()), float(S[lo:j].sum()),
-                              float(W[j:hi].sum()), float(S[j:hi].sum()))
-            if not below(sl, wl, sr, wr, True):
-                continue
-            if left is not None and not below(left[4], left[3], sl, wl, False):
-                continue
-            if right is not None and not below(sr, wr, right[4], right[3], False):
-                continue
-            return float(c[i] / WR), j, (wl, sl, wr, sr)
-        return None
+        # values under the prior compared cross-multiplied: (s1 + a/2) / (w1 + a)
+        ok = (c > 0.0) & ((sl + half) * (sw + a) < (ss + half) * (wl + a))
+        if k > 0:  # the lower part at or above the region to the left
+            lw, ls = regions[k - 1][3], regions[k - 1][4]
+            ok &= (ls + half) * (wl + a) <= (sl + half) * (lw + a)
+        if k + 1 < len(regions):  # the upper part at or below the region to the right
+            rw, rs = regions[k + 1][3], regions[k + 1][4]
+            ok &= (ss + half) * (rw + a) <= (rs + half) * (sw + a)
+        idx = np.flatnonzero(ok)
+        if idx.size == 0:
+            return None
+        i = int(idx[np.argmax(c[idx])])  # ties: the first, the longest upper part
+        sums = (float(wl[i]), float(sl[i]), float(sw[i]), float(ss[i]))
+        return float(c[i] / WR), lo + 1 + i, sums
 
     bins = 1
     while bins < limit:
