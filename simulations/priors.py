@@ -18,7 +18,9 @@ Protocol:
   its online river logistic regression; the label known before the next hour);
 - candidates, each prequential on the logged score: ``OnlineIsotonic(prior_strength=a)``
   and ``HistogramBinning(prior_strength=a)`` (10 equal-width bins, prior centred on the
-  bin's midpoint) for ``a`` in 0, 0.5, 1, 2, 4, 8; ``VennAbers()``; and, for the
+  bin's midpoint) and ``IRP(prior_strength=a)`` (its defaults: the last 2,000 events,
+  refitted every 200; prior centred on 1/2, in the fit) for ``a`` in 0, 0.5, 1, 2, 4,
+  8; ``VennAbers()``; and, for the
   centre of the isotonic prior, the same pseudo-event read-out
   (``IsotonicBlockStore.prior_value``) with ``m`` = the running base rate (itself
   under the prior: ``(S + a / 2) / (W + a)``) and ``m`` = the query's score;
@@ -47,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 import streamcal
-from streamcal import HistogramBinning, OnlineIsotonic, VennAbers, registry
+from streamcal import IRP, HistogramBinning, OnlineIsotonic, VennAbers, registry
 from streamcal.core.pav import IsotonicBlockStore
 from streamcal.datasets import rain_forecast_log_path
 from streamcal.metrics import brier_score, expected_calibration_error, log_loss
@@ -123,6 +125,8 @@ def candidates():
             c[f"isotonic a={a}, m={centre}"] = lambda a=a, centre=centre: _CentredIsotonic(a, centre)
     for a in STRENGTHS:
         c[f"histogram a={a}"] = lambda a=a: HistogramBinning(prior_strength=a)
+    for a in STRENGTHS:
+        c[f"irp a={a}"] = lambda a=a: IRP(prior_strength=a)
     c["venn_abers"] = VennAbers
     return c
 
@@ -165,7 +169,7 @@ def main(argv=None) -> dict:
         "",
         "Brier score, log loss and ECE (10 equal-width bins) of each candidate over each whole "
         "log, and the number of forecasts of exactly 0 or 1 (`0/1`); `m` is the prior's "
-        "centre (1/2 for `isotonic a=...`, the bin midpoint for `histogram a=...`); best of "
+        "centre (1/2 for `isotonic a=...` and `irp a=...`, the bin midpoint for `histogram a=...`); best of "
         "each column in bold:",
         "",
         "| candidate | "

@@ -62,7 +62,7 @@ def _smooth(mean, lam, k):
 
 
 def binary_recursion(
-    scores, labels, weights=None, max_bins=None, smoothing=0.0, split="irp"
+    scores, labels, weights=None, max_bins=None, smoothing=0.0, split="irp", prior=0.0
 ):
     """Binary IRP (``split="irp"``) or the non-monotone best-threshold binning
     (``split="best"``), in exact rational arithmetic.
@@ -80,11 +80,17 @@ def binary_recursion(
     xs, W, S = _cells(scores, labels, weights)
     if not xs:
         return [], [], []
+    a_ = Fraction(float(prior))
+
+    def value(a, b):  # the value of cells [a, b) under the prior, before smoothing
+        return (sum(S[a:b]) + a_ / 2) / (sum(W[a:b]) + a_)
+
     regions = [(0, len(xs))]
     gains = []
     while max_bins is None or len(regions) < max_bins:
         best = None
-        for a, b in sorted(regions):
+        ordered = sorted(regions)
+        for r, (a, b) in enumerate(ordered):
             WR, SR = sum(W[a:b]), sum(S[a:b])
             for j in range(a + 1, b):
                 Wu, Su = sum(W[j:b]), sum(S[j:b])
@@ -92,9 +98,15 @@ def binary_recursion(
                 if split == "best":
                     g = abs(g)
                 lower, upper = (SR - Su) / (WR - Wu), Su / Wu
+                if prior:
+                    lower, upper = value(a, j), value(j, b)
                 allowed = g > 0 and (
                     lower < upper if split == "irp" else lower != upper
                 )
+                if allowed and prior:
+                    allowed = (r == 0 or value(*ordered[r - 1]) <= lower) and (
+                        r + 1 == len(ordered) or upper <= value(*ordered[r + 1])
+                    )
                 if allowed and (best is None or g > best[0]):
                     best = (g, a, b, j)
         if best is None:
@@ -105,7 +117,7 @@ def binary_recursion(
         gains.append(float(g))
     regions.sort()
     edges = [xs[a] for a, _ in regions[1:]]
-    values = [_smooth(sum(S[a:b]) / sum(W[a:b]), smoothing, 2) for a, b in regions]
+    values = [_smooth(value(a, b), smoothing, 2) for a, b in regions]
     return edges, values, gains
 
 

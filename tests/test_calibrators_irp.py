@@ -561,9 +561,10 @@ def test_multiclass_fits_reject_bad_input(probs, labels, name):
     "window_size, refit_every", [(40, 10), (25, 7), (100, 100), (3, 1)]
 )
 @pytest.mark.parametrize("params", [{}, {"max_bins": 3, "smoothing": 0.05}])
-def test_irp_refits_equal_the_batch_fit_on_the_window(window_size, refit_every, params):
+@pytest.mark.parametrize("prior", [{}, {"prior_strength": 0}, {"prior_strength": 0.5}])
+def test_irp_refits_equal_the_batch_fit_on_the_window(window_size, refit_every, params, prior):
     s, y, w = binary_stream(5, n=230)
-    cal = IRP(window_size=window_size, refit_every=refit_every, **params)
+    cal = IRP(window_size=window_size, refit_every=refit_every, **params, **prior)
     tail = collections.deque(maxlen=window_size)
     queries = np.linspace(0, 1, 23).tolist()
     last = queries  # cold start: the scores themselves
@@ -572,7 +573,11 @@ def test_irp_refits_equal_the_batch_fit_on_the_window(window_size, refit_every, 
         tail.append(event)
         now = [cal.predict_one(q) for q in queries]
         if t % refit_every == 0:
-            fit = core.fit_irp(*(np.array(c) for c in zip(*tail)), **params)
+            fit = core.fit_irp(
+                *(np.array(c) for c in zip(*tail)),
+                **params,
+                prior_strength=prior.get("prior_strength", 4.0),  # the default
+            )
             assert list(cal.edges) == fit.edges.tolist()
             assert list(cal.values) == ([] if fit.empty else fit.values.tolist())
             last = now
@@ -583,7 +588,10 @@ def test_irp_refits_equal_the_batch_fit_on_the_window(window_size, refit_every, 
 
 def test_complete_irp_refit_equals_windowed_online_isotonic():
     s, y, w = binary_stream(8, n=500)
-    cal, iso = IRP(window_size=120, refit_every=60), OnlineIsotonic(window_size=120)
+    # without the prior (which stops cuts that would break monotony as read), the
+    # complete fit is PAV's
+    cal = IRP(window_size=120, refit_every=60, prior_strength=0)
+    iso = OnlineIsotonic(window_size=120)
     queries = np.linspace(0, 1, 201)
     for t, event in enumerate(zip(s.tolist(), y.tolist(), w.tolist()), start=1):
         cal.learn_one(*event)
@@ -616,7 +624,7 @@ def test_irp_learn_many_makes_only_the_last_refit_and_matches_the_loop():
 
 
 def test_irp_zero_weight_window_and_cold_start():
-    cal = IRP(window_size=5, refit_every=5)
+    cal = IRP(window_size=5, refit_every=5, prior_strength=0)
     for s in (0.1, 0.3, 0.5, 0.7, 0.9):
         cal.learn_one(s, 1, 0.0)
     assert cal.n_bins == 0 and cal.predict_one(0.42) == 0.42

@@ -7,11 +7,13 @@ Two classes rather than one: a calibrator is either a
 :class:`~streamcal.base.MulticlassCalibrator` (a dict in, a dict out), and the two
 interfaces, checks and cold starts differ.
 
-No certain forecast by accident (issue 13): :class:`MulticlassIRP` values its regions
-under the prior of :mod:`streamcal.core.prior` (``prior_strength``, default
+No certain forecast by accident (issue 13): both value their regions under the prior of
+:mod:`streamcal.core.prior` (``prior_strength``; defaults
+:data:`DEFAULT_BINARY_PRIOR_STRENGTH`, from ``simulations/priors.py``, and
 :data:`DEFAULT_PRIOR_STRENGTH`, from ``simulations/priors_multiclass.py``), so that no
-class gets probability 0 from a region that never saw it. Snapshots written before
-``prior_strength`` existed restore with ``prior_strength=0``, the calibrator they were.
+forecast is 0 or 1 (no class gets probability 0) from a region that never saw the
+other label. Snapshots written before ``prior_strength`` existed restore with
+``prior_strength=0``, the calibrator they were.
 """
 
 from __future__ import annotations
@@ -41,6 +43,18 @@ __all__ = ["IRP", "MulticlassIRP"]
 #: (``simulations/priors_multiclass.py``, table in ``simulations/README.md``).
 DEFAULT_PRIOR_STRENGTH = 1.0
 
+#: The default ``prior_strength`` of :class:`IRP`
+#: (``simulations/priors.py``, table in ``simulations/README.md``).
+DEFAULT_BINARY_PRIOR_STRENGTH = 4.0
+
+
+def _upgrade_prior(params):
+    """Snapshot parameters written before ``prior_strength`` existed: the calibrator
+    they were, ``prior_strength=0``."""
+    if isinstance(params, dict) and "prior_strength" not in params:
+        params = {**params, "prior_strength": 0.0}
+    return params
+
 
 def _check_irp_params(name, max_bins, smoothing, window_size, refit_every) -> None:
     V.check_optional_int_param(name, "max_bins", max_bins, 1)
@@ -69,6 +83,18 @@ class IRP(BinaryCalibrator):
         predicts ``(ybar + lam) / (1 + 2 lam)``, the minimiser of the cross entropy
         regularised by ``-lam log p`` per class and event used by Berta et al.; keeps
         the end bins away from 0 and 1. It does not move the bins.
+    prior_strength
+        Weight ``a >= 0`` of the prior's pseudo-event (:mod:`streamcal.core.prior`, in
+        units of an event's weight, label 1/2): a bin of weight ``W`` and label sum
+        ``S`` predicts ``(S + a / 2) / (W + a)`` (then smoothed), strictly inside (0, 1)
+        when ``a > 0``, and a split is kept only while these values stay
+        non-decreasing (:func:`streamcal.core.irp.fit_irp`). 0 is the plain fit, which
+        says 0 or 1 in a bin that saw one label only; default 4 (of the strengths 0
+        to 8 on the four rain logs of ``simulations/priors.py``: within 0.0023 of the
+        lowest log loss on every log, Brier score within 0.0002 and ECE within
+        0.0036 of the best; the plain fit forecast 0 or 1 in 1,718 to 3,632 hours
+        per log, log loss 0.26 to 0.34; with ``a > 0`` no fitted value is 0 or 1,
+        log loss 0.14 to 0.16).
     window_size
         Number of most recent events the fit uses.
     refit_every
@@ -100,7 +126,7 @@ class IRP(BinaryCalibrator):
     Examples
     --------
     >>> from streamcal import IRP
-    >>> cal = IRP(window_size=100, refit_every=6)
+    >>> cal = IRP(prior_strength=0, window_size=100, refit_every=6)
     >>> cal.predict_one(0.35)                   # before the first refit: the score
     0.35
     >>> for s, y in [(0.1, 0), (0.2, 0), (0.3, 1), (0.4, 0), (0.6, 1), (0.9, 1)]:
@@ -112,10 +138,18 @@ class IRP(BinaryCalibrator):
 
     Early stopping and smoothing:
 
-    >>> cal = IRP(max_bins=2, smoothing=0.05, window_size=100, refit_every=6)
+    >>> cal = IRP(max_bins=2, smoothing=0.05, prior_strength=0, window_size=100, refit_every=6)
     >>> cal.learn_many([0.1, 0.2, 0.3, 0.4, 0.6, 0.9], [0, 0, 1, 0, 1, 1])
     >>> [round(v, 4) for v in cal.values]
     [0.0455, 0.7273]
+
+    The default prior, a pseudo-event of weight 4 and label 1/2, keeps the end bins
+    off 0 and 1 (the lowest bin, two events labelled 0, says ``(0 + 2) / (2 + 4)``):
+
+    >>> cal = IRP(window_size=100, refit_every=6)
+    >>> cal.learn_many([0.1, 0.2, 0.3, 0.4, 0.6, 0.9], [0, 0, 1, 0, 1, 1])
+    >>> [round(v, 4) for v in cal.values]
+    [0.3333, 0.5, 0.6667]
 
     """
 
@@ -133,12 +167,16 @@ class IRP(BinaryCalibrator):
         smoothing: float = 0.0,
         window_size: int = DEFAULT_WINDOW_SIZE,
         refit_every: int = DEFAULT_REFIT_EVERY,
+        prior_strength: float = DEFAULT_BINARY_PRIOR_STRENGTH,
     ):
-        _check_irp_params(
-            type(self).__name__, max_bins, smoothing, window_size, refit_every
-        )
+        name = type(self).__name__
+        _check_irp_params(name, max_bins, smoothing, window_size, refit_every)
+        V.check_nonnegative_param(name, "prior_strength", prior_strength)
         self.max_bins = max_bins
         self.smoothing = smoothing
+        self.prior_strength = (
+            prior_strength if type(prior_strength) in (int, float) else float(prior_strength)
+        )
         self.window_size = window_size
         self.refit_every = refit_every
         self._reset()
@@ -153,6 +191,8 @@ class IRP(BinaryCalibrator):
         yield {}
         yield {"window_size": 50, "refit_every": 10}
         yield {"max_bins": 3, "smoothing": 0.05, "window_size": 80, "refit_every": 25}
+        yield {"window_size": 50, "refit_every": 10, "prior_strength": 0}
+        yield {"max_bins": 4, "window_size": 60, "refit_every": 7, "prior_strength": 0.5}
 
     # ------------------------------------------------------------------ learning
 
@@ -209,7 +249,14 @@ class IRP(BinaryCalibrator):
             s, y, w = (np.array(col, dtype=np.float64) for col in zip(*events))
         else:
             s = y = w = np.zeros(0)
-        fit = fit_irp(s, y, w, max_bins=self.max_bins, smoothing=self.smoothing)
+        fit = fit_irp(
+            s,
+            y,
+            w,
+            max_bins=self.max_bins,
+            smoothing=self.smoothing,
+            prior_strength=self.prior_strength,
+        )
         self._edges = fit.edges.tolist()
         self._values = [] if fit.empty else fit.values.tolist()
 
@@ -253,6 +300,13 @@ class IRP(BinaryCalibrator):
         return self._window.n_pushed
 
     # ------------------------------------------------------------------ state
+
+    @classmethod
+    def _upgrade_snapshot(cls, params, state, fmt):
+        """A snapshot written before ``prior_strength`` existed restores with
+        ``prior_strength=0``, the calibrator it was (its fitted values are those of
+        the fit without a prior)."""
+        return _upgrade_prior(params), state
 
     def _get_state(self) -> dict:
         return {
@@ -554,9 +608,7 @@ class MulticlassIRP(_RefitMulticlass):
         """A snapshot written before ``prior_strength`` existed restores with
         ``prior_strength=0``, the calibrator it was (its fitted values are those of
         the fit without a prior)."""
-        if isinstance(params, dict) and "prior_strength" not in params:
-            params = {**params, "prior_strength": 0.0}
-        return params, state
+        return _upgrade_prior(params), state
 
     def _get_state(self) -> dict:
         return {

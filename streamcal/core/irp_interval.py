@@ -29,6 +29,22 @@ pseudo-observations of every class per unit of weight). It is an increasing affi
 of the mean, the same for every region, so splits, gains and monotony do not depend on
 it; it only keeps the end regions away from 0 and 1.
 
+*The prior* (``prior_strength = a``, :mod:`streamcal.core.prior`; not in the papers):
+a region of weight ``W`` and label sum ``S`` is valued at
+:func:`~streamcal.core.prior.posterior_mean` ``(S + a / 2) / (W + a)``, its mean once a
+pseudo-event of weight ``a`` and label 1/2 has joined it (the prior of
+:class:`streamcal.MulticlassIRP` for two classes, and of the isotonic blocks), then
+smoothed. The pull depends on the region's weight, so it could undo monotony: a cut is
+then allowed only when, under the prior, its lower part's value is below its upper
+part's, at or above the value of the region to its left and its upper part's at or
+below the value of the region to its right (the fit stays non-decreasing as read). The
+best allowed cut of a region is the one of largest gain among the allowed ones (ties:
+the longest suffix); the gains stay those of the plain means. A region whose best cut
+is refused is looked at again when a neighbour is split. With ``a > 0`` every value lies
+strictly inside (0, 1); ``a = 0`` is the fit above, bit for bit. Run to completion the
+fit is then no longer PAV's: the prior stops the splits that would isolate a light
+block against a heavy neighbour.
+
 *Early stopping.* With ``max_bins`` the recursion stops as soon as the next split would
 make the number of bins (regions holding events) exceed it; no smaller split is sought
 instead. Every fit records the order of its splits: ``fit.prefix(t)`` is the fit after
@@ -46,6 +62,7 @@ import math
 import numpy as np
 
 from streamcal import _validation as V
+from streamcal.core.prior import ISOTONIC_PRIOR_MEAN, posterior_mean
 
 __all__ = ["IntervalFit", "fit_irp"]
 
@@ -65,6 +82,16 @@ def _check_options(owner: str, max_bins, smoothing) -> tuple:
         "a finite real number >= 0",
     )
     return max_bins, lam
+
+
+def _check_prior(owner: str, prior_strength) -> float:
+    return V.check_real(
+        prior_strength,
+        owner,
+        "prior_strength",
+        lambda x: 0.0 <= x < math.inf,
+        "a finite real number >= 0",
+    )
 
 
 def _smooth(mean, lam: float, k: int):
@@ -234,8 +261,9 @@ def _aggregate(owner, scores, labels, weights):
 class _Tree1D:
     """Nodes of an :class:`IntervalFit` under construction."""
 
-    def __init__(self, lam: float):
+    def __init__(self, lam: float, prior: float = 0.0):
         self.lam = lam
+        self.prior = prior  # prior_strength a (the pseudo-event's label: 1/2)
         self.thr, self.left, self.right, self.val, self.w, self.step = (
             [],
             [],
@@ -250,7 +278,11 @@ class _Tree1D:
         self.thr.append(math.nan)
         self.left.append(-1)
         self.right.append(-1)
-        self.val.append(_smooth(S / W, self.lam, 2) if W > 0 else parent_value)
+        if W > 0:
+            r = S / W if self.prior == 0.0 else posterior_mean(S, W, self.prior, ISOTONIC_PRIOR_MEAN)
+            self.val.append(_smooth(r, self.lam, 2))
+        else:
+            self.val.append(parent_value)
         self.w.append(W)
         self.step.append(-1)
         return len(self.thr) - 1
@@ -305,7 +337,9 @@ def _best_cut(W, S, a: int, b: int, monotone: bool):
     return float(val / WR), j, (float(wl), float(sl), float(wr), float(sr))
 
 
-def fit_irp(scores, labels, weights=None, max_bins=None, smoothing=0.0) -> IntervalFit:
+def fit_irp(
+    scores, labels, weights=None, max_bins=None, smoothing=0.0, prior_strength=0.0
+) -> IntervalFit:
     """Binary isotonic recursive partitioning (Luss, Rosset and Shahar, 2012).
 
     Repeatedly splits the region (run of distinct scores) with the largest gain at its
@@ -327,6 +361,12 @@ def fit_irp(scores, labels, weights=None, max_bins=None, smoothing=0.0) -> Inter
     smoothing
         Laplace smoothing ``lam >= 0``: a region with mean ``ybar`` predicts
         ``(ybar + lam) / (1 + 2 lam)``; does not change the partition.
+    prior_strength
+        Weight ``a >= 0`` of the prior's pseudo-event (label 1/2,
+        :mod:`streamcal.core.prior`): a region of weight ``W`` and label sum ``S`` is
+        valued ``(S + a / 2) / (W + a)`` (then smoothed), and a cut is allowed only
+        when these values stay non-decreasing (see the module docstring). 0: the
+        plain fit.
 
     Returns
     -------
@@ -335,7 +375,9 @@ def fit_irp(scores, labels, weights=None, max_bins=None, smoothing=0.0) -> Inter
     Notes
     -----
     Cost O(m log m) to pool ``m`` distinct scores, then O(size of the region) per region
-    examined: O(m * depth) in all, O(m^2) at worst.
+    examined: O(m * depth) in all, O(m^2) at worst. Under the prior a step also
+    re-examines the neighbours of the region it cut and scans every region: O(m) per
+    step, O(m^2) at worst.
 
     Examples
     --------
@@ -347,10 +389,19 @@ def fit_irp(scores, labels, weights=None, max_bins=None, smoothing=0.0) -> Inter
     >>> fit_irp([0.1, 0.2, 0.3, 0.4, 0.5], [0, 1, 0, 1, 1], smoothing=0.05).values.round(4).tolist()
     [0.0455, 0.5, 0.9545]
 
+    Under the prior no region says 0 or 1 (the lowest, one event labelled 0, says
+    ``(0 + 1/2) / (1 + 1)``):
+
+    >>> fit_irp([0.1, 0.2, 0.3, 0.4, 0.5], [0, 1, 0, 1, 1], prior_strength=1).values.tolist()
+    [0.25, 0.5, 0.8333333333333334]
+
     """
     max_bins, lam = _check_options("fit_irp", max_bins, smoothing)
+    a = _check_prior("fit_irp", prior_strength)
     xs, W, S = _aggregate("fit_irp", scores, labels, weights)
-    return _fit_1d(xs, W, S, max_bins, lam, monotone=True)
+    if a == 0.0:
+        return _fit_1d(xs, W, S, max_bins, lam, monotone=True)
+    return _fit_1d_prior(xs, W, S, max_bins, lam, a)
 
 
 def _start_1d(xs, W, S, lam: float):
@@ -388,4 +439,74 @@ def _fit_1d(xs, W, S, max_bins, lam, monotone: bool) -> IntervalFit:
         bins += 1
         push(left, a, j)
         push(right, j, b)
+    return tree.fit()
+
+
+def _fit_1d_prior(xs, W, S, max_bins, lam, a: float) -> IntervalFit:
+    """IRP under the prior of strength ``a > 0`` (see the module docstring): at each
+    step the allowed cut of largest gain over all regions (ties: the leftmost region,
+    then the longest suffix), a cut allowed when its gain is positive and the values
+    under the prior stay non-decreasing across it and its two neighbours. A region's
+    best allowed cut is cached until it or a neighbour changes: a step costs
+    O(regions) plus O(size) for each of the at most four regions it re-examines,
+    O(m) in all, so O(m * splits) = O(m^2) at worst."""
+    tree = _Tree1D(lam, a)
+    if len(xs) == 0:
+        tree.node(0.0, 0.0, math.nan)
+        return tree.fit(empty=True)
+    half = a * ISOTONIC_PRIOR_MEAN
+    root = tree.node(float(W.sum()), float(S.sum()))
+    limit = math.inf if max_bins is None else max_bins
+    # regions in score order: [lo, hi, node, W_R, S_R] (cells lo .. hi - 1); cache:
+    # lo -> the best allowed cut of the region starting at lo, or None
+    regions = [[0, len(xs), root, float(W.sum()), float(S.sum())]]
+    cache: dict = {}
+
+    def best(k):
+        # the allowed cut of largest gain of region k, vectorised over its cuts: cut i
+        # puts cells lo .. lo + i in the lower part, the rest in the upper part
+        lo, hi, _, WR, SR = regions[k]
+        if hi - lo < 2:
+            return None
+        w, s = W[lo:hi], S[lo:hi]
+        sw = np.cumsum(w[::-1])[::-1][1:]  # upper parts' weights and label sums
+        ss = np.cumsum(s[::-1])[::-1][1:]
+        wl = np.cumsum(w)[:-1]  # lower parts'
+        sl = np.cumsum(s)[:-1]
+        c = WR * ss - SR * sw
+        # values under the prior compared cross-multiplied: (s1 + a/2) / (w1 + a)
+        ok = (c > 0.0) & ((sl + half) * (sw + a) < (ss + half) * (wl + a))
+        if k > 0:  # the lower part at or above the region to the left
+            lw, ls = regions[k - 1][3], regions[k - 1][4]
+            ok &= (ls + half) * (wl + a) <= (sl + half) * (lw + a)
+        if k + 1 < len(regions):  # the upper part at or below the region to the right
+            rw, rs = regions[k + 1][3], regions[k + 1][4]
+            ok &= (ss + half) * (rw + a) <= (rs + half) * (sw + a)
+        idx = np.flatnonzero(ok)
+        if idx.size == 0:
+            return None
+        i = int(idx[np.argmax(c[idx])])  # ties: the first, the longest upper part
+        sums = (float(wl[i]), float(sl[i]), float(sw[i]), float(ss[i]))
+        return float(c[i] / WR), lo + 1 + i, sums
+
+    bins = 1
+    while bins < limit:
+        pick = None
+        for k, reg in enumerate(regions):
+            if reg[0] not in cache:
+                cache[reg[0]] = best(k)
+            cut = cache[reg[0]]
+            if cut is not None and (pick is None or cut[0] > pick[1][0]):
+                pick = (k, cut)
+        if pick is None:
+            break
+        k, (gain, j, sums) = pick
+        lo, hi, node = regions[k][:3]
+        left, right = tree.cut(node, float(xs[j]), gain, *sums)
+        wl, sl, wr, sr = sums
+        regions[k : k + 1] = [[lo, j, left, wl, sl], [j, hi, right, wr, sr]]
+        for kk in (k - 1, k, k + 1, k + 2):  # the new regions and their neighbours
+            if 0 <= kk < len(regions):
+                cache.pop(regions[kk][0], None)
+        bins += 1
     return tree.fit()
