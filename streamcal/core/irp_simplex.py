@@ -68,7 +68,7 @@ import math
 import numpy as np
 
 from streamcal import _validation as V
-from streamcal.core.irp_interval import _check_options, _RecursiveFit, _smooth
+from streamcal.core.irp_interval import _check_options, _check_prior, _RecursiveFit, _smooth
 from streamcal.core.prior import posterior_mean
 
 __all__ = [
@@ -737,13 +737,7 @@ def _simplex_fit(
     prior_strength=0.0,
 ) -> SimplexFit:
     max_bins, lam = _check_options(owner, max_bins, smoothing)
-    a = V.check_real(
-        prior_strength,
-        owner,
-        "prior_strength",
-        lambda x: 0.0 <= x < math.inf,
-        "a finite real number >= 0",
-    )
+    a = _check_prior(owner, prior_strength)
     if grid_size is not None:
         V.check_int(grid_size, owner, "grid_size", minimum=1)
     P, Y, w, K = _check_simplex_inputs(owner, probs, labels, weights)
