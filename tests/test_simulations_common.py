@@ -6,7 +6,6 @@ the last ``window`` values."""
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import re
 import sys
@@ -21,20 +20,9 @@ from streamcal import (
     OnlinePlatt,
     TrackingCalibeater,
 )
+from tests.simulation_scripts import SIMULATIONS, load
 
-SIMULATIONS = pathlib.Path(__file__).resolve().parent.parent / "simulations"
-
-
-def load_common():
-    spec = importlib.util.spec_from_file_location(
-        "simulations_common", SIMULATIONS / "_common.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-common = load_common()
+common = load("_common")
 
 
 def loop(calibrator, scores, labels, reveal=None):
@@ -199,9 +187,5 @@ def test_scripts_find_common_when_loaded_by_path(monkeypatch):
     simulations/ being on sys.path beforehand."""
     monkeypatch.setattr(sys, "path", [p for p in sys.path if "simulations" not in p])
     monkeypatch.delitem(sys.modules, "_common", raising=False)
-    spec = importlib.util.spec_from_file_location(
-        "simulation_rain_drift", SIMULATIONS / "rain_drift.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load("rain_drift")
     assert module._common.prequential.__name__ == "prequential"

@@ -7,25 +7,11 @@ of the registry is compared."""
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-
 import numpy as np
 import pytest
 
 from streamcal.registry import MULTICLASS_CALIBRATOR_NAMES
-
-SIMULATIONS = pathlib.Path(__file__).resolve().parent.parent / "simulations"
-
-
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(
-        f"simulation_{name}", SIMULATIONS / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+from tests.simulation_scripts import load
 
 mc = load("multiclass_compare")
 

@@ -6,28 +6,15 @@ nothing shared)."""
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-
 import numpy as np
 import pytest
 
 pytest.importorskip("river")
 
 from streamcal import KeyedCalibrator  # noqa: E402
+from tests.simulation_scripts import load  # noqa: E402
 
-SIMULATIONS = pathlib.Path(__file__).resolve().parent.parent / "simulations"
 LIMIT = 150  # hours per airport
-
-
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(
-        f"simulation_{name}", SIMULATIONS / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 segments = load("segments")
 real_rain = load("real_rain")

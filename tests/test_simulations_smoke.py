@@ -5,14 +5,11 @@ library that breaks a script is noticed. The numbers themselves are not checked 
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-
 import pytest
 
-pytest.importorskip("matplotlib")
+from tests.simulation_scripts import SIMULATIONS, load
 
-SIMULATIONS = pathlib.Path(__file__).resolve().parent.parent / "simulations"
+pytest.importorskip("matplotlib")
 
 # script -> the files it writes
 SCRIPTS = {
@@ -35,14 +32,6 @@ SCRIPTS = {
     "segments": ("segments.md",),
 }
 
-
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(
-        f"simulation_{name}", SIMULATIONS / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
