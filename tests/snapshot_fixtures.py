@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import pathlib
 import sys
 
 import numpy as np
@@ -41,6 +42,9 @@ from streamcal.monitor.base import BaseMonitor
 
 #: Events learnt before the snapshot, and after it while outputs are recorded.
 N_BEFORE, N_AFTER = 120, 25
+
+#: The fixtures written by the version before ``prior_strength`` existed.
+FORMAT2 = pathlib.Path(__file__).parent / "fixtures" / "snapshots-format2.json"
 
 
 def _families():
@@ -162,9 +166,8 @@ def record(family: str, obj, seed: int) -> dict:
     }
 
 
-def replay_restored(entry: dict):
-    """The outputs of the object restored from ``entry``'s snapshot, recorded as the
-    fixture's were."""
+def restore(entry: dict):
+    """The object restored from ``entry``'s snapshot by its family's base class."""
     base = {
         "binary": BinaryCalibrator,
         "multiclass": MulticlassCalibrator,
@@ -172,9 +175,37 @@ def replay_restored(entry: dict):
         "monitor": BaseMonitor,
         "path": streamcal.calibrators.PathCalibrator,
     }[entry["family"]]
-    obj = base.from_dict(entry["snapshot"])
+    return base.from_dict(entry["snapshot"])
+
+
+def replay_restored(entry: dict):
+    """The outputs of the object restored from ``entry``'s snapshot, recorded as the
+    fixture's were."""
+    obj = restore(entry)
     _, after = PROTOCOLS[entry["family"]](obj, entry["seed"])
     return _plain(after(obj))
+
+
+def entries_of(classes, path=FORMAT2) -> list:
+    """The fixture entries of ``path`` whose snapshot is of one of ``classes`` (names)."""
+    return [e for e in json.loads(path.read_text()) if e["snapshot"]["class"] in classes]
+
+
+def check_restores_without_prior(classes, n_entries: int) -> None:
+    """The ``n_entries`` format-2 snapshots of ``classes``, written before
+    ``prior_strength`` existed, restore as the calibrator they were: with
+    ``prior_strength=0``, their state untouched, continuing exactly as the object that
+    wrote them did."""
+    entries = entries_of(classes)
+    assert len(entries) == n_entries
+    for entry in entries:
+        snap = entry["snapshot"]
+        assert "prior_strength" not in snap["params"]
+        cal = restore(entry)
+        assert cal.prior_strength == 0.0
+        new = cal.to_dict()
+        assert new["params"]["prior_strength"] == 0.0 and new["state"] == snap["state"]
+        assert replay_restored(entry) == entry["outputs"]
 
 
 def main(path: str, only=()) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import collections
 import json
 import math
-import pathlib
 
 import numpy as np
 import pytest
@@ -21,9 +20,9 @@ from streamcal.core import fir as F
 from streamcal.core import prior as PR
 from streamcal.core.pav import pav_blocks
 from tests import references_fir as R
+from tests.snapshot_fixtures import check_restores_without_prior, entries_of
 
 KLASSES = [FIR, NAFIR, OneVsRestIsotonic]
-FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "snapshots-format2.json"
 
 
 # ------------------------------------------------------------------ the core rule
@@ -240,24 +239,18 @@ def test_bad_prior_strength(klass, value):
 # ------------------------------------------------------------------ snapshots
 
 
+OLD_CLASSES = ("FIR", "NAFIR", "OneVsRestIsotonic")
+
+
 def _old_entries():
-    for entry in json.loads(FIXTURE.read_text()):
-        if entry["snapshot"]["class"] in ("FIR", "NAFIR", "OneVsRestIsotonic"):
-            yield entry
+    return entries_of(OLD_CLASSES)
 
 
 def test_old_snapshots_restore_without_the_prior():
     # written before prior_strength existed: restored as the calibrator they were
-    entries = list(_old_entries())
-    assert len(entries) == 10
-    for entry in entries:
-        snap = entry["snapshot"]
-        assert "prior_strength" not in snap["params"]
-        assert all(len(g) == 3 for g in snap["state"]["maps"] or ())
-        cal = MulticlassCalibrator.from_dict(snap)
-        assert cal.prior_strength == 0.0
-        new = cal.to_dict()
-        assert new["params"]["prior_strength"] == 0.0 and new["state"] == snap["state"]
+    check_restores_without_prior(OLD_CLASSES, 10)
+    for entry in _old_entries():
+        assert all(len(g) == 3 for g in entry["snapshot"]["state"]["maps"] or ())
 
 
 def test_old_snapshot_given_a_prior_starts_it_at_the_next_refit():

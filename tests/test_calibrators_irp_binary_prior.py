@@ -12,21 +12,17 @@ from __future__ import annotations
 
 import json
 import math
-import pathlib
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from streamcal import IRP, registry
-from streamcal.base import BinaryCalibrator
 from streamcal.core import irp as core
 from streamcal.datasets import rain_forecast_log_path
 from tests import references_irp as RI
-from tests.snapshot_fixtures import record, replay_restored
+from tests.snapshot_fixtures import check_restores_without_prior, entries_of, record
 from tests.test_calibrators_irp import binary_stream
-
-FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "snapshots-format2.json"
 
 
 # ------------------------------------------------------------------ the batch fit
@@ -134,24 +130,12 @@ def test_registry_irp_for_binary_logs_is_the_class_default():
 
 
 def _old_entries():
-    for entry in json.loads(FIXTURE.read_text()):
-        if entry["snapshot"]["class"] == "IRP":
-            yield entry
+    return entries_of(("IRP",))
 
 
 def test_old_snapshots_restore_as_the_plain_fit():
-    # written before prior_strength existed: restored with prior_strength=0, state
-    # untouched, and continuing exactly as the object that wrote them did
-    entries = list(_old_entries())
-    assert len(entries) == 3
-    for entry in entries:
-        snap = entry["snapshot"]
-        assert "prior_strength" not in snap["params"]
-        cal = BinaryCalibrator.from_dict(snap)
-        assert cal.prior_strength == 0.0
-        new = cal.to_dict()
-        assert new["params"]["prior_strength"] == 0.0 and new["state"] == snap["state"]
-        assert replay_restored(entry) == entry["outputs"]
+    # written before prior_strength existed: restored with prior_strength=0
+    check_restores_without_prior(("IRP",), 3)
 
 
 def test_prior_zero_reproduces_the_outputs_recorded_before_the_prior_existed():

@@ -12,20 +12,16 @@ from __future__ import annotations
 
 import json
 import math
-import pathlib
 
 import numpy as np
 import pytest
 
 from streamcal import MulticlassIRP
-from streamcal.base import MulticlassCalibrator
 from streamcal.core import irp as core
 from streamcal.datasets import covtype_predictions
 from tests import references_irp as RI
-from tests.snapshot_fixtures import record, replay_restored
+from tests.snapshot_fixtures import check_restores_without_prior, entries_of, record
 from tests.test_calibrators_irp import simplex_stream
-
-FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "snapshots-format2.json"
 
 
 # ------------------------------------------------------------------ the batch fit
@@ -124,24 +120,12 @@ def test_default_never_gives_the_observed_class_zero_where_the_paper_fit_did():
 
 
 def _old_entries():
-    for entry in json.loads(FIXTURE.read_text()):
-        if entry["snapshot"]["class"] == "MulticlassIRP":
-            yield entry
+    return entries_of(("MulticlassIRP",))
 
 
 def test_old_snapshots_restore_as_the_paper_fit():
-    # written before prior_strength existed: restored with prior_strength=0, state
-    # untouched, and continuing exactly as the object that wrote them did
-    entries = list(_old_entries())
-    assert len(entries) == 2
-    for entry in entries:
-        snap = entry["snapshot"]
-        assert "prior_strength" not in snap["params"]
-        cal = MulticlassCalibrator.from_dict(snap)
-        assert cal.prior_strength == 0.0
-        new = cal.to_dict()
-        assert new["params"]["prior_strength"] == 0.0 and new["state"] == snap["state"]
-        assert replay_restored(entry) == entry["outputs"]
+    # written before prior_strength existed: restored with prior_strength=0
+    check_restores_without_prior(("MulticlassIRP",), 2)
 
 
 def test_prior_zero_reproduces_the_outputs_recorded_before_the_prior_existed():
