@@ -144,13 +144,15 @@ def check_optional_int_param(owner: str, name: str, value, minimum: int) -> None
     )
 
 
-def check_nonnegative_param(owner: str, name: str, value) -> None:
+def check_nonnegative_param(owner: str, name: str, value):
     """Raise a ValueError unless the constructor parameter ``value`` is a finite real
-    number >= 0 (not a bool).
+    number >= 0 (not a bool); return it as a constructor stores it, JSON-safe (an int
+    or a float as given, a numpy number as a float).
 
     Examples
     --------
-    >>> check_nonnegative_param("IRP", "smoothing", 0.0)
+    >>> check_nonnegative_param("IRP", "smoothing", 0)
+    0
     >>> check_nonnegative_param("IRP", "smoothing", float("inf"))
     Traceback (most recent call last):
     ...
@@ -160,6 +162,7 @@ def check_nonnegative_param(owner: str, name: str, value) -> None:
     check_param(
         owner, name, value, is_real(value) and 0.0 <= value < math.inf, "a finite real number >= 0"
     )
+    return value if type(value) in (int, float) else float(value)
 
 
 def argument_error(exc, name, owner, method, domain, value, suffix=""):
@@ -349,7 +352,8 @@ json_safe_scalar = _json.scalar
 
 
 def check_weight(value, owner: str, method: str | None = None, name: str = "w") -> float:
-    """Return a sample weight as a float, or raise naming ``name``.
+    """Return a sample weight as a float, or raise naming ``name`` (the check of every
+    argument that is a finite real number >= 0: a smoothing, a prior strength, a noise).
 
     Examples
     --------
@@ -762,21 +766,6 @@ def snapshot_error(owner: str, where: str, domain: str, value, suffix: str = "")
     )
 
 
-def check_snapshot_entry(owner: str, where: str, value, ok: bool, domain: str) -> None:
-    """Raise :func:`snapshot_error` unless ``ok``.
-
-    Examples
-    --------
-    >>> check_snapshot_entry("ECE", "state['bins']", [1, 2], False, "a list of 10 bins")
-    Traceback (most recent call last):
-    ...
-    ValueError: The snapshot entry state['bins'] of ECE must be a list of 10 bins. Got [1, 2] instead.
-
-    """
-    if not ok:
-        raise snapshot_error(owner, where, domain, value)
-
-
 def check_choice(value, owner: str, name: str, choices):
     """``value`` if it is one of the strings ``choices``; else a TypeError (not a str) or
     a ValueError (another str) in the argument template.
@@ -801,6 +790,11 @@ def check_choice(value, owner: str, name: str, choices):
 def check_level(level, owner: str, name: str = "level") -> float:
     """A coverage level: a real number in (0, 1)."""
     return check_real(level, owner, name, lambda v: 0.0 < v < 1.0, "a real number in (0, 1)")
+
+
+def check_clip_level(eps, owner: str) -> float:
+    """The clipping level ``eps`` of a log score (forecasts clipped to [eps, 1 - eps])."""
+    return check_real(eps, owner, "eps", lambda v: 0.0 < v < 0.5, "a real number in (0, 0.5)")
 
 
 def check_forecasts(probs, weights, owner: str, labels=None, names=("probs", "labels")):

@@ -37,3 +37,22 @@ def test_nested_calibrator_parameter_travels_with_its_state():
     assert [back.predict_one(q) for q in (0.1, 0.5, 0.9)] == [tops.predict_one(q) for q in (0.1, 0.5, 0.9)]
     # and the fresh clone of river has a fresh base
     assert tops.clone().base.predict_one(0.3) == 0.3
+
+
+def test_prior_strength_is_stored_as_the_python_number_it_equals():
+    # every constructor with a prior_strength stores it through
+    # _validation.check_nonnegative_param: ints and floats as given, numpy numbers as
+    # floats (so that to_dict() stays JSON-safe)
+    classes = [
+        streamcal.OnlineIsotonic,
+        streamcal.HistogramBinning,
+        streamcal.IRP,
+        streamcal.MulticlassIRP,
+        streamcal.FIR,
+        streamcal.NAFIR,
+        streamcal.OneVsRestIsotonic,
+    ]
+    for cls in classes:
+        for given, stored in [(np.float32(0.5), 0.5), (np.int64(3), 3.0), (2, 2), (0.25, 0.25)]:
+            value = cls(prior_strength=given).prior_strength
+            assert type(value) is type(stored) and value == stored, (cls.__name__, given)

@@ -124,3 +124,30 @@ def test_multiclass_batches_share_one_length_check():
                 f"Got {got} instead."
             )
             assert snapshot(cal) == before
+
+
+@pytest.mark.parametrize("owner", ["LogLoss", "CrossEntropy", "CORP"])
+@pytest.mark.parametrize("eps", [0.0, 0.5, -1e-3, float("nan")])
+def test_clipping_level_is_checked_in_one_place(owner, eps):
+    # _validation.check_clip_level: the same domain and message for every log score
+    import streamcal.metrics as M
+
+    with pytest.raises(ValueError) as err:
+        getattr(M, owner)(eps=eps)
+    assert str(err.value) == str(pytest.raises(ValueError, V.check_clip_level, eps, owner).value)
+    assert f"The 'eps' argument of {owner} must be a real number in (0, 0.5)." in str(err.value)
+
+
+def test_nonnegative_arguments_share_the_weight_rule():
+    # smoothing, prior_strength (fit_irp) and the rain generators' noise and
+    # seasonal_amplitude are checked by check_weight: same domain, same message
+    from streamcal.core.irp import fit_irp
+
+    s, y = np.array([0.2, 0.8]), np.array([0.0, 1.0])
+    for kw, name in [({"smoothing": -1.0}, "smoothing"), ({"prior_strength": np.inf}, "prior_strength")]:
+        with pytest.raises(ValueError, match=rf"The '{name}' argument of fit_irp must be a finite real number >= 0\."):
+            fit_irp(s, y, **kw)
+    with pytest.raises(TypeError, match=r"The 'smoothing' argument of fit_irp must be a finite real number >= 0\."):
+        fit_irp(s, y, smoothing=True)
+    with pytest.raises(ValueError, match=r"'seasonal_amplitude' argument of rain_sequence must be a finite real number >= 0\."):
+        rain.rain_sequence(10, seasonal_amplitude=-0.1)

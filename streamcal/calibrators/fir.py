@@ -97,14 +97,12 @@ class _WindowedIsotonic(_RefitMulticlass):
             V.is_real(epsilon) and 0.0 < epsilon <= 0.01,
             "a real number in (0, 0.01]",
         )
-        V.check_nonnegative_param(name, "prior_strength", prior_strength)
+        prior_strength = V.check_nonnegative_param(name, "prior_strength", prior_strength)
         self.window_size = window_size
         self.refit_every = refit_every
         self.interpolation = interpolation
         self.epsilon = epsilon
-        self.prior_strength = (
-            prior_strength if type(prior_strength) in (int, float) else float(prior_strength)
-        )
+        self.prior_strength = prior_strength
         self._reset()
 
     def _reset(self) -> None:

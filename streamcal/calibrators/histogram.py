@@ -180,17 +180,13 @@ class HistogramBinning(BinaryCalibrator):
             "a str among {'uniform', 'quantile'}",
         )
         V.check_optional_int_param(name, "window_size", window_size, 1)
-        V.check_nonnegative_param(name, "prior_strength", prior_strength)
+        prior_strength = V.check_nonnegative_param(name, "prior_strength", prior_strength)
         # numpy numbers are stored as the Python numbers they equal, so that to_dict()
         # stays JSON-safe
         self.n_bins = int(n_bins)
         self.strategy = strategy
         self.window_size = None if window_size is None else int(window_size)
-        self.prior_strength = (
-            prior_strength
-            if type(prior_strength) in (int, float)
-            else float(prior_strength)
-        )
+        self.prior_strength = prior_strength
         self._reset()
 
     def _new_core(self) -> tuple:

@@ -171,12 +171,10 @@ class IRP(BinaryCalibrator):
     ):
         name = type(self).__name__
         _check_irp_params(name, max_bins, smoothing, window_size, refit_every)
-        V.check_nonnegative_param(name, "prior_strength", prior_strength)
+        prior_strength = V.check_nonnegative_param(name, "prior_strength", prior_strength)
         self.max_bins = max_bins
         self.smoothing = smoothing
-        self.prior_strength = (
-            prior_strength if type(prior_strength) in (int, float) else float(prior_strength)
-        )
+        self.prior_strength = prior_strength
         self.window_size = window_size
         self.refit_every = refit_every
         self._reset()
@@ -469,13 +467,11 @@ class MulticlassIRP(_RefitMulticlass):
         name = type(self).__name__
         _check_irp_params(name, max_bins, smoothing, window_size, refit_every)
         V.check_optional_int_param(name, "grid_size", grid_size, 1)
-        V.check_nonnegative_param(name, "prior_strength", prior_strength)
+        prior_strength = V.check_nonnegative_param(name, "prior_strength", prior_strength)
         self.max_bins = max_bins
         self.smoothing = smoothing
         self.grid_size = grid_size
-        self.prior_strength = (
-            prior_strength if type(prior_strength) in (int, float) else float(prior_strength)
-        )
+        self.prior_strength = prior_strength
         self.window_size = window_size
         self.refit_every = refit_every
         self._reset()

@@ -455,19 +455,15 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
             "a str among {'step', 'linear'}",
         )
         self._check_store_params(window_size, half_life, resolution)
-        V.check_param(
-            type(self).__name__, "prior_strength", prior_strength,
-            V.is_real(prior_strength) and 0 <= prior_strength < math.inf,
-            "a finite real number >= 0",
+        # a numpy number is stored as the Python number it equals (to_dict stays JSON-safe)
+        prior_strength = V.check_nonnegative_param(
+            type(self).__name__, "prior_strength", prior_strength
         )
         self.interpolation = interpolation
         self.window_size = window_size
         self.half_life = half_life
         self.resolution = resolution
-        # a numpy number is stored as the Python number it equals (to_dict stays JSON-safe)
-        self.prior_strength = (
-            prior_strength if type(prior_strength) in (int, float) else float(prior_strength)
-        )
+        self.prior_strength = prior_strength
         self._reset()
 
     def _stream_mode(self) -> dict:

@@ -74,24 +74,11 @@ __all__ = ["IntervalFit", "fit_irp"]
 def _check_options(owner: str, max_bins, smoothing) -> tuple:
     if max_bins is not None:
         V.check_int(max_bins, owner, "max_bins", minimum=1)
-    lam = V.check_real(
-        smoothing,
-        owner,
-        "smoothing",
-        lambda x: 0.0 <= x < math.inf,
-        "a finite real number >= 0",
-    )
-    return max_bins, lam
+    return max_bins, V.check_weight(smoothing, owner, name="smoothing")
 
 
 def _check_prior(owner: str, prior_strength) -> float:
-    return V.check_real(
-        prior_strength,
-        owner,
-        "prior_strength",
-        lambda x: 0.0 <= x < math.inf,
-        "a finite real number >= 0",
-    )
+    return V.check_weight(prior_strength, owner, name="prior_strength")
 
 
 def _smooth(mean, lam: float, k: int):

@@ -241,13 +241,7 @@ def rain_sequence(
         lambda x: 0.0 <= x < 1.0,
         "a real number in [0, 1)",
     )
-    seasonal_amplitude = V.check_real(
-        seasonal_amplitude,
-        owner,
-        "seasonal_amplitude",
-        lambda x: 0.0 <= x < math.inf,
-        "a finite real number >= 0",
-    )
+    seasonal_amplitude = V.check_weight(seasonal_amplitude, owner, name="seasonal_amplitude")
     period = V.check_real(
         period,
         owner,
@@ -393,13 +387,7 @@ def forecast(
             ValueError if isinstance(kind, str) else TypeError,
         )
     seed = _check_seed(owner, seed)
-    noise = V.check_real(
-        noise,
-        owner,
-        "noise",
-        lambda x: 0.0 <= x < math.inf,
-        "a finite real number >= 0",
-    )
+    noise = V.check_weight(noise, owner, name="noise")
     p = dict(_KIND_DEFAULTS[kind])
     for name, value in params.items():
         if name not in p:

@@ -157,9 +157,7 @@ class CORP(BinaryCalibrationMetric):
         V.check_param(
             "CORP", "score", score, score in _SCORES, "a str among {'brier', 'log'}"
         )
-        V.check_real(
-            eps, "CORP", "eps", lambda x: 0.0 < x < 0.5, "a real number in (0, 0.5)"
-        )
+        V.check_clip_level(eps, "CORP")
         self.score = score
         self.eps = eps
         super().__init__()

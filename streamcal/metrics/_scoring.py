@@ -186,9 +186,7 @@ class LogLoss(_BinaryMeanScore):
     )
 
     def __init__(self, eps: float = 1e-15):
-        V.check_real(
-            eps, "LogLoss", "eps", lambda x: 0.0 < x < 0.5, "a real number in (0, 0.5)"
-        )
+        V.check_clip_level(eps, "LogLoss")
         self.eps = eps
         super().__init__()
 
@@ -262,13 +260,7 @@ class CrossEntropy(_MeanScore, MulticlassCalibrationMetric):
     )
 
     def __init__(self, eps: float = 1e-15):
-        V.check_real(
-            eps,
-            "CrossEntropy",
-            "eps",
-            lambda x: 0.0 < x < 0.5,
-            "a real number in (0, 0.5)",
-        )
+        V.check_clip_level(eps, "CrossEntropy")
         self.eps = eps
         super().__init__()
 
