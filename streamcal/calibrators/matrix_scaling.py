@@ -19,10 +19,8 @@ from streamcal._classes import decode_label, encode_label
 from streamcal.calibrators._refit import (
     DEFAULT_REFIT_EVERY,
     DEFAULT_WINDOW_SIZE,
-    _RefitMulticlass,
-    check_refit_params,
 )
-from streamcal.calibrators.multiclass import _softmax
+from streamcal.calibrators.multiclass import _RefitScaling, _softmax
 from streamcal.core.matrix_scaling import (
     DEFAULT_L2,
     DEFAULT_REG_DIAGONAL,
@@ -36,9 +34,6 @@ from streamcal.core.matrix_scaling import (
 
 __all__ = ["DirichletCalibration", "MatrixScaling", "VectorScaling"]
 
-_INPUTS = ("probabilities", "logits")
-
-
 def _check_penalty(owner: str, name: str, value) -> None:
     V.check_param(
         owner,
@@ -49,30 +44,12 @@ def _check_penalty(owner: str, name: str, value) -> None:
     )
 
 
-class _LinearScaling(_RefitMulticlass):
+class _LinearScaling(_RefitScaling):
     """Shared shell: the window, the fit ``(classes, W, b)`` and the prediction
     ``softmax(W x + b)`` over the fit's classes. Subclasses set ``_diagonal`` and
     define ``_fit_arrays(values, labels, w, init)``."""
 
     _diagonal = False
-    input = "probabilities"
-
-    def _init_window(self, window_size, refit_every, input) -> None:
-        name = type(self).__name__
-        check_refit_params(name, window_size, refit_every)
-        V.check_param(
-            name,
-            "input",
-            input,
-            isinstance(input, str) and input in _INPUTS,
-            "a str among {'probabilities', 'logits'}",
-        )
-        self.window_size = window_size
-        self.refit_every = refit_every
-
-    @property
-    def _logits(self) -> bool:  # read by the base class's validation
-        return self.input == "logits"
 
     def _reset(self) -> None:
         self._reset_window()
@@ -121,9 +98,6 @@ class _LinearScaling(_RefitMulticlass):
         return W, b
 
     # ------------------------------------------------------------------ prediction
-
-    def _cold_start_value(self, scores: dict) -> dict:
-        return _softmax(scores) if self._logits else dict(scores)
 
     def predict_one(self, scores: dict) -> dict:
         """The calibrated probability vector for ``scores``: every class of the fit

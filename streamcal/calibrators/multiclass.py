@@ -40,8 +40,40 @@ def _softmax(z: dict) -> dict:
 
 # ------------------------------------------------------------------ temperature
 
+_INPUTS = ("probabilities", "logits")
 
-class TemperatureScaling(_RefitMulticlass):
+
+class _RefitScaling(_RefitMulticlass):
+    """What the scalings refitted on a window share (:class:`TemperatureScaling`; vector,
+    matrix and Dirichlet scaling in :mod:`streamcal.calibrators.matrix_scaling`): the
+    ``input`` they take, probabilities or logits, and their cold start, the scores read
+    as probabilities."""
+
+    input = "probabilities"
+
+    def _init_window(self, window_size, refit_every, input) -> None:
+        """Check ``window_size``, ``refit_every`` and ``input``; store the first two."""
+        name = type(self).__name__
+        check_refit_params(name, window_size, refit_every)
+        V.check_param(
+            name,
+            "input",
+            input,
+            isinstance(input, str) and input in _INPUTS,
+            "a str among {'probabilities', 'logits'}",
+        )
+        self.window_size = window_size
+        self.refit_every = refit_every
+
+    @property
+    def _logits(self) -> bool:  # read by the base class's validation
+        return self.input == "logits"
+
+    def _cold_start_value(self, scores: dict) -> dict:
+        return _softmax(scores) if self._logits else dict(scores)
+
+
+class TemperatureScaling(_RefitScaling):
     """Temperature scaling refitted on a sliding window: ``softmax(z / T)`` with ``T``
     fitted by maximum likelihood on the last ``window_size`` events.
 
@@ -121,23 +153,9 @@ class TemperatureScaling(_RefitMulticlass):
         refit_every: int = DEFAULT_REFIT_EVERY,
         input: str = "probabilities",
     ):
-        name = type(self).__name__
-        check_refit_params(name, window_size, refit_every)
-        V.check_param(
-            name,
-            "input",
-            input,
-            isinstance(input, str) and input in ("probabilities", "logits"),
-            "a str among {'probabilities', 'logits'}",
-        )
-        self.window_size = window_size
-        self.refit_every = refit_every
+        self._init_window(window_size, refit_every, input)
         self.input = input
         self._reset()
-
-    @property
-    def _logits(self) -> bool:  # read by the base class's validation
-        return self.input == "logits"
 
     def _reset(self) -> None:
         self._reset_window()
@@ -215,9 +233,6 @@ class TemperatureScaling(_RefitMulticlass):
         self._fit_classes = dict.fromkeys(classes)
 
     # ------------------------------------------------------------------ prediction
-
-    def _cold_start_value(self, scores: dict) -> dict:
-        return _softmax(scores) if self._logits else dict(scores)
 
     def predict_one(self, scores: dict) -> dict:
         """The calibrated probability vector for ``scores``. O(K)."""
