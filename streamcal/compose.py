@@ -164,9 +164,25 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
     none: save ``model.calibrator.to_dict()``, restore it with the family's
     ``from_dict`` and wrap it again with the (pickled) classifier.
 
-    Cost per event: ``learn_one`` is one ``predict_proba_one`` and one ``learn_one`` of
-    the classifier, plus one calibrator ``learn_one``; ``predict_proba_one`` is one
-    classifier ``predict_proba_one`` plus one calibrator ``predict_one``.
+    **The prediction learn_one pairs with y.** ``learn_one(x, y)`` reuses the
+    classifier's prediction made by the ``predict_proba_one`` just before it, instead
+    of asking the classifier again, when that is provably the same answer: the same
+    classifier object made it, on a dict equal to ``x`` (same keys, values equal with
+    ``==``: ``1``, ``1.0`` and ``True`` are one value), no ``learn_one`` of this wrapper
+    ran in between, the call had no keyword arguments, every feature value is a
+    number, a string or None (an object that can change in place, a list or an array,
+    is never trusted), and river's ``compose.learn_during_predict`` is off (a
+    prediction would then teach a pipeline). Otherwise it asks the classifier again.
+    The classifier's ``predict_proba_one`` must depend only on its state and ``x`` (river's
+    classifiers do); if you make ``model.classifier`` learn directly, not through this
+    wrapper, between the two calls, the reused prediction is the one made before. Copies
+    (``pickle``, ``copy.deepcopy``, ``clone``) never carry the kept prediction.
+
+    Cost per event: ``learn_one`` is one ``learn_one`` of the classifier and of the
+    calibrator, plus one ``predict_proba_one`` of the classifier unless the prediction
+    is reused (O(d) to check, d the number of features); ``predict_proba_one`` is one
+    classifier ``predict_proba_one`` plus one calibrator ``predict_one``, and an O(d)
+    copy of ``x``.
 
     Examples
     --------
