@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from river import base
 from river import compose as river_compose
 
 from streamcal import _validation as V
+from streamcal._compose_kernel import immutable_copy, same_features
 from streamcal.base import BinaryCalibrator, MulticlassCalibrator
 
 __all__ = ["CalibratedClassifier"]
@@ -56,22 +56,11 @@ def _binary_split(proba: dict):
     return p, neg, pos
 
 
-# Feature values whose objects cannot change in place: a copy of ``x`` holding only
-# these still describes the features after the caller's code ran (see _remember).
-_IMMUTABLE_VALUES = frozenset(
-    {float, int, bool, str, bytes, type(None), np.float64, np.float32, np.int64, np.int32,
-     np.bool_, np.str_}
-)
-
-
 def _predict_is_pure() -> bool:
     """False while river's ``compose.learn_during_predict()`` is on: a pipeline's
     ``predict_proba_one`` then teaches its unsupervised steps, so a second call is not
     the same as reusing the first."""
     return not getattr(river_compose.Pipeline, "_LEARN_UNSUPERVISED_DURING_PREDICT", False)
-
-
-_MISS = object()
 
 
 def _as_probabilities(proba: dict):
@@ -252,40 +241,15 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         # read on every event: an isinstance check of river's estimator classes costs
         # microseconds (their metaclass and the ABC machinery)
         self._binary = isinstance(self.calibrator, BinaryCalibrator)
-        # the last prediction of the classifier, for the learn_one of the same x (see
-        # _remember and _recall); not state: never pickled or copied
+        # (classifier, copy of x, its binary split or multiclass probabilities) of the
+        # latest predict_proba_one, for a learn_one of the same x (see the class Notes);
+        # not state: never pickled or copied
         self._last = None
 
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_last"] = None  # a copy starts without a remembered prediction
         return state
-
-    def _remember(self, x, value) -> None:
-        """Keep the classifier's prediction on ``x`` (``value``: the binary split or the
-        multiclass probabilities, None for an empty prediction) for a ``learn_one`` of the
-        same ``x`` next. Kept with a shallow copy of ``x`` when ``x`` is a dict whose
-        values cannot change in place (numbers, strings, None); else forgotten. O(d)."""
-        if type(x) is dict and _IMMUTABLE_VALUES.issuperset(map(type, x.values())):
-            self._last = (self.classifier, x.copy(), value)
-        else:
-            self._last = None
-
-    def _recall(self, x):
-        """The remembered prediction if it is the one ``classifier.predict_proba_one(x)``
-        would return now, else ``_MISS``. It is when the same classifier object made it,
-        on a dict equal to ``x`` (equal keys and values: ``1``, ``1.0`` and ``True`` are
-        one value), this wrapper's ``learn_one`` has not run since (it forgets the
-        prediction), and river's ``learn_during_predict`` is off (a prediction would then
-        teach a pipeline). O(d)."""
-        last = self._last
-        if last is not None and last[0] is self.classifier and _predict_is_pure():
-            try:
-                if x == last[1]:
-                    return last[2]
-            except Exception:  # a feature value whose == does not give a bool
-                pass
-        return _MISS
 
     @classmethod
     def _unit_test_params(cls):
@@ -351,8 +315,18 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         else:
             V.check_class_label(y, _NAME, "learn_one", "y")
         w = V.check_weight(kwargs["w"], _NAME, "learn_one") if "w" in kwargs else 1.0
-        value = self._recall(x) if self._last is not None else _MISS
-        if value is _MISS:
+        # the prediction kept by predict_proba_one is the one the classifier would give
+        # now if the same classifier object made it on a dict equal to x, no learn_one
+        # ran since (it forgets it) and a prediction teaches no pipeline
+        last = self._last
+        if (
+            last is not None
+            and last[0] is self.classifier
+            and _predict_is_pure()
+            and same_features(x, last[1])
+        ):
+            value = last[2]
+        else:
             proba = self.classifier.predict_proba_one(x)
             value = _binary_split(proba) if binary else _as_probabilities(proba)
         self._last = None  # the classifier learns below: its predictions change
@@ -384,20 +358,24 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         else:  # a call without ** unpacking is about 0.2 us cheaper
             proba = self.classifier.predict_proba_one(x)
             remember = True
+        # kept for a learn_one of the same x with a copy of x, unless a value of x can
+        # change in place (then the copy would not show it): see the class Notes
+        kept = immutable_copy(x) if remember else None
         if self._binary:
             split = _binary_split(proba)
-            if remember:
-                self._remember(x, split)
+            self._last = None if kept is None else (self.classifier, kept, split)
             if split is None:
                 return {}
             p, neg, pos = split
             q = self.calibrator.predict_one(p)
             return {neg: 1.0 - q, pos: q}
         scores = _as_probabilities(proba)
-        if remember:
-            # a copy: the calibrator's output may be this very dict (its cold start),
-            # handed to the caller, who may change it
-            self._remember(x, None if scores is None else scores.copy())
+        if kept is not None:
+            # a copy of the scores: the calibrator or the caller (given the calibrator's
+            # output) may change the dict
+            self._last = (self.classifier, kept, None if scores is None else scores.copy())
+        else:
+            self._last = None
         if scores is None:
             return {}
         return self.calibrator.predict_one(scores)
