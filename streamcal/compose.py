@@ -14,48 +14,12 @@ from river import base
 from river import compose as river_compose
 
 from streamcal import _validation as V
-from streamcal._compose_kernel import immutable_copy, same_features
+from streamcal._compose_kernel import binary_split, immutable_copy, same_features
 from streamcal.base import BinaryCalibrator, MulticlassCalibrator
 
 __all__ = ["CalibratedClassifier"]
 
 _NAME = "CalibratedClassifier"
-_BINARY_CLASSES = "a classifier of the classes {False, True} or {0, 1} when 'calibrator' is a BinaryCalibrator (ClassWise or TopLabel make a binary calibrator multiclass)"
-
-
-def _binary_split(proba: dict):
-    """``(p, negative class, positive class)`` of a binary ``predict_proba_one`` output:
-    ``p`` the probability of the positive class (the key equal to 1: ``True``, ``1`` or
-    ``1.0``), normalised by the two classes' total and clipped to [0, 1]; a class the
-    classifier has not seen yet is named after the one it has (``False`` for ``True``,
-    ``0`` for ``1``, ...). None for an empty dict (a classifier that knows no class).
-    Raises a ValueError for any other class. O(1)."""
-    pos = neg = None
-    pp = pn = 0.0
-    for k, v in proba.items():
-        if k == 1:  # True, 1 or 1.0
-            pos, pp = k, v
-        elif k == 0:
-            neg, pn = k, v
-        else:
-            raise ValueError(
-                f"The 'classifier' parameter of {_NAME} must be {_BINARY_CLASSES}. "
-                f"Got a prediction {V.format_value(proba)} instead."
-            )
-    if pos is None:
-        if neg is None:
-            return None
-        pos, p = type(neg)(1), 1.0 - pn
-    elif neg is None:
-        neg, p = type(pos)(0), pp
-    else:
-        total = pp + pn
-        p = pp / total if total > 0.0 else 0.5
-    if not 0.0 <= p <= 1.0:  # rounding, or a classifier's sloppy output; NaN -> 0.5
-        p = min(max(p, 0.0), 1.0) if p == p else 0.5
-    return p, neg, pos
-
-
 def _predict_is_pure() -> bool:
     """False while river's ``compose.learn_during_predict()`` is on: a pipeline's
     ``predict_proba_one`` then teaches its unsupervised steps, so a second call is not
@@ -328,7 +292,7 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
             value = last[2]
         else:
             proba = self.classifier.predict_proba_one(x)
-            value = _binary_split(proba) if binary else _as_probabilities(proba)
+            value = binary_split(proba) if binary else _as_probabilities(proba)
         self._last = None  # the classifier learns below: its predictions change
         if value is not None:
             # y itself: a bool or int takes the calibrator's fast path
@@ -362,7 +326,7 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         # change in place (then the copy would not show it): see the class Notes
         kept = immutable_copy(x) if remember else None
         if self._binary:
-            split = _binary_split(proba)
+            split = binary_split(proba)
             self._last = None if kept is None else (self.classifier, kept, split)
             if split is None:
                 return {}

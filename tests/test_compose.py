@@ -618,3 +618,49 @@ def test_copies_do_not_carry_the_reused_prediction(how):
     assert other.classifier.n_predict == 1
     model.learn_one(x, y)  # the original still reuses its own
     assert model.classifier.n_predict == 1
+
+
+def _binary_split_reference(proba):
+    """The binary split as the Python code read it before it was compiled (the oracle
+    of _compose_kernel.binary_split)."""
+    pos = neg = None
+    pp = pn = 0.0
+    for k, v in proba.items():
+        if k == 1:
+            pos, pp = k, v
+        elif k == 0:
+            neg, pn = k, v
+        else:
+            raise ValueError("other class")
+    if pos is None:
+        if neg is None:
+            return None
+        pos, p = type(neg)(1), 1.0 - pn
+    elif neg is None:
+        neg, p = type(pos)(0), pp
+    else:
+        total = pp + pn
+        p = pp / total if total > 0.0 else 0.5
+    if not 0.0 <= p <= 1.0:
+        p = min(max(p, 0.0), 1.0) if p == p else 0.5
+    return p, neg, pos
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy scalars' inf - inf
+def test_compiled_binary_split_matches_reference():
+    from streamcal._compose_kernel import binary_split
+
+    rng = np.random.default_rng(0)
+    values = [0.0, -0.0, 1.0, 0.3, -0.2, 1.7, math.nan, math.inf, -math.inf, 0, 1, 2, True,
+              False, np.float32(0.3), np.float64(0.9), 1e-320, 5e-324]
+    keys = [(False, True), (0, 1), (0.0, 1.0), (np.int64(0), np.int64(1)), (np.bool_(False), np.bool_(True))]
+    for _ in range(5000):
+        neg, pos = keys[int(rng.integers(len(keys)))]
+        order = (neg, pos) if rng.random() < 0.5 else (pos, neg)
+        proba = {k: values[int(rng.integers(len(values)))] for k in order if rng.random() < 0.8}
+        expected, got = _binary_split_reference(proba), binary_split(proba)
+        assert repr(got) == repr(expected), proba
+        if got is not None:
+            assert [type(v) for v in got] == [type(v) for v in expected]
+    with pytest.raises(ValueError, match="must be a classifier of the classes"):
+        binary_split({"spam": 0.4, "ham": 0.6})
