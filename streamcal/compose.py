@@ -20,6 +20,8 @@ from streamcal.base import BinaryCalibrator, MulticlassCalibrator
 __all__ = ["CalibratedClassifier"]
 
 _NAME = "CalibratedClassifier"
+
+
 def _predict_is_pure() -> bool:
     """False while river's ``compose.learn_during_predict()`` is on: a pipeline's
     ``predict_proba_one`` then teaches its unsupervised steps, so a second call is not
