@@ -11,47 +11,22 @@ from __future__ import annotations
 import math
 
 from river import base
+from river import compose as river_compose
 
 from streamcal import _validation as V
+from streamcal._compose_kernel import binary_split, immutable_copy, same_features
 from streamcal.base import BinaryCalibrator, MulticlassCalibrator
 
 __all__ = ["CalibratedClassifier"]
 
 _NAME = "CalibratedClassifier"
-_BINARY_CLASSES = "a classifier of the classes {False, True} or {0, 1} when 'calibrator' is a BinaryCalibrator (ClassWise or TopLabel make a binary calibrator multiclass)"
 
 
-def _binary_split(proba: dict):
-    """``(p, negative class, positive class)`` of a binary ``predict_proba_one`` output:
-    ``p`` the probability of the positive class (the key equal to 1: ``True``, ``1`` or
-    ``1.0``), normalised by the two classes' total and clipped to [0, 1]; a class the
-    classifier has not seen yet is named after the one it has (``False`` for ``True``,
-    ``0`` for ``1``, ...). None for an empty dict (a classifier that knows no class).
-    Raises a ValueError for any other class. O(1)."""
-    pos = neg = None
-    pp = pn = 0.0
-    for k, v in proba.items():
-        if k == 1:  # True, 1 or 1.0
-            pos, pp = k, v
-        elif k == 0:
-            neg, pn = k, v
-        else:
-            raise ValueError(
-                f"The 'classifier' parameter of {_NAME} must be {_BINARY_CLASSES}. "
-                f"Got a prediction {V.format_value(proba)} instead."
-            )
-    if pos is None:
-        if neg is None:
-            return None
-        pos, p = type(neg)(1), 1.0 - pn
-    elif neg is None:
-        neg, p = type(pos)(0), pp
-    else:
-        total = pp + pn
-        p = pp / total if total > 0.0 else 0.5
-    if not 0.0 <= p <= 1.0:  # rounding, or a classifier's sloppy output; NaN -> 0.5
-        p = min(max(p, 0.0), 1.0) if p == p else 0.5
-    return p, neg, pos
+def _predict_is_pure() -> bool:
+    """False while river's ``compose.learn_during_predict()`` is on: a pipeline's
+    ``predict_proba_one`` then teaches its unsupervised steps, so a second call is not
+    the same as reusing the first."""
+    return not getattr(river_compose.Pipeline, "_LEARN_UNSUPERVISED_DURING_PREDICT", False)
 
 
 def _as_probabilities(proba: dict):
@@ -144,9 +119,25 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
     none: save ``model.calibrator.to_dict()``, restore it with the family's
     ``from_dict`` and wrap it again with the (pickled) classifier.
 
-    Cost per event: ``learn_one`` is one ``predict_proba_one`` and one ``learn_one`` of
-    the classifier, plus one calibrator ``learn_one``; ``predict_proba_one`` is one
-    classifier ``predict_proba_one`` plus one calibrator ``predict_one``.
+    **The prediction learn_one pairs with y.** ``learn_one(x, y)`` reuses the
+    classifier's prediction made by the ``predict_proba_one`` just before it, instead
+    of asking the classifier again, when that is provably the same answer: the same
+    classifier object made it, on a dict equal to ``x`` (same keys, values equal with
+    ``==``: ``1``, ``1.0`` and ``True`` are one value), no ``learn_one`` of this wrapper
+    ran in between, the call had no keyword arguments, every feature value is a
+    number, a string or None (an object that can change in place, a list or an array,
+    is never trusted), and river's ``compose.learn_during_predict`` is off (a
+    prediction would then teach a pipeline). Otherwise it asks the classifier again.
+    The classifier's ``predict_proba_one`` must depend only on its state and ``x`` (river's
+    classifiers do); if you make ``model.classifier`` learn directly, not through this
+    wrapper, between the two calls, the reused prediction is the one made before. Copies
+    (``pickle``, ``copy.deepcopy``, ``clone``) never carry the kept prediction.
+
+    Cost per event: ``learn_one`` is one ``learn_one`` of the classifier and of the
+    calibrator, plus one ``predict_proba_one`` of the classifier unless the prediction
+    is reused (O(d) to check, d the number of features); ``predict_proba_one`` is one
+    classifier ``predict_proba_one`` plus one calibrator ``predict_one``, and an O(d)
+    copy of ``x``.
 
     Examples
     --------
@@ -216,6 +207,15 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         # read on every event: an isinstance check of river's estimator classes costs
         # microseconds (their metaclass and the ABC machinery)
         self._binary = isinstance(self.calibrator, BinaryCalibrator)
+        # (classifier, copy of x, its binary split or multiclass probabilities) of the
+        # latest predict_proba_one, for a learn_one of the same x (see the class Notes);
+        # not state: never pickled or copied
+        self._last = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_last"] = None  # a copy starts without a remembered prediction
+        return state
 
     @classmethod
     def _unit_test_params(cls):
@@ -281,15 +281,24 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         else:
             V.check_class_label(y, _NAME, "learn_one", "y")
         w = V.check_weight(kwargs["w"], _NAME, "learn_one") if "w" in kwargs else 1.0
-        proba = self.classifier.predict_proba_one(x)
-        if binary:
-            split = _binary_split(proba)
-            if split is not None:
-                cal.learn_one(split[0], y, w)  # y itself: a bool or int takes the fast path
+        # the prediction kept by predict_proba_one is the one the classifier would give
+        # now if the same classifier object made it on a dict equal to x, no learn_one
+        # ran since (it forgets it) and a prediction teaches no pipeline
+        last = self._last
+        if (
+            last is not None
+            and last[0] is self.classifier
+            and _predict_is_pure()
+            and same_features(x, last[1])
+        ):
+            value = last[2]
         else:
-            scores = _as_probabilities(proba)
-            if scores is not None:
-                cal.learn_one(scores, y, w)
+            proba = self.classifier.predict_proba_one(x)
+            value = binary_split(proba) if binary else _as_probabilities(proba)
+        self._last = None  # the classifier learns below: its predictions change
+        if value is not None:
+            # y itself: a bool or int takes the calibrator's fast path
+            cal.learn_one(value[0] if binary else value, y, w)
         if kwargs:
             self.classifier.learn_one(x, y, **kwargs)
         else:  # a call without ** unpacking is about 0.2 us cheaper
@@ -310,16 +319,29 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         """
         if kwargs:
             proba = self.classifier.predict_proba_one(x, **kwargs)
+            self._last = None  # learn_one asks without the keyword arguments
+            remember = False
         else:  # a call without ** unpacking is about 0.2 us cheaper
             proba = self.classifier.predict_proba_one(x)
+            remember = True
+        # kept for a learn_one of the same x with a copy of x, unless a value of x can
+        # change in place (then the copy would not show it): see the class Notes
+        kept = immutable_copy(x) if remember else None
         if self._binary:
-            split = _binary_split(proba)
+            split = binary_split(proba)
+            self._last = None if kept is None else (self.classifier, kept, split)
             if split is None:
                 return {}
             p, neg, pos = split
             q = self.calibrator.predict_one(p)
             return {neg: 1.0 - q, pos: q}
         scores = _as_probabilities(proba)
+        if kept is not None:
+            # a copy of the scores: the calibrator or the caller (given the calibrator's
+            # output) may change the dict
+            self._last = (self.classifier, kept, None if scores is None else scores.copy())
+        else:
+            self._last = None
         if scores is None:
             return {}
         return self.calibrator.predict_one(scores)

@@ -24,6 +24,7 @@ from streamcal import (
     TopLabel,
     VennAbers,
 )
+from streamcal.base import BinaryCalibrator
 from streamcal.metrics import ECE
 
 
@@ -362,3 +363,304 @@ def test_pickle_and_clone():
     )
     for x, _ in itertools.islice(_binary_stream(9), 50):
         assert again.predict_proba_one(x) == model.predict_proba_one(x)
+
+
+# ---------------------------------------------------------------------- reused predictions
+#
+# learn_one reuses the classifier's prediction of the preceding predict_proba_one when
+# it is provably the one a new call would return. The oracle below never reuses: it
+# asks the classifier again in every learn_one, as the loop the class promises does.
+
+
+class Counting(base.Classifier):
+    """A river classifier around another, counting its ``predict_proba_one`` calls."""
+
+    def __init__(self, classifier):
+        self.classifier = classifier
+        self.n_predict = 0
+
+    def learn_one(self, x, y, **kwargs):
+        self.classifier.learn_one(x, y)
+
+    def predict_proba_one(self, x, **kwargs):  # keyword arguments are ignored
+        self.n_predict += 1
+        return self.classifier.predict_proba_one(x)
+
+
+class _Oracle:
+    """The hand-written loop, binary or multiclass, that asks the classifier again in
+    every learn_one (no reuse)."""
+
+    def __init__(self, classifier, calibrator):
+        self.clf, self.cal = copy.deepcopy(classifier), copy.deepcopy(calibrator)
+        self.binary = isinstance(calibrator, BinaryCalibrator)
+
+    def _scores(self, x):
+        p = self.clf.predict_proba_one(x)
+        if self.binary:
+            return p.get(True, 1.0 - p.get(False, 1.0)) if p else None
+        return dict(p) if p else None
+
+    def predict_proba_one(self, x):
+        s = self._scores(x)
+        if s is None:
+            return {}
+        if self.binary:
+            q = self.cal.predict_one(s)
+            return {False: 1.0 - q, True: q}
+        return self.cal.predict_one(s)
+
+    def learn_one(self, x, y):
+        s = self._scores(x)
+        if s is not None:
+            self.cal.learn_one(s, y)
+        self.clf.learn_one(x, y)
+
+
+def _random_operations(model, oracle, events, seed, n_ops=600):
+    """Drive ``model`` and ``oracle`` through the same random mix of predictions and
+    learns on different, repeated, equal-copied and changed-in-place feature dicts;
+    every prediction must be equal."""
+    rng = np.random.default_rng(seed)
+    pool = [(dict(x), y) for x, y in events]
+    last_x = None
+    for _ in range(n_ops):
+        op = rng.random()
+        x, y = pool[int(rng.integers(len(pool)))]
+        if last_x is not None and op < 0.45:
+            x = last_x  # the x just predicted: reused, unless changed below
+        if op < 0.08 and last_x is not None:
+            k = sorted(x)[int(rng.integers(len(x)))]
+            x[k] = x[k] + 1.0  # changed in place after its prediction
+        elif op < 0.15 and last_x is not None:
+            x = dict(x)  # an equal copy
+        elif op < 0.2 and last_x is not None:
+            k = sorted(x)[int(rng.integers(len(x)))]
+            x = {**x, k: int(x[k]) if float(x[k]).is_integer() else x[k]}  # 1.0 -> 1
+        if rng.random() < 0.55:
+            assert model.predict_proba_one(x) == oracle.predict_proba_one(x)
+            last_x = x
+        else:
+            model.learn_one(x, y)
+            oracle.learn_one(x, y)
+    for x, _ in pool[:20]:
+        assert model.predict_proba_one(x) == oracle.predict_proba_one(x)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("calibrator", [VennAbers(), OnlineIsotonic(), OnlinePlatt()], ids=repr)
+def test_reused_prediction_matches_oracle_binary(seed, calibrator):
+    # features rounded to few values: equal dicts come from different events too
+    events = [({k: round(v) for k, v in x.items()}, y) for x, y in _binary_stream(seed, n=60)]
+    model = CalibratedClassifier(linear_model.LogisticRegression(), calibrator.clone())
+    oracle = _Oracle(linear_model.LogisticRegression(), calibrator)
+    _random_operations(model, oracle, events, seed)
+    assert model.calibrator.to_dict() == oracle.cal.to_dict()
+    assert model.classifier.weights == oracle.clf.weights
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize(
+    "calibrator",
+    [ClassWise(OnlineIsotonic()), TopLabel(VennAbers()), FIR(window_size=50, refit_every=7)],
+    ids=repr,
+)
+def test_reused_prediction_matches_oracle_multiclass(seed, calibrator):
+    events = [({k: round(v, 1) for k, v in x.items()}, y) for x, y in _multiclass_stream(seed, n=60)]
+    model = CalibratedClassifier(naive_bayes.GaussianNB(), calibrator.clone())
+    oracle = _Oracle(naive_bayes.GaussianNB(), calibrator)
+    _random_operations(model, oracle, events, seed, n_ops=400)
+    assert model.calibrator.to_dict() == oracle.cal.to_dict()
+
+
+def test_multiclass_scores_changed_after_prediction_are_not_reused():
+    """The calibrator's predict_one (or the caller, given the dict it returns) may
+    change the dict it was given: the prediction kept for learn_one is a copy."""
+    model = CalibratedClassifier(naive_bayes.GaussianNB(), ClassWise(OnlineIsotonic()))
+    oracle = _Oracle(naive_bayes.GaussianNB(), ClassWise(OnlineIsotonic()))
+    calibrated = model.calibrator.predict_one
+
+    def in_place(scores):  # writes the calibrated vector into its argument
+        scores.update(calibrated(scores))
+        return scores
+
+    model.calibrator.predict_one = in_place
+    for x, y in _multiclass_stream(0, n=60):
+        out = model.predict_proba_one(x)
+        assert out == oracle.predict_proba_one(x)
+        model.learn_one(x, y)
+        oracle.learn_one(x, y)
+    assert model.calibrator.to_dict() == oracle.cal.to_dict()
+
+
+@pytest.mark.parametrize("delay", [0, 1, 3, 20])
+@pytest.mark.parametrize("calibrator", [VennAbers(), TopLabel(OnlinePlatt())], ids=repr)
+def test_reused_prediction_with_delay(delay, calibrator):
+    """progressive validation with delayed labels and repeated feature dicts, against
+    river's question/answer schedule run by hand with the oracle."""
+    binary = isinstance(calibrator, BinaryCalibrator)
+    if binary:
+        events = [({k: round(v) for k, v in x.items()}, y) for x, y in _binary_stream(5, n=300)]
+        clf = linear_model.LogisticRegression()
+    else:
+        events = [({k: round(v) for k, v in x.items()}, y) for x, y in _multiclass_stream(5, n=300)]
+        clf = naive_bayes.GaussianNB()
+    model = CalibratedClassifier(Counting(copy.deepcopy(clf)), calibrator.clone())
+    metric = metrics.LogLoss()
+    evaluate.progressive_val_score(events, model, metric, delay=delay)
+    oracle = _Oracle(clf, calibrator)
+    expected = metrics.LogLoss()
+    preds = {}
+    for i, x, y in stream.simulate_qa(events, moment=None, delay=delay):
+        if y is None:
+            preds[i] = oracle.predict_proba_one(x)
+        else:
+            expected.update(y, preds.pop(i))
+            oracle.learn_one(x, y)
+    assert metric.get() == expected.get()
+    assert model.calibrator.to_dict() == oracle.cal.to_dict()
+    if delay == 0:  # each learn_one reused the prediction just made
+        assert model.classifier.n_predict == len(events)
+
+
+def _counting_model():
+    model = CalibratedClassifier(Counting(linear_model.LogisticRegression()), VennAbers())
+    for x, y in itertools.islice(_binary_stream(2), 30):
+        model.learn_one(x, y)
+    model.classifier.n_predict = 0
+    return model
+
+
+def test_reuse_happens_only_when_it_is_exact():
+    events = list(itertools.islice(_binary_stream(4), 10))
+    (x, y), (x2, y2) = events[0], events[1]
+    model = _counting_model()
+    model.predict_proba_one(x)
+    model.learn_one(dict(x), y)  # an equal dict: reused
+    assert model.classifier.n_predict == 1
+    model.predict_proba_one(x)
+    model.learn_one(x2, y2)  # another x
+    model.learn_one(x, y)  # the learn_one before forgot the prediction
+    assert model.classifier.n_predict == 4
+    model.predict_proba_one(x)
+    x["f0"] += 1.0  # changed in place
+    model.learn_one(x, y)
+    assert model.classifier.n_predict == 6
+    model.predict_proba_one(x, extra=1)  # keyword arguments: learn_one asks without them
+    model.learn_one(x, y)
+    assert model.classifier.n_predict == 8
+    model.predict_proba_one(x)
+    model.classifier = Counting(model.classifier.classifier)  # another classifier object
+    model.learn_one(x, y)
+    assert model.classifier.n_predict == 1
+    model.predict_one(x)  # predict_one goes through predict_proba_one
+    model.learn_one(x, y)
+    assert model.classifier.n_predict == 2
+
+
+def test_feature_values_that_can_change_in_place_are_not_reused():
+    model = CalibratedClassifier(Fixed(), OnlineIsotonic())
+    proba = {False: 0.3, True: 0.7}
+    x = {"proba": proba}
+    model.predict_proba_one(x)
+    proba[True], proba[False] = 0.2, 0.8  # x is equal to itself, its value is not
+    model.learn_one(x, True)
+    assert [b.score_min for b in model.calibrator.blocks] == [0.2]
+
+
+def test_feature_values_whose_equality_is_not_a_bool():
+    """An array value compared with the remembered float: no reuse, no error."""
+    model = _counting_model()
+    x = {"f0": 0.5, "f1": 0.1, "f2": 0.2, "f3": 0.3}
+    model.predict_proba_one(x)
+    oracle_clf = copy.deepcopy(model.classifier.classifier)
+    y = {"f0": np.array([0.5, 0.5]), "f1": 0.1, "f2": 0.2, "f3": 0.3}
+    with pytest.raises(Exception):
+        oracle_clf.predict_proba_one(y)  # LogisticRegression itself refuses it
+    with pytest.raises(Exception):
+        model.learn_one(y, True)
+    assert model.classifier.n_predict == 2
+
+
+def test_learn_during_predict_is_not_reused():
+    """Under river's learn_during_predict a pipeline's prediction teaches its scaler:
+    learn_one must predict again, as the oracle does."""
+    events = list(_binary_stream(6, n=120))
+    make = lambda: preprocessing.StandardScaler() | linear_model.LogisticRegression()  # noqa: E731
+    model = CalibratedClassifier(make(), VennAbers())
+    oracle = _Oracle(make(), VennAbers())
+    with compose.learn_during_predict():
+        for x, y in events:
+            assert model.predict_proba_one(x) == oracle.predict_proba_one(x)
+            model.learn_one(x, y)
+            oracle.learn_one(x, y)
+    assert model.calibrator.to_dict() == oracle.cal.to_dict()
+    assert model.classifier["LogisticRegression"].weights == oracle.clf["LogisticRegression"].weights
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy", "clone"])
+def test_copies_do_not_carry_the_reused_prediction(how):
+    events = list(itertools.islice(_binary_stream(7), 40))
+    model = _counting_model()
+    x, y = events[0]
+    model.predict_proba_one(x)
+    if how == "pickle":
+        other = pickle.loads(pickle.dumps(model))
+    elif how == "deepcopy":
+        other = copy.deepcopy(model)
+    else:
+        other = model.clone()
+    other.classifier.n_predict = 0
+    # the copy's classifier learns before it sees x again: a carried prediction would
+    # be stale; without one, the copy predicts again
+    other.classifier.classifier.learn_one(events[1][0], events[1][1])
+    other.learn_one(x, y)
+    assert other.classifier.n_predict == 1
+    model.learn_one(x, y)  # the original still reuses its own
+    assert model.classifier.n_predict == 1
+
+
+def _binary_split_reference(proba):
+    """The binary split as the Python code read it before it was compiled (the oracle
+    of _compose_kernel.binary_split)."""
+    pos = neg = None
+    pp = pn = 0.0
+    for k, v in proba.items():
+        if k == 1:
+            pos, pp = k, v
+        elif k == 0:
+            neg, pn = k, v
+        else:
+            raise ValueError("other class")
+    if pos is None:
+        if neg is None:
+            return None
+        pos, p = type(neg)(1), 1.0 - pn
+    elif neg is None:
+        neg, p = type(pos)(0), pp
+    else:
+        total = pp + pn
+        p = pp / total if total > 0.0 else 0.5
+    if not 0.0 <= p <= 1.0:
+        p = min(max(p, 0.0), 1.0) if p == p else 0.5
+    return p, neg, pos
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy scalars' inf - inf
+def test_compiled_binary_split_matches_reference():
+    from streamcal._compose_kernel import binary_split
+
+    rng = np.random.default_rng(0)
+    values = [0.0, -0.0, 1.0, 0.3, -0.2, 1.7, math.nan, math.inf, -math.inf, 0, 1, 2, True,
+              False, np.float32(0.3), np.float64(0.9), 1e-320, 5e-324]
+    keys = [(False, True), (0, 1), (0.0, 1.0), (np.int64(0), np.int64(1)), (np.bool_(False), np.bool_(True))]
+    for _ in range(5000):
+        neg, pos = keys[int(rng.integers(len(keys)))]
+        order = (neg, pos) if rng.random() < 0.5 else (pos, neg)
+        proba = {k: values[int(rng.integers(len(values)))] for k in order if rng.random() < 0.8}
+        expected, got = _binary_split_reference(proba), binary_split(proba)
+        assert repr(got) == repr(expected), proba
+        if got is not None:
+            assert [type(v) for v in got] == [type(v) for v in expected]
+    with pytest.raises(ValueError, match="must be a classifier of the classes"):
+        binary_split({"spam": 0.4, "ham": 0.6})
