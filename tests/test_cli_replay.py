@@ -938,3 +938,27 @@ def test_read_header_and_log_format_are_public(tmp_path):
     assert log_format("x.pq") == ("parquet", False)
     assert log_format("x.txt") == (None, False)
     assert _count_rows(str(path)) == 1
+
+
+@pytest.mark.parametrize("final_newline", [True, False])
+@pytest.mark.parametrize("gz", [False, True])
+def test_count_rows_of_a_log_longer_than_its_buffer(tmp_path, final_newline, gz):
+    """_count_rows reads in 1 MiB buffers (replay-t1): lines split across buffers, a
+    buffer ending on a newline, and a last line without one count as the text says."""
+    import gzip
+
+    def write(name, text):
+        data = text.encode()
+        path = tmp_path / (name + (".gz" if gz else ""))
+        path.write_bytes(gzip.compress(data) if gz else data)
+        return str(path)
+
+    rows = "".join(f"0.{k:07d},{k % 2}\n" for k in range(100_000))  # 12 bytes each
+    text = "score,label\n" + rows
+    assert _count_rows(write("log.csv", text if final_newline else text[:-1])) == 100_000
+    # the first buffer ends exactly on a newline: a 4-byte header, 87,381 rows
+    exact = "s,l\n" + rows[: 87_381 * 12]
+    assert len(exact) == 1 << 20
+    more = "0.5,1\n0.25,0" + ("\n" if final_newline else "")
+    assert _count_rows(write("exact.csv", exact + more)) == 87_381 + 2
+    assert _count_rows(write("only.csv", exact)) == 87_381

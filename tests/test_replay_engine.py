@@ -1016,3 +1016,47 @@ def test_peak_memory_is_flat_in_the_length_of_the_log(tmp_path):
         assert int(out[0]) == n
         peaks[n] = int(out[1])
     assert peaks[200_000] <= 1.2 * peaks[20_000], peaks
+
+
+@pytest.mark.parametrize(
+    "block, plain",
+    [
+        (b"0.5,1,a\n0.25,0,b\n", True),
+        (b"0.5,1,caf\xc3\xa9\n0.25,0,b\n", True),  # valid UTF-8, not ASCII
+        (b"0.5,1,a\r\n0.25,0,b\r\n", True),  # CRLF
+        (b"0.5,1,caf\xe9\n0.25,0,b\n", False),  # invalid UTF-8
+        (b"0.5,1,a\n\n0.25,0,b\n", False),  # a blank line
+        (b"\n0.5,1,a\n", False),  # a blank first line
+        (b"0.5,1,a\r\n\r\n0.25,0,b\r\n", False),  # a blank CRLF line
+        (b"\r\n0.5,1,a\r\n", False),  # a blank first CRLF line
+        (b"0.5,1,a\r0.25,0,b\n", False),  # a lone carriage return
+        (b"0.5,1,a\n0.25,0,b\r", False),  # a carriage return ending the block
+        (b'0.5,1,"a"\n', False),  # a quote
+        (b"0.5,1,a\x00\n", False),  # a NUL byte
+        (b"0.5,1,a\n1.5,0,b\n", False),  # a score out of [0, 1]
+        (b"0.5,1,a\n0.25,2,b\n", False),  # not a label
+        (b"0.5,1,a\n0.25,0\n", False),  # a field missing
+    ],
+)
+def test_plain_block_checks(block, plain, tmp_path):
+    """A block is plain exactly when it holds whole, unquoted, non-blank lines of valid
+    UTF-8 (carriage returns only before a newline) with the header's fields and valid
+    values; the newline positions found by the checks are the block's rows."""
+    pytest.importorskip("pyarrow")
+    from streamcal.replay import _fastcsv
+
+    path = tmp_path / "log.csv"
+    path.write_bytes(b"score,label,note\n" + block)
+    reader = _fastcsv.FastCsv(str(path), ",", ["score", "label", "note"], "score", "label")
+    try:
+        out = reader._plain(block)
+    finally:
+        reader.close()
+    assert (out is not None) == plain
+    if plain:
+        assert out.n_rows == 2
+        assert out.row(1)[:2] == ["0.5", "1"]
+        assert out.row(2) == ["0.25", "0", "b"]
+        assert out.fingerprint_bytes(0, 2) == block.replace(b"\r\n", b"\n").replace(
+            b",", b"\x1f"
+        ).replace(b"\n", b"\x1e")

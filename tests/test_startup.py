@@ -47,6 +47,30 @@ def test_a_small_replay_imports_no_heavy_module(tmp_path):
     assert heavy == []
 
 
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_only_a_replay_with_checkpoints_imports_hashlib(tmp_path, checkpoint):
+    """The rows' fingerprint (hashlib, which loads OpenSSL: about 8 ms of CPU) is made
+    only for a checkpoint (replay-t1)."""
+    log = tmp_path / "log.csv"
+    log.write_text("score,label\n" + "".join(f"{i / 100},{i % 2}\n" for i in range(100)))
+    extra = ["--checkpoint", str(tmp_path / "state.json")] if checkpoint else []
+    found = _run(
+        f"""
+        import contextlib, io, json, sys
+        from streamcal.cli import main
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                main(["replay", {str(log)!r}, "--no-progress", "--out", {str(tmp_path / "out")!r},
+                      *{extra!r}])
+            except SystemExit as exc:
+                assert not exc.code, exc.code
+        print(json.dumps("hashlib" in sys.modules))
+        """
+    )
+    assert found is checkpoint
+    assert (tmp_path / "state.json").exists() is checkpoint
+
+
 def test_importing_streamcal_imports_no_calibrator():
     found = _run(
         """

@@ -151,3 +151,50 @@ def test_nonnegative_arguments_share_the_weight_rule():
         fit_irp(s, y, smoothing=True)
     with pytest.raises(ValueError, match=r"'seasonal_amplitude' argument of rain_sequence must be a finite real number >= 0\."):
         rain.rain_sequence(10, seasonal_amplitude=-0.1)
+
+
+_VECTORS = [
+    [],
+    [0.0, 0.5, 1.0],
+    [-0.0, 1.0, 0.0],
+    [0.3, float("nan"), 0.2],
+    [0.3, 1.0000000000000002, 0.2],
+    [-5e-324, 0.5],
+    [0.5, float("inf")],
+    [0.0, 2.0, 1.0],
+]
+
+
+def _outcome(check, *args):
+    try:
+        out = check(*args)
+    except (TypeError, ValueError) as exc:
+        return type(exc), str(exc)
+    return out.dtype, out.tolist()
+
+
+@pytest.mark.parametrize("values", _VECTORS)
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "readonly"])
+def test_float64_batches_are_checked_as_the_general_path_checks_them(values, layout):
+    """A float64 numpy vector (the replay's batches) takes a check without temporary
+    arrays (replay-t1); it accepts, returns and refuses (same message) exactly what the
+    general path does with the same values given as a list."""
+    arr = np.array(values, dtype=np.float64)
+    if layout == "strided":
+        arr = np.repeat(arr, 2)[::2]
+    elif layout == "readonly":
+        arr.flags.writeable = False
+    n = len(values)
+    for check, args in [
+        (V.check_scores_array, ("Brier", "update_many")),
+        (V.check_labels_array, (n, "Brier", "update_many")),
+    ]:
+        assert _outcome(check, arr, *args) == _outcome(check, list(values), *args)
+    if not np.isnan(arr).any() and ((arr >= 0) & (arr <= 1)).all():
+        assert V.check_scores_array(arr, "Brier", "update_many") is arr
+    if ((arr == 0) | (arr == 1)).all():
+        assert V.check_labels_array(arr, n, "Brier", "update_many") is arr
+    with pytest.raises(ValueError, match="same length"):
+        V.check_scores_array(arr, "Brier", "update_many", n=n + 1)
+    with pytest.raises(ValueError, match="Got length"):
+        V.check_labels_array(arr, n + 1, "Brier", "update_many")

@@ -15,7 +15,6 @@ leaves its temporary file behind; the next write of the same checkpoint removes 
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import math
 import os
@@ -119,6 +118,8 @@ class RowFingerprint:
     """
 
     def __init__(self):
+        import hashlib  # here: a replay without checkpoints does not import OpenSSL
+
         self._hash = hashlib.blake2b(digest_size=16)
 
     def update(self, rows) -> None:

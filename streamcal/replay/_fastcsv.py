@@ -60,7 +60,7 @@ class PlainBlock:
     """A plain block: its scores and labels, and how to get back a row or its bytes
     for the fingerprint."""
 
-    def __init__(self, data: bytes, delimiter: str, scores, labels, first_line: int):
+    def __init__(self, data: bytes, delimiter: str, scores, labels, first_line: int, ends=None):
         self.data = data
         self.delimiter = delimiter
         self.scores = scores
@@ -69,7 +69,7 @@ class PlainBlock:
         self.rows_at = range(1, self.n_rows + 1)  # every row is an event
         self.bad = []
         self.first_line = first_line
-        self._ends = None
+        self._ends = ends  # positions of the newlines, found when first needed
 
     def line(self, pos: int) -> int:
         """Line number in the file of row ``pos`` (1-based) of the block."""
@@ -161,7 +161,9 @@ class FastCsv:
         self._next_line = 2
         if not first.endswith(b"\n"):
             self.done = True  # a header alone, or no newline: nothing to read fast
-        self._read_options = pacsv.ReadOptions(column_names=header, use_threads=True)
+        # one thread: pyarrow's threads cost more CPU than they save on a block of a
+        # few MiB (benchmarks/README.md, replay-t1)
+        self._read_options = pacsv.ReadOptions(column_names=header, use_threads=False)
         self._parse_options = pacsv.ParseOptions(delimiter=delimiter, quote_char=False)
         self._convert_options = pacsv.ConvertOptions(
             include_columns=[score, label],
@@ -189,19 +191,25 @@ class FastCsv:
             yield plain
 
     def _plain(self, block: bytes):
-        if (
-            b'"' in block
-            or b"\x00" in block
-            or b"\n\n" in block
-            or b"\n\r\n" in block
-            or block.startswith((b"\n", b"\r\n"))
+        # one memchr each for the rare bytes; the line ends (needed anyway for the row
+        # count and kept for the block's rows) show blank lines; the carriage-return
+        # and UTF-8 checks run only on blocks that hold such bytes
+        if b'"' in block or b"\x00" in block:
+            return None
+        ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+        if not len(ends) or ends[0] == 0 or bool(np.any(np.diff(ends) == 1)):
+            return None  # a blank line (the block ends with a newline: len(ends) >= 1)
+        if b"\r" in block and (
+            b"\n\r\n" in block
+            or block.startswith(b"\r\n")
             or block.count(b"\r") != block.count(b"\r\n")
         ):
             return None
-        try:
-            codecs.decode(block, "utf-8")
-        except UnicodeDecodeError:
-            return None
+        if not block.isascii():
+            try:
+                codecs.decode(block, "utf-8")
+            except UnicodeDecodeError:
+                return None
         try:
             table = self._csv.read_csv(
                 io.BytesIO(block),
@@ -211,8 +219,7 @@ class FastCsv:
             )
         except (self._pa.ArrowInvalid, ValueError):
             return None
-        n_rows = block.count(b"\n")
-        if table.num_rows != n_rows:
+        if table.num_rows != len(ends):
             return None
         scores = numpy_values(table.column(self.score), np.float64)
         if not bool(np.all((scores >= 0.0) & (scores <= 1.0))):
@@ -220,7 +227,7 @@ class FastCsv:
         labels = text_label_values(table.column(self.label), self._pa)
         if labels is None:
             return None
-        return PlainBlock(block, self.delimiter, scores, labels, self._next_line)
+        return PlainBlock(block, self.delimiter, scores, labels, self._next_line, ends)
 
 
 # pyarrow imports pandas, when it is installed, the first time it converts Python
