@@ -55,29 +55,11 @@ import numpy as np
 from streamcal import _json
 
 __all__ = [
-    "argument_error",
-    "check_class_label",
-    "check_int",
-    "check_key",
-    "check_label",
-    "check_labels_array",
-    "check_param",
-    "check_probability",
-    "check_probability_vector",
-    "check_real",
-    "check_real_vector",
-    "check_score",
-    "check_scores_array",
-    "check_weight",
-    "check_weight_room",
-    "check_weights_array",
-    "field_error",
-    "format_value",
-    "is_integer",
-    "is_real",
-    "json_safe_scalar",
-    "weight_capacity",
-    "weight_overflow_error",
+    "argument_error", "check_class_label", "check_int", "check_key", "check_label",
+    "check_labels_array", "check_param", "check_probability", "check_probability_vector",
+    "check_real", "check_real_vector", "check_score", "check_scores_array", "check_weight",
+    "check_weight_room", "check_weights_array", "field_error", "format_value", "is_integer",
+    "is_real", "json_safe_scalar", "weight_capacity", "weight_overflow_error",
 ]
 
 #: The largest finite double.
@@ -504,8 +486,8 @@ def check_scores_array(
     ValueError: The 'scores' argument of OnlineIsotonic.learn_many must be a real number in [0, 1]. Got 1.5 at index 1 instead.
 
     """
-    if _unit_float_vector(values, n):
-        return values  # what the general path returns for it, in two passes
+    if _float64_vector(values, n) and (not len(values) or bool(values.min() >= 0.0 and values.max() <= 1.0)):
+        return values  # what the general path returns (a NaN makes min NaN: that path names it)
     arr = _numeric_or_raise(
         _as_1d(values, name, owner, method, "real number", n, like), name, owner, method, SCORE_DOMAIN,
         source=values,
@@ -516,29 +498,10 @@ def check_scores_array(
     return _to_double(arr, _in_unit_interval, name, owner, method, SCORE_DOMAIN)
 
 
-def _unit_float_vector(values, n=None) -> bool:
-    """Whether ``values`` is a float64 numpy vector (of length ``n`` if given) of values
-    in [0, 1]: the batches of the replay and the calibrators, checked without temporary
-    arrays (a NaN makes ``min`` NaN, so it fails and the general path names it)."""
-    return (
-        type(values) is np.ndarray
-        and values.dtype == np.float64
-        and values.ndim == 1
-        and (n is None or len(values) == n)
-        and (not len(values) or bool(values.min() >= 0.0 and values.max() <= 1.0))
-    )
-
-
-def _binary_float_vector(values, n) -> bool:
-    """Whether ``values`` is a float64 numpy vector of ``n`` labels 0.0 / 1.0: every
-    non-zero is 1.0 (a NaN is non-zero and not 1.0)."""
-    return (
-        type(values) is np.ndarray
-        and values.dtype == np.float64
-        and values.ndim == 1
-        and len(values) == n
-        and np.count_nonzero(values) == np.count_nonzero(values == 1.0)
-    )
+def _float64_vector(values, n=None) -> bool:
+    """Whether ``values`` is a float64 numpy vector (of length ``n`` if given): a batch of
+    the replay or a calibrator, whose domain is then checked without temporary arrays."""
+    return type(values) is np.ndarray and values.dtype == np.float64 and values.ndim == 1 and (n is None or len(values) == n)
 
 
 def _in_unit_interval(arr):
@@ -558,8 +521,8 @@ def check_labels_array(values, n: int, owner: str, method: str | None = None, na
     array([1., 0., 1.])
 
     """
-    if _binary_float_vector(values, n):
-        return values  # what the general path returns for it, in two passes
+    if _float64_vector(values, n) and np.count_nonzero(values) == np.count_nonzero(values == 1.0):
+        return values  # every non-zero is 1.0 (a NaN is non-zero, not 1.0): the general path's result
     raw = _as_1d(values, name, owner, method, "binary label", n)
     arr = _numeric_or_raise(raw, name, owner, method, LABEL_DOMAIN, allow_bool=True)
     bad = ~((arr == 0.0) | (arr == 1.0))
