@@ -14,14 +14,19 @@ cdef double slow_weight(object value, str owner, str method, str name) except? -
 cdef double slow_probability(object value, str owner, str method, str name) except? -1.0
 
 
+cdef inline bint unit_float(object value, double* x) noexcept:
+    """The fast path of a score or a probability: True, with ``x[0]`` set, if
+    ``value`` is a float in [0, 1]."""
+    if type(value) is float:
+        x[0] = PyFloat_AS_DOUBLE(value)
+        return 0.0 <= x[0] <= 1.0
+    return False
+
+
 cdef inline double check_score(object value, str owner, str method, str name="score") except? -1.0:
     """A score in [0, 1] as a C double, or the template error."""
     cdef double x
-    if type(value) is float:
-        x = PyFloat_AS_DOUBLE(value)
-        if 0.0 <= x <= 1.0:
-            return x
-    return slow_score(value, owner, method, name)
+    return x if unit_float(value, &x) else slow_score(value, owner, method, name)
 
 
 cdef inline double check_label(object value, str owner, str method, str name="label") except? -1.0:
@@ -49,8 +54,4 @@ cdef inline double check_weight(object value, str owner, str method, str name="w
 cdef inline double check_probability(object value, str owner, str method, str name="y_pred") except? -1.0:
     """A probability in [0, 1] (a float or river's predict_proba_one dict), or the error."""
     cdef double x
-    if type(value) is float:
-        x = PyFloat_AS_DOUBLE(value)
-        if 0.0 <= x <= 1.0:
-            return x
-    return slow_probability(value, owner, method, name)
+    return x if unit_float(value, &x) else slow_probability(value, owner, method, name)

@@ -28,6 +28,7 @@ from libc.stdint cimport int64_t
 import numpy as np
 
 from streamcal._cvalidation cimport check_label, check_score, check_weight
+from streamcal.core._search cimport bisect_right
 
 from streamcal.core.binning import (
     BinView,
@@ -241,19 +242,10 @@ cdef class Int64Binner:
     cdef inline int bin_of(self, double s) noexcept nogil:
         """The number of inner edges ``<= s`` (``bisect_right``)."""
         cdef int B = self.n_bins
-        cdef int lo, hi, mid
         cdef double* e = self.ep
         if self.uniform:
             return uniform_bin(e, B, s)
-        # bisect_right inlined on purpose (nogil per-event path); Python home: bisect
-        lo, hi = 1, B  # search edges[1 : B]
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if s < e[mid]:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo - 1
+        return bisect_right(e + 1, B - 1, s)  # among edges[1 : B]
 
     cdef int refresh(self, int k) except -1:
         """Recompute the cached estimate of bin ``k``, correctly rounded."""

@@ -57,6 +57,7 @@ cimport cython
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.string cimport memset
 from libc.math cimport frexp, ldexp
+from streamcal.core._search cimport bisect_left
 
 import numpy as np
 
@@ -275,7 +276,7 @@ cdef class GridIsotonicStore:
         x, y), which neighbours exist to ``fl`` and their cells to ``ks`` (pred, succ).
         One descent, O(h + log B)."""
         cdef long long ox = 0, oy = 0
-        cdef int f = 0, lo, hi, mid, base, n
+        cdef int f = 0, lo, base, n
         while True:
             v = self._enter(v)
             self._op_hull += 1
@@ -301,14 +302,7 @@ cdef class GridIsotonicStore:
                 v = 2 * v + 1
         base = (v - self.P) * self.leaf_capacity
         n = self.nh[v - self.P]
-        lo = 0
-        hi = n
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if self.hk[base + mid] < K:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = bisect_left(self.hk + base, n, K)
         if lo == n or self.hk[base + lo] != K:
             return False
         base += lo
@@ -565,7 +559,7 @@ cdef class GridIsotonicStore:
     cdef double _edge_value(self, int c, int* ka, int* kb) noexcept:
         """The block holding present cell ``c`` (> 0): its bounding hull vertices
         ``ka < c <= kb`` and its value. O(h + log B)."""
-        cdef int v = 1, P = self.P, lo, hi, mid, base
+        cdef int v = 1, P = self.P, lo, base
         while v < P:
             if self.nd[2 * v].npres == 0:
                 v = 2 * v + 1
@@ -581,14 +575,7 @@ cdef class GridIsotonicStore:
                 v = 2 * v + 1
         base = (v - P) * self.leaf_capacity
         # the first hull vertex with key >= c (index >= 1)
-        lo = 0
-        hi = self.nh[v - P]
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if self.hk[base + mid] < c:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = bisect_left(self.hk + base, self.nh[v - P], c)
         ka[0] = self.hk[base + lo - 1]
         kb[0] = self.hk[base + lo]
         return ((<double> (self.hy[base + lo] - self.hy[base + lo - 1]))

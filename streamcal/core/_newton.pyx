@@ -216,6 +216,10 @@ cdef class NewtonLogistic:
 
     # ------------------------------------------------------------------ update
 
+    # Kept apart from c_update3 (the same step for three features) on purpose: each is
+    # written out in scalar locals (no loop over d, no arrays) for the per-event path
+    # of Platt and beta scaling; a d-generic version was not measured against it
+    # (issue 14 leaves this pair).
     cdef int c_update2(self, double x0, double x1, double y, double w) noexcept:
         # 0 on success, 1 (state unchanged) if the update cannot be represented
         cdef double t0 = self.t[0], t1 = self.t[1]
@@ -279,7 +283,7 @@ cdef class NewtonLogistic:
         return 0
 
     # the Newton / Sherman-Morrison step of c_update2, unrolled for three features on
-    # purpose (per-event path)
+    # purpose (per-event path; see c_update2 for why the two are not one loop)
     cdef int c_update3(self, double x0, double x1, double x2, double y, double w) noexcept:
         # 0 on success, 1 (state unchanged) if the update cannot be represented
         cdef double t0 = self.t[0], t1 = self.t[1], t2 = self.t[2]

@@ -186,6 +186,8 @@ cdef class IsotonicBlockStore:
     cdef double _succ_key(self, double k) noexcept
     cdef void _edge_of(self, double c, double* ka, double* kb) noexcept
     cdef double _block_value(self, double ka, double kb) noexcept
+    cdef double _value_at(self, double c) noexcept
+    cdef double _step_key(self, double x) noexcept
     cdef Node* _split_leaf(self, Node* v, double x)
     cdef void _after_delete(self, Node* v)
     cdef int _edge_sign(self, Node* frame, double uw, double us, double vw, double vs,

@@ -69,8 +69,9 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.string cimport memmove, memcpy, memset
 from libc.math cimport fabs, ldexp, frexp, INFINITY, NAN, isfinite, fma
 
+from streamcal.core._search cimport bisect_right
 from streamcal.core._pav_tree cimport (
-    _bisect_right, _bridge_vertex, _dd_add, _free_node, _free_tree, _fsign,
+    _bridge_vertex, _dd_add, _free_node, _free_tree, _fsign,
     _leaf_range, _leaf_rank_le, _leaf_vertex, _loc_from_cache, _loc_shift, _loc_to_cache,
     _locate, _new_leaf_node, _new_node, _node_sums, _pure_slope, _range, _range_from,
     _range_upto, _rank_gt, _rank_le, _sign, _sums_add, _zero_sums,
@@ -391,7 +392,7 @@ cdef class IsotonicBlockStore:
     cdef double _pred_key(self, double x) noexcept:
         """The largest key <= x (the sentinel's -inf if none)."""
         cdef Node* v = self._leaf_for(x)
-        cdef int j = _bisect_right(v.leaf.x, v.leaf.cnt, x)
+        cdef int j = bisect_right(v.leaf.x, v.leaf.cnt, x)
         return v.leaf.x[j - 1]
 
     cdef double _succ_key(self, double k) noexcept:
@@ -405,7 +406,7 @@ cdef class IsotonicBlockStore:
                 v = v.left
             else:
                 v = v.right
-        j = _bisect_right(v.leaf.x, v.leaf.cnt, k)
+        j = bisect_right(v.leaf.x, v.leaf.cnt, k)
         return v.leaf.x[j] if j < v.leaf.cnt else best
 
     cdef void _edge_of(self, double c, double* ka, double* kb) noexcept:
@@ -451,7 +452,7 @@ cdef class IsotonicBlockStore:
         cdef double wy = w * y
         cdef Node* v = self._leaf_for(x)
         cdef Leaf* L = v.leaf
-        cdef int j = _bisect_right(L.x, L.cnt, x) - 1
+        cdef int j = bisect_right(L.x, L.cnt, x) - 1
         cdef int m
         if L.x[j] == x:
             L.w[j] += w
@@ -461,7 +462,7 @@ cdef class IsotonicBlockStore:
             if L.cnt >= self.cap:
                 v = self._split_leaf(v, x)
                 L = v.leaf
-                j = _bisect_right(L.x, L.cnt, x) - 1
+                j = bisect_right(L.x, L.cnt, x) - 1
             j += 1
             m = L.cnt - j
             if m > 0:
@@ -512,7 +513,7 @@ cdef class IsotonicBlockStore:
     cdef long remove_c(self, double x, double w, double y) except -1:
         cdef Node* v = self._leaf_for(x)
         cdef Leaf* L = v.leaf
-        cdef int j = _bisect_right(L.x, L.cnt, x) - 1
+        cdef int j = bisect_right(L.x, L.cnt, x) - 1
         cdef double wy = w * y, cw_left, cs_left
         cdef long long count
         cdef long dropped = 0
@@ -582,15 +583,21 @@ cdef class IsotonicBlockStore:
             return
         self._fix_path(v)
 
-    cdef double predict_step_c(self, double x) noexcept:
-        cdef double c, ka, kb
-        if self.root.ncells <= 1:
-            return NAN
-        c = self._pred_key(x)
-        if c == -INFINITY:
-            c = self._succ_key(c)
+    cdef double _value_at(self, double c) noexcept:
+        # the value of the block holding key c (one home of the step read-out)
+        cdef double ka, kb
         self._edge_of(c, &ka, &kb)
         return self._block_value(ka, kb)
+
+    cdef double _step_key(self, double x) noexcept:
+        # the key the step read-out at x uses: the largest key <= x, else the first key
+        cdef double c = self._pred_key(x)
+        return self._succ_key(c) if c == -INFINITY else c
+
+    cdef double predict_step_c(self, double x) noexcept:
+        if self.root.ncells <= 1:
+            return NAN
+        return self._value_at(self._step_key(x))
 
     cdef double predict_linear_c(self, double x) noexcept:
         cdef double c, ka, kb, v0, v1, x1, ka1, kb1
@@ -598,9 +605,7 @@ cdef class IsotonicBlockStore:
             return NAN
         c = self._pred_key(x)
         if c == -INFINITY:
-            c = self._succ_key(c)
-            self._edge_of(c, &ka, &kb)
-            return self._block_value(ka, kb)
+            return self._value_at(self._succ_key(c))
         self._edge_of(c, &ka, &kb)
         v0 = self._block_value(ka, kb)
         if x <= kb:
@@ -617,13 +622,9 @@ cdef class IsotonicBlockStore:
         fit, at the cell ``c`` the step read-out uses (the largest key <= ``x``, else the
         first key), of the cells plus one pseudo-event ``(c, w, m)``; the store is left
         as it was. Non-decreasing in ``x``. O(log^2 n) amortised."""
-        cdef double c
         if self.root.ncells <= 1:
             return NAN
-        c = self._pred_key(x)
-        if c == -INFINITY:
-            c = self._succ_key(c)
-        return self.hypothetical_c(c, w, m)
+        return self.hypothetical_c(self._step_key(x), w, m)
 
     cdef double prior_linear_c(self, double x, double w, double m) except? -1.0:
         """:meth:`prior_step_c` read as ``predict_linear_c`` reads the fit: in the gap
@@ -747,7 +748,7 @@ cdef class IsotonicBlockStore:
         none; O(log n)."""
         cdef Node* v = self._leaf_for(x)
         cdef Leaf* L = v.leaf
-        cdef int j = _bisect_right(L.x, L.cnt, x) - 1
+        cdef int j = bisect_right(L.x, L.cnt, x) - 1
         if j < 0 or L.x[j] != x or L.n[j] == 0:
             return None
         return L.w[j], L.s[j]
@@ -789,7 +790,7 @@ cdef class IsotonicBlockStore:
             return float(y)
         cdef Node* v = self._leaf_for(x)
         cdef Leaf* L = v.leaf
-        cdef int j = _bisect_right(L.x, L.cnt, x) - 1
+        cdef int j = bisect_right(L.x, L.cnt, x) - 1
         cdef bint existed = L.x[j] == x
         cdef double ow = 0.0, os = 0.0
         cdef long long on = 0
@@ -803,7 +804,7 @@ cdef class IsotonicBlockStore:
         value = self.predict_step_c(x)
         v = self._leaf_for(x)
         L = v.leaf
-        j = _bisect_right(L.x, L.cnt, x) - 1
+        j = bisect_right(L.x, L.cnt, x) - 1
         if existed:
             L.w[j] = ow
             L.s[j] = os

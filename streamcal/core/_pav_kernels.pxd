@@ -11,7 +11,7 @@ from streamcal.core._pav cimport (
     CH_PREFIX, CH_SUFFIX, IsotonicBlockStore, LEAF_CAP, Leaf, Loc, Node, Pt, Sums,
 )
 from streamcal.core._pav_tree cimport (
-    _bridge_vertex, _dd_add, _fsign, _leaf_vertex, _loc_from_cache, _loc_shift,
+    _bridge_vertex, _dd_add, _fsign, _into_right, _leaf_vertex, _loc_from_cache, _loc_shift,
     _loc_to_cache, _locate, _locate_at_bridge, _pure_slope, _range, _range_from,
     _range_upto, _sign,
 )
@@ -54,11 +54,26 @@ cdef extern from *:
     const double _EDGE_TINY "SC_PAV_EDGE_TINY"
 
 
+# The first test of k_vsign and k_vsign_local (one home): runs of cells whose labels
+# are all 0, or all 1, have slopes exactly 0 or 1 (the forgetting clock's non-dyadic
+# weights make them collinear within the rounding of their coordinates, which no filter
+# can decide): u x v has the sign of slope(v) - slope(u), both x-extents being
+# positive. Returns that sign, or 2 when a slope is not pure (then the callers filter).
+# Inlined, the sentinel folds into the callers' branches.
+cdef inline int k_pure_sign(Pt a, Pt b, Pt c, Pt d) noexcept:
+    cdef int pu = _pure_slope(a, b), pv
+    if pu >= 0:
+        pv = _pure_slope(c, d)
+        if pv >= 0:
+            return pv - pu
+    return 2
+
+
 # IsotonicBlockStore._vsign: sign of (b - a) x (d - c) in the frame of ``frame``.
 cdef inline int k_vsign(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept:
     cdef double ux = b.x - a.x, uy = b.y - a.y, vx = d.x - c.x, vy = d.y - c.y
     cdef double q, nu, nv, det, err
-    cdef int pu, pv
+    cdef int s
     if st._exact(frame):
         if st._fast(frame):
             # coordinates below 2**26 units: both products and their difference
@@ -67,15 +82,9 @@ cdef inline int k_vsign(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt
         q = st.qscale
         return sc_pav_det_sign(<long long> (ux * q), <long long> (vy * q),
                                <long long> (uy * q), <long long> (vx * q))
-    # runs of cells whose labels are all 0, or all 1, have slopes exactly 0 or 1
-    # (the forgetting clock's non-dyadic weights make them collinear within the
-    # rounding of their coordinates, which no filter can decide): u x v has the sign
-    # of slope(v) - slope(u), both x-extents being positive
-    pu = _pure_slope(a, b)
-    if pu >= 0:
-        pv = _pure_slope(c, d)
-        if pv >= 0:
-            return pv - pu
+    s = k_pure_sign(a, b, c, d)
+    if s != 2:
+        return s
     nu = fabs(ux) + fabs(uy)
     nv = fabs(vx) + fabs(vy)
     if nu > 0.0 and nv > 0.0:
@@ -97,11 +106,9 @@ cdef inline int k_vsign_local(IsotonicBlockStore st, Node* frame, double ux, dou
                               double du, double vx, double vy, double dv,
                               Pt a, Pt b, Pt c, Pt d) noexcept:
     cdef double nu, nv, det, eu, ev
-    cdef int pu = _pure_slope(a, b), pv
-    if pu >= 0:
-        pv = _pure_slope(c, d)
-        if pv >= 0:
-            return pv - pu
+    cdef int s = k_pure_sign(a, b, c, d)
+    if s != 2:
+        return s
     nu = fabs(ux) + fabs(uy)
     nv = fabs(vx) + fabs(vy)
     if nu > 0.0 and nv > 0.0:
@@ -346,6 +353,55 @@ cdef inline int k_bt(IsotonicBlockStore st, Node* u, bint fast, bint loc, Pt a, 
     return st._vs(u, fast, a, b, c, d)
 
 
+cdef inline Node* k_enter(Node* n, int* lo, int* hi) noexcept:
+    # one side of k_bridge's descent enters node n: a leaf's whole hull is its range
+    if n.leaf != NULL:
+        lo[0] = 0
+        hi[0] = n.leaf.nh
+    return n
+
+
+cdef inline int k_side_edge(Node* n, int lo, int hi, bint pt, double ox, double oy,
+                            double z0, double f0, Pt* a, Pt* b) noexcept:
+    # one side of k_bridge's descent: its current point (a; pt: one vertex left in the
+    # leaf's range lo .. hi) or edge (a, b), in the frame (ox, oy, z0, f0); returns the
+    # middle index of a leaf's range (0 when unused)
+    cdef int m = 0
+    if n.leaf != NULL:
+        if pt:
+            a[0] = _leaf_vertex(n.leaf, lo, ox, oy, z0, f0)
+        else:
+            m = (lo + hi) >> 1
+            a[0] = _leaf_vertex(n.leaf, m - 1, ox, oy, z0, f0)
+            b[0] = _leaf_vertex(n.leaf, m, ox, oy, z0, f0)
+    else:
+        a[0] = _bridge_vertex(n.ax, n.ay, n.akey, n.az, n.af, ox, oy, z0, f0)
+        b[0] = _bridge_vertex(n.bx, n.by, n.bkey, n.bz, n.bf, ox, oy, z0, f0)
+    return m
+
+
+cdef inline int k_side_local(Node* n, int lo, int m, bint pt, double* ax, double* ay,
+                             double* bx, double* by) noexcept:
+    # the same point a or edge a, b as k_side_edge, in n's own frame (the vectors of
+    # k_vsign_local); returns 1 if a is the last vertex of n's hull, 2 if b is, else 0
+    cdef Leaf* L = n.leaf
+    if L != NULL:
+        if pt:
+            ax[0] = L.hx[lo]
+            ay[0] = L.hy[lo]
+            return 1 if lo == L.nh - 1 else 0
+        ax[0] = L.hx[m - 1]
+        ay[0] = L.hy[m - 1]
+        bx[0] = L.hx[m]
+        by[0] = L.hy[m]
+        return 2 if m == L.nh - 1 else 0
+    ax[0] = n.ax
+    ay[0] = n.ay
+    bx[0] = n.bx
+    by[0] = n.by
+    return 2 if n.nvr == 1 else 0
+
+
 cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
     cdef Node* ln = u.left
     cdef Node* rn = u.right
@@ -373,61 +429,23 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
     # the cells of the left subtree after a, resp. b (exactly 0 when the vertex is the
     # subtree's last), and the base of their error bound
     cdef double asx = 0.0, asy = 0.0, aeb = 0.0, bsx = 0.0, bsy = 0.0, beb = 0.0
-    cdef Leaf* LL
     cdef bint alast, blast
-    if ln.leaf != NULL:
-        lhi = ln.leaf.nh
-    if rn.leaf != NULL:
-        rhi = rn.leaf.nh
+    cdef int last
+    k_enter(ln, &llo, &lhi)
+    k_enter(rn, &rlo, &rhi)
     while True:
         st._op_hull += 1
         lpt = ln.leaf != NULL and lhi - llo == 1
         rpt = rn.leaf != NULL and rhi - rlo == 1
         # the current edge (or point) of each side
-        if ln.leaf != NULL:
-            if lpt:
-                a = _leaf_vertex(ln.leaf, llo, lox, loy, lz0, lf0)
-            else:
-                lm = (llo + lhi) >> 1
-                a = _leaf_vertex(ln.leaf, lm - 1, lox, loy, lz0, lf0)
-                b = _leaf_vertex(ln.leaf, lm, lox, loy, lz0, lf0)
-        else:
-            a = _bridge_vertex(ln.ax, ln.ay, ln.akey, ln.az, ln.af, lox, loy, lz0, lf0)
-            b = _bridge_vertex(ln.bx, ln.by, ln.bkey, ln.bz, ln.bf, lox, loy, lz0, lf0)
-        if rn.leaf != NULL:
-            if rpt:
-                c = _leaf_vertex(rn.leaf, rlo, rox, roy, rz0, rf0)
-            else:
-                rm = (rlo + rhi) >> 1
-                c = _leaf_vertex(rn.leaf, rm - 1, rox, roy, rz0, rf0)
-                d = _leaf_vertex(rn.leaf, rm, rox, roy, rz0, rf0)
-        else:
-            c = _bridge_vertex(rn.ax, rn.ay, rn.akey, rn.az, rn.af, rox, roy, rz0, rf0)
-            d = _bridge_vertex(rn.bx, rn.by, rn.bkey, rn.bz, rn.bf, rox, roy, rz0, rf0)
+        lm = k_side_edge(ln, llo, lhi, lpt, lox, loy, lz0, lf0, &a, &b)
+        rm = k_side_edge(rn, rlo, rhi, rpt, rox, roy, rz0, rf0, &c, &d)
         if lpt and rpt:
             break
         if loc:
-            if ln.leaf != NULL:
-                LL = ln.leaf
-                if lpt:
-                    alx = LL.hx[llo]
-                    aly = LL.hy[llo]
-                    alast = llo == LL.nh - 1
-                    blast = False
-                else:
-                    alx = LL.hx[lm - 1]
-                    aly = LL.hy[lm - 1]
-                    blx = LL.hx[lm]
-                    bly = LL.hy[lm]
-                    alast = False
-                    blast = lm == LL.nh - 1
-            else:
-                alx = ln.ax
-                aly = ln.ay
-                blx = ln.bx
-                bly = ln.by
-                blast = ln.nvr == 1
-                alast = False
+            last = k_side_local(ln, llo, lm, lpt, &alx, &aly, &blx, &bly)
+            alast = last == 1
+            blast = last == 2
             if alast:
                 asx = asy = aeb = 0.0
             else:
@@ -440,21 +458,7 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
                 bsx = ln.W - blx
                 bsy = ln.S - bly
                 beb = ln.W + blx
-            if rn.leaf != NULL:
-                LL = rn.leaf
-                if rpt:
-                    clx = LL.hx[rlo]
-                    cly = LL.hy[rlo]
-                else:
-                    clx = LL.hx[rm - 1]
-                    cly = LL.hy[rm - 1]
-                    dlx = LL.hx[rm]
-                    dly = LL.hy[rm]
-            else:
-                clx = rn.ax
-                cly = rn.ay
-                dlx = rn.bx
-                dly = rn.by
+            k_side_local(rn, rlo, rm, rpt, &clx, &cly, &dlx, &dly)
             # every term a sum of non-negative cells within _COORD_ERR / 2 of its
             # value (y <= x); a cross vector p -> q is (the rest of the left subtree
             # after p) + (the gap) + (the right subtree up to q)
@@ -504,52 +508,28 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
             else:
                 gx += ln.right.W
                 gy += ln.right.S
-                ln = ln.left
-                if ln.leaf != NULL:
-                    llo = 0
-                    lhi = ln.leaf.nh
+                ln = k_enter(ln.left, &llo, &lhi)
         elif go_l_right:
             if ln.leaf != NULL:
                 llo = lm
             else:
                 # hull(ln) up to q: its left part, then hull(ln.right) from b on
                 lcount += ln.nvl - (ln.right.nvl + ln.right.nvr - ln.nvr)
-                lox += ln.left.W
-                loy += ln.left.S
-                if ln.left.zmax > lz0:
-                    lz0 = ln.left.zmax
-                if ln.left.fmax > lf0:
-                    lf0 = ln.left.fmax
-                ln = ln.right
-                if ln.leaf != NULL:
-                    llo = 0
-                    lhi = ln.leaf.nh
+                ln = k_enter(_into_right(ln, &lox, &loy, &lz0, &lf0), &llo, &lhi)
         elif go_r_left:
             if rn.leaf != NULL:
                 rhi = rm
             else:
                 # hull(rn) from r on: hull(rn.left) up to a, then its right part
                 rcount += rn.nvr - (rn.left.nvl + rn.left.nvr - rn.nvl)
-                rn = rn.left
-                if rn.leaf != NULL:
-                    rlo = 0
-                    rhi = rn.leaf.nh
+                rn = k_enter(rn.left, &rlo, &rhi)
         else:
             if rn.leaf != NULL:
                 rlo = rm
             else:
-                rox += rn.left.W
-                roy += rn.left.S
                 gx += rn.left.W
                 gy += rn.left.S
-                if rn.left.zmax > rz0:
-                    rz0 = rn.left.zmax
-                if rn.left.fmax > rf0:
-                    rf0 = rn.left.fmax
-                rn = rn.right
-                if rn.leaf != NULL:
-                    rlo = 0
-                    rhi = rn.leaf.nh
+                rn = k_enter(_into_right(rn, &rox, &roy, &rz0, &rf0), &rlo, &rhi)
     u.ax = a.x
     u.ay = a.y
     u.akey = a.k

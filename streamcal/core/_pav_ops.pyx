@@ -12,7 +12,7 @@ from libc.string cimport memcpy
 
 from streamcal.core._pav cimport NO_Q, LEAF_CAP, IsotonicBlockStore, Leaf, Node, Sums
 from streamcal.core._pav_tree cimport (
-    _bisect_right, _free_tree, _new_leaf_node, _range, _rank_gt, _rank_le,
+    _free_tree, _new_leaf_node, _range, _rank_gt, _rank_le,
 )
 
 import numpy as np

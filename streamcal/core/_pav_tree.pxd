@@ -8,6 +8,7 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.math cimport INFINITY
 from libc.string cimport memset
 
+from streamcal.core._search cimport bisect_right
 from streamcal.core._pav cimport LEAF_CAP, Leaf, Loc, Node, Pt, Sums
 
 
@@ -95,17 +96,6 @@ cdef inline void _free_tree(Node* v) noexcept:
     _free_node(v)
 
 
-cdef inline int _bisect_right(double* a, int n, double x) noexcept:
-    cdef int lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if x < a[mid]:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
 cdef inline Pt _leaf_vertex(Leaf* L, int j, double ox, double oy, double z0,
                             double f0) noexcept:
     """Hull vertex ``j`` of a leaf, translated by (ox, oy); z0 and f0 are the Pt.z and
@@ -185,7 +175,7 @@ cdef inline Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) no
     partial sum is exact (exact mode, below 2**(qexp + 53)): plain sums then equal the
     double-double ones (low parts 0)."""
     cdef Sums r = _zero_sums()
-    cdef int j = _bisect_right(L.x, L.cnt, k1)
+    cdef int j = bisect_right(L.x, L.cnt, k1)
     if plain:
         while j < L.cnt and L.x[j] <= k2:
             r.W += L.w[j]
@@ -251,6 +241,21 @@ cdef inline Sums _range(Node* v, double k1, double k2, bint plain=False) noexcep
     return _leaf_range(v.leaf, k1, k2, plain)
 
 
+cdef inline Node* _into_right(Node* v, double* ox, double* oy, double* z0,
+                              double* f0) noexcept:
+    # One step of a descent from v into its right child: the frame of the child's
+    # vertices (origin ox, oy; Pt.z / Pt.f floors z0, f0) takes in the left child's
+    # cells. The one home of that step (_locate, k_bridge); inlined, so the frame stays
+    # in registers.
+    ox[0] += v.left.W
+    oy[0] += v.left.S
+    if v.left.zmax > z0[0]:
+        z0[0] = v.left.zmax
+    if v.left.fmax > f0[0]:
+        f0[0] = v.left.fmax
+    return v.right
+
+
 cdef inline bint _locate(Node* v, double K, double ox, double oy, double z0, double f0,
                   Loc* r) noexcept:
     """Is key ``K`` a vertex of the hull of ``v``? If so, fill ``r``: the vertex and its
@@ -281,13 +286,7 @@ cdef inline bint _locate(Node* v, double K, double ox, double oy, double z0, dou
                 r.pred = _bridge_vertex(v.ax, v.ay, v.akey, v.az, v.af, ox, oy, z0, f0)
                 r.has_pred = True
             r.rle += v.nvl - (v.right.nvl + v.right.nvr - v.nvr)
-            ox += v.left.W
-            oy += v.left.S
-            if v.left.zmax > z0:
-                z0 = v.left.zmax
-            if v.left.fmax > f0:
-                f0 = v.left.fmax
-            v = v.right
+            v = _into_right(v, &ox, &oy, &z0, &f0)
     L = v.leaf
     r.steps += 1
     j = <int> _leaf_rank_le(L, K) - 1

@@ -27,6 +27,14 @@ cdef inline int check_room(double held, double w, double capacity, str owner) ex
     raise weight_overflow_error(owner, "update", w)
 
 
+cdef inline int check_update(object y_true, object y_pred, object w, str owner,
+                             double held, double capacity, double* event) except -1:
+    # the whole preamble of an update whose store holds weight ``held`` of at most
+    # ``capacity``: check_event, then the weight rule (a bad event changes nothing)
+    check_event(y_true, y_pred, w, owner, event)
+    return check_room(held, event[2], capacity, owner)
+
+
 cdef inline double* new_doubles(Py_ssize_t n) except NULL:
     cdef double* x = <double*>PyMem_Malloc((n if n > 0 else 1) * sizeof(double))
     if x == NULL:

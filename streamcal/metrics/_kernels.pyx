@@ -193,6 +193,9 @@ cdef class MeanScore:
                 self.total -= w * (d * d)
         return True
 
+    # update_one / update_many / update_fast: the same three methods as _kernels_refinement.Groups's,
+    # kept apart on purpose: in a shared base class ``self.add`` would be a virtual call
+    # per event of update_fast; in this final class it is a direct call
     def update_one(self, double y, double p, double w):
         """Add a validated event."""
         self.add(y, p, w)
@@ -231,8 +234,7 @@ def mean_score_update(self, y_true, y_pred, w=1.0):
     code (their messages unchanged): a bad event raises and changes nothing."""
     cdef MeanScore s = self._store
     cdef double e[3]
-    check_event(y_true, y_pred, w, s.owner, e)
-    check_room(s.weight, e[2], s.capacity, s.owner)
+    check_update(y_true, y_pred, w, s.owner, s.weight, s.capacity, e)
     s.add(e[0], e[1], e[2])
 
 

@@ -11,6 +11,7 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memcpy, memmove, memset
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 
+from streamcal.core._search cimport bisect_left
 from streamcal.metrics._kernels cimport check_event
 from streamcal.metrics._limbs cimport (
     MAXL,
@@ -73,19 +74,6 @@ cdef void block_free(Block* blk) noexcept:
 
 
 @cython.final
-
-cdef inline Py_ssize_t bisect_left(const double* a, Py_ssize_t n, double x) noexcept nogil:
-    """The first index of the sorted ``a[:n]`` whose value is >= ``x`` (``n`` if none):
-    the block of a score among the blocks' maxima, and its place among a block's keys."""
-    cdef Py_ssize_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
 
 cdef inline uint64_t weight_parts(double w, Py_ssize_t* e, int* x) noexcept nogil:
     """``w = m 2**e`` with ``m`` an integer < 2**53 and ``e >= -1074`` (the exponent of

@@ -14,7 +14,7 @@ from cpython.mem cimport PyMem_Free
 from streamcal._validation import weight_capacity
 from streamcal.metrics._kernels import update_many_atomic
 
-from streamcal.metrics._kernels cimport check_event, check_room, new_counts, new_doubles
+from streamcal.metrics._kernels cimport check_update, new_counts, new_doubles
 
 # CalibrationRefinement keeps a grid of at most this many cells in C arrays, a dict beyond
 cdef Py_ssize_t DENSE_LIMIT = 1 << 16
@@ -192,6 +192,9 @@ cdef class Groups:
         self.ref += gy * (gw - gy) / gw - ref
         return True
 
+    # update_one / update_many / update_fast: the same three methods as _kernels.MeanScore's,
+    # kept apart on purpose: in a shared base class ``self.add`` would be a virtual call
+    # per event of update_fast; in this final class it is a direct call
     def update_one(self, double y, double p, double w):
         """Add a validated event."""
         self.add(y, p, w)
@@ -263,13 +266,11 @@ cdef class Groups:
         self.set_state(state)
 
 
-# per-event path: the same three steps as streamcal.metrics._kernels.mean_score_update,
-# repeated on purpose so that the store is a typed cdef class (no shared dispatch)
+# per-event path: the preamble is _kernels.pxd's check_update (one home); the store is
+# a typed cdef class, so ``s.add`` is a direct call (no shared dispatch)
 def groups_update(self, y_true, y_pred, w=1.0):
-    """Add one event; O(1). The checks of :mod:`streamcal._validation` run in compiled
-    code (their messages unchanged): a bad event raises and changes nothing."""
+    """Add one event; O(1); a bad event raises and changes nothing."""
     cdef Groups s = self._store
     cdef double e[3]
-    check_event(y_true, y_pred, w, s.owner, e)
-    check_room(s.weight, e[2], s.capacity, s.owner)
+    check_update(y_true, y_pred, w, s.owner, s.weight, s.capacity, e)
     s.add(e[0], e[1], e[2])

@@ -1,0 +1,43 @@
+"""Fixed per-event driver for instruction counts (callgrind), not a timing benchmark.
+
+Usage (instructions inside the compiled entry points only, divided by N by hand)::
+
+    PYTHONHASHSEED=0 valgrind --tool=callgrind --collect-atstart=no \
+        --toggle-collect='__pyx_pw_9streamcal_4core_16_isotonic_stream*learn_one' \
+        --toggle-collect='__pyx_pw_9streamcal_4core_16_isotonic_stream*predict_one' \
+        python benchmarks/instructions_per_event.py iso 4000 .
+
+Scenarios: platt, brier, refine, hist_q (4th argument: the HistogramBinning keyword
+arguments as a dict literal), iso, iso_lin, iso_grid, iso_win. The third argument is
+the directory holding the ``streamcal`` package to measure (a copy of another build).
+"""
+import sys, random
+sys.path.insert(0, sys.argv[3] if len(sys.argv) > 3 else ".")
+S, N = sys.argv[1], int(sys.argv[2])
+rng = random.Random(7)
+xs = [rng.random() for _ in range(N)]
+ys = [int(rng.random() < x) for x in xs]
+from streamcal.calibrators import OnlinePlatt, HistogramBinning, OnlineIsotonic
+from streamcal.metrics import Brier, CalibrationRefinement
+if S == "platt":
+    m = OnlinePlatt()
+    for x, y in zip(xs, ys):
+        m.predict_one(x); m.learn_one(x, y)
+elif S == "brier":
+    m = Brier()
+    for x, y in zip(xs, ys):
+        m.update(y, x)
+elif S == "refine":
+    m = CalibrationRefinement()
+    for x, y in zip(xs, ys):
+        m.update(y, x)
+elif S == "hist_q":
+    m = HistogramBinning(**eval(sys.argv[4]))
+    for x, y in zip(xs, ys):
+        m.predict_one(x); m.learn_one(x, y)
+elif S in ("iso", "iso_lin", "iso_grid", "iso_win"):
+    kw = {"iso": {}, "iso_lin": {"interpolation": "linear"}, "iso_grid": {"resolution": 1e-3},
+          "iso_win": {"window_size": 500}}[S]
+    m = OnlineIsotonic(**kw)
+    for x, y in zip(xs, ys):
+        m.predict_one(x); m.learn_one(x, y)
