@@ -146,6 +146,58 @@ def test_locates_kept_through_binary_adds_match_the_oracle(cap, seed, stream):
     assert_store_matches(store, live, exact=True)
 
 
+@pytest.mark.parametrize("cap", [4, 6, 64])
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("stream", ["random", "ascending-01", "descending-01", "rare"])
+def test_locates_kept_through_binary_removals_match_the_oracle(cap, seed, stream):
+    """Issue 11 (window speed): a removal is the reverse translation of an add, so a
+    node keeps its locate in the child a removal went through when the removal provably
+    left it in place (a label-0 event removed after the vertex and its neighbours, a
+    label-1 event removed before them, the cell deleted or not). A sliding window of
+    repeated and distinct keys with long runs without ``_check()``, then ``_check()`` and
+    the oracle. The reuse must actually happen in the removals."""
+    rng = random.Random(seed * 211 + cap)
+    events = degenerate_streams(3_000, rng)[stream]
+    store = IsotonicBlockStore(leaf_capacity=cap)
+    live = []
+    reused_in_removals = 0
+    for i, (x, y) in enumerate(events, 1):
+        x = round(x, 2) if i % 3 == 0 else x  # repeated keys: cells left, cells deleted
+        w = float(rng.randint(1, 3))
+        store.predict_step(x)
+        store.add(x, w, y)
+        live.append((x, w, y))
+        if len(live) > 300:
+            before = store._op_reused
+            assert store.remove(*live.pop(0)) == 0
+            reused_in_removals += store._op_reused - before
+        if i % 500 == 0:
+            assert_store_matches(store, live, exact=True)
+    assert reused_in_removals > 0
+    assert_store_matches(store, live, exact=True)
+    while live:  # removals in random order, every leaf merged or dropped at the end
+        store.remove(*live.pop(rng.randrange(len(live))))
+        if len(live) % 97 == 0:
+            assert_store_matches(store, live, exact=True)
+
+
+def test_locates_are_not_kept_through_a_fractional_removal():
+    """Removing an event of label 0.5 translates the later points along a slope of
+    1/2: no locate is kept through it."""
+    rng = random.Random(5)
+    store = IsotonicBlockStore(leaf_capacity=4)
+    live = []
+    for _ in range(2_000):
+        x = rng.random()
+        store.add(x, 1.0, 0.5)
+        live.append((x, 1.0, 0.5))
+    before = store._op_reused
+    for _ in range(1_000):
+        store.remove(*live.pop(rng.randrange(len(live))))
+    assert store._op_reused == before == 0
+    assert_store_matches(store, live, exact=True)
+
+
 def test_locates_are_not_kept_for_a_fractional_label():
     """A label strictly between 0 and 1 translates the later points along a slope
     that a hull edge can exceed or undercut: no locate is kept through it."""

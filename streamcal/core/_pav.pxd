@@ -12,8 +12,9 @@ cdef enum:
     LEAF_CAP = 64
     NO_Q = 1 << 20                # qexp of a store without exact coordinates
     # kinds of change of one cell (IsotonicBlockStore._ck): any; the points of the
-    # cells before the key keep their place (a label-1 event added); those from the key
-    # on are all translated by one vector (a label-0 event added)
+    # cells before the key keep their place (a label-1 event added, a label-0 event
+    # removed); those from the key on are all translated by one vector (a label-0 event
+    # added, a label-1 event removed)
     CH_ANY = 0
     CH_PREFIX = 1
     CH_SUFFIX = 2
@@ -135,13 +136,14 @@ cdef class IsotonicBlockStore:
     cdef object _live
     cdef long long _clock         # the last node stamp given
     # the change being propagated by _fix_path (see _pav.pyx, "Cache"): its kind
-    # (CH_*), key, translation of the later points, whether the cell is new, and the
-    # child of the node being updated that it went through
+    # (CH_*), key, translation of the later points, whether the cell is new, whether
+    # it is a removal, and the child of the node being updated that it went through
     cdef int _ck
     cdef double _cx
     cdef double _cdw
     cdef double _cds
     cdef bint _cnew
+    cdef bint _crem
     cdef Node* _cnode
 
     # the per-event C API (stable)
@@ -187,6 +189,7 @@ cdef class IsotonicBlockStore:
     cdef void _edge_of(self, double c, double* ka, double* kb) noexcept
     cdef double _block_value(self, double ka, double kb) noexcept
     cdef Node* _split_leaf(self, Node* v, double x)
+    cdef void _note_removal(self, double x, double dw, double ds) noexcept
     cdef void _after_delete(self, Node* v)
     cdef int _edge_sign(self, Node* frame, double uw, double us, double vw, double vs,
                         Pt a, Pt b, Pt c, Pt d) noexcept

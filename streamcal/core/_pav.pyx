@@ -38,7 +38,10 @@ Algorithms.
   label-1 event after the vertex's right neighbour (the points before it keep their
   place, so does that stretch of hull) or of a label-0 event at or before its left
   neighbour (the points from it on move together, and so does their hull: coordinates
-  translated, ranks from the kept end unchanged); see ``_cache_survives``
+  translated, ranks from the kept end unchanged); a removal is the reverse
+  translation, so the same holds for a label-0 event removed after the right
+  neighbour and a label-1 event removed at or before the left one (unless the cell
+  removed from is named by the kept locate); see ``_cache_survives``
   (``_op_reused`` counts them). A key that is an end of the child's own bridge is
   located in O(1) from the child's caches (``_locate_at_bridge``). Together they cut
   the hull steps of an add on a random stream of 1e6 events by a third. Operation counters (``_op_nodes``, ``_op_hull``, ``_op_moved``) let
@@ -289,7 +292,15 @@ cdef class IsotonicBlockStore:
         rise, so the vertices from x on keep their place relative to each other; the
         new cell's point (if any) lands on its predecessor's old place, above such a
         line, unless it is the child's new first cell. A cached vertex and its two
-        neighbours entirely on the kept side are still consecutive vertices."""
+        neighbours entirely on the kept side are still consecutive vertices.
+
+        A removal (``_crem``, :meth:`_note_removal`) translates the points from x on by
+        the cell's change (dw, ds), dw < 0. With ds == 0 (label 0) they move left
+        along slope 0, which no hull edge undercuts: the vertices before x stay, as for
+        CH_PREFIX. With ds == dw (label 1) the points before x move by (-dw, -dw)
+        relative to the later ones, along slope 1: the vertices after x stay, as for
+        CH_SUFFIX, if the cell at x (possibly deleted, or left with s == 0) is neither
+        the cached predecessor nor the vertex's Pt.z or Pt.f."""
         return k_cache_survives(self, child, c, fl, rank, rank_from_left)
 
     cdef void _bridge(self, Node* u):
@@ -483,6 +494,7 @@ cdef class IsotonicBlockStore:
         self._cdw = w
         self._cds = wy
         self._cnew = L.n[j] == 1
+        self._crem = False
         self._fix_path(v)
 
     cdef Node* _split_leaf(self, Node* v, double x):
@@ -524,6 +536,7 @@ cdef class IsotonicBlockStore:
         cs_left = L.s[j] - wy
         if count == 1 or cw_left <= w * _ABSORBED:
             dropped = <long> (count - 1)
+            self._note_removal(x, -L.w[j], -L.s[j])
             m = L.cnt - j - 1
             if m > 0:
                 memmove(&L.x[j], &L.x[j + 1], m * sizeof(double))
@@ -538,11 +551,26 @@ cdef class IsotonicBlockStore:
                 cs_left = 0.0
             elif cs_left > cw_left:
                 cs_left = cw_left
+            self._note_removal(x, cw_left - L.w[j], cs_left - L.s[j])
             L.w[j] = cw_left
             L.s[j] = cs_left
             L.n[j] = count - 1
             self._fix_path(v)
         return dropped
+
+    cdef inline void _note_removal(self, double x, double dw, double ds) noexcept:
+        """The shape of a removal from the cell of key ``x``, for the locate caches of
+        the path (:meth:`_cache_survives`): the cell's sums change by ``(dw, ds)``
+        (``dw < 0``; the whole cell when it is deleted), so the points from ``x`` on are
+        translated by that vector. With ``ds == 0`` (label-0 events left) the points
+        before ``x`` keep their place relative to the hull's edges before it; with ``ds
+        == dw`` (label-1 events left) the points from ``x`` on keep theirs."""
+        self._ck = CH_PREFIX if ds == 0.0 else (CH_SUFFIX if ds == dw else CH_ANY)
+        self._cx = x
+        self._cdw = dw
+        self._cds = ds
+        self._cnew = False
+        self._crem = True
 
     cdef void _after_delete(self, Node* v):
         """Restore the tree after a cell left leaf ``v``: drop an empty leaf, merge a

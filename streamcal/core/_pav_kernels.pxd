@@ -648,14 +648,19 @@ cdef inline bint k_cache_survives(IsotonicBlockStore st, Node* child, double* c,
     if st._ck == CH_SUFFIX:
         if not (fl & 1) or not c[8] >= x or (st._cnew and child.kmin == x):
             return False
+        if st._crem and (c[8] == x or c[4] == x or c[5] == x):
+            # a removal may have deleted the cell at x, or left it with s == 0: the
+            # pred key or the vertex's Pt.z / Pt.f could name it
+            return False
         c[0] += st._cdw
         c[1] += st._cds
         c[2] += st._cdw
         c[3] += st._cds
         c[6] += st._cdw
         c[7] += st._cds
-        # the cell at x now has s != w (s unchanged, w grew); s != 0 unchanged
-        if c[5] < x:
+        # added: the cell at x now has s != w (s unchanged, w grew); s != 0 unchanged.
+        # removed (label 1): s - w unchanged, so is Pt.f; Pt.z is not x (above)
+        if not st._crem and c[5] < x:
             c[5] = x
         if rank_from_left:
             rank[0] += dnv
