@@ -198,6 +198,47 @@ def test_locates_are_not_kept_through_a_fractional_removal():
     assert_store_matches(store, live, exact=True)
 
 
+def test_leaf_hull_resumes_at_the_first_changed_cell():
+    """Issue 11 (window speed): with exact coordinates a leaf's update keeps its hull
+    before the first cell an add or remove moved and resumes the monotone chain there
+    (hull steps: the cells from the last kept vertex on); ``_check()`` recomputes
+    every leaf's hull from scratch and compares. Non-dyadic weights (no exact
+    coordinates) recompute the whole leaf."""
+    rng = random.Random(11)
+    for w, resumes in ((1.0, True), (0.1, False)):
+        store = IsotonicBlockStore()  # 64-cell leaves: one leaf below 63 cells
+        live = []
+        for i in range(50):
+            x, y = (i + 1) / 100, float(rng.random() < (i + 1) / 60)
+            store.add(x, w, y)
+            live.append((x, w, y))
+        before = store._op_hull
+        store.add(0.9, w, 1.0)  # after every cell
+        live.append((0.9, w, 1.0))
+        tail_steps = store._op_hull - before
+        before = store._op_hull
+        store.add(0.001, w, 0.0)  # before every cell: the whole leaf
+        live.append((0.001, w, 0.0))
+        head_steps = store._op_hull - before
+        assert head_steps == (52 if resumes else 53)  # 52 cells after the sentinel
+        assert (tail_steps < 10) if resumes else (tail_steps == 52)
+        before = store._op_hull
+        store.remove(0.9, w, 1.0)  # the last cell deleted
+        live.remove((0.9, w, 1.0))
+        assert (store._op_hull - before < 10) if resumes else (store._op_hull - before == 52)
+        assert_store_matches(store, live, exact=resumes)
+        for _ in range(300):  # changes anywhere in the leaf, each checked
+            if live and rng.random() < 0.4:
+                store.remove(*live.pop(rng.randrange(len(live))))
+            else:
+                x = rng.choice([e[0] for e in live]) if live and rng.random() < 0.3 else rng.random()
+                e = (x, w, float(rng.random() < x))
+                store.add(*e)
+                live.append(e)
+            store._check()
+        assert_store_matches(store, live, exact=resumes)
+
+
 def test_locates_are_not_kept_for_a_fractional_label():
     """A label strictly between 0 and 1 translates the later points along a slope
     that a hull edge can exceed or undercut: no locate is kept through it."""

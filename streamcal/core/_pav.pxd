@@ -22,6 +22,7 @@ cdef enum:
 cdef struct Leaf:
     int cnt                       # cells held
     int nh                        # vertices of the leaf's own lower hull
+    int hexact                    # 1: that hull was computed with exact coordinates
     double x[LEAF_CAP]            # keys, strictly increasing
     double w[LEAF_CAP]            # cell weights
     double s[LEAF_CAP]            # cell weighted label sums
@@ -144,6 +145,9 @@ cdef class IsotonicBlockStore:
     cdef double _cds
     cdef bint _cnew
     cdef bint _crem
+    # the first cell of the leaf being updated whose point may have moved (add_c,
+    # remove_c; 0: all), read and reset by the leaf's update (k_leaf_update)
+    cdef int _dirty
     cdef Node* _cnode
 
     # the per-event C API (stable)

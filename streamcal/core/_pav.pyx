@@ -84,7 +84,7 @@ import numpy as np
 # the per-event kernels (orientation tests, leaf hull, bridge): inline, _pav_kernels.pxd
 from streamcal.core._pav_kernels cimport (
     _TWO53, k_bridge, k_bridge_still_valid, k_cache_survives, k_edge_sign, k_leaf_update,
-    k_meet_left_of_split, k_vsign, sc_pav_ctzll,
+    k_meet_left_of_split, k_vs, k_vsign, sc_pav_ctzll,
 )
 
 # the read-outs, rebuild and checks (not on the per-event path) live in _pav_ops.pyx
@@ -151,6 +151,7 @@ cdef class IsotonicBlockStore:
         self.root = NULL
         self._ck = CH_ANY
         self._cnode = NULL
+        self._dirty = 0
         self._reset_empty()
 
     def __dealloc__(self):
@@ -214,9 +215,7 @@ cdef class IsotonicBlockStore:
         return k_edge_sign(self, frame, uw, us, vw, vs, a, b, c, d)
 
     cdef inline int _vs(self, Node* frame, bint fast, Pt a, Pt b, Pt c, Pt d) noexcept:
-        if fast:
-            return _fsign(a, b, c, d)
-        return self._vsign(frame, a, b, c, d)
+        return k_vs(self, frame, fast, a, b, c, d)
 
     cdef inline bint _fast(self, Node* frame) noexcept:
         """Coordinates of ``frame`` are exact integers (in units of 2**qexp) < 2**26,
@@ -328,6 +327,7 @@ cdef class IsotonicBlockStore:
             u = u.parent
         self._ck = CH_ANY
         self._cnode = NULL
+        self._dirty = 0
         if scape != NULL:
             u = self._rebuild_subtree(scape)
             u = u.parent
@@ -495,6 +495,7 @@ cdef class IsotonicBlockStore:
         self._cds = wy
         self._cnew = L.n[j] == 1
         self._crem = False
+        self._dirty = j  # the leaf's hull before cell j is kept (k_leaf_update)
         self._fix_path(v)
 
     cdef Node* _split_leaf(self, Node* v, double x):
@@ -545,6 +546,7 @@ cdef class IsotonicBlockStore:
                 memmove(&L.n[j], &L.n[j + 1], m * sizeof(long long))
                 self._op_moved += m
             L.cnt -= 1
+            self._dirty = j
             self._after_delete(v)
         else:
             if cs_left < 0.0:
@@ -555,6 +557,7 @@ cdef class IsotonicBlockStore:
             L.w[j] = cw_left
             L.s[j] = cs_left
             L.n[j] = count - 1
+            self._dirty = j
             self._fix_path(v)
         return dropped
 
@@ -586,6 +589,7 @@ cdef class IsotonicBlockStore:
             return
         sib = p.right if p.left == v else p.left
         if v.leaf.cnt == 0:
+            self._dirty = 0  # no leaf update follows
             self._replace_child(p, sib)
             _free_node(v)
             _free_node(p)
@@ -603,6 +607,7 @@ cdef class IsotonicBlockStore:
             memcpy(&A.n[A.cnt], &B.n[0], B.cnt * sizeof(long long))
             self._op_moved += B.cnt
             A.cnt += B.cnt
+            self._dirty = 0  # a merged leaf's hull is computed afresh
             self._replace_child(p, lft)
             _free_node(rgt)
             _free_node(p)
