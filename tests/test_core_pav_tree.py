@@ -239,6 +239,39 @@ def test_leaf_hull_resumes_at_the_first_changed_cell():
         assert_store_matches(store, live, exact=resumes)
 
 
+@pytest.mark.parametrize("cap", [4, 8, 64])
+def test_leaf_hull_resume_through_exact_and_inexact_phases(cap):
+    """A leaf resumes its hull only when the kept hull was computed with exact
+    coordinates (``Leaf.hexact``): a sliding window whose weights go from small
+    integers to ones that leave the fast range (2**30, 2**40) to non-dyadic ones and
+    back, labels binary or 1/2, ``_check()`` (every leaf's hull from scratch) every
+    third step."""
+    rng = random.Random(cap)
+    store = IsotonicBlockStore(leaf_capacity=cap)
+    live = []
+    for i in range(1_800):
+        phase = (i // 300) % 3
+        if phase == 0:
+            w = float(rng.randint(1, 3))
+        elif phase == 1:
+            w = float(rng.choice([1, 2**30, 2**40]))
+        else:
+            w = rng.choice([1.0, 0.75, 2.0**-10])
+        x = rng.random() if rng.random() < 0.6 else rng.randrange(40) / 40
+        y = float(rng.random() < x) if rng.random() < 0.9 else 0.5
+        store.add(x, w, y)
+        live.append((x, w, y))
+        if len(live) > 150:
+            xo = live[0][0]
+            if store.remove(*live.pop(0)):  # the cell was dropped: re-add the rest
+                for e in live:
+                    if e[0] == xo:
+                        store.add(*e)
+        if i % 3 == 0:
+            store._check()
+    store._check()
+
+
 def test_locates_are_not_kept_for_a_fractional_label():
     """A label strictly between 0 and 1 translates the later points along a slope
     that a hull edge can exceed or undercut: no locate is kept through it."""
