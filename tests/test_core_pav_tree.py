@@ -146,6 +146,132 @@ def test_locates_kept_through_binary_adds_match_the_oracle(cap, seed, stream):
     assert_store_matches(store, live, exact=True)
 
 
+@pytest.mark.parametrize("cap", [4, 6, 64])
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("stream", ["random", "ascending-01", "descending-01", "rare"])
+def test_locates_kept_through_binary_removals_match_the_oracle(cap, seed, stream):
+    """Issue 11 (window speed): a removal is the reverse translation of an add, so a
+    node keeps its locate in the child a removal went through when the removal provably
+    left it in place (a label-0 event removed after the vertex and its neighbours, a
+    label-1 event removed before them, the cell deleted or not). A sliding window of
+    repeated and distinct keys with long runs without ``_check()``, then ``_check()`` and
+    the oracle. The reuse must actually happen in the removals."""
+    rng = random.Random(seed * 211 + cap)
+    events = degenerate_streams(3_000, rng)[stream]
+    store = IsotonicBlockStore(leaf_capacity=cap)
+    live = []
+    reused_in_removals = 0
+    for i, (x, y) in enumerate(events, 1):
+        x = round(x, 2) if i % 3 == 0 else x  # repeated keys: cells left, cells deleted
+        w = float(rng.randint(1, 3))
+        store.predict_step(x)
+        store.add(x, w, y)
+        live.append((x, w, y))
+        if len(live) > 300:
+            before = store._op_reused
+            assert store.remove(*live.pop(0)) == 0
+            reused_in_removals += store._op_reused - before
+        if i % 500 == 0:
+            assert_store_matches(store, live, exact=True)
+    assert reused_in_removals > 0
+    assert_store_matches(store, live, exact=True)
+    while live:  # removals in random order, every leaf merged or dropped at the end
+        store.remove(*live.pop(rng.randrange(len(live))))
+        if len(live) % 97 == 0:
+            assert_store_matches(store, live, exact=True)
+
+
+def test_locates_are_not_kept_through_a_fractional_removal():
+    """Removing an event of label 0.5 translates the later points along a slope of
+    1/2: no locate is kept through it."""
+    rng = random.Random(5)
+    store = IsotonicBlockStore(leaf_capacity=4)
+    live = []
+    for _ in range(2_000):
+        x = rng.random()
+        store.add(x, 1.0, 0.5)
+        live.append((x, 1.0, 0.5))
+    before = store._op_reused
+    for _ in range(1_000):
+        store.remove(*live.pop(rng.randrange(len(live))))
+    assert store._op_reused == before == 0
+    assert_store_matches(store, live, exact=True)
+
+
+def test_leaf_hull_resumes_at_the_first_changed_cell():
+    """Issue 11 (window speed): with exact coordinates a leaf's update keeps its hull
+    before the first cell an add or remove moved and resumes the monotone chain there
+    (hull steps: the cells from the last kept vertex on); ``_check()`` recomputes
+    every leaf's hull from scratch and compares. Non-dyadic weights (no exact
+    coordinates) recompute the whole leaf."""
+    rng = random.Random(11)
+    for w, resumes in ((1.0, True), (0.1, False)):
+        store = IsotonicBlockStore()  # 64-cell leaves: one leaf below 63 cells
+        live = []
+        for i in range(50):
+            x, y = (i + 1) / 100, float(rng.random() < (i + 1) / 60)
+            store.add(x, w, y)
+            live.append((x, w, y))
+        before = store._op_hull
+        store.add(0.9, w, 1.0)  # after every cell
+        live.append((0.9, w, 1.0))
+        tail_steps = store._op_hull - before
+        before = store._op_hull
+        store.add(0.001, w, 0.0)  # before every cell: the whole leaf
+        live.append((0.001, w, 0.0))
+        head_steps = store._op_hull - before
+        assert head_steps == (52 if resumes else 53)  # 52 cells after the sentinel
+        assert (tail_steps < 10) if resumes else (tail_steps == 52)
+        before = store._op_hull
+        store.remove(0.9, w, 1.0)  # the last cell deleted
+        live.remove((0.9, w, 1.0))
+        assert (store._op_hull - before < 10) if resumes else (store._op_hull - before == 52)
+        assert_store_matches(store, live, exact=resumes)
+        for _ in range(300):  # changes anywhere in the leaf, each checked
+            if live and rng.random() < 0.4:
+                store.remove(*live.pop(rng.randrange(len(live))))
+            else:
+                x = rng.choice([e[0] for e in live]) if live and rng.random() < 0.3 else rng.random()
+                e = (x, w, float(rng.random() < x))
+                store.add(*e)
+                live.append(e)
+            store._check()
+        assert_store_matches(store, live, exact=resumes)
+
+
+@pytest.mark.parametrize("cap", [4, 8, 64])
+def test_leaf_hull_resume_through_exact_and_inexact_phases(cap):
+    """A leaf resumes its hull only when the kept hull was computed with exact
+    coordinates (``Leaf.hexact``): a sliding window whose weights go from small
+    integers to ones that leave the fast range (2**30, 2**40) to non-dyadic ones and
+    back, labels binary or 1/2, ``_check()`` (every leaf's hull from scratch) every
+    third step."""
+    rng = random.Random(cap)
+    store = IsotonicBlockStore(leaf_capacity=cap)
+    live = []
+    for i in range(1_800):
+        phase = (i // 300) % 3
+        if phase == 0:
+            w = float(rng.randint(1, 3))
+        elif phase == 1:
+            w = float(rng.choice([1, 2**30, 2**40]))
+        else:
+            w = rng.choice([1.0, 0.75, 2.0**-10])
+        x = rng.random() if rng.random() < 0.6 else rng.randrange(40) / 40
+        y = float(rng.random() < x) if rng.random() < 0.9 else 0.5
+        store.add(x, w, y)
+        live.append((x, w, y))
+        if len(live) > 150:
+            xo = live[0][0]
+            if store.remove(*live.pop(0)):  # the cell was dropped: re-add the rest
+                for e in live:
+                    if e[0] == xo:
+                        store.add(*e)
+        if i % 3 == 0:
+            store._check()
+    store._check()
+
+
 def test_locates_are_not_kept_for_a_fractional_label():
     """A label strictly between 0 and 1 translates the later points along a slope
     that a hull edge can exceed or undercut: no locate is kept through it."""

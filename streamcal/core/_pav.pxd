@@ -12,8 +12,9 @@ cdef enum:
     LEAF_CAP = 64
     NO_Q = 1 << 20                # qexp of a store without exact coordinates
     # kinds of change of one cell (IsotonicBlockStore._ck): any; the points of the
-    # cells before the key keep their place (a label-1 event added); those from the key
-    # on are all translated by one vector (a label-0 event added)
+    # cells before the key keep their place (a label-1 event added, a label-0 event
+    # removed); those from the key on are all translated by one vector (a label-0 event
+    # added, a label-1 event removed)
     CH_ANY = 0
     CH_PREFIX = 1
     CH_SUFFIX = 2
@@ -21,6 +22,7 @@ cdef enum:
 cdef struct Leaf:
     int cnt                       # cells held
     int nh                        # vertices of the leaf's own lower hull
+    int hexact                    # 1: that hull was computed with exact coordinates
     double x[LEAF_CAP]            # keys, strictly increasing
     double w[LEAF_CAP]            # cell weights
     double s[LEAF_CAP]            # cell weighted label sums
@@ -135,13 +137,17 @@ cdef class IsotonicBlockStore:
     cdef object _live
     cdef long long _clock         # the last node stamp given
     # the change being propagated by _fix_path (see _pav.pyx, "Cache"): its kind
-    # (CH_*), key, translation of the later points, whether the cell is new, and the
-    # child of the node being updated that it went through
+    # (CH_*), key, translation of the later points, whether the cell is new, whether
+    # it is a removal, and the child of the node being updated that it went through
     cdef int _ck
     cdef double _cx
     cdef double _cdw
     cdef double _cds
     cdef bint _cnew
+    cdef bint _crem
+    # the first cell of the leaf being updated whose point may have moved (add_c,
+    # remove_c; 0: all), read and reset by the leaf's update (k_leaf_update)
+    cdef int _dirty
     cdef Node* _cnode
 
     # the per-event C API (stable)
@@ -189,6 +195,7 @@ cdef class IsotonicBlockStore:
     cdef double _value_at(self, double c) noexcept
     cdef double _step_key(self, double x) noexcept
     cdef Node* _split_leaf(self, Node* v, double x)
+    cdef void _note_removal(self, double x, double dw, double ds) noexcept
     cdef void _after_delete(self, Node* v)
     cdef int _edge_sign(self, Node* frame, double uw, double us, double vw, double vs,
                         Pt a, Pt b, Pt c, Pt d) noexcept

@@ -38,7 +38,10 @@ Algorithms.
   label-1 event after the vertex's right neighbour (the points before it keep their
   place, so does that stretch of hull) or of a label-0 event at or before its left
   neighbour (the points from it on move together, and so does their hull: coordinates
-  translated, ranks from the kept end unchanged); see ``_cache_survives``
+  translated, ranks from the kept end unchanged); a removal is the reverse
+  translation, so the same holds for a label-0 event removed after the right
+  neighbour and a label-1 event removed at or before the left one (unless the cell
+  removed from is named by the kept locate); see ``_cache_survives``
   (``_op_reused`` counts them). A key that is an end of the child's own bridge is
   located in O(1) from the child's caches (``_locate_at_bridge``). Together they cut
   the hull steps of an add on a random stream of 1e6 events by a third. Operation counters (``_op_nodes``, ``_op_hull``, ``_op_moved``) let
@@ -82,7 +85,7 @@ import numpy as np
 # the per-event kernels (orientation tests, leaf hull, bridge): inline, _pav_kernels.pxd
 from streamcal.core._pav_kernels cimport (
     _TWO53, k_bridge, k_bridge_still_valid, k_cache_survives, k_edge_sign, k_leaf_update,
-    k_meet_left_of_split, k_vsign, sc_pav_ctzll,
+    k_meet_left_of_split, k_vs, k_vsign, sc_pav_ctzll,
 )
 
 # the read-outs, rebuild and checks (not on the per-event path) live in _pav_ops.pyx
@@ -149,6 +152,7 @@ cdef class IsotonicBlockStore:
         self.root = NULL
         self._ck = CH_ANY
         self._cnode = NULL
+        self._dirty = 0
         self._reset_empty()
 
     def __dealloc__(self):
@@ -212,9 +216,7 @@ cdef class IsotonicBlockStore:
         return k_edge_sign(self, frame, uw, us, vw, vs, a, b, c, d)
 
     cdef inline int _vs(self, Node* frame, bint fast, Pt a, Pt b, Pt c, Pt d) noexcept:
-        if fast:
-            return _fsign(a, b, c, d)
-        return self._vsign(frame, a, b, c, d)
+        return k_vs(self, frame, fast, a, b, c, d)
 
     cdef inline bint _fast(self, Node* frame) noexcept:
         """Coordinates of ``frame`` are exact integers (in units of 2**qexp) < 2**26,
@@ -290,7 +292,15 @@ cdef class IsotonicBlockStore:
         rise, so the vertices from x on keep their place relative to each other; the
         new cell's point (if any) lands on its predecessor's old place, above such a
         line, unless it is the child's new first cell. A cached vertex and its two
-        neighbours entirely on the kept side are still consecutive vertices."""
+        neighbours entirely on the kept side are still consecutive vertices.
+
+        A removal (``_crem``, :meth:`_note_removal`) translates the points from x on by
+        the cell's change (dw, ds), dw < 0. With ds == 0 (label 0) they move left
+        along slope 0, which no hull edge undercuts: the vertices before x stay, as for
+        CH_PREFIX. With ds == dw (label 1) the points before x move by (-dw, -dw)
+        relative to the later ones, along slope 1: the vertices after x stay, as for
+        CH_SUFFIX, if the cell at x (possibly deleted, or left with s == 0) is neither
+        the cached predecessor nor the vertex's Pt.z or Pt.f."""
         return k_cache_survives(self, child, c, fl, rank, rank_from_left)
 
     cdef void _bridge(self, Node* u):
@@ -318,6 +328,7 @@ cdef class IsotonicBlockStore:
             u = u.parent
         self._ck = CH_ANY
         self._cnode = NULL
+        self._dirty = 0
         if scape != NULL:
             u = self._rebuild_subtree(scape)
             u = u.parent
@@ -484,6 +495,8 @@ cdef class IsotonicBlockStore:
         self._cdw = w
         self._cds = wy
         self._cnew = L.n[j] == 1
+        self._crem = False
+        self._dirty = j  # the leaf's hull before cell j is kept (k_leaf_update)
         self._fix_path(v)
 
     cdef Node* _split_leaf(self, Node* v, double x):
@@ -525,6 +538,7 @@ cdef class IsotonicBlockStore:
         cs_left = L.s[j] - wy
         if count == 1 or cw_left <= w * _ABSORBED:
             dropped = <long> (count - 1)
+            self._note_removal(x, -L.w[j], -L.s[j])
             m = L.cnt - j - 1
             if m > 0:
                 memmove(&L.x[j], &L.x[j + 1], m * sizeof(double))
@@ -533,17 +547,34 @@ cdef class IsotonicBlockStore:
                 memmove(&L.n[j], &L.n[j + 1], m * sizeof(long long))
                 self._op_moved += m
             L.cnt -= 1
+            self._dirty = j
             self._after_delete(v)
         else:
             if cs_left < 0.0:
                 cs_left = 0.0
             elif cs_left > cw_left:
                 cs_left = cw_left
+            self._note_removal(x, cw_left - L.w[j], cs_left - L.s[j])
             L.w[j] = cw_left
             L.s[j] = cs_left
             L.n[j] = count - 1
+            self._dirty = j
             self._fix_path(v)
         return dropped
+
+    cdef inline void _note_removal(self, double x, double dw, double ds) noexcept:
+        """The shape of a removal from the cell of key ``x``, for the locate caches of
+        the path (:meth:`_cache_survives`): the cell's sums change by ``(dw, ds)``
+        (``dw < 0``; the whole cell when it is deleted), so the points from ``x`` on are
+        translated by that vector. With ``ds == 0`` (label-0 events left) the points
+        before ``x`` keep their place relative to the hull's edges before it; with ``ds
+        == dw`` (label-1 events left) the points from ``x`` on keep theirs."""
+        self._ck = CH_PREFIX if ds == 0.0 else (CH_SUFFIX if ds == dw else CH_ANY)
+        self._cx = x
+        self._cdw = dw
+        self._cds = ds
+        self._cnew = False
+        self._crem = True
 
     cdef void _after_delete(self, Node* v):
         """Restore the tree after a cell left leaf ``v``: drop an empty leaf, merge a
@@ -559,6 +590,7 @@ cdef class IsotonicBlockStore:
             return
         sib = p.right if p.left == v else p.left
         if v.leaf.cnt == 0:
+            self._dirty = 0  # no leaf update follows
             self._replace_child(p, sib)
             _free_node(v)
             _free_node(p)
@@ -576,6 +608,7 @@ cdef class IsotonicBlockStore:
             memcpy(&A.n[A.cnt], &B.n[0], B.cnt * sizeof(long long))
             self._op_moved += B.cnt
             A.cnt += B.cnt
+            self._dirty = 0  # a merged leaf's hull is computed afresh
             self._replace_child(p, lft)
             _free_node(rgt)
             _free_node(p)

@@ -78,6 +78,7 @@ cdef inline Node* _new_leaf_node():
         raise MemoryError()
     v.leaf.cnt = 0
     v.leaf.nh = 0
+    v.leaf.hexact = 0
     return v
 
 
