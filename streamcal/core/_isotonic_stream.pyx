@@ -70,6 +70,7 @@ cdef int _MIN_EXP = -969       # ... and >= this: a normal double whose label su
                                # rounds to a subnormal, moves its mean by < 2**-52
 cdef double _SAFE_W = ldexp(1.0, 400)  # batch weights in [1 / _SAFE_W, _SAFE_W] cannot be refused
 cdef double _PRIOR_MEAN = ISOTONIC_PRIOR_MEAN
+cdef double _UNIT_TOTAL = 4503599627370496.0  # 2 ** 52: unit-weight sums below it stay exact integers
 cdef double _GRID_MAX = 65536.0  # grids up to this many keys get the grid store
 # prediction modes
 cdef enum:
@@ -406,7 +407,7 @@ cdef class IsotonicStream:
                 self._pop_oldest()  # before the new event joins: it is not re-added twice
             self._push(x, y, ws, t)
         if ws > 0.0:
-            if ws != 1.0:
+            if ws != 1.0 or self._total + 2.0 >= _UNIT_TOTAL:  # + 2.0: this event and a pending one
                 self._unit = False
             if self._grid is None:
                 self._st.add_c(x, ws, y)
@@ -571,7 +572,7 @@ cdef class IsotonicStream:
         if self._grid is not None:
             return
         xs, ws, ss, ns = self._st.cells()
-        self._unit = bool(np.array_equal(ws, ns.astype(np.float64))) and float(np.sum(ws)) < 2.0 ** 52
+        self._unit = bool(np.array_equal(ws, ns.astype(np.float64))) and float(np.sum(ws)) + 2.0 < _UNIT_TOTAL
 
     def predict_interval_one(self, score):
         """Validate ``score`` and return its Venn-ABERS pair ``(p0, p1)``
