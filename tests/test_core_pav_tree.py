@@ -239,6 +239,46 @@ def test_leaf_hull_resumes_at_the_first_changed_cell():
         assert_store_matches(store, live, exact=resumes)
 
 
+def test_hypothetical_value_resumes_the_leaf_hull():
+    """Venn-ABERS' hypothetical fits (``hypothetical_value``: add the event, read the
+    fit, restore the cell) resume the leaf's hull at the changed cell on the way back
+    too, for an existing cell (its sums written back) as for a new one (removed): with
+    exact coordinates a change at the leaf's last cell costs a few hull steps, not the
+    leaf twice. Non-dyadic weights recompute the whole leaf each way. Each value is the
+    oracle's fit with the event added, and the content is left bit for bit as it was."""
+    rng = random.Random(12)
+    for w, resumes in ((1.0, True), (0.1, False)):
+        store = IsotonicBlockStore()  # 64-cell leaves: one leaf
+        live = []
+        for i in range(50):
+            x, y = (i + 1) / 100, float(rng.random() < (i + 1) / 60)
+            store.add(x, w, y)
+            live.append((x, w, y))
+        cells = [a.tobytes() for a in store.cells()]
+        for x in (0.5, 0.9):  # the last cell (existing), after every cell (new)
+            for y in (0.0, 1.0):
+                before = store._op_hull
+                value = store.hypothetical_value(x, w, y)
+                steps = store._op_hull - before
+                # 51 cells with the sentinel: the whole leaf twice without a resume
+                assert (steps < 12) if resumes else (steps >= 2 * 51)
+                xs, fit, _ = ref.isotonic_fit(*zip(*[(e[0], e[2], e[1]) for e in live + [(x, w, y)]]))
+                assert math.isclose(value, fit[xs.index(x)], rel_tol=1e-12)
+                assert [a.tobytes() for a in store.cells()] == cells
+                store._check()
+        for _ in range(200):  # anywhere in the leaf, between adds, each checked
+            x = rng.choice([e[0] for e in live]) if rng.random() < 0.5 else rng.random()
+            y = float(rng.random() < x)
+            value = store.hypothetical_value(x, w, y)
+            xs, fit, _ = ref.isotonic_fit(*zip(*[(e[0], e[2], e[1]) for e in live + [(x, w, y)]]))
+            assert math.isclose(value, fit[xs.index(x)], rel_tol=1e-9, abs_tol=1e-12)
+            store._check()
+            if rng.random() < 0.3:
+                store.add(x, w, y)
+                live.append((x, w, y))
+        assert_store_matches(store, live, exact=resumes)
+
+
 @pytest.mark.parametrize("cap", [4, 8, 64])
 def test_leaf_hull_resume_through_exact_and_inexact_phases(cap):
     """A leaf resumes its hull only when the kept hull was computed with exact

@@ -74,7 +74,7 @@ from libc.math cimport fabs, ldexp, frexp, INFINITY, NAN, isfinite, fma
 
 from streamcal.core._search cimport bisect_right
 from streamcal.core._pav_tree cimport (
-    _bridge_vertex, _dd_add, _free_node, _free_tree, _fsign,
+    _bridge_vertex, _dd_add, _free_node, _free_tree,
     _leaf_range, _leaf_rank_le, _leaf_vertex, _loc_from_cache, _loc_shift, _loc_to_cache,
     _locate, _new_leaf_node, _new_node, _node_sums, _pure_slope, _range, _range_from,
     _range_upto, _rank_gt, _rank_le, _sign, _sums_add, _zero_sums,
@@ -818,7 +818,8 @@ cdef class IsotonicBlockStore:
     cdef double hypothetical_c(self, double x, double w, double y) except? -1.0:
         """:meth:`hypothetical_value`, callable from C (the Venn-ABERS fits): add the
         event, read the step fit at ``x``, then restore the cell (an existing cell gets
-        its exact sums and count back; a new one is removed) and the exactness scale."""
+        its exact sums and count back; a new one is removed) and the exactness scale.
+        Both leaf updates keep the leaf's hull before the cell (``_dirty``)."""
         if self.root.ncells <= 1:
             return float(y)
         cdef Node* v = self._leaf_for(x)
@@ -842,6 +843,7 @@ cdef class IsotonicBlockStore:
             L.w[j] = ow
             L.s[j] = os
             L.n[j] = on
+            self._dirty = j  # only cell j changed: the leaf's hull before it is kept
             self._fix_path(v)
         else:
             L.n[j] = 1

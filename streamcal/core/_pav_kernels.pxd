@@ -225,6 +225,30 @@ cdef inline bint k_meet_left_of_split(IsotonicBlockStore st, Node* frame, Pt a, 
     return cby - (dy2 / dx2) * f >= (dy1 / dx1) * e
 
 
+# k_leaf_update's monotone chain, one home for its fast and general loops: cell t's
+# point (running sums) and its Pt.z, Pt.f (the last key so far of a cell with s != 0,
+# of one with s != w) ...
+cdef inline void _leaf_cell(Leaf* L, int t, double* cw, double* cs, double* lz,
+                            double* lf) noexcept:
+    cw[0] += L.w[t]
+    cs[0] += L.s[t]
+    if L.s[t] != 0.0:
+        lz[0] = L.x[t]
+    if L.s[t] != L.w[t]:
+        lf[0] = L.x[t]
+
+
+# ... and the push of that point as hull vertex nh (returns the new vertex count)
+cdef inline int _leaf_push(Leaf* L, int nh, int t, double cw, double cs, double lz,
+                           double lf) noexcept:
+    L.hx[nh] = cw
+    L.hy[nh] = cs
+    L.hz[nh] = lz
+    L.hf[nh] = lf
+    L.hidx[nh] = <unsigned char> t
+    return nh + 1
+
+
 # IsotonicBlockStore._leaf_update: totals and own lower hull of a leaf, O(B).
 cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
     cdef Leaf* L = v.leaf
@@ -291,31 +315,16 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
                 lf = L.hf[k - 1]
                 t0 = L.hidx[k - 1] + 1
         for t in range(t0, L.cnt):
-            cw += L.w[t]
-            cs += L.s[t]
-            if L.s[t] != 0.0:
-                lz = L.x[t]
-            if L.s[t] != L.w[t]:
-                lf = L.x[t]
+            _leaf_cell(L, t, &cw, &cs, &lz, &lf)
             while nh >= 2:
                 det = ((L.hx[nh - 1] - L.hx[nh - 2]) * (cs - L.hy[nh - 1])
                        - (L.hy[nh - 1] - L.hy[nh - 2]) * (cw - L.hx[nh - 1]))
                 if det > 0.0:
                     break
                 nh -= 1
-            L.hx[nh] = cw
-            L.hy[nh] = cs
-            L.hz[nh] = lz
-            L.hf[nh] = lf
-            L.hidx[nh] = <unsigned char> t
-            nh += 1
+            nh = _leaf_push(L, nh, t, cw, cs, lz, lf)
     for t in range(L.cnt if not fast else 0):
-        cw += L.w[t]
-        cs += L.s[t]
-        if L.s[t] != 0.0:
-            lz = L.x[t]
-        if L.s[t] != L.w[t]:
-            lf = L.x[t]
+        _leaf_cell(L, t, &cw, &cs, &lz, &lf)
         p.x = cw
         p.y = cs
         p.k = L.x[t]
@@ -346,12 +355,7 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
             nh -= 1
         edw[nh] = ew
         eds[nh] = es
-        L.hx[nh] = cw
-        L.hy[nh] = cs
-        L.hz[nh] = lz
-        L.hf[nh] = lf
-        L.hidx[nh] = <unsigned char> t
-        nh += 1
+        nh = _leaf_push(L, nh, t, cw, cs, lz, lf)
     v.zmax = lz
     v.fmax = lf
     L.nh = nh
