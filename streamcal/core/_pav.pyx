@@ -69,15 +69,12 @@ snapshot (a differently shaped tree) predicts bit for bit as the original.
 
 cimport cython
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
-from libc.string cimport memmove, memcpy, memset
-from libc.math cimport fabs, ldexp, frexp, INFINITY, NAN, isfinite, fma
+from libc.string cimport memmove, memcpy
+from libc.math cimport fabs, ldexp, frexp, INFINITY, NAN, isfinite
 
 from streamcal.core._search cimport bisect_right
 from streamcal.core._pav_tree cimport (
-    _bridge_vertex, _dd_add, _free_node, _free_tree,
-    _leaf_range, _leaf_rank_le, _leaf_vertex, _loc_from_cache, _loc_shift, _loc_to_cache,
-    _locate, _new_leaf_node, _new_node, _node_sums, _pure_slope, _range, _range_from,
-    _range_upto, _rank_gt, _rank_le, _sign, _sums_add, _zero_sums,
+    _dd_add, _free_node, _free_tree, _leaf_rank_le, _new_leaf_node, _new_node, _range, _rank_le,
 )
 
 import numpy as np
