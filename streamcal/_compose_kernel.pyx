@@ -7,14 +7,17 @@ the reused prediction saves, and the binary split was a tenth of the wrapper's t
 operations as the code it replaced: the values keep their own arithmetic).
 
 ``immutable_copy(x)`` is the copy of ``x`` kept with a prediction, or None when ``x``
-may not be kept (not an exact dict, or a value of a type whose objects can change in
-place); ``same_features(x, kept)`` is ``x == kept``, False when the comparison raises
-or is not a bool. Both O(d), d the number of features.
+may not be kept (not an exact dict, a key that is not a ``str`` or an ``int``, or a
+value of a type whose objects can change in place); ``same_features(x, kept)`` is
+whether ``x`` holds the very same feature values as ``kept``: equal and of the same
+type, with the same sign of zero (a classifier may tell ``True`` from ``1`` or ``-0.0``
+from ``0.0``, e.g. by one-hot encoding their text). Both O(d), d the number of features.
 """
 
 import numpy as np
 
 from cpython.dict cimport PyDict_Copy
+from libc.math cimport signbit
 
 from streamcal import _validation as V
 
@@ -34,8 +37,9 @@ cdef frozenset _IMMUTABLE = IMMUTABLE_VALUES
 
 
 cpdef object immutable_copy(object x):
-    """A shallow copy of ``x`` if it is a ``dict`` (not a subclass) whose values are
-    all of the types in ``IMMUTABLE_VALUES``, else None. O(d).
+    """A shallow copy of ``x`` if it is a ``dict`` (not a subclass) whose keys are
+    ``str`` or ``int`` and whose values are all of the types in ``IMMUTABLE_VALUES``,
+    else None. O(d).
 
     >>> immutable_copy({"a": 1.0, "b": "x", "c": None})
     {'a': 1.0, 'b': 'x', 'c': None}
@@ -45,7 +49,10 @@ cpdef object immutable_copy(object x):
     cdef object t
     if type(x) is not dict:
         return None
-    for v in (<dict>x).values():
+    for k, v in (<dict>x).items():
+        t = type(k)
+        if t is not str and t is not int:
+            return None
         t = type(v)
         if t is float or t is int or t is str or t is bool:
             continue
@@ -54,19 +61,49 @@ cpdef object immutable_copy(object x):
     return PyDict_Copy(x)
 
 
-cpdef bint same_features(object x, dict kept):
-    """``x == kept``; False when the comparison raises (a value whose ``==`` gives no
-    bool, such as an array against a number). O(d).
+cdef object _ABSENT = object()
 
-    >>> same_features({"a": 1, "b": 2.5}, {"a": 1.0, "b": 2.5})
+
+cpdef bint same_features(object x, dict kept):
+    """Whether ``x`` holds the same features as ``kept`` (a result of
+    :func:`immutable_copy`): the same keys (``str`` or ``int``: equal keys are of one
+    type), each value equal to the kept one and of the same type, a zero of the same
+    sign. False when a comparison raises (a value whose ``==`` gives no bool). O(d).
+
+    >>> same_features({"a": 1.0, "b": "x"}, {"a": 1.0, "b": "x"})
     True
+    >>> same_features({"a": 1}, {"a": 1.0})  # equal, but a classifier may tell them apart
+    False
+    >>> same_features({"a": -0.0}, {"a": 0.0})
+    False
     >>> same_features({"a": np.zeros(2)}, {"a": 0.0})
     False
     """
+    cdef object kv, t
+    cdef double a, b
+    if type(x) is not dict or len(<dict>x) != len(kept):
+        return False
     try:
-        return bool(x == kept)
+        for k, v in (<dict>x).items():
+            t = type(k)
+            if t is not str and t is not int:  # 1.0 or True would find the kept key 1
+                return False
+            kv = kept.get(k, _ABSENT)
+            t = type(v)
+            if t is not type(kv):
+                return False
+            if v is kv:
+                continue
+            if t is float or t is np.float64 or t is np.float32:
+                a = v
+                b = kv
+                if a != b or signbit(a) != signbit(b):
+                    return False
+            elif not (v == kv):
+                return False
     except Exception:
         return False
+    return True
 
 
 cpdef object binary_split(object proba):

@@ -122,8 +122,9 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
     **The prediction learn_one pairs with y.** ``learn_one(x, y)`` reuses the
     classifier's prediction made by the ``predict_proba_one`` just before it, instead
     of asking the classifier again, when that is provably the same answer: the same
-    classifier object made it, on a dict equal to ``x`` (same keys, values equal with
-    ``==``: ``1``, ``1.0`` and ``True`` are one value), no ``learn_one`` of this wrapper
+    classifier object made it, on a dict with the same features as ``x`` (the same
+    ``str`` or ``int`` keys, each value equal and of the same type, a zero of the same
+    sign: ``1``, ``1.0`` and ``True`` differ), no ``learn_one`` of this wrapper
     ran in between, the call had no keyword arguments, every feature value is a
     number, a string or None (an object that can change in place, a list or an array,
     is never trusted), and river's ``compose.learn_during_predict`` is off (a
@@ -282,8 +283,8 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
             V.check_class_label(y, _NAME, "learn_one", "y")
         w = V.check_weight(kwargs["w"], _NAME, "learn_one") if "w" in kwargs else 1.0
         # the prediction kept by predict_proba_one is the one the classifier would give
-        # now if the same classifier object made it on a dict equal to x, no learn_one
-        # ran since (it forgets it) and a prediction teaches no pipeline
+        # now if the same classifier object made it on a dict with the same features as
+        # x, no learn_one ran since (it forgets it) and a prediction teaches no pipeline
         last = self._last
         if (
             last is not None

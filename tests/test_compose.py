@@ -664,3 +664,44 @@ def test_compiled_binary_split_matches_reference():
             assert [type(v) for v in got] == [type(v) for v in expected]
     with pytest.raises(ValueError, match="must be a classifier of the classes"):
         binary_split({"spam": 0.4, "ham": 0.6})
+
+
+class _ReprClassifier(base.Classifier):
+    """A classifier that tells feature values apart by their text, as a one-hot encoder
+    does: {"a": True}, {"a": 1}, {"a": 1.0} and {"a": -0.0} all predict differently."""
+
+    def __init__(self):
+        self.n_predict = 0
+
+    def learn_one(self, x, y):
+        pass
+
+    def predict_proba_one(self, x):
+        self.n_predict += 1
+        p = (sum(map(ord, repr(sorted(x.items(), key=repr)))) % 97 + 1) / 99
+        return {False: 1.0 - p, True: p}
+
+
+@pytest.mark.parametrize(
+    "seen, learnt",
+    [({"a": True}, {"a": 1}), ({"a": 1}, {"a": 1.0}), ({"a": 0.0}, {"a": -0.0}),
+     ({1: 0.5}, {1.0: 0.5}), ({1: 0.5}, {True: 0.5}), ({"a": 1.0}, {"a": np.float64(1.0)})],
+    ids=repr,
+)
+def test_equal_features_of_another_type_or_sign_are_not_reused(seen, learnt):
+    """learn_one pairs y with the prediction of the x it is given: a value equal to the
+    one just predicted but of another type (or a zero of another sign) is asked again."""
+    model = CalibratedClassifier(_ReprClassifier(), OnlineIsotonic())
+    oracle = _Oracle(_ReprClassifier(), OnlineIsotonic())
+    assert model.classifier.predict_proba_one(seen) != model.classifier.predict_proba_one(learnt)
+    model.classifier.n_predict = 0
+    model.predict_proba_one(seen)
+    model.learn_one(learnt, True)
+    oracle.learn_one(learnt, True)
+    assert model.classifier.n_predict == 2
+    assert model.calibrator.to_dict() == oracle.cal.to_dict()
+    model.predict_proba_one(learnt)
+    model.learn_one(dict(learnt), False)  # the very same features: reused, unless a key
+    # is not a str or an int (never kept: 1.0 or True would find the key 1)
+    reusable = all(type(k) in (str, int) for k in learnt)
+    assert model.classifier.n_predict == (3 if reusable else 4)
