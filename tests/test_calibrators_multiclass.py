@@ -5,6 +5,7 @@ NLL; scikit-learn's isotonic regression per class; binary calibrators fed by han
 import collections
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -100,6 +101,21 @@ def test_fit_temperature_ends_and_degenerate_cases():
         fit_temperature(Z, [0, 0, 0, 1], [1, 1, 1, -1])
     with pytest.raises(ValueError, match="'logits'"):
         fit_temperature([[np.nan, 0.0]], [0])
+
+
+@pytest.mark.parametrize("huge", [1e155, 1e200, 1e300])
+def test_fit_temperature_huge_logit_of_the_label_changes_nothing(huge):
+    # a row whose label's logit is ``huge`` above the rest has loss 0 at every
+    # temperature; its other classes are ``huge`` from the row's mean, whose square
+    # overflows: the fit must neither warn nor move
+    rng = np.random.default_rng(3)
+    Z, y, w = _random_problem(rng, 40, 3)
+    t = fit_temperature(Z, y, w)
+    Zh = np.vstack([Z, [[huge, 0.0, 1.0]]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fit_temperature(Zh, np.append(y, 0), np.append(w, 2.0)) == t
+        assert fit_temperature([[huge, 0.0], [0.0, 2.0]], [1, 1]) == T_MAX
 
 
 def test_fit_recovers_the_true_temperature():

@@ -84,7 +84,11 @@ def _derivatives(beta, Z, M, zy, w):
     E = np.exp(A - A.max(axis=1, keepdims=True))
     P = E / E.sum(axis=1, keepdims=True)
     mean = (P * Z).sum(axis=1)
-    var = (P * (Z - mean[:, None]) ** 2).sum(axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # a logit more than 1e154 from its row's mean squares to inf; its class then has
+        # probability 0 (a gap that large leaves exp(-beta * gap) = 0 for beta >= 1e-2)
+        # and adds nothing, where the product 0 * inf would be NaN
+        var = np.where(P > 0.0, P * (Z - mean[:, None]) ** 2, 0.0).sum(axis=1)
     return float(np.dot(w, mean - zy)), float(np.dot(w, var))
 
 
@@ -170,7 +174,7 @@ def fit_temperature(logits, labels, w=None, t_min: float = T_MIN, t_max: float =
             b = x
         else:
             break
-        step = g / h if h > 0.0 else math.inf
+        step = g / h if 0.0 < h < math.inf else math.inf  # no usable curvature: bisect
         if abs(step) <= 1e-15 * x:  # Newton has converged
             x = min(max(x - step, a), b)
             break
