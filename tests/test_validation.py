@@ -4,8 +4,18 @@ import numpy as np
 import pytest
 
 from streamcal import _validation as V
-from streamcal.calibrators import IRP, HistogramBinning, MulticlassIRP, OnlineIsotonic
+from streamcal.calibrators import (
+    FIR,
+    IRP,
+    HistogramBinning,
+    MultiCalibeater,
+    MulticlassIRP,
+    OnlineIsotonic,
+    PathCalibrator,
+    TrackingCalibeater,
+)
 from streamcal.datasets import rain
+from streamcal.monitor import CalibrationMonitor
 
 
 @pytest.mark.parametrize("value", [None, 1, 7, np.int64(3)])
@@ -198,3 +208,26 @@ def test_float64_batches_are_checked_as_the_general_path_checks_them(values, lay
         V.check_scores_array(arr, "Brier", "update_many", n=n + 1)
     with pytest.raises(ValueError, match="Got length"):
         V.check_labels_array(arr, n + 1, "Brier", "update_many")
+
+
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda v: IRP(smoothing=v), "smoothing"),
+        (lambda v: IRP(prior_strength=v), "prior_strength"),
+        (lambda v: MulticlassIRP(smoothing=v), "smoothing"),
+        (lambda v: FIR(prior_strength=v), "prior_strength"),
+        (lambda v: PathCalibrator({0: None, 1: 0}, prior_strength=v), "prior_strength"),
+        (lambda v: TrackingCalibeater(prior_weight=v), "prior_weight"),
+        (lambda v: MultiCalibeater(2, prior_weight=v), "prior_weight"),
+        (lambda v: CalibrationMonitor(prior_weight=v), "prior_weight"),
+    ],
+)
+def test_nonnegative_params_are_stored_as_python_numbers(make, name):
+    # a numpy number is kept as the float it equals (as repr, clone and to_dict show
+    # it); an int or a float stays as given
+    for given, stored in [(np.float32(1.5), 1.5), (np.int64(2), 2.0), (2, 2), (0.25, 0.25)]:
+        obj = make(given)
+        value = getattr(obj, name)
+        assert value == stored and type(value) is type(stored), (given, value)
+        assert type(getattr(obj.clone(), name)) is type(stored)

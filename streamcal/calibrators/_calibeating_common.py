@@ -55,7 +55,8 @@ def _check_seed(owner, seed):
 
 
 def _check_prior_weight(owner, prior_weight):
-    V.check_nonnegative_param(owner, "prior_weight", prior_weight)
+    """The checked ``prior_weight`` in the form a constructor stores."""
+    return V.check_nonnegative_param(owner, "prior_weight", prior_weight)
 
 
 def _check_base(owner, base):

@@ -174,7 +174,7 @@ class TrackingCalibeater(_ExpertBinned):
         prior_weight: float = 1.0,
     ):
         super().__init__(base, n_bins)
-        _check_prior_weight(type(self).__name__, prior_weight)
+        prior_weight = _check_prior_weight(type(self).__name__, prior_weight)
         self.prior_weight = prior_weight
         self._reset()
 

@@ -56,10 +56,12 @@ def _upgrade_prior(params):
     return params
 
 
-def _check_irp_params(name, max_bins, smoothing, window_size, refit_every) -> None:
+def _check_irp_params(name, max_bins, smoothing, window_size, refit_every):
+    """Check the parameters both IRP classes share; return ``smoothing`` as stored."""
     V.check_optional_int_param(name, "max_bins", max_bins, 1)
-    V.check_nonnegative_param(name, "smoothing", smoothing)
+    smoothing = V.check_nonnegative_param(name, "smoothing", smoothing)
     check_refit_params(name, window_size, refit_every)
+    return smoothing
 
 
 class IRP(BinaryCalibrator):
@@ -170,7 +172,7 @@ class IRP(BinaryCalibrator):
         prior_strength: float = DEFAULT_BINARY_PRIOR_STRENGTH,
     ):
         name = type(self).__name__
-        _check_irp_params(name, max_bins, smoothing, window_size, refit_every)
+        smoothing = _check_irp_params(name, max_bins, smoothing, window_size, refit_every)
         prior_strength = V.check_nonnegative_param(name, "prior_strength", prior_strength)
         self.max_bins = max_bins
         self.smoothing = smoothing
@@ -465,7 +467,7 @@ class MulticlassIRP(_RefitMulticlass):
         prior_strength: float = DEFAULT_PRIOR_STRENGTH,
     ):
         name = type(self).__name__
-        _check_irp_params(name, max_bins, smoothing, window_size, refit_every)
+        smoothing = _check_irp_params(name, max_bins, smoothing, window_size, refit_every)
         V.check_optional_int_param(name, "grid_size", grid_size, 1)
         prior_strength = V.check_nonnegative_param(name, "prior_strength", prior_strength)
         self.max_bins = max_bins

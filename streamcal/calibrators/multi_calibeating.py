@@ -129,7 +129,7 @@ class MultiCalibeater(_Calibeating):
             isinstance(method, str) and method in _METHODS,
             "a str among {'joint', 'meta'}",
         )
-        _check_prior_weight(name, prior_weight)
+        prior_weight = _check_prior_weight(name, prior_weight)
         V.check_param(
             name,
             "learning_rate",

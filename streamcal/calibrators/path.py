@@ -161,7 +161,7 @@ class PathCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
             "a str among {'uniform', 'quantile'}",
         )
         V.check_optional_int_param(name, "window_size", window_size, 1)
-        V.check_nonnegative_param(name, "prior_strength", prior_strength)
+        prior_strength = V.check_nonnegative_param(name, "prior_strength", prior_strength)
         self.taxonomy = taxonomy
         self.n_bins = n_bins
         self.strategy = strategy

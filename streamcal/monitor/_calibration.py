@@ -250,7 +250,7 @@ class CalibrationMonitor(BaseMonitor):
             resolution is None or (V.is_real(resolution) and 0 < resolution <= 1),
             "a real number in (0, 1] or None",
         )
-        V.check_nonnegative_param(name, "prior_weight", prior_weight)
+        prior_weight = V.check_nonnegative_param(name, "prior_weight", prior_weight)
         V.check_param(
             name,
             "residual",
