@@ -1060,3 +1060,62 @@ def test_plain_block_checks(block, plain, tmp_path):
         assert out.fingerprint_bytes(0, 2) == block.replace(b"\r\n", b"\n").replace(
             b",", b"\x1f"
         ).replace(b"\n", b"\x1e")
+
+
+def test_read_ahead_gives_the_blocks_in_order_then_the_error_then_stops():
+    from streamcal.replay._fastcsv import ReadAhead
+
+    def blocks():
+        yield from range(50)
+        raise OSError("disk gone")
+
+    ahead = ReadAhead(blocks())
+    got = []
+    with pytest.raises(OSError, match="disk gone"):
+        for b in ahead:
+            got.append(b)
+    assert got == list(range(50))
+    assert next(ahead, "end") == "end"  # finished: no second error
+    ahead.close()
+
+
+def test_read_ahead_close_stops_a_reader_waiting_on_a_full_queue():
+    import threading
+
+    from streamcal.replay._fastcsv import ReadAhead
+
+    read = []
+
+    def blocks():
+        for k in range(1000):
+            read.append(k)
+            yield k
+
+    ahead = ReadAhead(blocks())
+    assert next(ahead) == 0
+    ahead.close()
+    assert not ahead._thread.is_alive()
+    assert len(read) <= 4  # one given, one queued, one being put: nothing read beyond
+    assert "streamcal-read-ahead" not in [t.name for t in threading.enumerate()]
+
+
+def test_a_stopped_replay_leaves_no_read_ahead_thread(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    import threading
+
+    from streamcal.replay import _fastcsv
+
+    monkeypatch.setattr(_fastcsv, "BLOCK_BYTES", 997)
+    monkeypatch.setattr(_fastcsv, "MIN_BYTES", 0)
+    path = tmp_path / "log.csv"
+    path.write_text(_csv_text(make_events(3000, 5)))
+    calls = []
+
+    def stop():
+        calls.append(1)
+        return len(calls) >= 3
+
+    full = replay(str(path), {"iso": OnlineIsotonic()}, metrics=("brier",))
+    part = replay(str(path), {"iso": OnlineIsotonic()}, metrics=("brier",), stop=stop)
+    assert 0 < part.n_events < full.n_events == 3000
+    assert "streamcal-read-ahead" not in [t.name for t in threading.enumerate()]
