@@ -70,3 +70,30 @@ def test_checks_with_hooks_catch_bugs(index):
     broken, check = _broken_hook_cases()[index]
     with pytest.raises(AssertionError):
         check(broken)
+
+
+def test_sane_while_learning_runs_outputs_learn_and_check_twice():
+    # checks/_common.sane_while_learning: the one loop the binary, multiclass and path
+    # suites use on a calibrator restored from a corrupted snapshot
+    from streamcal.checks import _common
+
+    calls = []
+
+    class Probe:
+        def _check(self):
+            calls.append("check")
+
+    sane = _common.sane_while_learning(
+        lambda c: calls.append("outputs"), lambda c: calls.append("learn")
+    )
+    sane(Probe())
+    assert calls == ["outputs", "learn", "check"] * 2
+    calls.clear()
+    sane(object.__new__(type("NoCheck", (), {})))  # no _check: outputs and learning only
+    assert calls == ["outputs", "learn"] * 2
+
+    def broken(c):
+        raise AssertionError("a prediction is nan")
+
+    with pytest.raises(AssertionError, match="a prediction is nan"):
+        _common.sane_while_learning(broken, lambda c: None)(Probe())

@@ -424,6 +424,22 @@ def corrupted_snapshots(good: dict, seed: int = 0):
         yield f"parameter {key!r} dropped", _replaced(good, ("params", key), drop=True), False
 
 
+def sane_while_learning(assert_outputs, learn):
+    """The ``sane`` function of :func:`check_corrupted_snapshots` for a calibrator:
+    twice, ``assert_outputs(cal)`` (its predictions valid), then ``learn(cal)`` (a short
+    stream) and ``cal._check()`` (when it has one); a restored calibrator must predict,
+    learn and predict again."""
+
+    def sane(cal) -> None:
+        for _ in range(2):
+            assert_outputs(cal)
+            learn(cal)
+            if hasattr(cal, "_check"):
+                cal._check()
+
+    return sane
+
+
 def check_corrupted_snapshots(obj, sane, seed: int = 0) -> None:
     """``from_dict`` refuses each of :func:`corrupted_snapshots` of ``obj.to_dict()``
     that is invalid by construction with a ValueError (naming the entry, for a NaN or

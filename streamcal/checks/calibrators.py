@@ -235,21 +235,20 @@ def check_dict_roundtrip(cal: BinaryCalibrator) -> None:
     _round_trip(cal, "dict", [("fresh", cal.clone()), ("trained", _trained(cal))])
 
 
-def _sane(cal: BinaryCalibrator) -> None:
-    """Predictions finite in [0, 1], before and after learning a short stream."""
-    for _ in range(2):
-        for p in _predictions(cal):
-            assert isinstance(p, float) and 0.0 <= p <= 1.0, f"a prediction is {p!r}"
-        _learn(cal, *yield_stream(20, seed=3))
-        if hasattr(cal, "_check"):
-            cal._check()
+def _assert_predictions_in_unit_interval(cal: BinaryCalibrator) -> None:
+    for p in _predictions(cal):
+        assert isinstance(p, float) and 0.0 <= p <= 1.0, f"a prediction is {p!r}"
 
 
 def check_corrupted_snapshot_rejected(cal: BinaryCalibrator) -> None:
     """``from_dict`` refuses the snapshots of a trained calibrator corrupted entry by
-    entry with a ValueError, unless the corruption gives a valid state (see
+    entry with a ValueError, unless the corruption gives a valid state: one whose
+    predictions are floats in [0, 1] before and after it learns a short stream (see
     :func:`~streamcal.checks._common.check_corrupted_snapshots`)."""
-    _common.check_corrupted_snapshots(_trained(cal, 120), _sane)
+    sane = _common.sane_while_learning(
+        _assert_predictions_in_unit_interval, lambda c: _learn(c, *yield_stream(20, seed=3))
+    )
+    _common.check_corrupted_snapshots(_trained(cal, 120), sane)
 
 
 def check_learn_many_matches_learn_one(cal: BinaryCalibrator) -> None:

@@ -524,22 +524,21 @@ def check_pickle_roundtrip(cal: MulticlassCalibrator) -> None:
         _round_trip(cal, "pickle", [(f"classes {classes}", trained)], classes)
 
 
-def _sane(cal: MulticlassCalibrator) -> None:
-    """Valid predictions, before and after learning a short stream."""
-    for _ in range(2):
-        for p in _probes(INT_CLASSES):
-            x = _input(cal, p)
-            _assert_vector(cal, cal.predict_one(x), x, "restored from a corrupted snapshot")
-        _learn(cal, _stream(cal, 20, seed=3))
-        if hasattr(cal, "_check"):
-            cal._check()
+def _assert_probability_vectors(cal: MulticlassCalibrator) -> None:
+    for p in _probes(INT_CLASSES):
+        x = _input(cal, p)
+        _assert_vector(cal, cal.predict_one(x), x, "restored from a corrupted snapshot")
 
 
 def check_corrupted_snapshot_rejected(cal: MulticlassCalibrator) -> None:
-    """``from_dict`` refuses the snapshots of a trained calibrator corrupted entry by
-    entry with a ValueError, unless the corruption gives a valid state (see
+    """A trained calibrator's snapshots corrupted entry by entry: ``from_dict`` refuses
+    each with a ValueError, or restores a calibrator whose predictions are probability
+    vectors before and after it learns a short stream (see
     :func:`~streamcal.checks._common.check_corrupted_snapshots`)."""
-    _common.check_corrupted_snapshots(_trained(cal, 120), _sane)
+    sane = _common.sane_while_learning(
+        _assert_probability_vectors, lambda c: _learn(c, _stream(c, 20, seed=3))
+    )
+    _common.check_corrupted_snapshots(_trained(cal, 120), sane)
 
 
 def check_dict_roundtrip(cal: MulticlassCalibrator) -> None:
