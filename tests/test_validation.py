@@ -198,3 +198,29 @@ def test_float64_batches_are_checked_as_the_general_path_checks_them(values, lay
         V.check_scores_array(arr, "Brier", "update_many", n=n + 1)
     with pytest.raises(ValueError, match="Got length"):
         V.check_labels_array(arr, n + 1, "Brier", "update_many")
+
+
+@pytest.mark.parametrize(
+    "owner, domain",
+    [
+        ("KeyedCalibrator", "a BinaryCalibrator or a MulticlassCalibrator instance"),
+        ("CalibratedClassifier", "a BinaryCalibrator or a MulticlassCalibrator instance"),
+        ("TopLabel", "a BinaryCalibrator instance"),
+        ("ClassWise", "a BinaryCalibrator instance"),
+    ],
+)
+def test_calibrator_argument_is_checked_in_one_place(owner, domain):
+    # _validation.check_instance_param: the wrappers and the keyed store word the
+    # 'calibrator' check the same way (it was written out three times)
+    import river.linear_model
+
+    import streamcal
+    import streamcal.compose
+
+    cls = getattr(streamcal, owner, None) or getattr(streamcal.compose, owner)
+    args = (river.linear_model.LogisticRegression(), "isotonic")
+    with pytest.raises(ValueError) as err:
+        cls(*args) if owner == "CalibratedClassifier" else cls("isotonic")
+    assert str(err.value) == (
+        f"The 'calibrator' parameter of {owner} must be {domain}. Got 'isotonic' instead."
+    )
