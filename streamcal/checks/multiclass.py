@@ -673,18 +673,16 @@ def check_refit_matches_window(cal: MulticlassCalibrator) -> None:
 def check_bounded_memory(cal: MulticlassCalibrator) -> None:
     """When a window (or another bounding parameter) is set, the pickled state stops
     growing with the stream."""
-    names = getattr(cal, "_bounded_memory_params", ())
-    if not any(getattr(cal, p, None) is not None for p in names):
+    if not _common.has_bounded_memory(cal):
         return
-    c = cal.clone()
-    sizes = []
-    n = max(600, -(-getattr(c, "window_size", 0) // 2))  # two chunks fill a window
-    for chunk in range(4):
+    n = max(600, -(-getattr(cal, "window_size", 0) // 2))  # two chunks fill a window
+
+    def learn_chunk(c, chunk):
         events = _stream(c, n, seed=20 + chunk, distinct=True)
         s, y, w = (list(col) for col in zip(*events))
         c.learn_many(s, y, w)
-        sizes.append(len(pickle.dumps(c)))
-    _common.assert_stops_growing(sizes, 400)
+
+    _common.check_state_stops_growing(cal, learn_chunk, 400)
 
 
 # ------------------------------------------------------------------------- drivers
@@ -726,8 +724,7 @@ def yield_multiclass_checks(
     yield check_unknown_classes
     if _is_refittable(calibrator):
         yield check_refit_matches_window
-    names = getattr(calibrator, "_bounded_memory_params", ())
-    if any(getattr(calibrator, p, None) is not None for p in names):
+    if _common.has_bounded_memory(calibrator):
         yield check_bounded_memory
 
 
