@@ -105,24 +105,11 @@ def check_param(owner: str, name: str, value, ok: bool, domain: str) -> None:
 
 
 def check_instance_param(owner: str, name: str, value, classes: tuple) -> None:
-    """Raise a ValueError about a constructor parameter unless ``value`` is an instance
-    of one of ``classes`` (the calibrator a wrapper or a keyed store is built around).
-
-    Examples
-    --------
-    >>> check_instance_param("KeyedCalibrator", "calibrator", 0.5, (int, str))
-    Traceback (most recent call last):
-    ...
-    ValueError: The 'calibrator' parameter of KeyedCalibrator must be a int or a str instance. Got 0.5 instead.
-
-    """
-    check_param(
-        owner,
-        name,
-        value,
-        isinstance(value, classes),
-        " or ".join(f"a {c.__name__}" for c in classes) + " instance",
-    )
+    """:func:`check_param` for a parameter that must be an instance of one of ``classes``
+    (the calibrator a wrapper or a keyed store is built around), the domain worded "a
+    BinaryCalibrator or a MulticlassCalibrator instance" (tests/test_validation.py)."""
+    domain = " or ".join(f"a {c.__name__}" for c in classes) + " instance"
+    check_param(owner, name, value, isinstance(value, classes), domain)
 
 
 def check_optional_int_param(owner: str, name: str, value, minimum: int) -> None:
