@@ -104,6 +104,14 @@ def check_param(owner: str, name: str, value, ok: bool, domain: str) -> None:
         )
 
 
+def check_instance_param(owner: str, name: str, value, classes: tuple) -> None:
+    """:func:`check_param` for a parameter that must be an instance of one of ``classes``
+    (the calibrator a wrapper or a keyed store is built around), the domain worded "a
+    BinaryCalibrator or a MulticlassCalibrator instance" (tests/test_validation.py)."""
+    domain = " or ".join(f"a {c.__name__}" for c in classes) + " instance"
+    check_param(owner, name, value, isinstance(value, classes), domain)
+
+
 def check_optional_int_param(owner: str, name: str, value, minimum: int) -> None:
     """Raise a ValueError unless the constructor parameter ``value`` is None or an int >=
     ``minimum`` (the one home of the ``window_size`` / ``seed`` / ``max_keys`` rule).

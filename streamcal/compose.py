@@ -193,13 +193,8 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
             and callable(getattr(classifier, "learn_one", None)),
             "a river classifier (with predict_proba_one and learn_one)",
         )
-        V.check_param(
-            _NAME,
-            "calibrator",
-            calibrator,
-            isinstance(calibrator, (BinaryCalibrator, MulticlassCalibrator)),
-            "a BinaryCalibrator or a MulticlassCalibrator instance",
-        )
+        kinds = (BinaryCalibrator, MulticlassCalibrator)
+        V.check_instance_param(_NAME, "calibrator", calibrator, kinds)
         self.classifier = classifier
         self.calibrator = calibrator
         self._reset()

@@ -122,13 +122,8 @@ class KeyedCalibrator(KeyedKernel, _snapshot.Snapshot, river_base.Base):
     _registry: typing.ClassVar[dict[str, type]] = {}
 
     def __init__(self, calibrator, max_keys: int | None = None, fallback: bool = False):
-        V.check_param(
-            _NAME,
-            "calibrator",
-            calibrator,
-            isinstance(calibrator, (BinaryCalibrator, MulticlassCalibrator)),
-            "a BinaryCalibrator or a MulticlassCalibrator instance",
-        )
+        kinds = (BinaryCalibrator, MulticlassCalibrator)
+        V.check_instance_param(_NAME, "calibrator", calibrator, kinds)
         check_max_keys(_NAME, max_keys)
         V.check_param(_NAME, "fallback", fallback, isinstance(fallback, bool), "a bool")
         self.calibrator = calibrator

@@ -70,3 +70,65 @@ def test_checks_with_hooks_catch_bugs(index):
     broken, check = _broken_hook_cases()[index]
     with pytest.raises(AssertionError):
         check(broken)
+
+
+def test_sane_while_learning_runs_outputs_learn_and_check_twice():
+    # checks/_common.sane_while_learning: the one loop the binary, multiclass and path
+    # suites use on a calibrator restored from a corrupted snapshot
+    from streamcal.checks import _common
+
+    calls = []
+
+    class Probe:
+        def _check(self):
+            calls.append("check")
+
+    sane = _common.sane_while_learning(
+        lambda c: calls.append("outputs"), lambda c: calls.append("learn")
+    )
+    sane(Probe())
+    assert calls == ["outputs", "learn", "check"] * 2
+    calls.clear()
+    sane(object.__new__(type("NoCheck", (), {})))  # no _check: outputs and learning only
+    assert calls == ["outputs", "learn"] * 2
+
+    def broken(c):
+        raise AssertionError("a prediction is nan")
+
+    with pytest.raises(AssertionError, match="a prediction is nan"):
+        _common.sane_while_learning(broken, lambda c: None)(Probe())
+
+
+def test_bounded_memory_helpers_catch_growth():
+    # checks/_common.has_bounded_memory and check_state_stops_growing: the one rule
+    # (a bounding parameter set) and the one loop of every family's check_bounded_memory
+    from streamcal import HistogramBinning, OnlineIsotonic
+    from streamcal.checks import _common
+
+    assert not _common.has_bounded_memory(OnlineIsotonic())
+    assert _common.has_bounded_memory(OnlineIsotonic(window_size=50))
+    assert not _common.has_bounded_memory(object())  # no _bounded_memory_params at all
+
+    class Grows:
+        def __init__(self, bounded):
+            self.bounded, self.items = bounded, []
+
+        def clone(self):
+            return Grows(self.bounded)
+
+    def learn_chunk(obj, chunk):
+        obj.items.extend(range(5000))
+        if obj.bounded:
+            del obj.items[:-5000]
+
+    def size(obj):
+        return len(obj.items)
+
+    _common.check_state_stops_growing(Grows(True), learn_chunk, 200, size)
+    with pytest.raises(AssertionError, match="keeps growing"):
+        _common.check_state_stops_growing(Grows(False), learn_chunk, 200, size)
+    seen = []
+    _common.check_state_stops_growing(
+        HistogramBinning(), lambda c, i: seen.append(i), 0, size=lambda c: 1
+    )
+    assert seen == [0, 1, 2, 3]

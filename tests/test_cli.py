@@ -118,3 +118,22 @@ def test_python_dash_m_streamcal():
                           timeout=120, env=env)
     assert done.returncode == 2
     assert "usage: streamcal" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["demo"],
+        ["replay", "log.csv"],
+        ["simulate", "--list"],
+        ["consume", "--redis", "u", "--events", "e", "--labels", "l", "--out", "o"],
+    ],
+)
+def test_every_command_carries_its_handler_and_subparser(argv):
+    # cli._add_command: one place gives each subparser the handler main() runs and the
+    # subparser it reports usage errors with
+    import streamcal.cli as cli
+
+    args = cli.build_parser().parse_args(argv)
+    assert args.handler is getattr(cli, f"_{argv[0]}")
+    assert args.subparser.prog == f"streamcal {argv[0]}"

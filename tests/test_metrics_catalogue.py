@@ -384,3 +384,17 @@ def test_catalogue_refuses_incomplete_or_clashing_classes(monkeypatch):
         monkeypatch.setattr(catalogue, "_CLASSES", {"binary": classes})
         with pytest.raises(RuntimeError, match=message):
             catalogue._build()
+
+
+def test_log_losses_share_one_eps_constructor():
+    # LogLoss and CrossEntropy take the constructor of their clipping level from one mixin
+    # (metrics/_scoring._ClippedLogScore): the parameter, its default, the clone, the
+    # catalogue name and the message naming the class are each class's own, as before
+    for cls in (M.LogLoss, M.CrossEntropy):
+        params = inspect.signature(cls).parameters
+        assert list(params) == ["eps"] and params["eps"].default == 1e-15
+        m = cls(eps=0.01)
+        assert m._get_params() == {"eps": 0.01} and m.clone().eps == 0.01
+        assert cls.short_name == "log_loss" and cls(eps=0.01).short_name == "log_loss"
+        with pytest.raises(ValueError, match=f"The 'eps' argument of {cls.__name__} must"):
+            cls(eps=0.5)

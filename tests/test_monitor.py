@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from river import drift
 
+import streamcal.monitor
 from streamcal.core.eprocess import MixtureEProcess, likelihood_ratio, log_mean_exp
 from streamcal.monitor import (
     BaseMonitor,
@@ -559,3 +560,32 @@ def test_reduced_simulation():
 @pytest.mark.slow
 def test_simulation_many_seeds():
     _check_simulation(100)
+
+
+_MONITORS = [
+    lambda: streamcal.monitor.CalibrationMonitor(),
+    lambda: streamcal.monitor.MulticlassCalibrationMonitor(),
+    lambda: streamcal.monitor.KeyedCalibrationMonitor(streamcal.monitor.CalibrationMonitor()),
+]
+
+
+@pytest.mark.parametrize("make", _MONITORS)
+@pytest.mark.parametrize(
+    "counters",
+    [
+        {"n_alarms": 3, "n_events": 2},  # more alarms than events
+        {"n_alarms": -1},
+        {"n_events": 2.5},
+        {"drift_detected": 1},  # not a bool
+    ],
+)
+def test_snapshot_counters_are_checked_in_one_place(make, counters):
+    # monitor/base.BaseMonitor._counters_valid: every monitor's snapshot refuses the same
+    # bad counters (drift_detected a bool, ints 0 <= n_alarms <= n_events)
+    m = make()
+    d = m.to_dict()
+    assert m._counters_valid(d["state"])
+    d["state"].update(counters)
+    assert not m._counters_valid(d["state"])
+    with pytest.raises(ValueError, match="n_alarms|n_events|drift_detected"):
+        type(m).from_dict(d)

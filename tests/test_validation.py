@@ -231,3 +231,29 @@ def test_nonnegative_params_are_stored_as_python_numbers(make, name):
         value = getattr(obj, name)
         assert value == stored and type(value) is type(stored), (given, value)
         assert type(getattr(obj.clone(), name)) is type(stored)
+
+
+@pytest.mark.parametrize(
+    "owner, domain",
+    [
+        ("KeyedCalibrator", "a BinaryCalibrator or a MulticlassCalibrator instance"),
+        ("CalibratedClassifier", "a BinaryCalibrator or a MulticlassCalibrator instance"),
+        ("TopLabel", "a BinaryCalibrator instance"),
+        ("ClassWise", "a BinaryCalibrator instance"),
+    ],
+)
+def test_calibrator_argument_is_checked_in_one_place(owner, domain):
+    # _validation.check_instance_param: the wrappers and the keyed store word the
+    # 'calibrator' check the same way (it was written out three times)
+    import river.linear_model
+
+    import streamcal
+    import streamcal.compose
+
+    cls = getattr(streamcal, owner, None) or getattr(streamcal.compose, owner)
+    args = (river.linear_model.LogisticRegression(), "isotonic")
+    with pytest.raises(ValueError) as err:
+        cls(*args) if owner == "CalibratedClassifier" else cls("isotonic")
+    assert str(err.value) == (
+        f"The 'calibrator' parameter of {owner} must be {domain}. Got 'isotonic' instead."
+    )

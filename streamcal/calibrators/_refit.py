@@ -23,6 +23,7 @@ from streamcal._classes import ClassIndex
 __all__ = [
     "DEFAULT_REFIT_EVERY",
     "DEFAULT_WINDOW_SIZE",
+    "PriorAddedLater",
     "RefitWindow",
     "check_refit_params",
 ]
@@ -37,6 +38,21 @@ DEFAULT_REFIT_EVERY = 200
 #: with window weights near 1e151), so the window's weight stays below the fourth root
 #: of ``DBL_MAX / 4``, about 3.7e76, which leaves a margin.
 REFIT_WEIGHT_CAPACITY = V.weight_capacity(4.0, quadratic=True) ** 0.5
+
+
+class PriorAddedLater:
+    """Mixin (placed first) of the calibrators whose ``prior_strength`` parameter came
+    after their first snapshots: IRP, MulticlassIRP and the windowed isotonic ones."""
+
+    @classmethod
+    def _upgrade_snapshot(cls, params, state, fmt):
+        """A snapshot written before ``prior_strength`` existed restores with
+        ``prior_strength=0``, the calibrator it was (its fitted values are those of the
+        fit without a prior; a prior set by hand in its parameters starts at the next
+        refit)."""
+        if isinstance(params, dict) and "prior_strength" not in params:
+            params = {**params, "prior_strength": 0.0}
+        return params, state
 
 
 def check_refit_params(owner: str, window_size, refit_every) -> None:

@@ -38,6 +38,7 @@ from streamcal._classes import decode_label, encode_label
 from streamcal.calibrators._refit import (
     DEFAULT_REFIT_EVERY,
     DEFAULT_WINDOW_SIZE,
+    PriorAddedLater,
     _RefitMulticlass,
     check_refit_params,
 )
@@ -57,7 +58,7 @@ __all__ = ["FIR", "NAFIR", "OneVsRestIsotonic"]
 DEFAULT_PRIOR_STRENGTH = 2.0
 
 
-class _WindowedIsotonic(_RefitMulticlass):
+class _WindowedIsotonic(PriorAddedLater, _RefitMulticlass):
     """Shared shell: parameters, window, class registry, prediction and state.
 
     Subclasses set ``_shared`` (one map for every class, or one per class) and
@@ -210,16 +211,6 @@ class _WindowedIsotonic(_RefitMulticlass):
         return self._merge_unknown(cal, scores)
 
     # ------------------------------------------------------------------ state
-
-    @classmethod
-    def _upgrade_snapshot(cls, params, state, fmt):
-        """A snapshot written before ``prior_strength`` existed restores with
-        ``prior_strength=0``, the calibrator it was (its maps carry no piece
-        statistics either: with a prior set in its parameters by hand, the prior
-        starts at the next refit)."""
-        if isinstance(params, dict) and "prior_strength" not in params:
-            params = {**params, "prior_strength": 0.0}
-        return params, state
 
     def _get_state(self) -> dict:
         return {

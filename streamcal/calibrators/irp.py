@@ -30,6 +30,7 @@ from streamcal.calibrators._refit import (
     DEFAULT_REFIT_EVERY,
     DEFAULT_WINDOW_SIZE,
     REFIT_WEIGHT_CAPACITY,
+    PriorAddedLater,
     RefitWindow,
     _RefitMulticlass,
     check_refit_params,
@@ -48,14 +49,6 @@ DEFAULT_PRIOR_STRENGTH = 1.0
 DEFAULT_BINARY_PRIOR_STRENGTH = 4.0
 
 
-def _upgrade_prior(params):
-    """Snapshot parameters written before ``prior_strength`` existed: the calibrator
-    they were, ``prior_strength=0``."""
-    if isinstance(params, dict) and "prior_strength" not in params:
-        params = {**params, "prior_strength": 0.0}
-    return params
-
-
 def _check_irp_params(name, max_bins, smoothing, window_size, refit_every):
     """Check the parameters both IRP classes share; return ``smoothing`` as stored."""
     V.check_optional_int_param(name, "max_bins", max_bins, 1)
@@ -64,7 +57,7 @@ def _check_irp_params(name, max_bins, smoothing, window_size, refit_every):
     return smoothing
 
 
-class IRP(BinaryCalibrator):
+class IRP(PriorAddedLater, BinaryCalibrator):
     """Isotonic recursive partitioning of the last ``window_size`` events, refitted
     every ``refit_every`` events.
 
@@ -301,13 +294,6 @@ class IRP(BinaryCalibrator):
 
     # ------------------------------------------------------------------ state
 
-    @classmethod
-    def _upgrade_snapshot(cls, params, state, fmt):
-        """A snapshot written before ``prior_strength`` existed restores with
-        ``prior_strength=0``, the calibrator it was (its fitted values are those of
-        the fit without a prior)."""
-        return _upgrade_prior(params), state
-
     def _get_state(self) -> dict:
         return {
             "window": self._window.to_list(),
@@ -343,7 +329,7 @@ class IRP(BinaryCalibrator):
         self._values = [float(x) for x in state["values"]]
 
 
-class MulticlassIRP(_RefitMulticlass):
+class MulticlassIRP(PriorAddedLater, _RefitMulticlass):
     """Multiclass isotonic recursive partitioning (Berta, Bach and Jordan, 2024,
     Algorithm 2) of the last ``window_size`` events, refitted every ``refit_every``
     events.
@@ -600,13 +586,6 @@ class MulticlassIRP(_RefitMulticlass):
         return self._merge_unknown(cal, scores) if unknown else cal
 
     # ------------------------------------------------------------------ state
-
-    @classmethod
-    def _upgrade_snapshot(cls, params, state, fmt):
-        """A snapshot written before ``prior_strength`` existed restores with
-        ``prior_strength=0``, the calibrator it was (its fitted values are those of
-        the fit without a prior)."""
-        return _upgrade_prior(params), state
 
     def _get_state(self) -> dict:
         return {

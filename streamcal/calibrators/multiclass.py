@@ -307,13 +307,7 @@ class TemperatureScaling(_RefitScaling):
 
 
 def _check_calibrator(owner: str, calibrator) -> None:
-    V.check_param(
-        owner,
-        "calibrator",
-        calibrator,
-        isinstance(calibrator, BinaryCalibrator),
-        "a BinaryCalibrator instance",
-    )
+    V.check_instance_param(owner, "calibrator", calibrator, (BinaryCalibrator,))
 
 
 def _wrapper_test_params():

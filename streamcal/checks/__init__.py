@@ -29,6 +29,7 @@ import typing
 
 from streamcal.base import BinaryCalibrator
 from streamcal.checks import calibrators as _cal
+from streamcal.checks._common import has_bounded_memory
 from streamcal.checks.calibrators import yield_stream
 from streamcal.checks.keyed import check_keyed_calibrator, yield_keyed_checks
 from streamcal.checks.metrics import check_metric, yield_metric_checks
@@ -76,10 +77,7 @@ def yield_checks(calibrator: BinaryCalibrator) -> typing.Iterator[typing.Callabl
     yield _cal.check_huge_weights
     if calibrator._monotone:
         yield _cal.check_monotone
-    if any(
-        getattr(calibrator, p, None) is not None
-        for p in calibrator._bounded_memory_params
-    ):
+    if has_bounded_memory(calibrator):
         yield _cal.check_bounded_memory
 
 

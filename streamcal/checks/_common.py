@@ -276,6 +276,26 @@ def malformed_snapshots(good: dict, kind: str) -> list:
     ]
 
 
+def has_bounded_memory(obj) -> bool:
+    """Whether a parameter that bounds ``obj``'s memory (one it names in
+    ``_bounded_memory_params``: a window, a grid) is set; then the family's
+    ``check_bounded_memory`` applies."""
+    names = getattr(obj, "_bounded_memory_params", ())
+    return any(getattr(obj, name, None) is not None for name in names)
+
+
+def check_state_stops_growing(obj, learn_chunk, slack: int, size=None) -> None:
+    """Learn four equal chunks of a stream into a clone of ``obj`` (``learn_chunk(clone,
+    i)`` for the i-th); the size after each (``size(clone)``, by default the length of
+    its pickle) stops growing (:func:`assert_stops_growing`)."""
+    c = obj.clone()
+    sizes = []
+    for chunk in range(4):
+        learn_chunk(c, chunk)
+        sizes.append(len(pickle.dumps(c)) if size is None else size(c))
+    assert_stops_growing(sizes, slack)
+
+
 def assert_stops_growing(sizes: list, slack: int, what: str = "the state") -> None:
     """``sizes`` (pickled sizes after equal chunks of a stream) stop growing: the last is
     at most 1.25 times the second plus ``slack`` bytes."""
@@ -422,6 +442,22 @@ def corrupted_snapshots(good: dict, seed: int = 0):
         yield f"{_where(path)} a number", _replaced(good, path, 2), False
     for key in params:
         yield f"parameter {key!r} dropped", _replaced(good, ("params", key), drop=True), False
+
+
+def sane_while_learning(assert_outputs, learn):
+    """The ``sane`` function of :func:`check_corrupted_snapshots` for a calibrator:
+    twice, ``assert_outputs(cal)`` (its predictions valid), then ``learn(cal)`` (a short
+    stream) and ``cal._check()`` (when it has one); a restored calibrator must predict,
+    learn and predict again."""
+
+    def sane(cal) -> None:
+        for _ in range(2):
+            assert_outputs(cal)
+            learn(cal)
+            if hasattr(cal, "_check"):
+                cal._check()
+
+    return sane
 
 
 def check_corrupted_snapshots(obj, sane, seed: int = 0) -> None:

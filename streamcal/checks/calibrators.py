@@ -20,7 +20,6 @@ Two optional hooks let a calibrator whose input or cold start differs from the u
 from __future__ import annotations
 
 import math
-import pickle
 
 import numpy as np
 
@@ -235,21 +234,20 @@ def check_dict_roundtrip(cal: BinaryCalibrator) -> None:
     _round_trip(cal, "dict", [("fresh", cal.clone()), ("trained", _trained(cal))])
 
 
-def _sane(cal: BinaryCalibrator) -> None:
-    """Predictions finite in [0, 1], before and after learning a short stream."""
-    for _ in range(2):
-        for p in _predictions(cal):
-            assert isinstance(p, float) and 0.0 <= p <= 1.0, f"a prediction is {p!r}"
-        _learn(cal, *yield_stream(20, seed=3))
-        if hasattr(cal, "_check"):
-            cal._check()
+def _assert_predictions_in_unit_interval(cal: BinaryCalibrator) -> None:
+    for p in _predictions(cal):
+        assert isinstance(p, float) and 0.0 <= p <= 1.0, f"a prediction is {p!r}"
 
 
 def check_corrupted_snapshot_rejected(cal: BinaryCalibrator) -> None:
     """``from_dict`` refuses the snapshots of a trained calibrator corrupted entry by
-    entry with a ValueError, unless the corruption gives a valid state (see
+    entry with a ValueError, unless the corruption gives a valid state: one whose
+    predictions are floats in [0, 1] before and after it learns a short stream (see
     :func:`~streamcal.checks._common.check_corrupted_snapshots`)."""
-    _common.check_corrupted_snapshots(_trained(cal, 120), _sane)
+    sane = _common.sane_while_learning(
+        _assert_predictions_in_unit_interval, lambda c: _learn(c, *yield_stream(20, seed=3))
+    )
+    _common.check_corrupted_snapshots(_trained(cal, 120), sane)
 
 
 def check_learn_many_matches_learn_one(cal: BinaryCalibrator) -> None:
@@ -387,12 +385,11 @@ def check_bad_input_leaves_state_unchanged(cal: BinaryCalibrator) -> None:
 
 def check_bounded_memory(cal: BinaryCalibrator) -> None:
     """When a window or grid parameter is set, the state stops growing with the stream."""
-    if not any(getattr(cal, p, None) is not None for p in cal._bounded_memory_params):
+    if not _common.has_bounded_memory(cal):
         return
-    c = cal.clone()
-    sizes = []
-    for chunk in range(4):
+
+    def learn_chunk(c, chunk):
         s, y, w = yield_stream(1500, seed=10 + chunk, distinct=True)
         c.learn_many(_inputs(c, s), y, w)
-        sizes.append(len(pickle.dumps(c)))
-    _common.assert_stops_growing(sizes, 200)
+
+    _common.check_state_stops_growing(cal, learn_chunk, 200)

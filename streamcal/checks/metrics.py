@@ -693,15 +693,13 @@ def check_window_matches_tail(metric) -> None:
 def check_bounded_memory(metric) -> None:
     """With a window or grid parameter set (``_bounded_memory_params``), the state stops
     growing with the stream."""
-    names = getattr(metric, "_bounded_memory_params", ())
-    if not any(getattr(metric, name, None) is not None for name in names):
+    if not _common.has_bounded_memory(metric):
         return
-    m = metric.clone()
-    sizes = []
-    for chunk in range(4):
+
+    def learn_chunk(m, chunk):
         _feed(m, yield_events(m, 1500, seed=40 + chunk, distinct=True))
-        sizes.append(_pickled_size(m))
-    _common.assert_stops_growing(sizes, 200)
+
+    _common.check_state_stops_growing(metric, learn_chunk, 200, _pickled_size)
 
 
 def _bad_path_input(taxonomy, good_p: dict) -> tuple[list, list]:
@@ -827,8 +825,7 @@ def yield_metric_checks(metric) -> typing.Iterator[typing.Callable]:
         yield check_revert_not_implemented
     if getattr(metric, "window_size", None) is not None:
         yield check_window_matches_tail
-    names = getattr(metric, "_bounded_memory_params", ())
-    if any(getattr(metric, name, None) is not None for name in names):
+    if _common.has_bounded_memory(metric):
         yield check_bounded_memory
 
 

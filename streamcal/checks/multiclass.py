@@ -524,22 +524,21 @@ def check_pickle_roundtrip(cal: MulticlassCalibrator) -> None:
         _round_trip(cal, "pickle", [(f"classes {classes}", trained)], classes)
 
 
-def _sane(cal: MulticlassCalibrator) -> None:
-    """Valid predictions, before and after learning a short stream."""
-    for _ in range(2):
-        for p in _probes(INT_CLASSES):
-            x = _input(cal, p)
-            _assert_vector(cal, cal.predict_one(x), x, "restored from a corrupted snapshot")
-        _learn(cal, _stream(cal, 20, seed=3))
-        if hasattr(cal, "_check"):
-            cal._check()
+def _assert_probability_vectors(cal: MulticlassCalibrator) -> None:
+    for p in _probes(INT_CLASSES):
+        x = _input(cal, p)
+        _assert_vector(cal, cal.predict_one(x), x, "restored from a corrupted snapshot")
 
 
 def check_corrupted_snapshot_rejected(cal: MulticlassCalibrator) -> None:
-    """``from_dict`` refuses the snapshots of a trained calibrator corrupted entry by
-    entry with a ValueError, unless the corruption gives a valid state (see
+    """A trained calibrator's snapshots corrupted entry by entry: ``from_dict`` refuses
+    each with a ValueError, or restores a calibrator whose predictions are probability
+    vectors before and after it learns a short stream (see
     :func:`~streamcal.checks._common.check_corrupted_snapshots`)."""
-    _common.check_corrupted_snapshots(_trained(cal, 120), _sane)
+    sane = _common.sane_while_learning(
+        _assert_probability_vectors, lambda c: _learn(c, _stream(c, 20, seed=3))
+    )
+    _common.check_corrupted_snapshots(_trained(cal, 120), sane)
 
 
 def check_dict_roundtrip(cal: MulticlassCalibrator) -> None:
@@ -674,18 +673,16 @@ def check_refit_matches_window(cal: MulticlassCalibrator) -> None:
 def check_bounded_memory(cal: MulticlassCalibrator) -> None:
     """When a window (or another bounding parameter) is set, the pickled state stops
     growing with the stream."""
-    names = getattr(cal, "_bounded_memory_params", ())
-    if not any(getattr(cal, p, None) is not None for p in names):
+    if not _common.has_bounded_memory(cal):
         return
-    c = cal.clone()
-    sizes = []
-    n = max(600, -(-getattr(c, "window_size", 0) // 2))  # two chunks fill a window
-    for chunk in range(4):
+    n = max(600, -(-getattr(cal, "window_size", 0) // 2))  # two chunks fill a window
+
+    def learn_chunk(c, chunk):
         events = _stream(c, n, seed=20 + chunk, distinct=True)
         s, y, w = (list(col) for col in zip(*events))
         c.learn_many(s, y, w)
-        sizes.append(len(pickle.dumps(c)))
-    _common.assert_stops_growing(sizes, 400)
+
+    _common.check_state_stops_growing(cal, learn_chunk, 400)
 
 
 # ------------------------------------------------------------------------- drivers
@@ -727,8 +724,7 @@ def yield_multiclass_checks(
     yield check_unknown_classes
     if _is_refittable(calibrator):
         yield check_refit_matches_window
-    names = getattr(calibrator, "_bounded_memory_params", ())
-    if any(getattr(calibrator, p, None) is not None for p in names):
+    if _common.has_bounded_memory(calibrator):
         yield check_bounded_memory
 
 

@@ -262,19 +262,21 @@ def check_dict_roundtrip(cal) -> None:
     _round_trip(cal, "dict", [("fresh", cal.clone()), ("trained", _trained(cal, 150, seed=14))])
 
 
-def _sane(cal) -> None:
-    for _ in range(2):
-        for p in _probes(cal):
-            _assert_path(cal, cal.predict_one(p), p, "restored from a corrupted snapshot")
-        for s, y, w in yield_path_stream(cal.taxonomy, 20, seed=3):
-            cal.learn_one(s, y, w)
-        cal._check()
+def _assert_paths(cal) -> None:
+    for p in _probes(cal):
+        _assert_path(cal, cal.predict_one(p), p, "restored from a corrupted snapshot")
+
+
+def _learn_short_stream(cal) -> None:
+    for s, y, w in yield_path_stream(cal.taxonomy, 20, seed=3):
+        cal.learn_one(s, y, w)
 
 
 def check_corrupted_snapshot_rejected(cal) -> None:
     """``from_dict`` refuses corrupted snapshots with a ValueError, unless the
     corruption gives a valid, sane state."""
-    _common.check_corrupted_snapshots(_trained(cal, 60), _sane)
+    sane = _common.sane_while_learning(_assert_paths, _learn_short_stream)
+    _common.check_corrupted_snapshots(_trained(cal, 60), sane)
 
 
 # ---------------------------------------------------------------------------- drivers

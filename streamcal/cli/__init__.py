@@ -142,9 +142,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_command(sub, name: str, handler, **kwargs) -> argparse.ArgumentParser:
+    """The subparser of command ``name`` (``kwargs`` as for ``add_parser``), run by
+    ``handler(args)``; :func:`main` also reads the subparser back from its arguments
+    to report usage errors."""
+    parser = sub.add_parser(name, **kwargs)
+    parser.set_defaults(handler=handler, subparser=parser)
+    return parser
+
+
 def _add_consume(sub) -> None:
-    consume = sub.add_parser(
+    consume = _add_command(
+        sub,
         "consume",
+        _consume,
         help="calibrate a Redis stream of scores, learning labels as they arrive",
         description=(
             "Read score events and label events from Redis streams through consumer "
@@ -201,12 +212,13 @@ def _add_consume(sub) -> None:
     for name in ("id", "score", "label", "p"):
         consume.add_argument(f"--{name}-field", default=name, metavar="FIELD",
                              help=f"the name of the {name} field (default: {name})")
-    consume.set_defaults(handler=_consume, subparser=consume)
 
 
 def _add_demo(sub) -> None:
-    demo = sub.add_parser(
+    demo = _add_command(
+        sub,
         "demo",
+        _demo,
         help="recalibrate miscalibrated rain forecasts online and report the gain",
         description=(
             "Stream generated, miscalibrated rain forecasts through OnlineIsotonic "
@@ -232,12 +244,13 @@ def _add_demo(sub) -> None:
         default=None,
         help="calibrate on the last W events only (default: all events)",
     )
-    demo.set_defaults(handler=_demo, subparser=demo)
 
 
 def _add_replay(sub) -> None:
-    replay = sub.add_parser(
+    replay = _add_command(
+        sub,
         "replay",
+        _replay,
         help="replay a log through several calibrators and compare them",
         description=_REPLAY_DESCRIPTION,
         epilog=_replay_epilog,  # a callable: built only when the help is printed
@@ -392,12 +405,13 @@ def _add_replay(sub) -> None:
         "its figures drawn inline as SVG (default: print the table only); checked before the replay "
         "starts (created if missing)",
     )
-    replay.set_defaults(handler=_replay, subparser=replay)
 
 
 def _add_simulate(sub) -> None:
-    simulate = sub.add_parser(
+    simulate = _add_command(
+        sub,
         "simulate",
+        _simulate,
         help="run one of the simulation scripts of the repository's simulations/ folder",
         description=(
             "Run a simulation script of the repository's simulations/ folder as "
@@ -424,7 +438,6 @@ def _add_simulate(sub) -> None:
         metavar="ARGS",
         help="arguments for the script",
     )
-    simulate.set_defaults(handler=_simulate, subparser=simulate)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -75,6 +75,20 @@ class _MeanScore:
         return self._from_state({key: a[key] + b[key] for key in ("weight", "total", "n")})
 
 
+class _ClippedLogScore:
+    """The ``eps`` parameter of the clipped log losses (:class:`LogLoss`,
+    :class:`CrossEntropy`): a mixin placed first, whose constructor checks and stores
+    ``eps`` before the metric's own."""
+
+    # the catalogue entry's name (streamcal.metrics.catalogue): both are the log loss
+    short_name = "log_loss"
+
+    def __init__(self, eps: float = 1e-15):
+        V.check_clip_level(eps, type(self).__name__)
+        self.eps = eps
+        super().__init__()
+
+
 class _BinaryMeanScore(_kernels.StoreShell, BinaryCalibrationMetric):
     """The weighted mean of a per-event score of binary forecasts, revertible; the state
     (total weight, weighted score sum, count of positive-weight events, as in
@@ -149,7 +163,7 @@ class Brier(_BinaryMeanScore):
         super().__init__()
 
 
-class LogLoss(_BinaryMeanScore):
+class LogLoss(_ClippedLogScore, _BinaryMeanScore):
     """Log loss: the weighted mean of ``-log(p)`` if ``y = 1`` else ``-log(1 - p)``, with
     ``p`` clipped to ``[eps, 1 - eps]`` so that a confident miss costs ``-log(eps)``
     (34.5 for the default) rather than infinity.
@@ -178,17 +192,11 @@ class LogLoss(_BinaryMeanScore):
 
     """
 
-    # the catalogue entry (streamcal.metrics.catalogue)
-    short_name = "log_loss"
+    # the catalogue entry (streamcal.metrics.catalogue; short_name from _ClippedLogScore)
     description = (
         "Log loss: mean negative log-likelihood of the outcomes, the forecast clipped to "
         "[eps, 1 - eps], in [0, -log(eps)]."
     )
-
-    def __init__(self, eps: float = 1e-15):
-        V.check_clip_level(eps, "LogLoss")
-        self.eps = eps
-        super().__init__()
 
 
 class MulticlassBrier(_MeanScore, MulticlassCalibrationMetric):
@@ -230,7 +238,7 @@ class MulticlassBrier(_MeanScore, MulticlassCalibrationMetric):
         return total
 
 
-class CrossEntropy(_MeanScore, MulticlassCalibrationMetric):
+class CrossEntropy(_ClippedLogScore, _MeanScore, MulticlassCalibrationMetric):
     """Multiclass log loss (cross-entropy): the weighted mean of ``-log p_y``, with
     ``p_y`` clipped to ``[eps, 1 - eps]`` as in :class:`LogLoss` (a class absent from the
     forecast has probability 0, so costs ``-log(eps)``). Revertible, like :class:`LogLoss`.
@@ -253,16 +261,10 @@ class CrossEntropy(_MeanScore, MulticlassCalibrationMetric):
     """
 
     # the catalogue entry (streamcal.metrics.catalogue)
-    short_name = "log_loss"
     description = (
         "Cross-entropy (multiclass log loss): mean negative log of the probability given "
         "to the outcome's class, clipped to [eps, 1 - eps], in [0, -log(eps)]."
     )
-
-    def __init__(self, eps: float = 1e-15):
-        V.check_clip_level(eps, "CrossEntropy")
-        self.eps = eps
-        super().__init__()
 
     def _loss(self, y, p: dict) -> float:
         eps = self.eps

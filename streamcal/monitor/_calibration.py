@@ -438,23 +438,14 @@ class CalibrationMonitor(BaseMonitor):
             check.real(v, f"state['log_wealth'][{k}]", lo - 1e-9 * (1.0 - lo), domain=f"'inf' or a real number >= n_events * log(lam) = {lo:g}")
 
     def _set_state(self, state: dict) -> None:
-        drift_detected = state["drift_detected"]
-        n_alarms = state["n_alarms"]
-        n_events = state["n_events"]
-        if not (
-            isinstance(drift_detected, bool)
-            and V.is_integer(n_alarms)
-            and V.is_integer(n_events)
-            and 0 <= n_alarms <= n_events
-        ):
+        if not self._counters_valid(state):
+            counters = (state["drift_detected"], state["n_alarms"], state["n_events"])
             raise ValueError(
                 "The counters of a CalibrationMonitor snapshot must be a bool and two ints "
-                f"0 <= n_alarms <= n_events. Got {drift_detected!r}, {n_alarms!r}, {n_events!r} instead."
+                "0 <= n_alarms <= n_events. Got {!r}, {!r}, {!r} instead.".format(*counters)
             )
         self._set_mechanism_state(state)
-        self._drift_detected = drift_detected
-        self._n_alarms = int(n_alarms)
-        self._n_events = int(n_events)
+        self._set_counters(state)
 
     def _set_mechanism_state(self, state: dict, where: str = "state") -> None:
         if self._eprocess:
@@ -818,17 +809,9 @@ class MulticlassCalibrationMonitor(BaseMonitor):
         }
 
     def _set_state(self, state: dict) -> None:
-        drift_detected, n_alarms, n_events = (
-            state["drift_detected"],
-            state["n_alarms"],
-            state["n_events"],
-        )
         parts = state["parts"]
         if not (
-            isinstance(drift_detected, bool)
-            and V.is_integer(n_alarms)
-            and V.is_integer(n_events)
-            and 0 <= n_alarms <= n_events
+            self._counters_valid(state)
             and isinstance(parts, list)
             and len(parts) == len(self._parts)
         ):
@@ -842,6 +825,4 @@ class MulticlassCalibrationMonitor(BaseMonitor):
         if self._eprocess:
             logs = [part._process.log_e for part in self._parts]
             self._log_e = logs[0] if self.view == "top-label" else log_mean_exp(logs)
-        self._drift_detected = drift_detected
-        self._n_alarms = int(n_alarms)
-        self._n_events = int(n_events)
+        self._set_counters(state)

@@ -240,9 +240,8 @@ class KeyedCalibrationMonitor(BaseMonitor):
         counters = [state[c] for c in ("n_alarms", "n_events", "n_monitors", "n_evicted")]
         drift_detected, drift_key, entries = state["drift_detected"], state["drift_key"], state["keys"]
         if not (
-            isinstance(drift_detected, bool)
-            and all(V.is_integer(c) and c >= 0 for c in counters)
-            and counters[0] <= counters[1]
+            self._counters_valid(state)
+            and all(V.is_integer(c) and c >= 0 for c in counters[2:])
             and isinstance(entries, list)
             and (self.max_keys is None or len(entries) <= self.max_keys)
             and len(entries) <= counters[2]

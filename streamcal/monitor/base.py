@@ -19,6 +19,7 @@ import typing
 from river import base as river_base
 
 from streamcal import _snapshot
+from streamcal import _validation as V
 
 __all__ = ["BaseMonitor"]
 
@@ -73,6 +74,28 @@ class BaseMonitor(_snapshot.Snapshot, river_base.Base):
     def n_events(self) -> int:
         """Number of updates so far (across resets)."""
         return self._n_events
+
+    @staticmethod
+    def _counters_valid(state: dict) -> bool:
+        """Whether a snapshot's counters, which every monitor's holds, are a bool
+        ``drift_detected`` and two ints ``0 <= n_alarms <= n_events``."""
+        drift_detected, n_alarms, n_events = (
+            state["drift_detected"],
+            state["n_alarms"],
+            state["n_events"],
+        )
+        return (
+            isinstance(drift_detected, bool)
+            and V.is_integer(n_alarms)
+            and V.is_integer(n_events)
+            and 0 <= n_alarms <= n_events
+        )
+
+    def _set_counters(self, state: dict) -> None:
+        """Restore the counters of a snapshot that passed :meth:`_counters_valid`."""
+        self._drift_detected = state["drift_detected"]
+        self._n_alarms = int(state["n_alarms"])
+        self._n_events = int(state["n_events"])
 
 
 # A parameter that is itself a monitor (the template of a multiclass monitor) is stored
