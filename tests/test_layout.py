@@ -77,7 +77,7 @@ def _cases():
         yield pytest.param(path, id=name, marks=marks)
 
 
-@pytest.mark.parametrize("path", _cases())
+@pytest.mark.parametrize("path", list(_cases()))
 def test_module_is_at_most_900_lines(path):
     n = len(path.read_text(encoding="utf-8").splitlines())
     assert n <= MAX_LINES, f"{path.relative_to(PACKAGE.parent)} has {n} lines (at most {MAX_LINES})"
