@@ -554,9 +554,10 @@ def test_property_batch_is_the_per_event_loop(events, chunk, params, leaf_capaci
 
 
 # ---------------------------------------------------------------------- the pending event
-# With unit weights only and neither window nor forgetting, predict_one leaves one of
-# its two hypothetical events in the store (the label the fit at the score leans to) and
-# a following learn_one of that very event keeps it; every other call removes it first
+# With unit weights only and neither window nor forgetting, predict_one inserts its
+# hypothetical event once, relabels it between the two fits and leaves it in the store
+# (label 1 for a score >= 0.5, else 0); a following learn_one of that event keeps it,
+# relabelled for the other label 0 or 1; every other call removes it first
 # (IsotonicStream.predict_one, _settle). These tests hold it to a twin that predicts
 # through predict_many (never pending: the general path, both hypothetical events).
 
@@ -672,7 +673,7 @@ def test_pending_event_predict_then_learn_is_the_general_path(scores, leaf_capac
     """The CalibratedClassifier path (predict_one then learn_one of the same event),
     2,000 events: the floats of the general path, bit for bit, the same state at the
     end, invariants checked along the way; and the store's work (its operation
-    counters) below 0.85 of predicting with both hypothetical events each time."""
+    counters) below 0.7 of predicting with both hypothetical events each time."""
     from streamcal.core.pav import IsotonicBlockStore
 
     rng = np.random.default_rng(17)
@@ -697,7 +698,46 @@ def test_pending_event_predict_then_learn_is_the_general_path(scores, leaf_capac
     assert _bits(got) == _bits(expected)
     assert _snapshot(cal) == _snapshot(twin)
     work = [st._op_nodes + st._op_hull + st._op_moved for st in (cal._store, twin._store)]
-    assert work[0] < 0.85 * work[1], work
+    # one insertion relabelled: 0.42 of the general path's work on "uniform" (0.65 with
+    # 4-cell leaves); 0.74 (0.77) when both hypothetical events were inserted and removed
+    assert work[0] < 0.7 * work[1], work
+
+
+@pytest.mark.parametrize("labels", ["against_the_guess", "with_the_guess", "random"])
+@pytest.mark.parametrize("leaf_capacity", [None, 4])
+def test_pending_event_relabelled_in_place_is_the_general_path(labels, leaf_capacity):
+    """predict_one inserts its hypothetical event once and relabels it between the two
+    fits; a learn_one of the other label relabels it again. Labels always against the
+    guess (score >= 0.5: label 0), always with it, or random, on repeated and new
+    scores, first cells and last cells included: the floats of the general path bit for bit and the same
+    state."""
+    from streamcal.core.pav import IsotonicBlockStore
+
+    rng = np.random.default_rng(23)
+    s = np.concatenate([rng.random(600), np.round(rng.random(600), 1), [0.0, 1.0, 0.5, 0.5]])
+    guess = (s >= 0.5).astype(float)
+    y = {"against_the_guess": 1.0 - guess, "with_the_guess": guess,
+         "random": (rng.random(len(s)) < 0.5).astype(float)}[labels]
+    cal, twin = VennAbers(), VennAbers()
+    if leaf_capacity is not None:
+        cal._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+        twin._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+    cal.learn_one(0.5, 1)  # a non-empty store: predict_one pends from the first event
+    twin.learn_one(0.5, 1)
+    got, expected = [], []
+    for j, (a, b) in enumerate(zip(s.tolist(), y.tolist())):
+        got.append(cal.predict_one(a))
+        cal.learn_one(a, b)
+        expected.append(_twin_predict(twin, a))
+        twin.learn_one(a, b)
+        if j % 100 == 0:
+            cal._check()
+            assert _snapshot(cal) == _snapshot(twin)
+    assert _bits(got) == _bits(expected)
+    assert _snapshot(cal) == _snapshot(twin)
+    cal._check()
+    grid = np.linspace(0, 1, 21)
+    assert [cal.predict_one(q) for q in grid.tolist()] == twin.predict_many(grid).tolist()
 
 
 @pytest.mark.parametrize(
