@@ -291,8 +291,8 @@ cdef class IsotonicStream:
         as it was. With nothing stored: (0, 1)."""
         cdef double w = self.next_weight_c()
         cdef IsotonicBlockStore st = self.store  # brought up to date from a grid store
-        cdef double a = st.hypothetical_c(x, w, 0.0)
-        cdef double b = st.hypothetical_c(x, w, 1.0)
+        cdef double b
+        cdef double a = st.hypothetical_pair_c(x, w, &b)  # one insertion, relabelled
         p0[0] = _clip01(a)
         p1[0] = _clip01(b)
         return 0
@@ -629,7 +629,7 @@ cdef class IsotonicStream:
         saved = self._save_if_refusable(w)
         # Venn-ABERS without a window: an event of unit weight and label 0 or 1 takes
         # the shortcut of _va_predict_learn_c (the same floats, three store operations
-        # instead of five); a window, another weight or label takes both hypotheticals
+        # instead of four); a window, another weight or label takes both hypotheticals
         cdef bint shortcut = self.mode == MODE_VENN_ABERS and self.window_size == 0
         i = 0
         try:
@@ -645,7 +645,7 @@ cdef class IsotonicStream:
 
     cdef double _va_predict_learn_c(self, double s, double y) except? -1.0:
         """:meth:`predict_c` then :meth:`learn_c` of ``(s, y, w=1)``, for Venn-ABERS
-        without a window, in three store operations instead of five. The hypothetical
+        without a window, in three store operations instead of four. The hypothetical
         event labelled ``y`` is the event itself: when the real learn adds it to the
         store with the weight a hypothetical event gets (``next_weight_c``; always so
         without forgetting, and with it unless the learn renormalises), the step fit at

@@ -813,9 +813,13 @@ cdef class IsotonicBlockStore:
         return self.hypothetical_c(x, w, y)
 
     cdef double hypothetical_c(self, double x, double w, double y) except? -1.0:
-        """:meth:`hypothetical_value`, callable from C: add, read, restore
-        (``k_hypothetical`` in ``_pav_kernels.pxd``)."""
-        return k_hypothetical(self, x, w, y)
+        """:meth:`hypothetical_value` from C: add, read, restore (``_pav_kernels.pxd``)."""
+        return k_hypothetical(self, x, w, y, NULL)
+
+    cdef double hypothetical_pair_c(self, double x, double w, double* p1) except? -1.0:
+        """The fit at ``x`` with ``(x, w, 0)`` added (returned) and with ``(x, w, 1)``
+        (``p1``): one insertion, relabelled in between, then the restore."""
+        return k_hypothetical(self, x, w, 0.0, p1)
 
     cdef void relabel_c(self, double x, double ds):
         """Add ``ds`` to the label sum of the stored cell of key ``x``, its weight and

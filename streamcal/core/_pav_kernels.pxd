@@ -687,9 +687,15 @@ cdef inline bint k_cache_survives(IsotonicBlockStore st, Node* child, double* c,
 # IsotonicBlockStore.hypothetical_c (the Venn-ABERS fits, the prior's pseudo-event): add
 # the event, read the step fit at x, then restore the cell (an existing cell gets its
 # exact sums and count back; a new one is removed) and the exactness scale. Both leaf
-# updates keep the leaf's hull before the cell (``_dirty``).
-cdef inline double k_hypothetical(IsotonicBlockStore st, double x, double w, double y) except? -1.0:
+# updates keep the leaf's hull before the cell (``_dirty``). With ``then1`` (y = 0, as
+# hypothetical_pair_c): between the read and the restore, the event is relabelled 1
+# (relabel_c: the cell sums of adding (x, w, 1) instead, exactly: os + 0.0 + w is
+# os + w * 1) and the fit read again into then1[0]: three path updates, not four.
+cdef inline double k_hypothetical(IsotonicBlockStore st, double x, double w, double y,
+                                  double* then1) except? -1.0:
     if st.root.ncells <= 1:
+        if then1 != NULL:
+            then1[0] = 1.0
         return y
     cdef Node* v = st._leaf_for(x)
     cdef Leaf* L = v.leaf
@@ -705,6 +711,10 @@ cdef inline double k_hypothetical(IsotonicBlockStore st, double x, double w, dou
         on = L.n[j]
     st.add_c(x, w, y)
     value = st.predict_step_c(x)
+    if then1 != NULL:
+        st.relabel_c(x, w)
+        then1[0] = st.predict_step_c(x)
+        y = 1.0
     v = st._leaf_for(x)
     L = v.leaf
     j = bisect_right(L.x, L.cnt, x) - 1
