@@ -558,21 +558,22 @@ class VennAbers(_IsotonicStoreCalibrator):
     Notes
     -----
     **Cost.** ``learn_one``: amortised O(log² n) for ``n`` distinct scores held, as
-    :class:`OnlineIsotonic`. ``predict_one`` and ``predict_interval_one``: two
-    hypothetical insertions and removals, amortised O(log² n) (against O(log n) for
-    :class:`OnlineIsotonic`). Memory: O(distinct scores), O(window) or O(1 / r).
+    :class:`OnlineIsotonic`. ``predict_one`` and ``predict_interval_one``: one
+    hypothetical insertion, relabelled between the two fits, and its removal, amortised
+    O(log² n) (against O(log n) for :class:`OnlineIsotonic`). Memory: O(distinct scores), O(window) or O(1 / r).
     ``predict_many`` and ``predict_learn_many`` run the same per-event code in C and
     return exactly the floats of the loop. Without a window, ``predict_learn_many``
-    learns an event of unit weight in three store operations instead of five: the
+    learns an event of unit weight in three store operations instead of four: the
     hypothetical fit of the other label, the learn, and one read at the event's score
     (the fit after the learn is the hypothetical fit of the event's own label, bit for
-    bit); a window or another weight takes both hypothetical insertions. In the same
-    setting (and with unit weights only so far), ``predict_one`` leaves one of its two
-    hypothetical events in the store, the label the fit at the score leans to, so that
-    a ``learn_one`` of that very event next (``predict_one(s)`` then ``learn_one(s, y)``,
-    as :class:`streamcal.CalibratedClassifier` calls them) keeps it instead of adding
-    it again; any other call removes it first, exactly (the sums are integers), so it
-    is never observed: not by a method, a snapshot, a copy or ``_check``.
+    bit); a window or another weight takes the pair. In the same setting (and with
+    unit weights only so far), ``predict_one`` leaves its hypothetical event in the
+    store with label 1 if the score is at least 0.5, else 0, so that a ``learn_one`` of
+    that very event next (``predict_one(s)`` then ``learn_one(s, y)``, as
+    :class:`streamcal.CalibratedClassifier` calls them) keeps it instead of adding it
+    again (relabelled if ``y`` is the other label); any other call removes it first,
+    exactly (the sums are integers), so it is never observed: not by a method, a
+    snapshot, a copy or ``_check``.
 
     **Cold start.** Before any positive-weight event, ``predict_one`` returns the
     score itself (the project's convention for binary calibrators) and

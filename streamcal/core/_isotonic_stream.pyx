@@ -21,7 +21,8 @@ before any state changes, so an error leaves the stream exactly as it was.
 event of unit weight with one hypothetical event instead of two (the fit after the real
 learn is the hypothetical fit of the event's own label): the same floats as the loop.
 :meth:`IsotonicStream.predict_one` in the same setting, with unit weights only, leaves
-one hypothetical event in the store for a following ``learn_one`` of that event to keep;
+one hypothetical event in the store (added once, relabelled between the two fits) for a
+following ``learn_one`` of that event to keep, relabelled if its label is the other;
 every other method removes it first (``_settle``).
 
 Forgetting (``half_life = h``). A new event at index ``t`` is stored with weight
@@ -290,8 +291,8 @@ cdef class IsotonicStream:
         as it was. With nothing stored: (0, 1)."""
         cdef double w = self.next_weight_c()
         cdef IsotonicBlockStore st = self.store  # brought up to date from a grid store
-        cdef double a = st.hypothetical_c(x, w, 0.0)
-        cdef double b = st.hypothetical_c(x, w, 1.0)
+        cdef double b
+        cdef double a = st.hypothetical_pair_c(x, w, &b)  # one insertion, relabelled
         p0[0] = _clip01(a)
         p1[0] = _clip01(b)
         return 0
@@ -506,14 +507,18 @@ cdef class IsotonicStream:
 
     def learn_one(self, score, label, w=1.0):
         """Validate and learn one event (see :meth:`streamcal.OnlineIsotonic.learn_one`).
-        The event :meth:`predict_one` left pending, if this is it (its key, its label,
-        ``w`` = 1), is kept as it is: what :meth:`learn_c` would do."""
+        The event :meth:`predict_one` left pending, if this is it (its key, a label 0
+        or 1, ``w`` = 1), is kept, relabelled if its label differs: what
+        :meth:`learn_c` would do."""
         cdef double s = check_score(score, self.owner, "learn_one")
         cdef double y = check_label(label, self.owner, "learn_one")
         cdef double ww = check_weight(w, self.owner, "learn_one")
         if self._pend:
-            if ww == 1.0 and y == self._pend_y and self.key(s) == self._pend_x:
-                # learn_c without window, forgetting or grid, the store's add done
+            if ww == 1.0 and (y == 0.0 or y == 1.0) and self.key(s) == self._pend_x:
+                # learn_c without window, forgetting or grid, the store's add done (the
+                # other label: the pending event relabelled, as a remove and an add)
+                if y != self._pend_y:
+                    self._st.relabel_c(self._pend_x, y - self._pend_y)
                 self._pend = False
                 self._total += 1.0
                 self.n_events += 1
@@ -524,12 +529,13 @@ cdef class IsotonicStream:
     def predict_one(self, score):
         """Validate ``score`` and return its calibrated probability.
 
-        Venn-ABERS with unit weights only, no window and no forgetting: of the two
-        hypothetical events at the score, the one with the label the current fit
-        there leans to (>= 0.5: 1) stays in the store, pending, so that a following
-        ``learn_one`` of that very event costs nothing (the fit after it is the
-        hypothetical fit, bit for bit: the sums are exact). Every other method
-        removes it first (exactly: integer sums), so it is never observed."""
+        Venn-ABERS with unit weights only, no window and no forgetting: the
+        hypothetical event at the score is added once and relabelled between the two
+        fits (:meth:`_va_pending_c`); it stays in the store, pending, so that a
+        following ``learn_one`` of that very event costs nothing, or one relabelling
+        for the other label (the fit after it is the hypothetical fit, bit for bit:
+        the sums are exact). Every other method removes it first (exactly: integer
+        sums), so it is never observed."""
         cdef double s = check_score(score, self.owner, "predict_one")
         self._settle()
         # qexp <= 0: adding a unit event leaves the store's exactness scale as it is
@@ -538,14 +544,20 @@ cdef class IsotonicStream:
         return self.predict_c(s)
 
     cdef double _va_pending_c(self, double s) except? -1.0:
-        """:meth:`predict_c` in Venn-ABERS mode, the hypothetical event of the label
-        the fit at the score leans to left in the store (``_pend``). Requires
+        """:meth:`predict_c` in Venn-ABERS mode, one hypothetical event inserted and
+        relabelled instead of two inserted and removed: the event of label ``1 - g`` is
+        added and the fit read, its label is changed to ``g`` in place (the cell sums
+        of removing it and adding ``(x, 1, g)``: exact integers) and the fit read
+        again; it stays in the store, pending (``_pend``). The guess ``g`` is 1 when
+        the score is at least 0.5 (no read of the fit needed to choose it): a
+        ``learn_one`` of the other label relabels the event once more. Requires
         ``_unit`` and a non-empty store."""
         cdef double x = self.key(s)
-        cdef double y = 1.0 if self._st.predict_step_c(x) >= 0.5 else 0.0
-        cdef double a = self._st.hypothetical_c(x, 1.0, 1.0 - y)
-        cdef double b
-        self._st.add_c(x, 1.0, y)
+        cdef double y = 1.0 if s >= 0.5 else 0.0
+        cdef double a, b
+        self._st.add_c(x, 1.0, 1.0 - y)
+        a = self._st.predict_step_c(x)
+        self._st.relabel_c(x, y - (1.0 - y))
         self._pend = True
         self._pend_x = x
         self._pend_y = y
@@ -617,7 +629,7 @@ cdef class IsotonicStream:
         saved = self._save_if_refusable(w)
         # Venn-ABERS without a window: an event of unit weight and label 0 or 1 takes
         # the shortcut of _va_predict_learn_c (the same floats, three store operations
-        # instead of five); a window, another weight or label takes both hypotheticals
+        # instead of four); a window, another weight or label takes both hypotheticals
         cdef bint shortcut = self.mode == MODE_VENN_ABERS and self.window_size == 0
         i = 0
         try:
@@ -633,7 +645,7 @@ cdef class IsotonicStream:
 
     cdef double _va_predict_learn_c(self, double s, double y) except? -1.0:
         """:meth:`predict_c` then :meth:`learn_c` of ``(s, y, w=1)``, for Venn-ABERS
-        without a window, in three store operations instead of five. The hypothetical
+        without a window, in three store operations instead of four. The hypothetical
         event labelled ``y`` is the event itself: when the real learn adds it to the
         store with the weight a hypothetical event gets (``next_weight_c``; always so
         without forgetting, and with it unless the learn renormalises), the step fit at

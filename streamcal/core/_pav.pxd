@@ -158,6 +158,8 @@ cdef class IsotonicBlockStore:
     cdef Py_ssize_t n_blocks_c(self) noexcept
     # the step fit at x had one event (x, w, y) been added; the store is left as it was
     cdef double hypothetical_c(self, double x, double w, double y) except? -1.0
+    cdef void relabel_c(self, double x, double ds)
+    cdef double hypothetical_pair_c(self, double x, double w, double* p1) except? -1.0
     # the step (linear) read-out at x with a prior pseudo-event (weight w, label m)
     # pooled into the fit at the cell the read-out uses; the store is left as it was
     cdef double prior_step_c(self, double x, double w, double m) except? -1.0

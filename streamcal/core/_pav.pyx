@@ -82,7 +82,7 @@ import numpy as np
 # the per-event kernels (orientation tests, leaf hull, bridge): inline, _pav_kernels.pxd
 from streamcal.core._pav_kernels cimport (
     _TWO53, k_bridge, k_bridge_still_valid, k_cache_survives, k_edge_sign, k_leaf_update,
-    k_meet_left_of_split, k_vs, k_vsign, sc_pav_ctzll,
+    k_hypothetical, k_meet_left_of_split, k_vs, k_vsign, sc_pav_ctzll,
 )
 
 # the read-outs, rebuild and checks (not on the per-event path) live in _pav_ops.pyx
@@ -813,41 +813,31 @@ cdef class IsotonicBlockStore:
         return self.hypothetical_c(x, w, y)
 
     cdef double hypothetical_c(self, double x, double w, double y) except? -1.0:
-        """:meth:`hypothetical_value`, callable from C (the Venn-ABERS fits): add the
-        event, read the step fit at ``x``, then restore the cell (an existing cell gets
-        its exact sums and count back; a new one is removed) and the exactness scale.
-        Both leaf updates keep the leaf's hull before the cell (``_dirty``)."""
-        if self.root.ncells <= 1:
-            return float(y)
+        """:meth:`hypothetical_value` from C: add, read, restore (``_pav_kernels.pxd``)."""
+        return k_hypothetical(self, x, w, y, NULL)
+
+    cdef double hypothetical_pair_c(self, double x, double w, double* p1) except? -1.0:
+        """The fit at ``x`` with ``(x, w, 0)`` added (returned) and with ``(x, w, 1)``
+        (``p1``): one insertion, relabelled in between, then the restore."""
+        return k_hypothetical(self, x, w, 0.0, p1)
+
+    cdef void relabel_c(self, double x, double ds):
+        """Add ``ds`` to the label sum of the stored cell of key ``x``, its weight and
+        count unchanged: an event's label changed in place (Venn-ABERS: the second
+        hypothetical label; a pending event learnt with the other label), the cell sums
+        of a remove and an add when they are exact. ``ds > 0`` moves the points from
+        ``x`` on straight up: the locate caches before ``x`` survive (CH_PREFIX)."""
         cdef Node* v = self._leaf_for(x)
         cdef Leaf* L = v.leaf
         cdef int j = bisect_right(L.x, L.cnt, x) - 1
-        cdef bint existed = L.x[j] == x
-        cdef double ow = 0.0, os = 0.0
-        cdef long long on = 0
-        cdef int oq = self.qexp
-        cdef double value
-        if existed:
-            ow = L.w[j]
-            os = L.s[j]
-            on = L.n[j]
-        self.add_c(x, w, y)
-        value = self.predict_step_c(x)
-        v = self._leaf_for(x)
-        L = v.leaf
-        j = bisect_right(L.x, L.cnt, x) - 1
-        if existed:
-            L.w[j] = ow
-            L.s[j] = os
-            L.n[j] = on
-            self._dirty = j  # only cell j changed: the leaf's hull before it is kept
-            self._fix_path(v)
-        else:
-            L.n[j] = 1
-            self.remove_c(x, w, y)
-        if oq != self.qexp:
-            self._set_qexp(oq)
-        return value
+        L.s[j] += ds
+        self._note_value(L.s[j])
+        self._ck = CH_PREFIX if ds > 0.0 else CH_ANY
+        self._cx = x
+        self._cnew = False
+        self._crem = False
+        self._dirty = j  # only cell j changed: the leaf's hull before it is kept
+        self._fix_path(v)
 
     def scale_by_power_of_two(self, int exponent):
         """Multiply every weight by ``2 ** exponent`` with ``ldexp``: exact, and without

@@ -7,6 +7,8 @@
 
 from libc.math cimport fabs, fma, frexp, ldexp, INFINITY
 
+from streamcal.core._search cimport bisect_right
+
 from streamcal.core._pav cimport (
     CH_PREFIX, CH_SUFFIX, IsotonicBlockStore, LEAF_CAP, Leaf, Loc, Node, Pt, Sums,
 )
@@ -681,3 +683,50 @@ cdef inline bint k_cache_survives(IsotonicBlockStore st, Node* child, double* c,
         st._op_reused += 1
         return True
     return False
+
+# IsotonicBlockStore.hypothetical_c (the Venn-ABERS fits, the prior's pseudo-event): add
+# the event, read the step fit at x, then restore the cell (an existing cell gets its
+# exact sums and count back; a new one is removed) and the exactness scale. Both leaf
+# updates keep the leaf's hull before the cell (``_dirty``). With ``then1`` (y = 0, as
+# hypothetical_pair_c): between the read and the restore, the event is relabelled 1
+# (relabel_c: the cell sums of adding (x, w, 1) instead, exactly: os + 0.0 + w is
+# os + w * 1) and the fit read again into then1[0]: three path updates, not four.
+cdef inline double k_hypothetical(IsotonicBlockStore st, double x, double w, double y,
+                                  double* then1) except? -1.0:
+    if st.root.ncells <= 1:
+        if then1 != NULL:
+            then1[0] = 1.0
+        return y
+    cdef Node* v = st._leaf_for(x)
+    cdef Leaf* L = v.leaf
+    cdef int j = bisect_right(L.x, L.cnt, x) - 1
+    cdef bint existed = L.x[j] == x
+    cdef double ow = 0.0, os = 0.0
+    cdef long long on = 0
+    cdef int oq = st.qexp
+    cdef double value
+    if existed:
+        ow = L.w[j]
+        os = L.s[j]
+        on = L.n[j]
+    st.add_c(x, w, y)
+    value = st.predict_step_c(x)
+    if then1 != NULL:
+        st.relabel_c(x, w)
+        then1[0] = st.predict_step_c(x)
+        y = 1.0
+    v = st._leaf_for(x)
+    L = v.leaf
+    j = bisect_right(L.x, L.cnt, x) - 1
+    if existed:
+        L.w[j] = ow
+        L.s[j] = os
+        L.n[j] = on
+        st._dirty = j  # only cell j changed: the leaf's hull before it is kept
+        st._fix_path(v)
+    else:
+        L.n[j] = 1
+        st.remove_c(x, w, y)
+    if oq != st.qexp:
+        st._set_qexp(oq)
+    return value
