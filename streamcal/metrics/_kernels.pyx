@@ -38,6 +38,8 @@ from libc.math cimport floor, ldexp, log, pow
 from libc.string cimport memset
 from cpython.mem cimport PyMem_Free
 
+from streamcal.core._bins cimport uniform_bin  # the equal-width bin rule
+
 import math
 from collections import deque
 
@@ -47,21 +49,6 @@ from streamcal.core.decay import METRIC_RENORM_EXPONENT, renormalised_clock
 # half-life clock of ECE: its one home is streamcal.core.decay
 cdef double RENORM_EXPONENT = METRIC_RENORM_EXPONENT
 cdef double FORGET = 2.0 ** -RENORM_EXPONENT
-
-
-# streamcal.core.bins.uniform_bin, inlined for the per-event path (tests/test_core_bins.py)
-cdef inline Py_ssize_t uniform_bin(double p, Py_ssize_t n, const double* edges) noexcept nogil:
-    """Bin of ``p`` in [0, 1] among ``n`` equal-width bins, ``edges[i] <= p <
-    edges[i + 1]`` (last bin closed): ``p * n`` rounds, so ``int(p * n)`` can be one
-    off near an edge, and two comparisons correct it (streamcal.core.bins)."""
-    cdef Py_ssize_t b = <Py_ssize_t>(p * n)
-    if b >= n:
-        return n - 1
-    if p < edges[b]:
-        return b - 1
-    if b + 1 < n and p >= edges[b + 1]:
-        return b + 1
-    return b
 
 
 cdef bint batch_fits(double held, const double[:] w, double scale, double capacity) noexcept:
@@ -503,25 +490,20 @@ cdef class Binned(Store):
 
     # ------------------------------------------------------------------ values
 
-    def sharpness(self):
-        """``sum_b Y_b ** 2 / W_b / W`` over non-empty bins."""
+    def get(self):
+        """Sharpness: ``sum_b Y_b ** 2 / W_b / W`` over non-empty bins; ECE: ``sum_b |Y_b
+        - P_b| / W`` (equal-width bins); 0.0 with no event (MurphyDecomposition reads
+        ``bin_lists``)."""
         cdef double total = 0.0
         cdef Py_ssize_t b
         if self.n == 0:
             return 0.0
         for b in range(self.n_bins):
-            if self.bn[b]:
-                total += self.by[b] * self.by[b] / self.bw[b]
-        return total / self.weight
-
-    def ece(self):
-        """``sum_b |Y_b - P_b| / W`` (equal-width bins)."""
-        cdef double total = 0.0
-        cdef Py_ssize_t b
-        if self.n == 0:
-            return 0.0
-        for b in range(self.n_bins):
-            total += abs(self.by[b] - self.bp[b])
+            if self.kind == SHARPNESS:
+                if self.bn[b]:
+                    total += self.by[b] * self.by[b] / self.bw[b]
+            else:
+                total += abs(self.by[b] - self.bp[b])
         return total / self.weight
 
     def bin_lists(self):
