@@ -7,7 +7,9 @@ Usage (instructions inside the compiled entry points only, divided by N by hand)
         --toggle-collect='__pyx_pw_9streamcal_4core_16_isotonic_stream*predict_one' \
         python benchmarks/instructions_per_event.py iso 4000 .
 
-Scenarios: platt, brier, refine, hist_q (4th argument: the HistogramBinning keyword
+Scenarios: platt, brier, refine, ece, sharp, murphy (per-event ``update``), brier_many,
+refine_many, ece_many (100 ``update_many`` of the N events: collect
+``*Store_*update_many``), hist_q (4th argument: the HistogramBinning keyword
 arguments as a dict literal), iso, iso_lin, iso_grid, iso_win. The third argument is
 the directory holding the ``streamcal`` package to measure (a copy of another build).
 """
@@ -31,6 +33,18 @@ elif S == "refine":
     m = CalibrationRefinement()
     for x, y in zip(xs, ys):
         m.update(y, x)
+elif S in ("ece", "sharp", "murphy"):
+    from streamcal.metrics import ECE, Sharpness, MurphyDecomposition
+    m = {"ece": ECE, "sharp": Sharpness, "murphy": MurphyDecomposition}[S]()
+    for x, y in zip(xs, ys):
+        m.update(y, x)
+elif S.endswith("_many"):
+    import numpy as np
+    from streamcal.metrics import ECE
+    m = {"brier_many": Brier, "refine_many": CalibrationRefinement, "ece_many": ECE}[S]()
+    Y, X = np.array(ys, dtype=float), np.array(xs)
+    for _ in range(100):
+        m.update_many(Y, X)
 elif S == "hist_q":
     m = HistogramBinning(**eval(sys.argv[4]))
     for x, y in zip(xs, ys):

@@ -295,3 +295,35 @@ def test_calibration_refinement_snapshot_keys_outside_the_grid_are_refused():
         bad = {**d, "state": {**d["state"], "groups": [[key, 1.0, 1.0, 1]]}}
         with pytest.raises(ValueError, match=r"state\[.groups.\]\[0\]\[0\] of CalibrationRefinement must be an int in \[0, 4\]"):
             CalibrationRefinement.from_dict(bad)
+
+
+@pytest.mark.parametrize(
+    "cls, params",
+    [
+        (Brier, {}), (LogLoss, {}), (ECE, {}), (ECE, {"half_life": 40.0}),
+        (ECE, {"strategy": "quantile"}), (Sharpness, {}), (MurphyDecomposition, {}),
+        (CalibrationRefinement, {}), (CalibrationRefinement, {"resolution": 0.01}),
+    ],
+)
+def test_store_update_many_refuses_the_first_weight_past_the_rule_and_changes_nothing(cls, params):
+    # Store.update_many (metrics/_kernels.pyx), the one batch path of the binary stores:
+    # the batch does not fit, so it runs event by event and restores the saved state
+    from streamcal.metrics._kernels import Store
+
+    m = cls(**params)
+    y, p, w = _events(11, 60)
+    m.update_many(y, p, w)
+    assert isinstance(m._store, Store)
+    before = _common.fingerprint(m)
+    scale = m._store.scale()  # 2 ** 64 under forgetting: a stored weight may grow so
+    big = 0.6 * m._store.capacity / scale  # fits alone (and twice, unless it is scaled)
+    bad = np.array([1.0, big, big if scale == 1.0 else 2 * big, 1.0])
+    batch_y, batch_p = np.array([1.0, 0.0, 1.0, 0.0]), np.array([0.2, 0.4, 0.6, 0.8])
+    with pytest.raises(ValueError, match=rf"'w' argument of {cls.__name__}.update_many .* at index 2"):
+        m.update_many(batch_y, batch_p, bad)
+    assert _common.fingerprint(m) == before
+    loop = pickle.loads(pickle.dumps(m))
+    m.update_many(batch_y, batch_p, np.array([1.0, 2.0, 3.0, 1.0]))  # fits: one pass
+    for a, b, c in zip(batch_y, batch_p, (1.0, 2.0, 3.0, 1.0)):
+        loop.update(int(a), float(b), c)
+    assert _common.fingerprint(m) == _common.fingerprint(loop)

@@ -28,6 +28,7 @@ from libc.stdint cimport int64_t
 import numpy as np
 
 from streamcal._cvalidation cimport check_label, check_score, check_weight
+from streamcal.core._bins cimport uniform_bin
 from streamcal.core._search cimport bisect_right
 
 from streamcal.core.binning import (
@@ -70,23 +71,6 @@ cdef inline bint weight_bits(double w, int64_t* num, int* d) noexcept nogil:
         num[0] = mant
         d[0] = -ex
     return True
-
-
-# the bin rule of streamcal.core.bins.uniform_bin / edge_bins, inlined for the per-event path
-cdef inline int uniform_bin(const double* e, int B, double s) noexcept nogil:
-    """The bin of ``s`` among the edges ``e`` (``B + 1`` of them, sorted) starting from
-    the guess ``floor(s B)``, exact for ``j / B`` edges up to a step, then walked to
-    the rule (the number of inner edges ``<= s``)."""
-    cdef int k = <int>(s * B)
-    if k > B - 1:
-        k = B - 1
-    elif k < 0:
-        k = 0
-    while k < B - 1 and e[k + 1] <= s:
-        k += 1
-    while k > 0 and e[k] > s:
-        k -= 1
-    return k
 
 
 cdef inline double prior_ratio(int64_t S, int64_t W, double a, double m, int E) noexcept nogil:
@@ -244,7 +228,7 @@ cdef class Int64Binner:
         cdef int B = self.n_bins
         cdef double* e = self.ep
         if self.uniform:
-            return uniform_bin(e, B, s)
+            return <int>uniform_bin(s, B, e)
         return bisect_right(e + 1, B - 1, s)  # among edges[1 : B]
 
     cdef int refresh(self, int k) except -1:
@@ -500,7 +484,7 @@ cdef class Int64Binner:
             # learning unit weights: no weight to read, a run as long as the room
             stop = n if n - i <= room else i + room
             while i < stop:
-                k = uniform_bin(e, B, sp[i]) + (i & 3) * B
+                k = <int>uniform_bin(sp[i], B, e) + (i & 3) * B
                 tc[k] += 1
                 ty[k] += <int64_t>yp[i]
                 i += 1
@@ -509,7 +493,7 @@ cdef class Int64Binner:
             while i < n:
                 wi = wp[i]
                 x = sp[i]
-                k = uniform_bin(e, B, x)
+                k = <int>uniform_bin(x, B, e)
                 if wi == 1.0:
                     Wk = W[k] + one
                     if taken == room or Wk >= EXACT:
@@ -535,7 +519,7 @@ cdef class Int64Binner:
                 if wi == 1.0:
                     if taken == room:
                         break
-                    k = uniform_bin(e, B, sp[i]) + (i & 3) * B
+                    k = <int>uniform_bin(sp[i], B, e) + (i & 3) * B
                     tc[k] += 1
                     ty[k] += <int64_t>yp[i]
                     taken += 1

@@ -195,22 +195,17 @@ cdef class IsotonicStream:
         return j - cap if j >= cap else j
 
     cdef _grow(self):
-        cdef Py_ssize_t cap = self._wx.shape[0]
-        cdef Py_ssize_t new_cap = min(self.window_size, max(2 * cap, 16))
         cdef Py_ssize_t i, k
-        wx = np.empty(new_cap, dtype=np.float64)
-        wy = np.empty(new_cap, dtype=np.float64)
-        ww = np.empty(new_cap, dtype=np.float64)
-        wt = np.empty(new_cap, dtype=np.int64)
-        cdef double[::1] nx = wx, ny = wy, nw = ww
-        cdef long long[::1] nt = wt
+        cdef double[::1] ox = self._wx, oy = self._wy, ow = self._ww
+        cdef long long[::1] ot = self._wt
+        slots = [self._slot(i) for i in range(self._count)]  # oldest first, in the old buffer
+        self._alloc(min(self.window_size, max(2 * ox.shape[0], 16)))
         for i in range(self._count):
-            k = self._slot(i)
-            nx[i] = self._wx[k]
-            ny[i] = self._wy[k]
-            nw[i] = self._ww[k]
-            nt[i] = self._wt[k]
-        self._wx, self._wy, self._ww, self._wt = nx, ny, nw, nt
+            k = slots[i]
+            self._wx[i] = ox[k]
+            self._wy[i] = oy[k]
+            self._ww[i] = ow[k]
+            self._wt[i] = ot[k]
         self._head = 0
 
     cdef _push(self, double x, double y, double w, long long t):

@@ -438,6 +438,18 @@ cdef inline int k_side_local(Node* n, int lo, int m, bint pt, double* ax, double
     return 2 if n.nvr == 1 else 0
 
 
+cdef inline void k_rest_after(Node* n, bint last, double x, double y, double* sx,
+                              double* sy, double* eb) noexcept:
+    # the cells of n after its hull vertex at (x, y) in n's own frame (k_side_local):
+    # exactly 0 when the vertex is n's last, and the base of their error bound
+    if last:
+        sx[0] = sy[0] = eb[0] = 0.0
+    else:
+        sx[0] = n.W - x
+        sy[0] = n.S - y
+        eb[0] = n.W + x
+
+
 cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
     cdef Node* ln = u.left
     cdef Node* rn = u.right
@@ -465,7 +477,6 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
     # the cells of the left subtree after a, resp. b (exactly 0 when the vertex is the
     # subtree's last), and the base of their error bound
     cdef double asx = 0.0, asy = 0.0, aeb = 0.0, bsx = 0.0, bsy = 0.0, beb = 0.0
-    cdef bint alast, blast
     cdef int last
     k_enter(ln, &llo, &lhi)
     k_enter(rn, &rlo, &rhi)
@@ -480,20 +491,8 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
             break
         if loc:
             last = k_side_local(ln, llo, lm, lpt, &alx, &aly, &blx, &bly)
-            alast = last == 1
-            blast = last == 2
-            if alast:
-                asx = asy = aeb = 0.0
-            else:
-                asx = ln.W - alx
-                asy = ln.S - aly
-                aeb = ln.W + alx
-            if blast:
-                bsx = bsy = beb = 0.0
-            else:
-                bsx = ln.W - blx
-                bsy = ln.S - bly
-                beb = ln.W + blx
+            k_rest_after(ln, last == 1, alx, aly, &asx, &asy, &aeb)
+            k_rest_after(ln, last == 2, blx, bly, &bsx, &bsy, &beb)
             k_side_local(rn, rlo, rm, rpt, &clx, &cly, &dlx, &dly)
             # every term a sum of non-negative cells within _COORD_ERR / 2 of its
             # value (y <= x); a cross vector p -> q is (the rest of the left subtree

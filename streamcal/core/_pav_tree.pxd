@@ -31,14 +31,7 @@ cdef inline Sums _sums_add(Sums a, Sums b) noexcept:
 
 
 cdef inline Sums _zero_sums() noexcept:
-    cdef Sums r
-    r.W = 0.0
-    r.Wlo = 0.0
-    r.S = 0.0
-    r.Slo = 0.0
-    r.N = 0
-    r.C = 0
-    return r
+    return Sums(W=0.0, Wlo=0.0, S=0.0, Slo=0.0, N=0, C=0)
 
 
 cdef inline int _sign(double v) noexcept:
@@ -195,14 +188,7 @@ cdef inline Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) no
 
 
 cdef inline Sums _node_sums(Node* v) noexcept:
-    cdef Sums r
-    r.W = v.W
-    r.Wlo = v.Wlo
-    r.S = v.S
-    r.Slo = v.Slo
-    r.N = v.N
-    r.C = v.ncells
-    return r
+    return Sums(W=v.W, Wlo=v.Wlo, S=v.S, Slo=v.Slo, N=v.N, C=v.ncells)
 
 
 cdef inline Sums _range_from(Node* v, double k1, bint plain=False) noexcept:

@@ -349,7 +349,7 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
     def get(self) -> float:
         """The ECE of the events held (0.0 before any); O(n_bins) or O(m log m)."""
         if self._uniform:
-            return self._store.ece()
+            return self._store.get()
         if self._store.n == 0:
             return 0.0
         _, bw, by, bp = self._quantile_bins()
@@ -500,7 +500,7 @@ class Sharpness(_EqualWidthSums):
 
     def get(self) -> float:
         """The sharpness of the events held (0.0 before any); O(n_bins)."""
-        return self._store.sharpness()
+        return self._store.get()
 
 
 class MurphyDecomposition(_EqualWidthSums):

@@ -49,3 +49,16 @@ cdef inline long long* new_counts(Py_ssize_t n) except NULL:
         raise MemoryError()
     memset(x, 0, (n if n > 0 else 1) * sizeof(long long))
     return x
+
+
+cdef class Store:
+    # the base of the binary metric stores (_kernels.pyx: MeanScore, Binned;
+    # _kernels_refinement.pyx: Groups), defined in _kernels.pyx
+    cdef readonly str owner
+    cdef public long long n
+    cdef public double weight
+    cdef readonly double capacity  # of the weight rule (streamcal._validation)
+    cdef int add(self, double y, double p, double w) except -1
+    cdef int add_each(self, const double[:] y, const double[:] p, const double[:] w) except -1
+    cpdef double scale(self)
+    cdef int set_totals(self, dict state) except -1

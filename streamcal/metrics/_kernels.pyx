@@ -24,9 +24,9 @@ Every store
 - runs ``update_many(y, p, w)`` over float64 arrays as one loop of ``add``, so a batch
   leaves exactly the state of a loop of ``update``.
 
-Each store keeps its own ``update_one`` / ``update_many`` (four lines alike): the stores
-are final classes, so each loop calls its own ``add`` directly (inlined where it is
-``inline``), where a shared base would dispatch every event through a vtable.
+The stores share the base :class:`Store` (``update_one``, ``update_many`` and the
+weight rule); each is a final class, so its ``add`` is a direct call (inlined where it
+is ``inline``) from the metric's ``update`` and from its own batch loop ``add_each``.
 
 The per-event ``update`` of each metric is a module-level function next to its store,
 bound as the shell class's ``update`` method (Cython functions bind like Python ones):
@@ -37,6 +37,8 @@ cimport cython
 from libc.math cimport floor, ldexp, log, pow
 from libc.string cimport memset
 from cpython.mem cimport PyMem_Free
+
+from streamcal.core._bins cimport uniform_bin  # the equal-width bin rule
 
 import math
 from collections import deque
@@ -49,21 +51,6 @@ cdef double RENORM_EXPONENT = METRIC_RENORM_EXPONENT
 cdef double FORGET = 2.0 ** -RENORM_EXPONENT
 
 
-# streamcal.core.bins.uniform_bin, inlined for the per-event path (tests/test_core_bins.py)
-cdef inline Py_ssize_t uniform_bin(double p, Py_ssize_t n, const double* edges) noexcept nogil:
-    """Bin of ``p`` in [0, 1] among ``n`` equal-width bins, ``edges[i] <= p <
-    edges[i + 1]`` (last bin closed): ``p * n`` rounds, so ``int(p * n)`` can be one
-    off near an edge, and two comparisons correct it (streamcal.core.bins)."""
-    cdef Py_ssize_t b = <Py_ssize_t>(p * n)
-    if b >= n:
-        return n - 1
-    if p < edges[b]:
-        return b - 1
-    if b + 1 < n and p >= edges[b + 1]:
-        return b + 1
-    return b
-
-
 cdef bint batch_fits(double held, const double[:] w, double scale, double capacity) noexcept:
     # whether no event of a batch can be refused by the weight rule: the held weight
     # only grows by the (scaled) weights added, so the sum bounds it at every event
@@ -74,24 +61,59 @@ cdef bint batch_fits(double held, const double[:] w, double scale, double capaci
     return total <= capacity
 
 
-def update_many_atomic(store, const double[:] y, const double[:] p, const double[:] w,
-                       double scale):
-    """The loop of ``store.update_one`` over a validated batch under the weight rule:
-    one compiled pass when no event can be refused, else event by event from a saved
-    state, restored before the error (naming the index) of the first refused weight.
-    ``scale`` bounds how much the store scales a weight (``2 ** 64`` under forgetting)."""
-    cdef Py_ssize_t i
-    if batch_fits(store.weight, w, scale, store.capacity):
-        store.update_fast(y, p, w)
-        return
-    saved = store.get_state()
-    for i in range(w.shape[0]):
-        if w[i] > 0.0 and not store.weight + w[i] * scale <= store.capacity:
-            store.set_state(saved)
-            raise weight_overflow_error(store.owner, "update_many", w[i], f" at index {i}")
-        store.update_one(y[i], p[i], w[i])
+cdef class Store:
+    """What the stores of the binary metrics share (MeanScore, Binned and
+    ``_kernels_refinement.Groups``; declared in ``_kernels.pxd``): the owner's name, the
+    count and total weight of the events held, the capacity of the weight rule, and
+    the Python-facing ``update_one`` / ``update_many`` over the subclass's ``add``.
 
+    The subclasses are final: the module-level ``update`` of each metric types its
+    store as the subclass, so its ``add`` is a direct call (inlined where ``inline``),
+    never a virtual one. Each subclass also writes the batch loop ``add_each`` (three
+    lines) for the same reason: ``update_many`` makes one virtual call per batch, and
+    the loop calls ``add`` directly for every event (a loop here would call it through
+    the vtable, and not inline MeanScore's).
+    """
 
+    cdef int add(self, double y, double p, double w) except -1:
+        raise NotImplementedError
+
+    cdef int add_each(self, const double[:] y, const double[:] p, const double[:] w) except -1:
+        raise NotImplementedError
+
+    cpdef double scale(self):
+        """How much a stored weight may exceed the weight given, for the weight rule
+        (1; ``Binned`` under forgetting: ``2 ** 64``)."""
+        return 1.0
+
+    def update_one(self, double y, double p, double w):
+        """Add a validated event."""
+        self.add(y, p, w)
+
+    def update_many(self, const double[:] y, const double[:] p, const double[:] w):
+        """Add validated arrays of events, as a loop of ``update_one``; atomic under the
+        weight rule: one compiled pass when no event can be refused, else event by
+        event from a saved state, restored before the error (naming the index) of the
+        first refused weight."""
+        cdef Py_ssize_t i
+        cdef double scale = self.scale()
+        if batch_fits(self.weight, w, scale, self.capacity):
+            self.add_each(y, p, w)
+            return
+        saved = self.get_state()
+        for i in range(w.shape[0]):
+            if w[i] > 0.0 and not self.weight + w[i] * scale <= self.capacity:
+                self.set_state(saved)
+                raise weight_overflow_error(self.owner, "update_many", w[i], f" at index {i}")
+            self.add(y[i], p[i], w[i])
+
+    cdef int set_totals(self, dict state) except -1:
+        # the part of every set_state that restores the base's fields
+        self.n = int(state["n"])
+        self.weight = float(state["weight"])
+
+    def __setstate__(self, state):
+        self.set_state(state)  # the state of get_state(), from the subclass's __reduce__
 
 
 class StoreShell:
@@ -139,23 +161,20 @@ class StoreShell:
 
 
 @cython.final
-cdef class MeanScore:
+cdef class MeanScore(Store):
     """Weighted mean of a per-event loss: ``(p - y) ** 2`` (Brier) or the clipped log
     loss (LogLoss, ``eps > 0``). State: total weight, weighted loss sum and the count of
     positive-weight events (a revert of the last one resets the sums to exactly 0)."""
 
-    cdef readonly str owner
     cdef readonly double eps
     cdef readonly bint log_loss
-    cdef public double weight
     cdef public double total
-    cdef public long long n
-    cdef readonly double capacity  # of the weight rule: the loss sum is <= max loss * weight
 
     def __init__(self, str owner, double eps=0.0):
         self.owner = owner
         self.eps = eps
         self.log_loss = eps > 0.0
+        # of the weight rule: the loss sum is <= max loss * weight
         self.capacity = weight_capacity(-log(eps) if eps > 0.0 else 1.0)
 
     cdef inline double neg_log(self, double y, double p) noexcept:
@@ -163,7 +182,9 @@ cdef class MeanScore:
         cdef double q = p if y == 1.0 else 1.0 - p
         return log(eps if q < eps else (1.0 - eps if q > 1.0 - eps else q))
 
-    cdef inline void add(self, double y, double p, double w) noexcept:
+    cdef inline void add_event(self, double y, double p, double w) noexcept:
+        # the body of add: gcc inlines it (it does not inline add, a vtable entry, into
+        # mean_score_update: 6 more instructions per event, callgrind)
         cdef double d
         if w > 0.0:
             self.weight += w
@@ -173,6 +194,14 @@ cdef class MeanScore:
                 d = p - y
                 self.total += w * d * d
             self.n += 1
+
+    cdef int add(self, double y, double p, double w) except -1:
+        self.add_event(y, p, w)
+
+    cdef int add_each(self, const double[:] y, const double[:] p, const double[:] w) except -1:
+        cdef Py_ssize_t i  # Store.update_many's batch loop, here so that each add is direct
+        for i in range(y.shape[0]):
+            self.add_event(y[i], p[i], w[i])
 
     def revert(self, double y, double p, double w):
         """Remove a validated event; False (nothing changed) if none is held."""
@@ -193,24 +222,6 @@ cdef class MeanScore:
                 self.total -= w * (d * d)
         return True
 
-    # update_one / update_many / update_fast: the same three methods as _kernels_refinement.Groups's,
-    # kept apart on purpose: in a shared base class ``self.add`` would be a virtual call
-    # per event of update_fast; in this final class it is a direct call
-    def update_one(self, double y, double p, double w):
-        """Add a validated event."""
-        self.add(y, p, w)
-
-    def update_many(self, const double[:] y, const double[:] p, const double[:] w):
-        """Add validated arrays of events, as a loop of ``update_one``; atomic under the
-        weight rule (:func:`update_many_atomic`)."""
-        update_many_atomic(self, y, p, w, 1.0)
-
-    def update_fast(self, const double[:] y, const double[:] p, const double[:] w):
-        """The loop of ``update_one``, in one compiled pass (no weight check)."""
-        cdef Py_ssize_t i
-        for i in range(y.shape[0]):
-            self.add(y[i], p[i], w[i])
-
     def get(self):
         return self.total / self.weight if self.weight > 0.0 else 0.0
 
@@ -218,15 +229,11 @@ cdef class MeanScore:
         return {"weight": self.weight, "total": self.total, "n": self.n}
 
     def set_state(self, dict state):
-        self.weight = float(state["weight"])
+        self.set_totals(state)
         self.total = float(state["total"])
-        self.n = int(state["n"])
 
     def __reduce__(self):
         return MeanScore, (self.owner, self.eps), self.get_state()
-
-    def __setstate__(self, state):
-        self.set_state(state)
 
 
 def mean_score_update(self, y_true, y_pred, w=1.0):
@@ -235,7 +242,7 @@ def mean_score_update(self, y_true, y_pred, w=1.0):
     cdef MeanScore s = self._store
     cdef double e[3]
     check_update(y_true, y_pred, w, s.owner, s.weight, s.capacity, e)
-    s.add(e[0], e[1], e[2])
+    s.add_event(e[0], e[1], e[2])
 
 
 # ============================================================================ binned sums
@@ -246,7 +253,7 @@ DEF MURPHY = 2
 
 
 @cython.final
-cdef class Binned:
+cdef class Binned(Store):
     """Sums per equal-width bin of the forecast, with the count of events behind each
     (a bin whose events are all reverted is exactly zero).
 
@@ -258,7 +265,6 @@ cdef class Binned:
     forget exponentially (``half_life``; the clock ``t``, ``t_ref``, ``phase``).
     """
 
-    cdef readonly str owner
     cdef readonly int kind
     cdef readonly Py_ssize_t n_bins
     cdef readonly bint uniform
@@ -272,15 +278,12 @@ cdef class Binned:
     cdef double* bpp
     cdef double* bpy
     cdef long long* bn
-    cdef public long long n
-    cdef public double weight
     cdef public double score
     cdef public dict values
     cdef public object window
     cdef public long long t
     cdef public long long t_ref
     cdef public double phase
-    cdef readonly double capacity  # of the weight rule (streamcal._validation)
 
     def __cinit__(self, str owner, int kind, Py_ssize_t n_bins, bint uniform=True,
                   Py_ssize_t window_size=0, double half_life=0.0):
@@ -472,6 +475,11 @@ cdef class Binned:
                     self.remove(y, p, w)
         return 0
 
+    cdef int add_each(self, const double[:] y, const double[:] p, const double[:] w) except -1:
+        cdef Py_ssize_t i  # Store.update_many's batch loop, here so that each add is direct
+        for i in range(y.shape[0]):
+            self.add(y[i], p[i], w[i])
+
     def revert(self, double y, double p, double w):
         """Remove a validated event; False (nothing changed) if it cannot be held."""
         if w > 0.0:
@@ -480,42 +488,22 @@ cdef class Binned:
             self.remove(y, p, w)
         return True
 
-    def update_one(self, double y, double p, double w):
-        """Add a validated event."""
-        self.add(y, p, w)
-
-    def update_many(self, const double[:] y, const double[:] p, const double[:] w):
-        """Add validated arrays of events, as a loop of ``update_one``; atomic under the
-        weight rule (:func:`update_many_atomic`)."""
-        update_many_atomic(self, y, p, w, self.scale())
-
-    def update_fast(self, const double[:] y, const double[:] p, const double[:] w):
-        """The loop of ``update_one``, in one compiled pass (no weight check)."""
-        cdef Py_ssize_t i
-        for i in range(y.shape[0]):
-            self.add(y[i], p[i], w[i])
-
     # ------------------------------------------------------------------ values
 
-    def sharpness(self):
-        """``sum_b Y_b ** 2 / W_b / W`` over non-empty bins."""
+    def get(self):
+        """Sharpness: ``sum_b Y_b ** 2 / W_b / W`` over non-empty bins; ECE: ``sum_b |Y_b
+        - P_b| / W`` (equal-width bins); 0.0 with no event (MurphyDecomposition reads
+        ``bin_lists``)."""
         cdef double total = 0.0
         cdef Py_ssize_t b
         if self.n == 0:
             return 0.0
         for b in range(self.n_bins):
-            if self.bn[b]:
-                total += self.by[b] * self.by[b] / self.bw[b]
-        return total / self.weight
-
-    def ece(self):
-        """``sum_b |Y_b - P_b| / W`` (equal-width bins)."""
-        cdef double total = 0.0
-        cdef Py_ssize_t b
-        if self.n == 0:
-            return 0.0
-        for b in range(self.n_bins):
-            total += abs(self.by[b] - self.bp[b])
+            if self.kind == SHARPNESS:
+                if self.bn[b]:
+                    total += self.by[b] * self.by[b] / self.bw[b]
+            else:
+                total += abs(self.by[b] - self.bp[b])
         return total / self.weight
 
     def bin_lists(self):
@@ -552,8 +540,7 @@ cdef class Binned:
         cdef Py_ssize_t b
         cdef list lists
         self.clear()
-        self.n = int(state["n"])
-        self.weight = float(state["weight"])
+        self.set_totals(state)
         if self.kind == MURPHY:
             self.score = float(state["score"])
         if self.kind == ECE_KIND:
@@ -591,9 +578,6 @@ cdef class Binned:
              self.half_life),
             self.get_state(),
         )
-
-    def __setstate__(self, state):
-        self.set_state(state)
 
 
 def binned_update(self, y_true, y_pred, w=1.0):

@@ -12,16 +12,14 @@ from cpython.mem cimport PyMem_Free
 
 
 from streamcal._validation import weight_capacity
-from streamcal.metrics._kernels import update_many_atomic
-
-from streamcal.metrics._kernels cimport check_update, new_counts, new_doubles
+from streamcal.metrics._kernels cimport Store, check_update, new_counts, new_doubles
 
 # CalibrationRefinement keeps a grid of at most this many cells in C arrays, a dict beyond
 cdef Py_ssize_t DENSE_LIMIT = 1 << 16
 
 
 @cython.final
-cdef class Groups:
+cdef class Groups(Store):
     """Per distinct (pooled) forecast: weight, weighted label sum and count, with the
     running sums of the Foster-Hart decomposition (streamcal.metrics._refinement).
 
@@ -29,7 +27,6 @@ cdef class Groups:
     by the grid index ``k = int(p / resolution + 0.5)``: C arrays over the grid when it
     has at most 65,536 cells, else a dict keyed by the int ``k``."""
 
-    cdef readonly str owner
     cdef readonly double resolution  # 0.0: none
     cdef readonly bint dense
     cdef Py_ssize_t cells
@@ -38,12 +35,9 @@ cdef class Groups:
     cdef long long* gk
     cdef Py_ssize_t n_groups  # non-empty cells (dense)
     cdef public dict groups
-    cdef public long long n
-    cdef public double weight
     cdef public double score
     cdef public double cal
     cdef public double ref
-    cdef readonly double capacity
 
     def __cinit__(self, str owner, double resolution=0.0):
         self.owner = owner
@@ -136,6 +130,11 @@ cdef class Groups:
         self.ref += w * y + ref - gy * gy / gw
         return 0
 
+    cdef int add_each(self, const double[:] y, const double[:] p, const double[:] w) except -1:
+        cdef Py_ssize_t i  # _kernels.Store.update_many's batch loop, here: each add is direct
+        for i in range(y.shape[0]):
+            self.add(y[i], p[i], w[i])
+
     def revert(self, double y, double p, double w):
         """Remove a validated event; False (nothing changed) if it is not held."""
         cdef Py_ssize_t key = 0
@@ -192,23 +191,6 @@ cdef class Groups:
         self.ref += gy * (gw - gy) / gw - ref
         return True
 
-    # update_one / update_many / update_fast: the same three methods as _kernels.MeanScore's,
-    # kept apart on purpose: in a shared base class ``self.add`` would be a virtual call
-    # per event of update_fast; in this final class it is a direct call
-    def update_one(self, double y, double p, double w):
-        """Add a validated event."""
-        self.add(y, p, w)
-
-    def update_many(self, const double[:] y, const double[:] p, const double[:] w):
-        """Add validated arrays of events, as a loop of ``update_one``; atomic under the
-        weight rule (:func:`update_many_atomic`)."""
-        update_many_atomic(self, y, p, w, 1.0)
-
-    def update_fast(self, const double[:] y, const double[:] p, const double[:] w):
-        """The loop of ``update_one``, in one compiled pass (no weight check)."""
-        cdef Py_ssize_t i
-        for i in range(y.shape[0]):
-            self.add(y[i], p[i], w[i])
 
     def group_list(self):
         """``[[key, weight, label sum, count], ...]``: grid cells in increasing order,
@@ -253,17 +235,13 @@ cdef class Groups:
         else:
             cast = int if self.resolution > 0.0 else float
             self.groups = {cast(g[0]): [float(g[1]), float(g[2]), int(g[3])] for g in groups}
-        self.n = int(state["n"])
-        self.weight = float(state["weight"])
+        self.set_totals(state)
         self.score = float(state["score"])
         self.cal = float(state["calibration"])
         self.ref = float(state["refinement"])
 
     def __reduce__(self):
         return Groups, (self.owner, self.resolution), self.get_state()
-
-    def __setstate__(self, state):
-        self.set_state(state)
 
 
 # per-event path: the preamble is _kernels.pxd's check_update (one home); the store is
