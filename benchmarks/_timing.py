@@ -22,6 +22,7 @@ import time
 import tracemalloc
 
 __all__ = [
+    "old_new_rounds",
     "add_run_arguments",
     "gc_paused",
     "git_commit",
@@ -121,6 +122,28 @@ def interleaved(runs, scores: list, labels: list, segment: int):
             run, state = runs[r]
             times[r].append(run(state, s, y))
     return bounds, times
+
+
+def old_new_rounds(runs: dict, rounds: int, timed, n_events: int, label: str, width: int) -> str:
+    """Time each model maker of ``runs`` ("raw", "old", "new") once a round, in rotating
+    order, the GC paused: ``timed(model)`` returns (CPU seconds, a result that old and new
+    must agree on). Returns the line "label old/raw new/raw new/old fastest us per event"
+    of the medians of the per-round ratios (the compose and package comparisons)."""
+    t = {k: [] for k in runs}
+    with gc_paused(True):
+        for r in range(rounds):
+            order = list(runs)[r % 3 :] + list(runs)[: r % 3]
+            out = {}
+            for k in order:
+                dt, out[k] = timed(runs[k]())
+                t[k].append(dt)
+            assert out["old"] == out["new"], (out["old"], out["new"])
+    ratio = lambda a, b: statistics.median(x / y for x, y in zip(t[a], t[b]))  # noqa: E731
+    fastest = ", ".join(f"{1e6 * min(t[k]) / n_events:.1f}" for k in runs)
+    return (
+        f"{label:<{width}} {ratio('old', 'raw'):>9.3f}x {ratio('new', 'raw'):>9.3f}x "
+        f"{ratio('new', 'old'):>9.3f}x   {fastest}"
+    )
 
 
 def spread(values) -> dict:

@@ -18,13 +18,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import statistics
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _timing import gc_paused
+from _timing import old_new_rounds
 from river import datasets, evaluate, linear_model, metrics
 
 from streamcal import OnlineIsotonic, OnlinePlatt, VennAbers
@@ -63,19 +62,7 @@ def main(argv=None) -> None:
             "old": lambda: Old(linear_model.LogisticRegression(), cal()),
             "new": lambda: New(linear_model.LogisticRegression(), cal()),
         }
-        t = {k: [] for k in runs}
-        with gc_paused(True):
-            for r in range(args.rounds):
-                order = list(runs)[r % 3 :] + list(runs)[: r % 3]
-                loss = {}
-                for k in order:
-                    dt, loss[k] = timed(runs[k](), events)
-                    t[k].append(dt)
-                assert loss["old"] == loss["new"], (loss["old"], loss["new"])
-        ratio = lambda a, b: statistics.median(x / y for x, y in zip(t[a], t[b]))  # noqa: E731
-        fastest = ", ".join(f"{1e6 * min(t[k]) / len(events):.1f}" for k in runs)
-        print(f"{name:<12} {ratio('old', 'raw'):>9.3f}x {ratio('new', 'raw'):>9.3f}x {ratio('new', 'old'):>9.3f}x   {fastest}")
-
+        print(old_new_rounds(runs, args.rounds, lambda m: timed(m, events), len(events), name, 12))
 
 if __name__ == "__main__":
     main()

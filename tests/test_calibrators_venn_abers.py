@@ -704,6 +704,33 @@ def test_property_pending_event_is_never_observed(ops, leaf_capacity, start_rebu
     assert _snapshot(cal) == _snapshot(twin)
 
 
+def _pending_against_general(s, y, leaf_capacity, every, first=None):
+    """A VennAbers fed predict_one then learn_one of each event (the pending path) and a
+    twin predicting by the general path (``_twin_predict``): the same floats bit for
+    bit and the same snapshots, checked every ``every`` events and at the end."""
+    from streamcal.core.pav import IsotonicBlockStore
+
+    cal, twin = VennAbers(), VennAbers()
+    if leaf_capacity is not None:
+        cal._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+        twin._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+    if first is not None:
+        cal.learn_one(*first)
+        twin.learn_one(*first)
+    got, expected = [], []
+    for j, (a, b) in enumerate(zip(s.tolist(), y.tolist())):
+        got.append(cal.predict_one(a))
+        cal.learn_one(a, b)
+        expected.append(_twin_predict(twin, a))
+        twin.learn_one(a, b)
+        if j % every == 0:
+            cal._check()
+            assert _snapshot(cal) == _snapshot(twin)
+    assert _bits(got) == _bits(expected)
+    assert _snapshot(cal) == _snapshot(twin)
+    return cal, twin
+
+
 @pytest.mark.parametrize("scores", ["uniform", "ties"])
 @pytest.mark.parametrize("leaf_capacity", [None, 4])
 def test_pending_event_predict_then_learn_is_the_general_path(scores, leaf_capacity):
@@ -719,21 +746,7 @@ def test_pending_event_predict_then_learn_is_the_general_path(scores, leaf_capac
     if scores == "ties":
         s = np.round(s, 2)
     y = (rng.random(n) < s).astype(int)
-    cal, twin = VennAbers(), VennAbers()
-    if leaf_capacity is not None:
-        cal._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
-        twin._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
-    got, expected = [], []
-    for j, (a, b) in enumerate(zip(s.tolist(), y.tolist())):
-        got.append(cal.predict_one(a))
-        cal.learn_one(a, b)
-        expected.append(_twin_predict(twin, a))
-        twin.learn_one(a, b)
-        if j % 250 == 0:
-            cal._check()
-            assert _snapshot(cal) == _snapshot(twin)
-    assert _bits(got) == _bits(expected)
-    assert _snapshot(cal) == _snapshot(twin)
+    cal, _ = _pending_against_general(s, y, leaf_capacity, every=250)
     # the store's work against OnlineIsotonic's on the same events (one insertion per
     # event): 2.1 to 3.0 with the event inserted once and relabelled; 3.7 to 4.2 when
     # both hypothetical events were inserted and removed, one left pending
@@ -753,32 +766,15 @@ def test_pending_event_relabelled_in_place_is_the_general_path(labels, leaf_capa
     """predict_one inserts its hypothetical event once and relabels it between the two
     fits; a learn_one of the other label relabels it again. Labels always against the
     guess (score >= 0.5: label 0), always with it, or random, on repeated and new
-    scores, first cells and last cells included: the floats of the general path bit for bit and the same
-    state."""
-    from streamcal.core.pav import IsotonicBlockStore
-
+    scores, first cells and last cells included: the floats of the general path bit for
+    bit and the same state."""
     rng = np.random.default_rng(23)
     s = np.concatenate([rng.random(600), np.round(rng.random(600), 1), [0.0, 1.0, 0.5, 0.5]])
     guess = (s >= 0.5).astype(float)
     y = {"against_the_guess": 1.0 - guess, "with_the_guess": guess,
          "random": (rng.random(len(s)) < 0.5).astype(float)}[labels]
-    cal, twin = VennAbers(), VennAbers()
-    if leaf_capacity is not None:
-        cal._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
-        twin._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
-    cal.learn_one(0.5, 1)  # a non-empty store: predict_one pends from the first event
-    twin.learn_one(0.5, 1)
-    got, expected = [], []
-    for j, (a, b) in enumerate(zip(s.tolist(), y.tolist())):
-        got.append(cal.predict_one(a))
-        cal.learn_one(a, b)
-        expected.append(_twin_predict(twin, a))
-        twin.learn_one(a, b)
-        if j % 100 == 0:
-            cal._check()
-            assert _snapshot(cal) == _snapshot(twin)
-    assert _bits(got) == _bits(expected)
-    assert _snapshot(cal) == _snapshot(twin)
+    # a non-empty store first: predict_one pends from the first event
+    cal, twin = _pending_against_general(s, y, leaf_capacity, every=100, first=(0.5, 1))
     cal._check()
     grid = np.linspace(0, 1, 21)
     assert [cal.predict_one(q) for q in grid.tolist()] == twin.predict_many(grid).tolist()
