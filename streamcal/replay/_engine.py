@@ -47,7 +47,7 @@ import numpy as np
 from streamcal.base import BinaryCalibrator
 from streamcal.replay._checkpoint import RowFingerprint
 from streamcal.replay._fastblocks import open_fast_blocks
-from streamcal.replay._fastcsv import FastCsv, open_fast_csv
+from streamcal.replay._fastcsv import open_fast_csv
 from streamcal.replay._rows import BINARY_LABELS, RowError
 from streamcal.replay._setup import ReplayRun
 
@@ -373,8 +373,6 @@ class ColumnarReplay(ReplayRun):
             fast = self._open_fast(log)
             blocks = None if fast is None else fast.blocks(self._row_chunk)
         if fast is not None:
-            if isinstance(fast, FastCsv):
-                blocks = fast.read_ahead(blocks)
             tail, self._fast_tail = self._fast_tail, None
             if tail is not None:
                 blocks = itertools.chain((tail,), blocks)

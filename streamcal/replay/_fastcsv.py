@@ -31,8 +31,6 @@ import gzip
 import importlib
 import io
 import os
-import queue
-import threading
 
 import numpy as np
 
@@ -41,7 +39,6 @@ from streamcal.replay._rows import BINARY_LABELS
 
 __all__ = [
     "FastCsv",
-    "ReadAhead",
     "PlainBlock",
     "numpy_values",
     "open_fast_csv",
@@ -175,19 +172,8 @@ class FastCsv:
             strings_can_be_null=False,
         )
 
-    _ahead = None
-
     def close(self) -> None:
-        if self._ahead is not None:
-            self._ahead.close()  # the helper thread stops reading before the file closes
-            self._ahead = None
         self._file.close()
-
-    def read_ahead(self, blocks):
-        """``blocks`` (this reader's :meth:`blocks`, possibly partly consumed) read one
-        block ahead on a helper thread (:class:`ReadAhead`); :meth:`close` stops it."""
-        self._ahead = ReadAhead(blocks)
-        return self._ahead
 
     def blocks(self, fallback=None):
         """Yield plain blocks; stop at the end of the file or at a block that is not
@@ -242,79 +228,6 @@ class FastCsv:
         if labels is None:
             return None
         return PlainBlock(block, self.delimiter, scores, labels, self._next_line, ends)
-
-
-class ReadAhead:
-    """Iterate ``blocks`` with the next block read, checked and parsed on a helper thread
-    while the caller works on the current one.
-
-    pyarrow's parser and most of numpy's checks release the GIL, so on a machine with a
-    free core the reading of block ``k + 1`` overlaps the calibrators' pass over block
-    ``k`` (the replay's wall time; the CPU time is the same). At most two blocks wait
-    (one in the queue, one being read), so memory stays bounded. The blocks, their
-    order, every attribute the reader sets (``done``, ``rows_read``) once the blocks
-    are exhausted, and an exception the reader raises (re-raised here, in order) are
-    those of iterating ``blocks`` directly; only the reader's own methods run on the
-    thread (nothing of the caller's state). :meth:`close` stops the thread; it must be
-    called before the reader's file is closed.
-
-    Examples
-    --------
-    >>> ahead = ReadAhead(iter(["a", "b"]))
-    >>> list(ahead)
-    ['a', 'b']
-    >>> ahead.close()
-
-    """
-
-    _POLL = 0.05  # seconds between two checks of the stop flag while the queue is full
-
-    def __init__(self, blocks):
-        self._queue = queue.Queue(maxsize=1)
-        self._stop = threading.Event()
-        self._finished = False
-        self._thread = threading.Thread(
-            target=self._read, args=(blocks,), name="streamcal-read-ahead", daemon=True
-        )
-        self._thread.start()
-
-    def _read(self, blocks) -> None:
-        try:
-            for block in blocks:
-                if not self._put(("block", block)):
-                    return
-            self._put(("end", None))
-        except BaseException as exc:  # handed to the caller, raised there
-            self._put(("error", exc))
-
-    def _put(self, item) -> bool:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=self._POLL)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        if self._finished:
-            raise StopIteration
-        kind, value = self._queue.get()
-        if kind == "block":
-            return value
-        self._finished = True
-        self._thread.join()
-        if kind == "error":
-            raise value
-        raise StopIteration
-
-    def close(self) -> None:
-        """Stop the helper thread (after the block it is reading) and wait for it."""
-        self._stop.set()
-        self._thread.join()
 
 
 # pyarrow imports pandas, when it is installed, the first time it converts Python
