@@ -474,7 +474,8 @@ def _to_double(arr, ok, name, owner, method, domain):
     """``arr`` (checked with ``ok`` as given) as float64, checked again after rounding."""
     if arr.dtype == np.float64:
         return arr
-    out = arr.astype(np.float64)
+    with np.errstate(over="ignore"):  # a long double beyond float64 becomes inf: named below
+        out = arr.astype(np.float64)
     bad = ~ok(out)
     if bad.any():
         _first_bad(arr, bad, name, owner, method, domain)

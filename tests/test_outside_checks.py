@@ -350,6 +350,7 @@ def test_long_double_above_one_is_not_a_score_in_either_path():
     assert a.to_dict() == b.to_dict()
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # refused with a message, not a cast warning
 def test_long_double_weight_beyond_double_range_refused():
     w = np.longdouble(1e308) * 10
     with pytest.raises(ValueError, match="'w' argument of OnlineIsotonic.learn_one"):
