@@ -186,6 +186,35 @@ def replay_restored(entry: dict):
     return _plain(after(obj))
 
 
+# The multiclass calibrators refit through numpy and scipy (linear algebra, optimisers),
+# whose last bits may change between their releases (seen: numpy 2.4 / scipy 1.17 moved
+# NAFIR's and the scaling fits' outputs by one or two units in the last place): their
+# outputs are compared to this relative tolerance. Every other family: bit for bit.
+MULTICLASS_RTOL = 1e-12
+
+
+def outputs_match(got, expected, rtol: float = 0.0) -> bool:
+    """``got == expected``, floats to ``rtol`` relative (nested lists, tuples, dicts)."""
+    if isinstance(expected, float) and isinstance(got, float) and rtol:
+        return got == expected or abs(got - expected) <= rtol * max(abs(got), abs(expected))
+    if isinstance(expected, (list, tuple)) and isinstance(got, (list, tuple)):
+        return len(got) == len(expected) and all(
+            outputs_match(a, b, rtol) for a, b in zip(got, expected)
+        )
+    if isinstance(expected, dict) and isinstance(got, dict):
+        return got.keys() == expected.keys() and all(
+            outputs_match(got[k], expected[k], rtol) for k in expected
+        )
+    return got == expected
+
+
+def restored_continues(entry: dict) -> bool:
+    """Does the object restored from ``entry`` give the recorded outputs (bit for bit,
+    or to :data:`MULTICLASS_RTOL` for the multiclass family)?"""
+    rtol = MULTICLASS_RTOL if entry["family"] == "multiclass" else 0.0
+    return outputs_match(replay_restored(entry), entry["outputs"], rtol)
+
+
 def entries_of(classes, path=FORMAT2) -> list:
     """The fixture entries of ``path`` whose snapshot is of one of ``classes`` (names)."""
     return [e for e in json.loads(path.read_text()) if e["snapshot"]["class"] in classes]
@@ -205,7 +234,7 @@ def check_restores_without_prior(classes, n_entries: int) -> None:
         assert cal.prior_strength == 0.0
         new = cal.to_dict()
         assert new["params"]["prior_strength"] == 0.0 and new["state"] == snap["state"]
-        assert replay_restored(entry) == entry["outputs"]
+        assert restored_continues(entry)
 
 
 def main(path: str, only=()) -> None:

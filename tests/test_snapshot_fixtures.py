@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from tests.snapshot_fixtures import replay_restored
+from tests.snapshot_fixtures import outputs_match, restored_continues
 
 FIXTURES = sorted((pathlib.Path(__file__).parent / "fixtures").glob("snapshots-format*.json"))
 
@@ -24,7 +24,16 @@ def test_fixtures_exist():
 
 @pytest.mark.parametrize("entry", list(_entries()))
 def test_old_snapshot_restores_and_continues_as_it_did(entry):
-    assert replay_restored(entry) == entry["outputs"]
+    assert restored_continues(entry)
+
+
+def test_outputs_match_is_exact_where_asked():
+    assert outputs_match([[0, 0.1], {"a": 0.2}], [[0, 0.1], {"a": 0.2}])
+    assert not outputs_match([[0, 0.1 + 1e-17]], [[0, 0.1000000000000001]])
+    assert outputs_match([[0, 0.1000000000000001]], [[0, 0.1]], rtol=1e-12)
+    assert not outputs_match([[0, 0.1000001]], [[0, 0.1]], rtol=1e-12)
+    assert not outputs_match([[1, 0.1]], [[0, 0.1]], rtol=1e-12)  # ints: exact
+    assert not outputs_match([0.1, 0.2], [0.1], rtol=1e-12)
 
 
 def test_family_base_restores_classes_no_one_imported_yet(tmp_path):
