@@ -7,8 +7,9 @@ Usage (instructions inside the compiled entry points only, divided by N by hand)
         --toggle-collect='__pyx_pw_9streamcal_4core_16_isotonic_stream*predict_one' \
         python benchmarks/instructions_per_event.py iso 4000 .
 
-Scenarios: platt, brier, refine, ece, sharp, murphy (per-event ``update``), brier_many,
-refine_many, ece_many (100 ``update_many`` of the N events: collect
+Scenarios: platt, beta, beta_anti (labels drawn against the score, so that the
+monotone projection runs), brier, refine, ece, sharp, murphy (per-event ``update``),
+brier_many, refine_many, ece_many (100 ``update_many`` of the N events: collect
 ``*Store_*update_many``), hist_q (4th argument: the HistogramBinning keyword
 arguments as a dict literal), iso, iso_lin, iso_grid, iso_win. The third argument is
 the directory holding the ``streamcal`` package to measure (a copy of another build).
@@ -19,10 +20,12 @@ S, N = sys.argv[1], int(sys.argv[2])
 rng = random.Random(7)
 xs = [rng.random() for _ in range(N)]
 ys = [int(rng.random() < x) for x in xs]
-from streamcal.calibrators import OnlinePlatt, HistogramBinning, OnlineIsotonic
+from streamcal.calibrators import OnlineBeta, OnlinePlatt, HistogramBinning, OnlineIsotonic
 from streamcal.metrics import Brier, CalibrationRefinement
-if S == "platt":
-    m = OnlinePlatt()
+if S == "beta_anti":
+    ys = [1 - y for y in ys]
+if S in ("platt", "beta", "beta_anti"):
+    m = OnlinePlatt() if S == "platt" else OnlineBeta()
     for x, y in zip(xs, ys):
         m.predict_one(x); m.learn_one(x, y)
 elif S == "brier":

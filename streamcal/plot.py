@@ -526,11 +526,9 @@ def reliability_diagram(
     or the bins of a binned metric's state). Cost: that of :func:`consistency_band`
     (the resampling dominates; ``bands=None`` skips it), plus drawing.
 
-    The arguments are ``(y_true, y_prob)``, as in scikit-learn and river. The old order
-    ``(probs, labels)`` still works for one release with a DeprecationWarning: it is
-    recognised by the keywords ``probs=`` / ``labels=``, or when the second argument
-    holds only 0 and 1 and the first does not; when both hold only 0 and 1, the new
-    order is assumed.
+    The arguments are ``(y_true, y_prob)``; the old order ``(probs, labels)`` still works
+    for one release with a DeprecationWarning, recognised as by
+    :func:`binned_reliability`.
 
     Parameters
     ----------

@@ -36,6 +36,7 @@ from streamcal.core.binning import (
     HistogramBinner,
     ScoreCells,
     next_epoch_boundary,
+    next_stop,
     prior_terms,
 )
 from streamcal.core.bins import quantile_edges, uniform_edges
@@ -372,17 +373,14 @@ cdef class Int64Binner:
         return 0
 
     cdef bint stop(self, int64_t c) except -1:
-        """Merge pending cells and, at an epoch boundary, start a new epoch (then the
-        event just learnt is already binned: return True)."""
-        cells = self._cells
-        if cells is not None:
-            cells.flush()
-        boundary = c == self.next_boundary
+        """:meth:`HistogramBinner._stop`: merge pending cells, a new epoch at a boundary
+        (True: the event just learnt is already binned)."""
+        cdef bint boundary = c == self.next_boundary
+        if self._cells is not None:
+            self._cells.flush()
         if boundary:
             self.new_epoch(c)
-        self.next_stop = self.next_boundary
-        if cells is not None:
-            self.next_stop = min(self.next_boundary, c + cells.merge_threshold())
+        self.next_stop = next_stop(c, self.next_boundary, self._cells)
         return boundary
 
     cdef int new_epoch(self, int64_t c) except -1:

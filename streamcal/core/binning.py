@@ -68,6 +68,7 @@ __all__ = [
     "ScoreCells",
     "calibration_epsilon",
     "next_epoch_boundary",
+    "next_stop",
     "prior_terms",
     "quantile_edges",
     "uniform_edges",
@@ -121,6 +122,22 @@ def next_epoch_boundary(c: int, window_size: int | None) -> int:
     if N is None:
         return 2 * c
     return 2 * c if 2 * c < N else (N if c < N else c + N)
+
+
+def next_stop(c: int, next_boundary: int, cells: ScoreCells | None) -> int:
+    """The event count of a binner's next stop after its ``c``-th positive-weight event:
+    its next epoch boundary, or sooner the :meth:`ScoreCells.flush` of its pending cells
+    (``cells`` None: a binner without cells). O(1).
+
+    Examples
+    --------
+    >>> next_stop(4, 8, None), next_stop(4, 10**6, ScoreCells())
+    (8, 2052)
+
+    """
+    if cells is None:
+        return next_boundary
+    return min(next_boundary, c + cells.merge_threshold())
 
 
 def prior_terms(edges, prior_strength: float, E: int) -> list[tuple[int, int, int]] | None:
@@ -468,15 +485,12 @@ class HistogramBinner:
     def _stop(self, c: int) -> bool:
         """Merge pending cells and, at an epoch boundary, start a new epoch (then the
         event just learnt is already binned: return True)."""
-        cells = self._cells
-        if cells is not None:
-            cells.flush()
+        if self._cells is not None:
+            self._cells.flush()
         boundary = c == self._next_boundary
         if boundary:
             self._new_epoch(c)
-        self._next_stop = self._next_boundary
-        if cells is not None:
-            self._next_stop = min(self._next_boundary, c + cells.merge_threshold())
+        self._next_stop = next_stop(c, self._next_boundary, self._cells)
         return boundary
 
     def _remove(self, s: float, y: float, w: float) -> None:

@@ -33,6 +33,8 @@ function here; ``tests/test_core_bins.py`` checks that they agree. Pure: numpy, 
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 
 __all__ = [
@@ -70,8 +72,10 @@ def uniform_bin(p: float, n_bins: int, edges=None) -> int:
     1]``, the last bin closed.
 
     ``edges`` are :func:`uniform_edges` ``(n_bins)`` (computed when not given; callers
-    on a per-event path pass them once computed). ``int(p * n)`` can be one off near an
-    edge, since ``p * n`` rounds; two comparisons correct it. O(1).
+    on a per-event path pass them once computed). O(log n_bins): a bisection of the
+    inner edges, the rule as stated. The compiled kernels inline it in O(1) as
+    ``int(p * n)`` corrected by two comparisons (``p * n`` rounds, so it can be one off
+    near an edge): ``core/_bins.pxd``.
 
     Parameters
     ----------
@@ -92,14 +96,10 @@ def uniform_bin(p: float, n_bins: int, edges=None) -> int:
     """
     if edges is None:
         edges = uniform_edges(n_bins)
-    b = int(p * n_bins)
-    if b >= n_bins:
-        return n_bins - 1
-    if p < edges[b]:
-        return b - 1
-    if b + 1 < n_bins and p >= edges[b + 1]:
-        return b + 1
-    return b
+    # bisect rather than the kernels' O(1) form written in Python: no slower per event
+    # for the Python callers (ConfidenceECE, TopLabelECE, ClasswiseECE, PathECE; 10 and
+    # 100 bins: medians 0.95-1.01 of the old time, 15 interleaved rounds)
+    return bisect_right(edges, p, 1, n_bins) - 1
 
 
 def edge_bins(p: np.ndarray, edges) -> np.ndarray:

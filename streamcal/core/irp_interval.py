@@ -216,14 +216,8 @@ class IntervalFit(_RecursiveFit):
     def _check(self) -> None:
         """Assert the invariants of the tree and of its flattened bins."""
         n = len(self._thr)
-        assert (
-            len(self._left)
-            == len(self._right)
-            == len(self._val)
-            == len(self._w)
-            == len(self._step)
-            == n
-        )
+        columns = (self._left, self._right, self._val, self._w, self._step)
+        assert all(len(c) == n for c in columns), "node columns of unequal length"
         assert len(self.values) == len(self.edges) + 1 or (
             self.empty and len(self.values) == 0
         )

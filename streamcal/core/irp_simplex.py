@@ -315,13 +315,8 @@ class SimplexFit(_RecursiveFit):
         """Assert the invariants of the tree."""
         K = self.n_classes
         n = len(self._step)
-        assert (
-            len(self._gamma)
-            == len(self._children)
-            == len(self._val)
-            == len(self._w)
-            == n
-        )
+        columns = (self._gamma, self._children, self._val, self._w)
+        assert all(len(c) == n for c in columns), "node columns of unequal length"
         for i in range(n):
             v = np.asarray(self._val[i])
             if not self.empty:

@@ -198,11 +198,9 @@ def corp_reliability(
     ``recalibration``), so that a batch fit and a streaming state draw alike. Cost
     O(n log n).
 
-    The arguments are ``(y_true, y_prob)``, as in scikit-learn and river. The old order
-    ``(probs, labels)`` still works for one release with a DeprecationWarning: it is
-    recognised by the keywords ``probs=`` / ``labels=``, or when the second argument
-    holds only 0 and 1 and the first does not; when both hold only 0 and 1, the new
-    order is assumed.
+    The arguments are ``(y_true, y_prob)``; the old order ``(probs, labels)`` still works
+    for one release with a DeprecationWarning, recognised as by
+    :func:`binned_reliability`.
 
     Parameters
     ----------
