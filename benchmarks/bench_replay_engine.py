@@ -175,6 +175,10 @@ def main() -> None:
         if a in cmds and b in cmds:
             print(f"2. river progressive_val_score / {b}: {ratio(cpus, a, b):.2f}x CPU, "
                   f"{ratio(walls, a, b):.2f}x wall (target >= 3x)")
+    for k in [k for k in cmds if k.endswith(" (baseline)")]:
+        a = k[: -len(" (baseline)")]
+        print(f"   {a}: this tree / baseline {ratio(cpus, a, k):.3f} CPU, "
+              f"{ratio(walls, a, k):.3f} wall")
     if args.memory:
         bounded = ["--calibrator", "isotonic:resolution=1e-4", "--calibrator", "histogram",
                    "--calibrator", "platt"]
