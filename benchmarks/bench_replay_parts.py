@@ -9,8 +9,10 @@ imports done before timing). Run by hand from the repository root (not a test)::
 Parts: ``read``, the pyarrow block reader of the 10^6-row CSV (``FastCsv.blocks``, each
 block's newline positions included, as the replay's samples ask for them); ``metrics``,
 the default metrics' ``update_many`` (brier, log_loss, ece, twice: raw and one
-calibrator) over 205 batches of 4,878 events (the replay's segments); ``count``, the
-CLI's ``_count_rows`` of the log.
+calibrator) over 205 batches of 4,878 events (the replay's segments); ``score``, the
+same batches as the engine hands them over (``streamcal.metrics.update_many_each``: the
+labels and each column checked once per batch; a tree without it: one ``update_many``
+per metric); ``count``, the CLI's ``_count_rows`` of the log.
 """
 
 from __future__ import annotations
@@ -45,6 +47,24 @@ elif part == "metrics":
     for _ in range(205):
         for m in ms:
             m.update_many(y, p)
+elif part == "score":
+    from streamcal import registry
+    try:
+        from streamcal.metrics import update_many_each
+    except ImportError:  # a tree before it: the engine's loop of update_many
+        def update_many_each(batches, y):
+            for m, p in batches:
+                m.update_many(y, p)
+    rng = np.random.default_rng(0)
+    p = rng.random(4878)
+    q = rng.random(4878)
+    y = (rng.random(4878) < p).astype(np.float64)
+    names = ("brier", "log_loss", "ece")
+    batches = [(registry.make_metric(k), c) for c in (p, q) for k in names]
+    update_many_each(batches, y)
+    t = time.process_time()
+    for _ in range(205):
+        update_many_each(batches, y)
 elif part == "count":
     from streamcal.cli._replay import _count_rows
     import streamcal.replay
@@ -61,7 +81,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--log", default=os.path.join(
         tempfile.gettempdir(), "streamcal_bench_engine", "log1000000.csv"))
-    ap.add_argument("--parts", default="read,metrics,count")
+    ap.add_argument("--parts", default="read,metrics,score,count")
     args = ap.parse_args()
     trees = {"before": os.path.abspath(args.baseline), "after": os.getcwd()}
     for part in args.parts.split(","):

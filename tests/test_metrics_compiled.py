@@ -25,6 +25,7 @@ from streamcal.metrics import (
     StreamingMetric,
     _ranking,
     calibration_refinement,
+    update_many_each,
 )
 from tests import references_metrics as R
 
@@ -204,6 +205,65 @@ def test_update_many_is_the_loop_of_update_exactly(cls, params, extreme):
     assert _common.fingerprint(batch) == _common.fingerprint(loop)
     batch.update_many(y[:0], p[:0], w[:0])  # an empty batch changes nothing
     assert _common.fingerprint(batch) == _common.fingerprint(loop)
+
+
+def test_update_many_each_is_the_loop_of_update_many():
+    # every metric of PARAMS, two prediction columns shared between them (as the
+    # replay hands them over), weights given or not, batches of several sizes
+    y, p, w = _events(7, 600, extreme=True)
+    q = np.clip(p[::-1] * 0.9 + 0.05, 0.0, 1.0)
+    for weights in (w, None):
+        loop = [cls(**params) for cls, params in PARAMS for _ in (p, q)]
+        each = [cls(**params) for cls, params in PARAMS for _ in (p, q)]
+        columns = [p, q] * len(PARAMS)
+        for lo, hi in ((0, 1), (1, 300), (300, 300), (300, 600)):
+            wb = None if weights is None else weights[lo:hi]
+            for m, c in zip(loop, columns):
+                m.update_many(y[lo:hi], c[lo:hi], wb)
+            update_many_each([(m, c[lo:hi]) for m, c in zip(each, columns)], y[lo:hi], wb)
+        for a, b in zip(loop, each):
+            assert _common.fingerprint(a) == _common.fingerprint(b)
+
+
+class _OwnBatch:
+    """An object with its own ``update_many`` (a river metric, say): records its calls
+    and feeds a Brier."""
+
+    def __init__(self):
+        self.calls, self.inner = [], Brier()
+
+    def update_many(self, y_true, y_pred, w=None):
+        self.calls.append((y_true, y_pred, w))
+        self.inner.update_many(y_true, y_pred, w)
+
+
+def test_update_many_each_checks_every_input_first_and_calls_own_update_many():
+    y, p, _ = _events(8, 50)
+    bad = p.copy()
+    bad[17] = 1.5
+    for batches, labels, expected in [
+        # the second column is bad: the first metric is not updated either
+        (lambda a, b: [(a, p), (b, bad)], y,
+         lambda: ECE().update_many(y, bad)),
+        # a bad label, named by the first metric
+        (lambda a, b: [(a, p), (b, p)], np.where(np.arange(50) == 3, 2.0, y),
+         lambda: Brier().update_many(np.where(np.arange(50) == 3, 2.0, y), p)),
+        # columns of another length than the labels
+        (lambda a, b: [(a, p), (b, p[:40])], y,
+         lambda: ECE().update_many(y, p[:40])),
+    ]:
+        a, b = Brier(), ECE()
+        before = (pickle.dumps(a), pickle.dumps(b))
+        with pytest.raises(ValueError) as want:
+            expected()
+        with pytest.raises(ValueError) as got:
+            update_many_each(batches(a, b), labels)
+        assert str(got.value) == str(want.value)
+        assert (pickle.dumps(a), pickle.dumps(b)) == before
+    own, plain = _OwnBatch(), Brier()
+    update_many_each([(own, p), (plain, p)], y)
+    assert len(own.calls) == 1 and own.calls[0][0] is y and own.calls[0][1] is p
+    assert own.inner.to_dict() == plain.to_dict()
 
 
 @pytest.mark.parametrize("cls, params", PARAMS)

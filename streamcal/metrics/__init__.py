@@ -13,7 +13,9 @@ forecasts (dicts of class probabilities), :class:`MulticlassBrier`,
 
 Batch functions on arrays of binary labels and predicted probabilities:
 :func:`brier_score`, :func:`log_loss`, :func:`expected_calibration_error` and
-:func:`calibration_refinement` (the Foster-Hart decomposition of the Brier score).
+:func:`calibration_refinement` (the Foster-Hart decomposition of the Brier score);
+:func:`update_many_each` adds one batch to several streaming metrics, its inputs
+checked once.
 
 Reliability analysis (:mod:`streamcal.metrics.reliability`, what
 :mod:`streamcal.plot` draws): :func:`binned_reliability`, :func:`corp_reliability`,
@@ -51,7 +53,7 @@ from streamcal.metrics._scoring import (
     MulticlassBrier,
 )
 from streamcal.metrics._tece import TECE
-from streamcal.metrics.base import BinaryCalibrationMetric, StreamingMetric
+from streamcal.metrics.base import BinaryCalibrationMetric, StreamingMetric, update_many_each
 from streamcal.metrics.reliability import (
     ConsistencyBand,
     binned_reliability,
@@ -92,4 +94,5 @@ __all__ = [
     "expected_calibration_error",
     "log_loss",
     "multiclass_views",
+    "update_many_each",
 ]

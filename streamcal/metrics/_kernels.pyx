@@ -199,9 +199,23 @@ cdef class MeanScore(Store):
         self.add_event(y, p, w)
 
     cdef int add_each(self, const double[:] y, const double[:] p, const double[:] w) except -1:
-        cdef Py_ssize_t i  # Store.update_many's batch loop, here so that each add is direct
+        # Store.update_many's batch loop: add_event's body with the three sums in locals
+        # (the same additions in the same order: the same floats), since through
+        # ``self`` each event's sum waits on the store of the one before
+        cdef Py_ssize_t i
+        cdef double weight = self.weight, total = self.total, d, wi
+        cdef long long n = self.n
         for i in range(y.shape[0]):
-            self.add_event(y[i], p[i], w[i])
+            wi = w[i]
+            if wi > 0.0:
+                weight += wi
+                if self.log_loss:
+                    total -= wi * self.neg_log(y[i], p[i])
+                else:
+                    d = p[i] - y[i]
+                    total += wi * d * d
+                n += 1
+        self.weight, self.total, self.n = weight, total, n
 
     def revert(self, double y, double p, double w):
         """Remove a validated event; False (nothing changed) if none is held."""
@@ -476,9 +490,29 @@ cdef class Binned(Store):
         return 0
 
     cdef int add_each(self, const double[:] y, const double[:] p, const double[:] w) except -1:
-        cdef Py_ssize_t i  # Store.update_many's batch loop, here so that each add is direct
+        # Store.update_many's batch loop, here so that each add is direct; plain ECE
+        # (uniform bins, no window or forgetting): add_bins's body with the total
+        # weight and count in locals (the same additions in the same order)
+        cdef Py_ssize_t i, b
+        cdef double weight, wi, pi, yi
+        cdef long long n
+        if not (self.plain and self.kind == ECE_KIND):
+            for i in range(y.shape[0]):
+                self.add(y[i], p[i], w[i])
+            return 0
+        weight, n = self.weight, self.n
         for i in range(y.shape[0]):
-            self.add(y[i], p[i], w[i])
+            wi = w[i]
+            if wi > 0.0:
+                pi, yi = p[i], y[i]
+                b = uniform_bin(pi, self.n_bins, self.edges)
+                self.bw[b] += wi
+                self.by[b] += wi * yi
+                self.bp[b] += wi * pi
+                self.bn[b] += 1
+                weight += wi
+                n += 1
+        self.weight, self.n = weight, n
 
     def revert(self, double y, double p, double w):
         """Remove a validated event; False (nothing changed) if it cannot be held."""

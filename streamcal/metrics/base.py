@@ -36,7 +36,7 @@ from streamcal import _merge, _snapshot
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
 
-__all__ = ["BinaryCalibrationMetric", "MetricSnapshot", "StreamingMetric"]
+__all__ = ["BinaryCalibrationMetric", "MetricSnapshot", "StreamingMetric", "update_many_each"]
 
 MetricSnapshot = dict
 
@@ -275,6 +275,55 @@ class BinaryCalibrationMetric(StreamingMetric):
             f"The event (y_true={y!r}, y_pred={p!r}) passed to {type(self).__name__}.revert "
             "must be one previously added. Got an event the metric does not hold instead."
         )
+
+
+
+def update_many_each(batches, y_true, w=None) -> None:
+    """Add one batch of events to several metrics, each with its own predictions:
+    ``m.update_many(y_true, y_pred, w)`` for every ``(m, y_pred)`` of ``batches``, in
+    order, with ``y_true`` and ``w`` checked once and each ``y_pred`` array once (a
+    replay scores every calibrator's predictions with several metrics, run after run).
+
+    Every input of the binary metrics is checked before any metric is updated: a bad
+    element raises the error ``update_many`` would raise (naming the first metric given
+    that array) and changes nothing. After the checks it is the loop of ``update_many``
+    calls, each metric atomic as there (a weight that a metric's sums cannot take
+    stops the loop at that metric, the ones before it updated). Other objects (a
+    subclass with its own ``update_many``, a river metric) get their ``update_many``
+    called as it is.
+
+    Examples
+    --------
+    >>> from streamcal.metrics import ECE, Brier
+    >>> a, b, c = Brier(), ECE(), Brier()
+    >>> update_many_each([(a, [0.8, 0.4]), (b, [0.8, 0.4]), (c, [0.5, 0.5])], [1, 0])
+    >>> round(a.get(), 4), round(b.get(), 4), round(c.get(), 4)
+    (0.1, 0.3, 0.25)
+
+    """
+    checked = {}  # id(y_pred) -> (the array given, its checked form)
+    plan, y, ws = [], None, None
+    for m, p in batches:
+        if type(m).update_many is not BinaryCalibrationMetric.update_many:
+            plan.append((m, p, False))
+            continue
+        name = type(m).__name__
+        seen = checked.get(id(p))
+        if seen is None:
+            seen = checked[id(p)] = (p, V.check_scores_array(p, name, "update_many", name="y_pred"))
+        if y is None:
+            y = V.check_labels_array(y_true, len(seen[1]), name, "update_many", name="y_true")
+            ws = V.check_weights_array(w, len(seen[1]), name, "update_many")
+        elif len(seen[1]) != len(y):
+            V.check_labels_array(y_true, len(seen[1]), name, "update_many", name="y_true")
+        plan.append((m, seen[1], True))
+    for m, p, validated in plan:
+        if validated:
+            m._update_many_validated(y, p, ws)
+        elif w is None:
+            m.update_many(y_true, p)
+        else:
+            m.update_many(y_true, p, w)
 
 
 _RegisterWithRiver.install()

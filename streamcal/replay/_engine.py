@@ -45,6 +45,7 @@ import itertools
 import numpy as np
 
 from streamcal.base import BinaryCalibrator
+from streamcal.metrics import update_many_each
 from streamcal.replay._checkpoint import RowFingerprint
 from streamcal.replay._fastblocks import open_fast_blocks
 from streamcal.replay._fastcsv import open_fast_csv
@@ -110,18 +111,21 @@ class ColumnarReplay(ReplayRun):
 
     def _score_run(self, indices, labels, preds_by_name) -> None:
         """Score a run of revealed events: the metrics, the window, the forecasts."""
-        y = None
         batch = not self.multiclass and len(labels) >= SHORT_RUN
+        batches = []  # the metrics' batch calls: the labels and each column checked once
         for name, preds in zip(self.names, preds_by_name):
+            array = None
             for m in self.metrics[name].values():
                 if batch and hasattr(m, "update_many"):
-                    if y is None:
-                        y = np.asarray(labels, dtype=np.float64)
-                    m.update_many(y, np.asarray(preds, dtype=np.float64))
+                    if array is None:
+                        array = np.asarray(preds, dtype=np.float64)
+                    batches.append((m, array))
                 else:
                     update = m.update
                     for yi, pi in zip(labels, preds):
                         update(yi, pi)
+        if batches:
+            update_many_each(batches, np.asarray(labels, dtype=np.float64))
         if self.wmetrics is not None:
             buf, window, revert = self.wbuf, self.window, self.wrevert
             names = self.names
