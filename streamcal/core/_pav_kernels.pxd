@@ -35,8 +35,8 @@ cdef extern from *:
     }
     /* 2**53 */
     static const double SC_PAV_TWO53 = 9007199254740992.0;
-    /* the smallest normal double, 2**-1022 */
-    static const double SC_PAV_DBL_MIN = 0x1p-1022;
+    /* a slope below this goes to sc_pav_vsign_tiny */
+    static const double SC_PAV_TINY_SLOPE = 0x1p-900;
     /* relative error bound of a coordinate (a sum of at most B + 3 * depth terms) x 2 */
     static const double SC_PAV_COORD_ERR = 4e-13;
     /* relative width of the tie band of the orientation fallback (8 units of roundoff) */
@@ -49,13 +49,49 @@ cdef extern from *:
     /* relative tie band of k_meet_left_of_split's fallback: that of the orientation
        fallback (SC_PAV_TIE), whose ties it must agree with (see k_meet_left_of_split) */
     static const double SC_PAV_MEET_TIE = 8.0 * 0x1p-53;
+    /* k_vsign_ranges for a slope S / W below 2**-900 (weights spanning more than the
+       double range, e.g. 1e-300 and 1e300 mixed): S and W each scaled by their own
+       power of two, as S scaled with W would underflow (a slope of 1e-450 read as 0,
+       "equal" to a slope of 0 although its cells lie above that line: the tests would
+       fit no point set, and the bridge descent could end outside the children's
+       hulls). No tie of equal doubles here (their quotients underflow); read-outs
+       pool edges of equal values anyway (block_bounds). Both S > 0; the same tie band
+       as k_vsign_ranges. Out of line: rare, and k_vsign_ranges is inlined. */
+    static __attribute__((noinline)) int sc_pav_vsign_tiny(
+            double uW, double uWlo, double uS, double uSlo,
+            double vW, double vWlo, double vS, double vSlo) {
+        int ku, kv, ks, kt, dk;
+        double p1, p2, e1, e2, det;
+        frexp(uW, &ku);
+        frexp(vW, &kv);
+        frexp(uS, &ks);
+        frexp(vS, &kt);
+        /* slope(v) / slope(u) is within a factor 4 of 2**dk */
+        dk = (kt - kv) - (ks - ku);
+        if (dk > 2) return 1;
+        if (dk < -2) return -1;
+        uW = ldexp(uW, -ku); uWlo = ldexp(uWlo, -ku);
+        uS = ldexp(uS, -ks); uSlo = ldexp(uSlo, -ks);
+        vW = ldexp(vW, -kv); vWlo = ldexp(vWlo, -kv);
+        /* times 2**dk: uW vS and uS vW keep their ratio */
+        vS = ldexp(vS, dk - kt); vSlo = ldexp(vSlo, dk - kt);
+        p1 = uW * vS;
+        e1 = fma(uW, vS, -p1) + (uWlo * vS + uW * vSlo);
+        p2 = uS * vW;
+        e2 = fma(uS, vW, -p2) + (uSlo * vW + uS * vWlo);
+        det = (p1 - p2) + (e1 - e2);
+        if (fabs(det) <= SC_PAV_TIE * (fabs(p1) + fabs(p2))) return 0;
+        return (det > 0) - (det < 0);
+    }
     """
     int sc_pav_ctzll(unsigned long long v) nogil
     int sc_pav_triple_sign(long long cby, long long dx1, long long dx2, long long dy2,
                            long long f, long long dy1, long long e) nogil
     int sc_pav_det_sign(long long a, long long b, long long c, long long d) nogil
     const double _TWO53 "SC_PAV_TWO53"
-    const double _DBL_MIN "SC_PAV_DBL_MIN"
+    const double _TINY_SLOPE "SC_PAV_TINY_SLOPE"
+    int sc_pav_vsign_tiny(double uW, double uWlo, double uS, double uSlo, double vW,
+                          double vWlo, double vS, double vSlo) nogil
     const double _COORD_ERR "SC_PAV_COORD_ERR"
     const double _TIE "SC_PAV_TIE"
     const double _EDGE_ERR "SC_PAV_EDGE_ERR"
@@ -138,8 +174,8 @@ cdef inline int k_vsign_local(IsotonicBlockStore st, Node* frame, double ux, dou
 # sums of their own cells (double-double) and the sign taken with a tie band.
 cdef inline int k_vsign_ranges(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c,
                                Pt d) noexcept:
-    cdef double det, p1, p2, e1, e2, q
-    cdef int ku, kv, ks, kt, dk
+    cdef double det, p1, p2, e1, e2
+    cdef int ku, kv
     cdef Sums su, sv
     st._op_fallback += 1
     su = _range(frame, a.k, b.k)
@@ -151,41 +187,29 @@ cdef inline int k_vsign_ranges(IsotonicBlockStore st, Node* frame, Pt a, Pt b, P
     if su.S == 0.0 or sv.S == 0.0:
         # a slope exactly 0 (the sums of non-negative cells): the other decides
         return (sv.S > 0.0) - (su.S > 0.0)
-    # each factor scaled by a power of two (exact) to [0.5, 1): products of weights
-    # spanning 2**1000 would underflow or overflow, and so would a slope S / W below
-    # 2**-1022 scaled with its W. slope(v) / slope(u) is within a factor 4 of 2**dk
-    q = sv.S / sv.W
+    if su.S < _TINY_SLOPE * su.W or sv.S < _TINY_SLOPE * sv.W:
+        # a slope below 2**-900: scaled with its W (below), S would underflow
+        return sc_pav_vsign_tiny(su.W, su.Wlo, su.S, su.Slo, sv.W, sv.Wlo, sv.S, sv.Slo)
+    # scale each vector by a power of two (exact) to about 1: products of weights
+    # spanning 2**1000 would underflow or overflow
     frexp(su.W, &ku)
     frexp(sv.W, &kv)
-    frexp(su.S, &ks)
-    frexp(sv.S, &kt)
-    dk = (kt - kv) - (ks - ku)
-    if dk > 2:
-        return 1
-    if dk < -2:
-        return -1
     su.W = ldexp(su.W, -ku)
     su.Wlo = ldexp(su.Wlo, -ku)
-    su.S = ldexp(su.S, -ks)
-    su.Slo = ldexp(su.Slo, -ks)
+    su.S = ldexp(su.S, -ku)
+    su.Slo = ldexp(su.Slo, -ku)
     sv.W = ldexp(sv.W, -kv)
     sv.Wlo = ldexp(sv.Wlo, -kv)
-    sv.S = ldexp(sv.S, dk - kt)         # times 2**dk: uW vS and uS vW keep their ratio
-    sv.Slo = ldexp(sv.Slo, dk - kt)
+    sv.S = ldexp(sv.S, -kv)
+    sv.Slo = ldexp(sv.Slo, -kv)
     p1 = su.W * sv.S
     e1 = fma(su.W, sv.S, -p1) + (su.Wlo * sv.S + su.W * sv.Slo)
     p2 = su.S * sv.W
     e2 = fma(su.S, sv.W, -p2) + (su.Slo * sv.W + su.S * sv.Wlo)
     det = (p1 - p2) + (e1 - e2)
     # slopes equal up to the rounding of their doubles: pool (a tie), so that the
-    # blocks' values S / W strictly increase as doubles, as PAV's comparisons give.
-    # Not slopes that are equal only by underflow (below 2**-1022, weights spanning
-    # more than the double range: 0 == 0): such a tie contradicts the other tests
-    # (an edge of slope 1e-450 "equal" to one of slope 0, yet its cells above the
-    # line of slope 0), and the descent could end outside the children's hulls; their
-    # blocks print as the same double, and read-outs pool such edges (block_bounds)
-    if fabs(det) <= _TIE * (fabs(p1) + fabs(p2)) or (
-            q >= _DBL_MIN and q == ldexp(su.S, ks) / ldexp(su.W, ku)):
+    # blocks' values S / W strictly increase as doubles, as PAV's comparisons give
+    if fabs(det) <= _TIE * (fabs(p1) + fabs(p2)) or sv.S / sv.W == su.S / su.W:
         return 0
     return _sign(det)
 
