@@ -11,7 +11,8 @@ Scenarios: platt, beta, beta_anti (labels drawn against the score, so that the
 monotone projection runs), brier, refine, ece, sharp, murphy (per-event ``update``),
 brier_many, refine_many, ece_many (100 ``update_many`` of the N events: collect
 ``*Store_*update_many``), hist_q (4th argument: the HistogramBinning keyword
-arguments as a dict literal), iso, iso_lin, iso_grid, iso_win. The third argument is
+arguments as a dict literal), iso, iso_lin, iso_grid, iso_win, iso_hl (half_life=200:
+non-dyadic weights, the store's floating-point path). The third argument is
 the directory holding the ``streamcal`` package to measure (a copy of another build).
 """
 import sys, random
@@ -52,9 +53,9 @@ elif S == "hist_q":
     m = HistogramBinning(**eval(sys.argv[4]))
     for x, y in zip(xs, ys):
         m.predict_one(x); m.learn_one(x, y)
-elif S in ("iso", "iso_lin", "iso_grid", "iso_win"):
+elif S in ("iso", "iso_lin", "iso_grid", "iso_win", "iso_hl"):
     kw = {"iso": {}, "iso_lin": {"interpolation": "linear"}, "iso_grid": {"resolution": 1e-3},
-          "iso_win": {"window_size": 500}}[S]
+          "iso_win": {"window_size": 500}, "iso_hl": {"half_life": 200.0}}[S]
     m = OnlineIsotonic(**kw)
     for x, y in zip(xs, ys):
         m.predict_one(x); m.learn_one(x, y)

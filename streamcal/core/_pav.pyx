@@ -61,7 +61,17 @@ the bound is relative to each vector's own cells and not to the node's total: li
 cells after heavy ones are decided there too); below it the two vectors are
 recomputed as range sums of their own cells (resolving a light block after heavy cells,
 as the former two-sided scans did) and the determinant is evaluated from their
-double-double values with FMA products: a geometric decision, the same in every frame. Totals are kept in double-double, so a range
+double-double values with FMA products: a geometric decision, the same in every frame
+(each factor scaled by its own power of two, so that slopes below 2**-1022 are still
+ordered). The descent's other test, where the lines of its two current edges meet, is
+likewise filtered only when both edges are wider than the coordinates' error (an edge
+of light cells after heavy ones may have a zero or negative computed width) and else
+decided from range sums of the cells (a cubic in double-double); where c lies on the
+left edge's line (b on the right one) by the orientation tests, ties included, they
+decide it, so that all decisions fit one point set. Cells whose weights span far more
+than the 106 bits of the sums (short half-lives, user weights across the double range)
+are pooled as exact PAV pools them, up to the tie band (slopes within 8 units of
+roundoff pool). Totals are kept in double-double, so a range
 sum rounds to the same double whatever the tree's shape: a store restored from a
 snapshot (a differently shaped tree) predicts bit for bit as the original.
 ``_op_fallback`` counts these rare fallbacks.

@@ -35,6 +35,8 @@ cdef extern from *:
     }
     /* 2**53 */
     static const double SC_PAV_TWO53 = 9007199254740992.0;
+    /* a slope below this goes to sc_pav_vsign_tiny */
+    static const double SC_PAV_TINY_SLOPE = 0x1p-900;
     /* relative error bound of a coordinate (a sum of at most B + 3 * depth terms) x 2 */
     static const double SC_PAV_COORD_ERR = 4e-13;
     /* relative width of the tie band of the orientation fallback (8 units of roundoff) */
@@ -44,16 +46,57 @@ cdef extern from *:
        margin; and the smallest product trusted */
     static const double SC_PAV_EDGE_ERR = 0x1p-40;
     static const double SC_PAV_EDGE_TINY = 0x1p-900;
+    /* relative tie band of k_meet_left_of_split's fallback: that of the orientation
+       fallback (SC_PAV_TIE), whose ties it must agree with (see k_meet_left_of_split) */
+    static const double SC_PAV_MEET_TIE = 8.0 * 0x1p-53;
+    /* k_vsign_ranges for a slope S / W below 2**-900 (weights spanning more than the
+       double range, e.g. 1e-300 and 1e300 mixed): S and W each scaled by their own
+       power of two, as S scaled with W would underflow (a slope of 1e-450 read as 0,
+       "equal" to a slope of 0 although its cells lie above that line: the tests would
+       fit no point set, and the bridge descent could end outside the children's
+       hulls). No tie of equal doubles here (their quotients underflow); read-outs
+       pool edges of equal values anyway (block_bounds). Both S > 0; the same tie band
+       as k_vsign_ranges. Out of line: rare, and k_vsign_ranges is inlined. */
+    static __attribute__((noinline)) int sc_pav_vsign_tiny(
+            double uW, double uWlo, double uS, double uSlo,
+            double vW, double vWlo, double vS, double vSlo) {
+        int ku, kv, ks, kt, dk;
+        double p1, p2, e1, e2, det;
+        frexp(uW, &ku);
+        frexp(vW, &kv);
+        frexp(uS, &ks);
+        frexp(vS, &kt);
+        /* slope(v) / slope(u) is within a factor 4 of 2**dk */
+        dk = (kt - kv) - (ks - ku);
+        if (dk > 2) return 1;
+        if (dk < -2) return -1;
+        uW = ldexp(uW, -ku); uWlo = ldexp(uWlo, -ku);
+        uS = ldexp(uS, -ks); uSlo = ldexp(uSlo, -ks);
+        vW = ldexp(vW, -kv); vWlo = ldexp(vWlo, -kv);
+        /* times 2**dk: uW vS and uS vW keep their ratio */
+        vS = ldexp(vS, dk - kt); vSlo = ldexp(vSlo, dk - kt);
+        p1 = uW * vS;
+        e1 = fma(uW, vS, -p1) + (uWlo * vS + uW * vSlo);
+        p2 = uS * vW;
+        e2 = fma(uS, vW, -p2) + (uSlo * vW + uS * vWlo);
+        det = (p1 - p2) + (e1 - e2);
+        if (fabs(det) <= SC_PAV_TIE * (fabs(p1) + fabs(p2))) return 0;
+        return (det > 0) - (det < 0);
+    }
     """
     int sc_pav_ctzll(unsigned long long v) nogil
     int sc_pav_triple_sign(long long cby, long long dx1, long long dx2, long long dy2,
                            long long f, long long dy1, long long e) nogil
     int sc_pav_det_sign(long long a, long long b, long long c, long long d) nogil
     const double _TWO53 "SC_PAV_TWO53"
+    const double _TINY_SLOPE "SC_PAV_TINY_SLOPE"
+    int sc_pav_vsign_tiny(double uW, double uWlo, double uS, double uSlo, double vW,
+                          double vWlo, double vS, double vSlo) nogil
     const double _COORD_ERR "SC_PAV_COORD_ERR"
     const double _TIE "SC_PAV_TIE"
     const double _EDGE_ERR "SC_PAV_EDGE_ERR"
     const double _EDGE_TINY "SC_PAV_EDGE_TINY"
+    const double _MEET_TIE "SC_PAV_MEET_TIE"
 
 
 # The first test of k_vsign and k_vsign_local (one home): runs of cells whose labels
@@ -141,6 +184,12 @@ cdef inline int k_vsign_ranges(IsotonicBlockStore st, Node* frame, Pt a, Pt b, P
     # geometric decision (the same in every frame), far finer than the filter's
     if su.W <= 0.0 or sv.W <= 0.0:
         return 0
+    if su.S == 0.0 or sv.S == 0.0:
+        # a slope exactly 0 (the sums of non-negative cells): the other decides
+        return (sv.S > 0.0) - (su.S > 0.0)
+    if su.S < _TINY_SLOPE * su.W or sv.S < _TINY_SLOPE * sv.W:
+        # a slope below 2**-900: scaled with its W (below), S would underflow
+        return sc_pav_vsign_tiny(su.W, su.Wlo, su.S, su.Slo, sv.W, sv.Wlo, sv.S, sv.Slo)
     # scale each vector by a power of two (exact) to about 1: products of weights
     # spanning 2**1000 would underflow or overflow
     frexp(su.W, &ku)
@@ -178,13 +227,38 @@ cdef inline int k_edge_sign(IsotonicBlockStore st, Node* frame, double uw, doubl
     return st._vsign(frame, a, b, c, d)
 
 
+# A double-double product (ah + al) * (bh + bl), FMA for the error of the leading term;
+# the result renormalised (rh the double nearest to rh + rl).
+cdef inline void _dd_mul(double ah, double al, double bh, double bl, double* rh,
+                         double* rl) noexcept:
+    cdef double p = ah * bh
+    cdef double e = fma(ah, bh, -p) + (ah * bl + al * bh)
+    rh[0] = p + e
+    rl[0] = e - (rh[0] - p)
+
+
+# sign of the double-double P - Q - R (all three non-negative), 0 within the band
+# _MEET_TIE * (P + Q + R) (see k_meet_left_of_split)
+cdef inline int _dd3_sign(double ph, double pl, double qh, double ql, double rh,
+                          double rl) noexcept:
+    cdef double dh = 0.0, dl = 0.0
+    _dd_add(&dh, &dl, ph, pl)
+    _dd_add(&dh, &dl, -qh, -ql)
+    _dd_add(&dh, &dl, -rh, -rl)
+    if fabs(dh) <= _MEET_TIE * (ph + qh + rh):
+        return 0
+    return _sign(dh)
+
+
 # IsotonicBlockStore._meet_left_of_split: do lines ab and cd meet at or left of xs?
 cdef inline bint k_meet_left_of_split(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt d,
                                      double xs, Node* left):
     cdef double dx1 = b.x - a.x, dy1 = b.y - a.y, dx2 = d.x - c.x, dy2 = d.y - c.y
     cdef double cbx = c.x - b.x, cby = c.y - b.y, e = xs - b.x
-    cdef double F, t1, t2, t3, q, delta, err, f
-    cdef Sums s
+    cdef double F, t1, t2, t3, q, delta, err, g1, g2, m
+    cdef Sums s1, s2, sb, se, sf
+    cdef int k1, k2, k3
+    cdef double ph, pl, qh, ql, rh, rl, th, tl
     if st._exact(frame):
         # every coordinate is an exact multiple of 2**qexp: decide exactly
         q = st.qscale
@@ -197,34 +271,61 @@ cdef inline bint k_meet_left_of_split(IsotonicBlockStore st, Node* frame, Pt a, 
              - int(dy2 * q) * int(dx1 * q) * int((cbx - e) * q)
              - int(dy1 * q) * int(dx2 * q) * int(e * q))
         return G >= 0
-    # slopes first, so that a tie (equal slopes, or the lines meeting exactly at xs)
-    # gives exactly 0 when the slopes are exact
-    t1 = cby
-    t2 = (dy2 / dx2) * (cbx - e)
-    t3 = (dy1 / dx1) * e
-    F = t1 - t2 - t3
-    # a bound on the error of F from coordinate errors of at most delta each
+    # a bound on the error of F from coordinate errors of at most delta each: each
+    # slope dy / dx is then within 2 delta (1 + |slope|) / (dx - 2 delta) of the true
+    # one, a bound only when dx exceeds 2 delta (an edge narrower than the coordinates'
+    # resolution, whose computed dx may even be 0 or negative, has no usable slope)
     delta = _COORD_ERR * frame.W
-    err = 1e-15 * (fabs(t1) + fabs(t2) + fabs(t3)) + delta * (
-        2.0 + 3.0 * fabs(dy2 / dx2) + 2.0 * fabs(dy1 / dx1)
-        + 2.0 * fabs(cbx - e) * (1.0 + fabs(dy2 / dx2)) / dx2
-        + 2.0 * fabs(e) * (1.0 + fabs(dy1 / dx1)) / dx1
-    )
-    if fabs(F) > err:
-        return F >= 0.0
+    if dx1 > 4.0 * delta and dx2 > 4.0 * delta:
+        # slopes first, so that a tie (equal slopes, or the lines meeting exactly at
+        # xs) gives exactly 0 when the slopes are exact
+        t1 = cby
+        t2 = (dy2 / dx2) * (cbx - e)
+        t3 = (dy1 / dx1) * e
+        F = t1 - t2 - t3
+        g1 = 2.0 * delta * (1.0 + fabs(dy1 / dx1)) / (dx1 - 2.0 * delta)
+        g2 = 2.0 * delta * (1.0 + fabs(dy2 / dx2)) / (dx2 - 2.0 * delta)
+        err = 1e-15 * (fabs(t1) + fabs(t2) + fabs(t3)) + delta * (
+            2.0 + 3.0 * fabs(dy2 / dx2) + 2.0 * fabs(dy1 / dx1)
+        ) + g2 * (fabs(cbx - e) + 2.0 * delta) + g1 * (fabs(e) + 2.0 * delta)
+        if fabs(F) > err:
+            return F >= 0.0
     st._op_fallback += 1
-    # recompute every difference as a range sum of its own cells
-    s = _range(frame, a.k, b.k)
-    dx1 = s.W
-    dy1 = s.S
-    s = _range(frame, c.k, d.k)
-    dx2 = s.W
-    dy2 = s.S
-    s = _range(frame, b.k, c.k)
-    cby = s.S
-    e = _range_from(left, b.k).W                  # xs - b.x
-    f = _range_upto(frame.right, c.k).W           # c.x - xs, without a difference
-    return cby - (dy2 / dx2) * f >= (dy1 / dx1) * e
+    # G = cby dx1 dx2 - dy2 dx1 f - dy1 dx2 e >= 0 (the same test times dx1 dx2 > 0),
+    # every factor a range sum of its own cells (double-double, accurate relative to
+    # itself whatever the weights of the other cells: no coordinate difference), the
+    # products in double-double with FMA. Each term holds one factor of each group
+    # (dx1, dy1), (dx2, dy2), (cby, f, e): each group is scaled by one power of two
+    # (exact) so that no product overflows. The sign is exact unless |G| is within
+    # _MEET_TIE of its terms (the resolution of the sums), then taken as a tie
+    # (the lines meeting at xs: True, as the exact test).
+    s1 = _range(frame, a.k, b.k)
+    s2 = _range(frame, c.k, d.k)
+    sb = _range(frame, b.k, c.k)
+    se = _range_from(left, b.k)               # xs - b.x
+    sf = _range_upto(frame.right, c.k)        # c.x - xs, without a difference
+    if s1.W <= 0.0 or s2.W <= 0.0:
+        return True
+    frexp(s1.W, &k1)
+    frexp(s2.W, &k2)
+    m = sb.S
+    if se.W > m:
+        m = se.W
+    if sf.W > m:
+        m = sf.W
+    if m <= 0.0:
+        return True  # c.y == b.y and xs == b.x == c.x: G == 0
+    frexp(m, &k3)
+    _dd_mul(ldexp(s1.W, -k1), ldexp(s1.Wlo, -k1), ldexp(s2.W, -k2), ldexp(s2.Wlo, -k2),
+            &th, &tl)
+    _dd_mul(th, tl, ldexp(sb.S, -k3), ldexp(sb.Slo, -k3), &ph, &pl)
+    _dd_mul(ldexp(s1.W, -k1), ldexp(s1.Wlo, -k1), ldexp(s2.S, -k2), ldexp(s2.Slo, -k2),
+            &th, &tl)
+    _dd_mul(th, tl, ldexp(sf.W, -k3), ldexp(sf.Wlo, -k3), &qh, &ql)
+    _dd_mul(ldexp(s1.S, -k1), ldexp(s1.Slo, -k1), ldexp(s2.W, -k2), ldexp(s2.Wlo, -k2),
+            &th, &tl)
+    _dd_mul(th, tl, ldexp(se.W, -k3), ldexp(se.Wlo, -k3), &rh, &rl)
+    return _dd3_sign(ph, pl, qh, ql, rh, rl) >= 0
 
 
 # k_leaf_update's monotone chain, one home for its fast and general loops: cell t's
@@ -477,7 +578,7 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
     # the cells of the left subtree after a, resp. b (exactly 0 when the vertex is the
     # subtree's last), and the base of their error bound
     cdef double asx = 0.0, asy = 0.0, aeb = 0.0, bsx = 0.0, bsy = 0.0, beb = 0.0
-    cdef int last
+    cdef int last, sbc = 0, sbcd = 0
     k_enter(ln, &llo, &lhi)
     k_enter(rn, &rlo, &rhi)
     while True:
@@ -525,18 +626,34 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
                 go_l_left = True
             else:
                 go_l_right = True
-        elif (k_bt(st, u, fast, loc, a, b, b, c, abx, aby, dab, bcx, bcy, dbc) < 0
-              or k_bt(st, u, fast, loc, a, b, b, d, abx, aby, dab, bdx, bdy, dbd) < 0):
-            go_l_left = True  # a right point lies strictly below l1: q <= a
-        elif (k_bt(st, u, fast, loc, a, c, c, d, acx, acy, dac, cdx, cdy, dcd) < 0
-              or k_bt(st, u, fast, loc, b, c, c, d, bcx, bcy, dbc, cdx, cdy, dcd) < 0):
-            go_r_right = True  # a left point lies strictly below l2: r >= d
-        elif k_bt(st, u, fast, loc, a, b, c, d, abx, aby, dab, cdx, cdy, dcd) <= 0:
-            go_l_left = True  # l1 == l2: the bridge line; leftmost q is <= a
-        elif st._meet_left_of_split(u, a, b, c, d, xs, u.left):
-            go_l_right = True  # q >= b
         else:
-            go_r_left = True  # r <= c
+            sbc = k_bt(st, u, fast, loc, a, b, b, c, abx, aby, dab, bcx, bcy, dbc)
+            if sbc < 0 or k_bt(st, u, fast, loc, a, b, b, d, abx, aby, dab, bdx, bdy, dbd) < 0:
+                go_l_left = True  # a right point lies strictly below l1: q <= a
+            elif k_bt(st, u, fast, loc, a, c, c, d, acx, acy, dac, cdx, cdy, dcd) < 0:
+                go_r_right = True  # a left point lies strictly below l2: r >= d
+            else:
+                sbcd = k_bt(st, u, fast, loc, b, c, c, d, bcx, bcy, dbc, cdx, cdy, dcd)
+                if sbcd < 0:
+                    go_r_right = True
+                elif k_bt(st, u, fast, loc, a, b, c, d, abx, aby, dab, cdx, cdy, dcd) <= 0:
+                    go_l_left = True  # l1 == l2: the bridge line; leftmost q is <= a
+                # slope(l1) < slope(l2): where the lines meet decides. When c lies on
+                # l1 (b on l2) they meet at c, right of xs (at b, at or left of xs):
+                # the orientation tests' own ties decide, as exact tests would, not
+                # _meet_left_of_split, which without exact coordinates may call such a
+                # near-tie (within the tie band of k_vsign_ranges) the other way: the
+                # decisions would then fit no single point set, and the descent could
+                # end outside the children's hulls (vertex counts disagreeing with
+                # the ranks of the bridge keys)
+                elif sbc == 0:
+                    go_r_left = True  # r <= c
+                elif sbcd == 0:
+                    go_l_right = True  # q >= b
+                elif st._meet_left_of_split(u, a, b, c, d, xs, u.left):
+                    go_l_right = True  # q >= b
+                else:
+                    go_r_left = True  # r <= c
         if go_l_left:
             if ln.leaf != NULL:
                 lhi = lm
