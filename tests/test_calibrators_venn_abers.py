@@ -26,9 +26,11 @@ from hypothesis import strategies as st
 
 try:
     from tests import references as ref
+    from tests.event_streams import edge_stream
     from tests.test_calibrators_isotonic import make_stream
 except ImportError:  # run from inside tests/
     import references as ref
+    from event_streams import edge_stream
     from test_calibrators_isotonic import make_stream
 from streamcal import OnlineIsotonic, VennAbers
 from streamcal.checks import _common
@@ -442,15 +444,7 @@ def test_batch_shortcut_is_the_loop_bit_for_bit(params, scores, weights, leaf_ca
     # a seed fixed by the parameters (``hash`` of a str varies with PYTHONHASHSEED)
     rng = np.random.default_rng(zlib.crc32(repr((params, scores, weights, leaf_capacity)).encode()))
     n = 2500
-    s = rng.random(n)
-    if scores == "ties":
-        s = np.round(s, 2)
-    s[rng.random(n) < 0.02] = 0.0
-    s[rng.random(n) < 0.02] = 1.0
-    y = (rng.random(n) < 0.1 + 0.8 * s**2).astype(np.float64)
-    w = np.ones(n)
-    if weights == "mixed":
-        w = np.where(rng.random(n) < 0.3, rng.choice([0.0, 0.5, 3.0], n), 1.0)
+    s, y, w = edge_stream(rng, n, scores == "ties", weights == "mixed")
     batch, loop = VennAbers(**params), VennAbers(**params)
     if leaf_capacity is not None:
         batch._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)

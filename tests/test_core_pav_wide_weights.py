@@ -20,6 +20,7 @@ import pytest
 
 from streamcal import OnlineIsotonic, VennAbers
 from streamcal.core.pav import IsotonicBlockStore
+from tests.event_streams import edge_stream
 
 
 def _exact_fit(store):
@@ -49,17 +50,7 @@ def _assert_exact(store):
 
 
 def _stream(seed, n, ties, weights="unit"):
-    rng = np.random.default_rng(seed)
-    s = rng.random(n)
-    if ties:
-        s = np.round(s, 2)
-    s[rng.random(n) < 0.02] = 0.0
-    s[rng.random(n) < 0.02] = 1.0
-    y = (rng.random(n) < 0.1 + 0.8 * s**2).astype(np.float64)
-    w = np.ones(n)
-    if weights == "mixed":
-        w = np.where(rng.random(n) < 0.3, rng.choice([0.0, 0.5, 3.0], n), 1.0)
-    return s, y, w
+    return edge_stream(np.random.default_rng(seed), n, ties, weights == "mixed")
 
 
 def _small_leaves(cal):
