@@ -559,12 +559,12 @@ cdef class IsotonicStream:
         cdef double y = 1.0 if s >= self._guess_from else 0.0
         cdef double a, b, p
         self._st.add_c(x, 1.0, 1.0 - y)
-        a = self._st.predict_step_c(x)
+        a = self._st.value_at_stored_c(x)  # = predict_step_c(x): x is stored now
         self._st.relabel_c(x, y - (1.0 - y))
         self._pend = True
         self._pend_x = x
         self._pend_y = y
-        b = self._st.predict_step_c(x)
+        b = self._st.value_at_stored_c(x)
         if y == 0.0:
             a, b = b, a
         p = _venn_abers_merge(_clip01(a), _clip01(b))

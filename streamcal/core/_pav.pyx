@@ -629,6 +629,10 @@ cdef class IsotonicBlockStore:
             return NAN
         return self._value_at(self._step_key(x))
 
+    cdef double value_at_stored_c(self, double x) noexcept:
+        # x is a stored key (> -inf): it is the key the step read-out at x uses
+        return self._value_at(x)
+
     cdef double predict_linear_c(self, double x) noexcept:
         cdef double c, ka, kb, v0, v1, x1, ka1, kb1
         if self.root.ncells <= 1:
