@@ -12,7 +12,10 @@ monotone projection runs), brier, refine, ece, sharp, murphy (per-event ``update
 brier_many, refine_many, ece_many (100 ``update_many`` of the N events: collect
 ``*Store_*update_many``), hist_q (4th argument: the HistogramBinning keyword
 arguments as a dict literal), iso, iso_lin, iso_grid, iso_win, iso_hl (half_life=200:
-non-dyadic weights, the store's floating-point path). The third argument is
+non-dyadic weights, the store's floating-point path), and va_phish / iso_phish
+(``VennAbers()`` / ``OnlineIsotonic()`` ``predict_one`` then ``learn_one`` over the 1,250
+prequential ``LogisticRegression()`` scores of river's Phishing, N passes: the setting of
+issue 15's CalibratedClassifier target; a fresh calibrator each pass). The third argument is
 the directory holding the ``streamcal`` package to measure (a copy of another build).
 """
 import sys, random
@@ -53,6 +56,18 @@ elif S == "hist_q":
     m = HistogramBinning(**eval(sys.argv[4]))
     for x, y in zip(xs, ys):
         m.predict_one(x); m.learn_one(x, y)
+elif S in ("va_phish", "iso_phish"):
+    from river import datasets, linear_model
+    from streamcal.calibrators import VennAbers
+    clf, scores, labels = linear_model.LogisticRegression(), [], []
+    for x, y in datasets.Phishing():
+        scores.append(clf.predict_proba_one(x).get(True, 0.0))
+        labels.append(int(y))
+        clf.learn_one(x, y)
+    for _ in range(N):
+        m = VennAbers() if S == "va_phish" else OnlineIsotonic()
+        for x, y in zip(scores, labels):
+            m.predict_one(x); m.learn_one(x, y)
 elif S in ("iso", "iso_lin", "iso_grid", "iso_win", "iso_hl"):
     kw = {"iso": {}, "iso_lin": {"interpolation": "linear"}, "iso_grid": {"resolution": 1e-3},
           "iso_win": {"window_size": 500}, "iso_hl": {"half_life": 200.0}}[S]

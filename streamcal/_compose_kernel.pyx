@@ -16,12 +16,16 @@ from ``0.0``, e.g. by one-hot encoding their text). Both O(d), d the number of f
 
 import numpy as np
 
-from cpython.dict cimport PyDict_Copy
+from cpython.dict cimport PyDict_Copy, PyDict_GetItem, PyDict_Next
+from cpython.ref cimport PyObject
 from libc.math cimport signbit
+
+from river import compose as river_compose
 
 from streamcal import _validation as V
 
-__all__ = ["IMMUTABLE_VALUES", "binary_split", "immutable_copy", "same_features"]
+__all__ = ["IMMUTABLE_VALUES", "binary_split", "immutable_copy", "predict_is_pure", "reusable",
+           "same_features"]
 
 _BINARY_CLASSES = (
     "a classifier of the classes {False, True} or {0, 1} when 'calibrator' is a "
@@ -46,14 +50,18 @@ cpdef object immutable_copy(object x):
     >>> immutable_copy({"a": [1.0]}) is None  # a list can change in place
     True
     """
+    # PyDict_Next: no (key, value) tuple per feature; only type checks run meanwhile
+    cdef Py_ssize_t pos = 0
+    cdef PyObject* pk
+    cdef PyObject* pv
     cdef object t
     if type(x) is not dict:
         return None
-    for k, v in (<dict>x).items():
-        t = type(k)
+    while PyDict_Next(x, &pos, &pk, &pv):
+        t = type(<object> pk)
         if t is not str and t is not int:
             return None
-        t = type(v)
+        t = type(<object> pv)
         if t is float or t is int or t is str or t is bool:
             continue
         if t not in _IMMUTABLE:
@@ -79,16 +87,28 @@ cpdef bint same_features(object x, dict kept):
     >>> same_features({"a": np.zeros(2)}, {"a": 0.0})
     False
     """
-    cdef object kv, t
+    # PyDict_Next and PyDict_GetItem (no tuple, no bound method per feature); the keys
+    # are exact str or int (hashing them runs no Python code) and the values compared
+    # with == are of the types of the kept ones (IMMUTABLE_VALUES: built-in ==)
+    cdef Py_ssize_t pos = 0
+    cdef PyObject* pk
+    cdef PyObject* pv
+    cdef PyObject* pkv
+    cdef object k, v, kv, t
     cdef double a, b
     if type(x) is not dict or len(<dict>x) != len(kept):
         return False
     try:
-        for k, v in (<dict>x).items():
+        while PyDict_Next(x, &pos, &pk, &pv):
+            k = <object> pk
             t = type(k)
             if t is not str and t is not int:  # 1.0 or True would find the kept key 1
                 return False
-            kv = kept.get(k, _ABSENT)
+            pkv = PyDict_GetItem(kept, k)
+            if pkv == NULL:
+                return False
+            v = <object> pv
+            kv = <object> pkv
             t = type(v)
             if t is not type(kv):
                 return False
@@ -104,6 +124,46 @@ cpdef bint same_features(object x, dict kept):
     except Exception:
         return False
     return True
+
+
+cdef object _Pipeline = river_compose.Pipeline
+
+
+cpdef bint predict_is_pure():
+    """False while river's ``compose.learn_during_predict()`` is on: a pipeline's
+    ``predict_proba_one`` then teaches its unsupervised steps, so a second call is not
+    the same as reusing the first. O(1).
+
+    >>> from river import compose
+    >>> predict_is_pure()
+    True
+    >>> with compose.learn_during_predict():
+    ...     predict_is_pure()
+    False
+    """
+    return not getattr(_Pipeline, "_LEARN_UNSUPERVISED_DURING_PREDICT", False)
+
+
+cpdef bint reusable(object last, object classifier, object x):
+    """Whether the prediction kept in ``last`` (``(classifier, immutable copy of the
+    features, prediction)``, or None) is the one ``classifier`` would give on ``x``
+    now: the same classifier object made it, on the same features
+    (:func:`same_features`), and a prediction teaches no pipeline
+    (:func:`predict_is_pure`). One call for the three checks of
+    ``CalibratedClassifier.learn_one``. O(d).
+
+    >>> reusable(("clf", {"a": 1.0}, 0.5), "clf", {"a": 1.0})
+    True
+    >>> reusable(("clf", {"a": 1.0}, 0.5), "other", {"a": 1.0})
+    False
+    >>> reusable(None, "clf", {"a": 1.0})
+    False
+    """
+    cdef tuple t
+    if last is None:
+        return False
+    t = last
+    return t[0] is classifier and predict_is_pure() and same_features(x, t[1])
 
 
 cpdef object binary_split(object proba):

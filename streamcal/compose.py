@@ -14,19 +14,12 @@ from river import base
 from river import compose as river_compose
 
 from streamcal import _validation as V
-from streamcal._compose_kernel import binary_split, immutable_copy, same_features
+from streamcal._compose_kernel import binary_split, immutable_copy, reusable
 from streamcal.base import BinaryCalibrator, MulticlassCalibrator
 
 __all__ = ["CalibratedClassifier"]
 
 _NAME = "CalibratedClassifier"
-
-
-def _predict_is_pure() -> bool:
-    """False while river's ``compose.learn_during_predict()`` is on: a pipeline's
-    ``predict_proba_one`` then teaches its unsupervised steps, so a second call is not
-    the same as reusing the first."""
-    return not getattr(river_compose.Pipeline, "_LEARN_UNSUPERVISED_DURING_PREDICT", False)
 
 
 def _as_probabilities(proba: dict):
@@ -281,12 +274,7 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         # now if the same classifier object made it on a dict with the same features as
         # x, no learn_one ran since (it forgets it) and a prediction teaches no pipeline
         last = self._last
-        if (
-            last is not None
-            and last[0] is self.classifier
-            and _predict_is_pure()
-            and same_features(x, last[1])
-        ):
+        if reusable(last, self.classifier, x):  # one compiled call for the three checks
             value = last[2]
         else:
             proba = self.classifier.predict_proba_one(x)

@@ -589,7 +589,8 @@ def test_property_batch_is_the_per_event_loop(events, chunk, params, leaf_capaci
 # ---------------------------------------------------------------------- the pending event
 # With unit weights only and neither window nor forgetting, predict_one inserts its
 # hypothetical event once, relabels it between the two fits and leaves it in the store
-# (label 1 for a score >= 0.5, else 0); a following learn_one of that event keeps it,
+# (label 1 for a score >= _guess_from, where the merged probability last crossed 0.5,
+# else 0); a following learn_one of that event keeps it,
 # relabelled for the other label 0 or 1; every other call removes it first
 # (IsotonicStream.predict_one, _settle). These tests hold it to a twin that predicts
 # through predict_many (never pending: the general path, both hypothetical events).
@@ -703,7 +704,9 @@ def test_property_pending_event_is_never_observed(ops, leaf_capacity, start_rebu
 def _pending_against_general(s, y, leaf_capacity, every, first=None):
     """A VennAbers fed predict_one then learn_one of each event (the pending path) and a
     twin predicting by the general path (``_twin_predict``): the same floats bit for
-    bit and the same snapshots, checked every ``every`` events and at the end."""
+    bit and the same snapshots, checked every ``every`` events and at the end. ``y``:
+    the labels, or a function of the calibrator and the score giving each label
+    before the prediction (to go with or against the stream's guess)."""
     from streamcal.core.pav import IsotonicBlockStore
 
     cal, twin = VennAbers(), VennAbers()
@@ -714,7 +717,10 @@ def _pending_against_general(s, y, leaf_capacity, every, first=None):
         cal.learn_one(*first)
         twin.learn_one(*first)
     got, expected = [], []
-    for j, (a, b) in enumerate(zip(s.tolist(), y.tolist())):
+    labels = y.tolist() if isinstance(y, np.ndarray) else [None] * len(s)
+    for j, (a, b) in enumerate(zip(s.tolist(), labels)):
+        if b is None:
+            b = y(cal, a)
         got.append(cal.predict_one(a))
         cal.learn_one(a, b)
         expected.append(_twin_predict(twin, a))
@@ -761,19 +767,42 @@ def test_pending_event_predict_then_learn_is_the_general_path(scores, leaf_capac
 def test_pending_event_relabelled_in_place_is_the_general_path(labels, leaf_capacity):
     """predict_one inserts its hypothetical event once and relabels it between the two
     fits; a learn_one of the other label relabels it again. Labels always against the
-    guess (score >= 0.5: label 0), always with it, or random, on repeated and new
-    scores, first cells and last cells included: the floats of the general path bit for
-    bit and the same state."""
+    guess (read from the stream before each prediction: label 1 from ``_guess_from``
+    on), always with it, or random, on repeated and new scores, first cells and last
+    cells included: the floats of the general path bit for bit and the same state."""
     rng = np.random.default_rng(23)
     s = np.concatenate([rng.random(600), np.round(rng.random(600), 1), [0.0, 1.0, 0.5, 0.5]])
-    guess = (s >= 0.5).astype(float)
-    y = {"against_the_guess": 1.0 - guess, "with_the_guess": guess,
+
+    def guess(cal, a):
+        return 1.0 if a >= cal._stream._guess_from else 0.0
+
+    y = {"against_the_guess": lambda cal, a: 1.0 - guess(cal, a), "with_the_guess": guess,
          "random": (rng.random(len(s)) < 0.5).astype(float)}[labels]
     # a non-empty store first: predict_one pends from the first event
     cal, twin = _pending_against_general(s, y, leaf_capacity, every=100, first=(0.5, 1))
     cal._check()
     grid = np.linspace(0, 1, 21)
     assert [cal.predict_one(q) for q in grid.tolist()] == twin.predict_many(grid).tolist()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pending_guess_follows_where_the_merged_probability_crosses_one_half(seed):
+    """After each pending prediction, the guess's threshold separates that score by its
+    merged probability (label 1 guessed from ``_guess_from`` on: ``p >= 0.5`` exactly
+    when the score is at or above it), so the guess follows the fit's crossing of 0.5
+    wherever it lies (here near 0.3), not the score's 0.5; and a fresh calibrator
+    starts from 0.5."""
+    rng = np.random.default_rng(seed)
+    cal = VennAbers()
+    assert cal._stream._guess_from == 0.5
+    cal.learn_one(0.5, 1)
+    crossings = []
+    for a in rng.random(1500).tolist():
+        p = cal.predict_one(a)
+        assert (p >= 0.5) == (a >= cal._stream._guess_from), (a, p, cal._stream._guess_from)
+        cal.learn_one(a, int(rng.random() < (0.9 if a > 0.3 else 0.1)))
+        crossings.append(cal._stream._guess_from)
+    assert abs(np.median(crossings[-500:]) - 0.3) < 0.1
 
 
 @pytest.mark.parametrize(

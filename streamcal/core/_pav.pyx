@@ -44,8 +44,8 @@ Algorithms.
   removed from is named by the kept locate); see ``_cache_survives``
   (``_op_reused`` counts them). A key that is an end of the child's own bridge is
   located in O(1) from the child's caches (``_locate_at_bridge``). Together they cut
-  the hull steps of an add on a random stream of 1e6 events by a third. Operation counters (``_op_nodes``, ``_op_hull``, ``_op_moved``) let
-  tests check the bound by counting.
+  the hull steps of an add on a random stream of 1e6 events by a third. Operation
+  counters (``_op_nodes``, ``_op_hull``, ``_op_moved``) let tests check the bound.
 - The block holding a key: descend by bridge keys, O(log n); its value: the range sums
   of its cells from subtree totals, O(log n + B) -- never a difference of cumulative
   sums, which would lose all digits of a light block after heavy cells.
@@ -71,10 +71,9 @@ left edge's line (b on the right one) by the orientation tests, ties included, t
 decide it, so that all decisions fit one point set. Cells whose weights span far more
 than the 106 bits of the sums (short half-lives, user weights across the double range)
 are pooled as exact PAV pools them, up to the tie band (slopes within 8 units of
-roundoff pool). Totals are kept in double-double, so a range
-sum rounds to the same double whatever the tree's shape: a store restored from a
-snapshot (a differently shaped tree) predicts bit for bit as the original.
-``_op_fallback`` counts these rare fallbacks.
+roundoff pool). Totals are kept in double-double, so a range sum rounds to the same
+double whatever the tree's shape: a store restored from a snapshot (a differently
+shaped tree) predicts bit for bit as the original. ``_op_fallback`` counts fallbacks.
 """
 
 cimport cython
@@ -88,20 +87,17 @@ from streamcal.core._pav_tree cimport (
 )
 
 import numpy as np
-
 # the per-event kernels (orientation tests, leaf hull, bridge): inline, _pav_kernels.pxd
 from streamcal.core._pav_kernels cimport (
     _TWO53, k_bridge, k_bridge_still_valid, k_cache_survives, k_edge_sign, k_leaf_update,
     k_hypothetical, k_meet_left_of_split, k_vs, k_vsign, sc_pav_ctzll,
 )
 
-# the read-outs, rebuild and checks (not on the per-event path) live in _pav_ops.pyx
-from streamcal.core import _pav_ops
+from streamcal.core import _pav_ops  # read-outs, rebuild, checks: off the per-event path
 
 __all__ = ["IsotonicBlockStore"]
 
-# A cell left with less than this fraction of the weight just removed from it is dropped
-# and its remaining events re-added by the caller (see IsotonicBlockStore.remove).
+# a cell left with less than this share of the weight just removed is dropped (see remove)
 cdef double _ABSORBED = 2.0 ** -20
 # weight balance: a child may hold at most this fraction of its parent's leaves (+1)
 cdef double _ALPHA = 0.75
@@ -638,6 +634,10 @@ cdef class IsotonicBlockStore:
         if self.root.ncells <= 1:
             return NAN
         return self._value_at(self._step_key(x))
+
+    cdef double value_at_stored_c(self, double x) noexcept:
+        # x is a stored key (> -inf): it is the key the step read-out at x uses
+        return self._value_at(x)
 
     cdef double predict_linear_c(self, double x) noexcept:
         cdef double c, ka, kb, v0, v1, x1, ka1, kb1
