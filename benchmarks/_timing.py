@@ -124,6 +124,18 @@ def interleaved(runs, scores: list, labels: list, segment: int):
     return bounds, times
 
 
+def timed_progressive_log_loss(model, events) -> tuple:
+    """CPU seconds of river's ``progressive_val_score`` of ``model`` over ``events``
+    (river's LogLoss), and that log loss: the ``timed`` of :func:`old_new_rounds` in the
+    compose and package comparisons."""
+    from river import evaluate, metrics
+
+    metric = metrics.LogLoss()
+    t0 = time.process_time()
+    evaluate.progressive_val_score(events, model, metric)
+    return time.process_time() - t0, metric.get()
+
+
 def old_new_rounds(runs: dict, rounds: int, timed, n_events: int, label: str, width: int) -> str:
     """Time each model maker of ``runs`` ("raw", "old", "new") once a round, in rotating
     order, the GC paused: ``timed(model)`` returns (CPU seconds, a result that old and new

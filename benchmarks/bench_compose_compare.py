@@ -19,12 +19,11 @@ import argparse
 import importlib.util
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _timing import old_new_rounds
-from river import datasets, evaluate, linear_model, metrics
+from _timing import old_new_rounds, timed_progressive_log_loss
+from river import datasets, linear_model
 
 from streamcal import OnlineIsotonic, OnlinePlatt, VennAbers
 from streamcal.compose import CalibratedClassifier as New
@@ -35,13 +34,6 @@ def load_old(path: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.CalibratedClassifier
-
-
-def timed(model, events):
-    metric = metrics.LogLoss()
-    t0 = time.process_time()
-    evaluate.progressive_val_score(events, model, metric)
-    return time.process_time() - t0, metric.get()
 
 
 def main(argv=None) -> None:
@@ -62,7 +54,7 @@ def main(argv=None) -> None:
             "old": lambda: Old(linear_model.LogisticRegression(), cal()),
             "new": lambda: New(linear_model.LogisticRegression(), cal()),
         }
-        print(old_new_rounds(runs, args.rounds, lambda m: timed(m, events), len(events), name, 12))
+        print(old_new_rounds(runs, args.rounds, lambda m: timed_progressive_log_loss(m, events), len(events), name, 12))
 
 if __name__ == "__main__":
     main()

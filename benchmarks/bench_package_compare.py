@@ -23,7 +23,6 @@ import argparse
 import importlib
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -61,17 +60,11 @@ def main(argv=None) -> None:
     sys.path.insert(0, os.path.dirname(HERE))
     sys.path.insert(0, HERE)
     import streamcal
-    from _timing import old_new_rounds
-    from river import datasets, evaluate, linear_model, metrics
+    from _timing import old_new_rounds, timed_progressive_log_loss
+    from river import datasets, linear_model
 
     assert not os.path.abspath(streamcal.__file__).startswith(os.path.abspath(args.old))
     new = {n: getattr(streamcal, n) for n in old}
-
-    def timed(model, events):
-        metric = metrics.LogLoss()
-        t0 = time.process_time()
-        evaluate.progressive_val_score(events, model, metric)
-        return time.process_time() - t0, metric.get()
 
     events = list(datasets.Phishing())
     print(f"Phishing ({len(events)} events), {args.rounds} rounds, CPU time; old = {args.old}")
@@ -82,7 +75,7 @@ def main(argv=None) -> None:
             "old": lambda: old["CalibratedClassifier"](linear_model.LogisticRegression(), old[name]()),
             "new": lambda: new["CalibratedClassifier"](linear_model.LogisticRegression(), new[name]()),
         }
-        print(old_new_rounds(runs, args.rounds, lambda m: timed(m, events), len(events), name, 15))
+        print(old_new_rounds(runs, args.rounds, lambda m: timed_progressive_log_loss(m, events), len(events), name, 15))
 
 if __name__ == "__main__":
     main()

@@ -277,7 +277,6 @@ class BinaryCalibrationMetric(StreamingMetric):
         )
 
 
-
 def update_many_each(batches, y_true, w=None) -> None:
     """Add one batch of events to several metrics, each with its own predictions:
     ``m.update_many(y_true, y_pred, w)`` for every ``(m, y_pred)`` of ``batches``, in
