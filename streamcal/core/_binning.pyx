@@ -474,10 +474,12 @@ cdef class Int64Binner:
         cdef double* est = self.estp
         cdef const double* sp = &s[0]
         cdef const double* yp = &y[0]
-        cdef const double* wp = NULL if unit else &w[0]
+        cdef const double* wp = NULL
         cdef double x, wi, v
         cdef int k
         cdef Py_ssize_t stop
+        if not unit:
+            wp = &w[0]
         if out == NULL and unit:
             # learning unit weights: no weight to read, a run as long as the room
             stop = n if n - i <= room else i + room

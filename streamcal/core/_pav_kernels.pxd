@@ -579,6 +579,8 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
     # subtree's last), and the base of their error bound
     cdef double asx = 0.0, asy = 0.0, aeb = 0.0, bsx = 0.0, bsy = 0.0, beb = 0.0
     cdef int last, sbc = 0, sbcd = 0
+    # b (d) is unread while its side is down to one point; set so the compiler sees it
+    b.x = b.y = b.k = b.z = b.f = d.x = d.y = d.k = d.z = d.f = 0.0
     k_enter(ln, &llo, &lhi)
     k_enter(rn, &rlo, &rhi)
     while True:
