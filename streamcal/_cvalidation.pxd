@@ -33,7 +33,12 @@ cdef inline double check_label(object value, str owner, str method, str name="la
     """A binary label as 0.0 or 1.0, or the template error."""
     if value is True or value is False:
         return 1.0 if value is True else 0.0
-    if type(value) is int:
+    cdef double x
+    if type(value) is float:  # a label column read as floats
+        x = PyFloat_AS_DOUBLE(value)
+        if x == 1.0 or x == 0.0:
+            return x + 0.0  # -0.0 is 0.0, as the slow path says
+    elif type(value) is int:
         if value == 1:
             return 1.0
         if value == 0:

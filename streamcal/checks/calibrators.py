@@ -42,6 +42,7 @@ __all__ = [
     "check_docstring_has_example",
     "check_huge_weights",
     "check_learn_many_matches_learn_one",
+    "check_label_forms_agree",
     "check_learn_one_returns_none",
     "check_monotone",
     "check_outputs_finite_in_unit_interval",
@@ -279,6 +280,28 @@ def check_learn_many_matches_learn_one(cal: BinaryCalibrator) -> None:
     assert np.allclose(
         _predictions(unweighted), _predictions(ref), rtol=1e-12, atol=1e-12
     ), "w=None is not unit weights"
+
+
+def check_label_forms_agree(cal: BinaryCalibrator) -> None:
+    """Every accepted form of a label (int, bool, float including ``-0.0``, and their
+    numpy counterparts) teaches exactly what the int does: the same snapshot."""
+    s, y, w = yield_stream(120, seed=4)
+    forms = {
+        "bool": [bool(v) for v in y.tolist()],
+        "float": [float(v) for v in y.tolist()],
+        "signed float": [1.0 if v else -0.0 for v in y.tolist()],
+        "numpy int": list(y.astype(np.int64)),
+        "numpy bool": list(y.astype(bool)),
+        "numpy float": list(y.astype(np.float64)),
+    }
+    reference = cal.clone()
+    _learn(reference, s, y, w)
+    expected = _common.snapshot(reference)
+    for form, labels in forms.items():
+        c = cal.clone()
+        for a, b, v in zip(_inputs(c, s.tolist()), labels, w.tolist()):
+            c.learn_one(a, b, v)
+        assert _common.snapshot(c) == expected, f"labels as {form} teach another state"
 
 
 def check_predict_many_matches_predict_one(cal: BinaryCalibrator) -> None:
