@@ -66,7 +66,7 @@ def yield_checks(calibrator: BinaryCalibrator) -> typing.Iterator[typing.Callabl
     yield _cal.check_learn_one_returns_none
     yield _cal.check_cold_start
     yield _cal.check_outputs_finite_in_unit_interval
-    yield _cal.check_label_forms_agree
+    yield _cal.check_input_forms_agree
     yield _cal.check_predict_many_matches_predict_one
     yield _cal.check_learn_many_matches_learn_one
     yield _cal.check_predict_learn_many_matches_loop

@@ -42,7 +42,7 @@ __all__ = [
     "check_docstring_has_example",
     "check_huge_weights",
     "check_learn_many_matches_learn_one",
-    "check_label_forms_agree",
+    "check_input_forms_agree",
     "check_learn_one_returns_none",
     "check_monotone",
     "check_outputs_finite_in_unit_interval",
@@ -282,26 +282,33 @@ def check_learn_many_matches_learn_one(cal: BinaryCalibrator) -> None:
     ), "w=None is not unit weights"
 
 
-def check_label_forms_agree(cal: BinaryCalibrator) -> None:
-    """Every accepted form of a label (int, bool, float including ``-0.0``, and their
-    numpy counterparts) teaches exactly what the int does: the same snapshot."""
+def check_input_forms_agree(cal: BinaryCalibrator) -> None:
+    """Every accepted form of an event teaches exactly what Python floats and ints do
+    (the same snapshot): labels as bools, floats (``-0.0`` included) and numpy ints,
+    bools and floats; scores and weights as numpy floats, as a loop over numpy arrays
+    hands them over; integral weights as ints."""
     s, y, w = yield_stream(120, seed=4)
+    scores = _inputs(cal, s.tolist())
+    numpy_scores = list(s) if getattr(cal, "_check_inputs", None) is None else scores
+    weights = w.tolist()
     forms = {
-        "bool": [bool(v) for v in y.tolist()],
-        "float": [float(v) for v in y.tolist()],
-        "signed float": [1.0 if v else -0.0 for v in y.tolist()],
-        "numpy int": list(y.astype(np.int64)),
-        "numpy bool": list(y.astype(bool)),
-        "numpy float": list(y.astype(np.float64)),
+        "bool labels": (scores, [bool(v) for v in y.tolist()], weights),
+        "float labels": (scores, [float(v) for v in y.tolist()], weights),
+        "signed float labels": (scores, [1.0 if v else -0.0 for v in y.tolist()], weights),
+        "numpy int labels": (scores, list(y.astype(np.int64)), weights),
+        "numpy bool labels": (scores, list(y.astype(bool)), weights),
+        "numpy float labels": (scores, list(y.astype(np.float64)), weights),
+        "numpy scores and weights": (numpy_scores, y.tolist(), list(w)),
+        "int weights": (scores, y.tolist(), [int(v) if v == int(v) else v for v in weights]),
     }
     reference = cal.clone()
     _learn(reference, s, y, w)
     expected = _common.snapshot(reference)
-    for form, labels in forms.items():
+    for form, events in forms.items():
         c = cal.clone()
-        for a, b, v in zip(_inputs(c, s.tolist()), labels, w.tolist()):
+        for a, b, v in zip(*events):
             c.learn_one(a, b, v)
-        assert _common.snapshot(c) == expected, f"labels as {form} teach another state"
+        assert _common.snapshot(c) == expected, f"{form} teach another state"
 
 
 def check_predict_many_matches_predict_one(cal: BinaryCalibrator) -> None:
