@@ -73,6 +73,11 @@ cdef class GridIsotonicStore:
     cdef int _ec
     cdef int _ey
     cdef long long _edw
+    cdef long long _eds           # its label sum, in units
+    # the cells where the hull of the node being updated may have gained or lost
+    # vertices (_dlo > _dhi: none); see _still_valid
+    cdef int _dlo
+    cdef int _dhi
     # leaf hulls: leaf j's vertices at j * B .. j * B + nh[j] - 1, in the leaf's frame
     cdef int* nh
     cdef int* hk
@@ -90,9 +95,11 @@ cdef class GridIsotonicStore:
     # private
     cdef void _clear(self) noexcept
     cdef void _leaf_update(self, int j) noexcept
+    cdef void _leaf_add(self, int j, int c, bint new) noexcept
+    cdef bint _leaf_same(self, int j, int v, int c) noexcept
     cdef void _internal_update(self, int u, int side) noexcept
     cdef bint _locate(self, int v, int K, long long* out, int* fl, int* ks) noexcept
-    cdef bint _kept_locate(self, long long* out, int fl, int* ks) noexcept
+    cdef bint _kept_locate(self, int fl, int* ks) noexcept
     cdef bint _still_valid(self, int u, int side) noexcept
     cdef int _enter(self, int v) noexcept
     cdef void _side_enter(self, GSide* s, int v) noexcept

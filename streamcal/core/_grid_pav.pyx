@@ -92,6 +92,7 @@ cdef double _LIMIT = 1099511627776.0  # 2**40: the total weight stays below, in 
 cdef int _MIN_Q = -500                # the unit stays >= 2**-500: block sums normal
 cdef double _TWO53 = 9007199254740992.0
 cdef long long _SMALL = 1 << 31  # a leaf scan below this partial sum uses 64-bit cross products
+cdef int _NONE = 1 << 30         # _dlo of an empty changed interval
 
 
 cdef inline int _lsb_exponent(double v) noexcept:
@@ -251,24 +252,159 @@ cdef class GridIsotonicStore:
         self.nd[t].npres = cnt
         self._op_hull += hi - lo
 
+    cdef void _leaf_add(self, int j, int c, bint new) noexcept:
+        """Leaf ``j``'s hull after an add to its cell ``c`` (``new``: it was empty). The
+        vertices before the last one before ``c`` keep their place (a vertex of the hull
+        is one of the hull of the points up to it: the scan's stack there), the scan
+        resumes after it; sets the changed interval ``_dlo``, ``_dhi`` (see
+        :meth:`_still_valid`). O(B)."""
+        cdef int B = self.leaf_capacity, base = j * B
+        cdef int hi = base + B, n0 = self.nh[j], n, t, a, b, m
+        cdef long long sw = 0, ss = 0
+        cdef long long* hx = self.hx + base
+        cdef long long* hy = self.hy + base
+        cdef int* hk = self.hk + base
+        cdef int old[256]
+        if hi > self.nc:
+            hi = self.nc
+        n = <int> bisect_left(hk, n0, c)   # the kept vertices: cells < c
+        if not new and n < n0 and self._leaf_same(j, n, c):
+            for a in range(n, n0):   # the vertices at cells >= c moved by the event
+                hx[a] += self._edw
+                hy[a] += self._eds
+            self._dlo = _NONE
+            self._dhi = -1
+            self.nd[self.P + j].tw += self._edw
+            self.nd[self.P + j].ts += self._eds
+            return
+        t = base
+        if n > 0:
+            sw = hx[n - 1]
+            ss = hy[n - 1]
+            t = hk[n - 1] + 1
+        for a in range(n0):
+            old[a] = hk[a]
+        m = n   # the stack's lowest size: vertices 0 .. m - 1 kept
+        self._op_hull += hi - t
+        while t < hi:
+            if self.cw[t] != 0 or t == 0:
+                sw += self.cw[t]
+                ss += self.cs[t]
+                if sw < _SMALL:
+                    while n >= 2 and ((hx[n - 1] - hx[n - 2]) * (ss - hy[n - 1])
+                                      <= (hy[n - 1] - hy[n - 2]) * (sw - hx[n - 1])):
+                        n -= 1
+                else:
+                    while n >= 2 and sc_grid_cross(hx[n - 1] - hx[n - 2], hy[n - 1] - hy[n - 2],
+                                                   sw - hx[n - 1], ss - hy[n - 1]) <= 0:
+                        n -= 1
+                if n < m:
+                    m = n
+                hx[n] = sw
+                hy[n] = ss
+                hk[n] = t
+                n += 1
+            t += 1
+        # the vertices that may differ: after the kept ones, before the common tail
+        a = n0 - 1
+        b = n - 1
+        while a >= m and b >= m and old[a] == hk[b]:
+            a -= 1
+            b -= 1
+        self._dlo = _NONE
+        self._dhi = -1
+        if a >= m:
+            self._dlo = old[m]
+            self._dhi = old[a]
+        if b >= m:
+            self._dlo = min(self._dlo, hk[m])
+            self._dhi = max(self._dhi, hk[b])
+        self.nh[j] = n
+        t = self.P + j
+        self.nd[t].tw = sw
+        self.nd[t].ts = ss
+        self.nd[t].npres += new
+
+    cdef bint _leaf_same(self, int j, int v, int c) noexcept:
+        """After an add of ``d = (dw, ds)`` to cell ``c``, held before, of leaf ``j``
+        (``v``: its first hull vertex at a cell >= c): are the hull's vertices the same
+        cells? The points at cells >= c moved by ``d``: the hull keeps its vertices if
+        the edge from A (vertex ``v - 1``) to the moved V (vertex ``v``) turns strictly
+        left at both ends and no point between A and V falls below it. A point that
+        did not move (before c) can only fall below if ``d`` turns left from the edge
+        AV (then the edge is steeper; the moved points, whose slope to V is below the
+        edge's and so below ``d``'s, rise above it), and a moved one only if ``d`` turns
+        right (symmetrically); only that side is scanned. ``v == 0``: every point
+        moved. O(B)."""
+        cdef int base = j * self.leaf_capacity, q, o
+        cdef long long* hx = self.hx + base
+        cdef long long* hy = self.hy + base
+        cdef long long ex, ey, px, py
+        if v == 0:
+            return True
+        ex = hx[v] + self._edw - hx[v - 1]
+        ey = hy[v] + self._eds - hy[v - 1]
+        if v >= 2 and sc_grid_cross(hx[v - 1] - hx[v - 2], hy[v - 1] - hy[v - 2], ex, ey) <= 0:
+            return False
+        if v + 1 < self.nh[j] and sc_grid_cross(ex, ey, hx[v + 1] - hx[v], hy[v + 1] - hy[v]) <= 0:
+            return False
+        o = sc_grid_cross(hx[v] - hx[v - 1], hy[v] - hy[v - 1], self._edw, self._eds)
+        if o > 0:   # the unmoved points in (A, c), from A
+            px = 0
+            py = 0
+            for q in range(self.hk[base + v - 1] + 1, c):
+                px += self.cw[q]
+                py += self.cs[q]
+                if self.cw[q] and sc_grid_cross(ex, ey, px, py) < 0:
+                    return False
+            self._op_hull += c - self.hk[base + v - 1]
+        elif o < 0:   # the moved points in [c, V), from V
+            px = 0
+            py = 0
+            for q in range(self.hk[base + v], c, -1):
+                px -= self.cw[q]
+                py -= self.cs[q]
+                if self.cw[q - 1] and sc_grid_cross(ex, ey, ex + px, ey + py) < 0:
+                    return False
+            self._op_hull += self.hk[base + v] - c + 1
+        return True
+
     cdef void _internal_update(self, int u, int side) noexcept:
         """Totals and bridge of node ``u`` after a change in its child ``side`` (0:
         left, 1: right, -1: either). The previous bridge is kept when it still is the
-        bridge (:meth:`_still_valid`), else found by :meth:`_bridge`."""
-        cdef int l = 2 * u, r = 2 * u + 1
+        bridge (:meth:`_still_valid`), else found by :meth:`_bridge`. After an add
+        (``side >= 0``), ``_dlo``, ``_dhi`` go from the child's changed interval to
+        ``u``'s: ``u``'s hull is the left child's up to the bridge, then the right
+        child's, so with the same bridge the child's interval clipped to that part,
+        with another one widened to both bridges' ends."""
+        cdef int l = 2 * u, r = 2 * u + 1, ak0, bk0
         self.nd[u].tw = self.nd[l].tw + self.nd[r].tw
         self.nd[u].ts = self.nd[l].ts + self.nd[r].ts
         self.nd[u].npres = self.nd[l].npres + self.nd[r].npres
         self._op_nodes += 1
         if not (self.nd[l].npres and self.nd[r].npres):
             self.nd[u].bval = 0
-            return
-        if side >= 0 and self.nd[u].bval and self._still_valid(u, side):
-            return
+            return   # u's hull is the child's (the event's): so are its changes
+        ak0 = self.nd[u].ak
+        bk0 = self.nd[u].bk
+        if side >= 0 and self.nd[u].bval:
+            if self._still_valid(u, side):
+                if side == 0:
+                    self._dhi = min(self._dhi, ak0)
+                else:
+                    self._dlo = max(self._dlo, bk0)
+                return
+            self._dlo = min(self._dlo, ak0)
+            self._dhi = max(self._dhi, bk0)
+        else:
+            self._dlo = 0   # a first bridge: any vertex may have changed
+            self._dhi = self.nc
         self._bridge(u)
         self._locate(l, self.nd[u].ak, self.cl + 6 * u, self.lfl + u, self.lks + 2 * u)
         self._locate(r, self.nd[u].bk, self.cr + 6 * u, self.rfl + u, self.rks + 2 * u)
         self.nd[u].bval = 1
+        self._dlo = min(self._dlo, self.nd[u].ak)
+        self._dhi = max(self._dhi, self.nd[u].bk)
 
     cdef bint _locate(self, int v, int K, long long* out, int* fl, int* ks) noexcept:
         """Is cell ``K`` a vertex of the hull of node ``v``? If so, write it and its
@@ -322,48 +458,68 @@ cdef class GridIsotonicStore:
         return True
 
     cdef bint _still_valid(self, int u, int side) noexcept:
-        """Is the bridge of ``u`` still its bridge after a change in child ``side``?
-        Its end in that child must still be a hull vertex there (one locate; the other
-        end's locate is kept from before), and the general store's four exact tangency
-        tests must hold at both ends. If so the bridge's coordinates are refreshed."""
+        """Is the bridge of ``u`` still its bridge after an add in child ``side``? Its
+        end K in that child must still be a hull vertex there, and the general store's
+        four exact tangency tests must hold at both ends. If so the bridge's
+        coordinates are refreshed.
+
+        K's cached locate (its neighbours P, S: :meth:`_locate`) still holds, without a
+        descent, when no vertex of the child's hull changed in [P, S] (the changed
+        interval ``_dlo``, ``_dhi``: :meth:`_leaf_add`, :meth:`_internal_update`), or
+        by :meth:`_kept_locate`; then the points at cells >= c moved by the event's
+        ``(dw, ds)``, and when the six points tested all moved (left side, c <= P) or
+        none did (right side, S < c), the tests are not redone. Else one locate."""
         cdef long long* L = self.cl + 6 * u
         cdef long long* R = self.cr + 6 * u
-        cdef int lf, rf
+        cdef long long* C = R if side else L
+        cdef int* ks = (self.rks if side else self.lks) + 2 * u
+        cdef int* flp = (self.rfl if side else self.lfl) + u
+        cdef int K = self.nd[u].bk if side else self.nd[u].ak
+        cdef int f = flp[0], c = self._ec, lf, rf
+        cdef int lo = ks[0] if f & 1 else 0, hi = ks[1] if f & 2 else self.nc
         cdef long long dx = self.nd[2 * u].tw, dy = self.nd[2 * u].ts
+        cdef bint same = False
         cdef GV lp, la, ls, rp, ra, rs
-        if side == 0:
-            if not self._kept_locate(L, self.lfl[u], self.lks + 2 * u) and not self._locate(
-                    2 * u, self.nd[u].ak, L, self.lfl + u, self.lks + 2 * u):
-                self.nd[u].bval = 0
-                return False
-        elif not self._kept_locate(R, self.rfl[u], self.rks + 2 * u) and not self._locate(
-                2 * u + 1, self.nd[u].bk, R, self.rfl + u, self.rks + 2 * u):
+        if (self._dlo > self._dhi or self._dhi < lo or self._dlo > hi
+                or self._kept_locate(f, ks)):
+            if (f & 1) and lo >= c:
+                C[0] += self._edw
+                C[1] += self._eds
+            if K >= c:
+                C[2] += self._edw
+                C[3] += self._eds
+            if (f & 2) and hi >= c:
+                C[4] += self._edw
+                C[5] += self._eds
+            same = c <= (lo if f & 1 else K) if side == 0 else c > (hi if f & 2 else K)
+        elif not self._locate(2 * u + side, K, C, flp, ks):
             self.nd[u].bval = 0
             return False
-        lf = self.lfl[u]
-        rf = self.rfl[u]
-        self._op_hull += 1
-        lp.x = L[0]; lp.y = L[1]; la.x = L[2]; la.y = L[3]; ls.x = L[4]; ls.y = L[5]
-        rp.x = R[0] + dx; rp.y = R[1] + dy; ra.x = R[2] + dx; ra.y = R[3] + dy
-        rs.x = R[4] + dx; rs.y = R[5] + dy
-        if (lf & 1) and _vs(lp, la, la, ra) <= 0:
-            return False
-        if (lf & 2) and _vs(la, ls, ls, ra) > 0:
-            return False
-        if (rf & 1) and _vs(la, rp, rp, ra) > 0:
-            return False
-        if (rf & 2) and _vs(la, ra, ra, rs) <= 0:
-            return False
-        self.nd[u].ax = la.x
-        self.nd[u].ay = la.y
-        self.nd[u].bx = ra.x
-        self.nd[u].by = ra.y
+        if not same:
+            lf = self.lfl[u]
+            rf = self.rfl[u]
+            self._op_hull += 1
+            lp.x = L[0]; lp.y = L[1]; la.x = L[2]; la.y = L[3]; ls.x = L[4]; ls.y = L[5]
+            rp.x = R[0] + dx; rp.y = R[1] + dy; ra.x = R[2] + dx; ra.y = R[3] + dy
+            rs.x = R[4] + dx; rs.y = R[5] + dy
+            if (lf & 1) and _vs(lp, la, la, ra) <= 0:
+                return False
+            if (lf & 2) and _vs(la, ls, ls, ra) > 0:
+                return False
+            if (rf & 1) and _vs(la, rp, rp, ra) > 0:
+                return False
+            if (rf & 2) and _vs(la, ra, ra, rs) <= 0:
+                return False
+        self.nd[u].ax = L[2]
+        self.nd[u].ay = L[3]
+        self.nd[u].bx = R[2] + dx
+        self.nd[u].by = R[3] + dy
         return True
 
-    cdef inline bint _kept_locate(self, long long* out, int fl, int* ks) noexcept:
-        """Does the cached locate ``out`` (flags ``fl``, neighbour cells ``ks``) of a
-        bridge end K in the child the current event went through still hold? If so,
-        bring its coordinates up to date (no descent).
+    cdef inline bint _kept_locate(self, int fl, int* ks) noexcept:
+        """Does the cached locate (flags ``fl``, neighbour cells ``ks``) of a bridge
+        end K in the child the current event went through still hold, whatever the
+        changed interval?
 
         The event added weight ``dw`` units with label 0 or 1 to cell ``c`` that was
         already present (:meth:`add_c` sets ``_ec``, ``_ey``, ``_edw``); the points at
@@ -375,16 +531,10 @@ cdef class GridIsotonicStore:
         before K's predecessor P: P, K, S and everything after moved by ``(dw, 0)``, and,
         seen from them, each earlier point moved by ``(-dw, 0)``, rising above those
         lines by ``dw slope >= 0``. (A new cell is excluded: its point need not have
-        been above them.) Otherwise the locate is redone by descent."""
+        been above them.)"""
         if self._ey == 1:
             return (fl & 2) and self._ec > ks[1]
-        if self._ey == 0 and (fl & 1) and self._ec <= ks[0]:
-            out[0] += self._edw
-            out[2] += self._edw
-            if fl & 2:
-                out[4] += self._edw
-            return True
-        return False
+        return self._ey == 0 and (fl & 1) and self._ec <= ks[0]
 
     cdef inline int _enter(self, int v) noexcept:
         """The node whose hull is the hull of ``v`` (skipping children without cells,
@@ -652,18 +802,20 @@ cdef class GridIsotonicStore:
         self._ec = c
         self._ey = -1
         self._edw = <long long> ldexp(w, -nq)
-        if self.cw[c] == 0:
+        self._eds = <long long> ldexp(wy, -nq)
+        i = self.cw[c] == 0   # a new cell
+        if i:
             self._set_bit(c)
         elif y == 1.0 or y == 0.0:
             self._ey = <int> y   # kept locates may apply (_kept_locate)
         self.cw[c] += self._edw
-        self.cs[c] += <long long> ldexp(wy, -nq)
+        self.cs[c] += self._eds
         self.cn[c] += 1
         if d > 0:
             self._build_all()
             return 0
         j = c // self.leaf_capacity
-        self._leaf_update(j)
+        self._leaf_add(j, c, i)
         v = self.P + j
         while v > 1:
             self._internal_update(v >> 1, v & 1)
