@@ -47,6 +47,7 @@ cdef class GridIsotonicStore:
     cdef int nleaf                # leaves holding cells
     cdef int P                    # leaves of the implicit tree (a power of two)
     cdef int q                    # every sum is an integer multiple of 2**q (NO_Q: empty)
+    cdef double _uinv             # 2**-q (0: empty)
     # cells
     cdef long long* cw
     cdef long long* cs

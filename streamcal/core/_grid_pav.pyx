@@ -212,6 +212,7 @@ cdef class GridIsotonicStore:
         memset(self.bits, 0, self.nw * sizeof(unsigned long long))
         memset(self.summ, 0, self.ns * sizeof(unsigned long long))
         self.q = NO_Q
+        self._uinv = 0.0
         self._build_all()
 
     # ------------------------------------------------------------------ tree upkeep
@@ -776,33 +777,42 @@ cdef class GridIsotonicStore:
         [0, 1]) and return 0; or return 1, the store unchanged, if its sums would leave
         the exact regime (see the module docstring). O(B + h (h + log B))."""
         cdef double wy = w * y
-        cdef int e = _lsb_exponent(w), nq = self.q, d = 0, c, j, v, i
+        cdef double a = w * self._uinv, b = wy * self._uinv   # exact: powers of two
+        cdef int e, nq = self.q, d = 0, c, j, v, i
         cdef double tot
         if not (0.0 <= x < self.n_keys) or x != <double> (<int> x):
             return 1
-        if e < nq:
-            nq = e
-        if wy != 0.0:
-            e = _lsb_exponent(wy)
+        if (a > 0.0 and a + <double> self.nd[1].tw < _LIMIT and a == <double> (<long long> a)
+                and b == <double> (<long long> b) and (b != 0.0 or wy == 0.0)):
+            # whole units of 2**q already (the usual case): no rescaling, exact sums
+            self._edw = <long long> a
+            self._eds = <long long> b
+        else:
+            e = _lsb_exponent(w)
             if e < nq:
                 nq = e
-        if nq < _MIN_Q:
-            return 1
-        if self.q != NO_Q:
-            d = self.q - nq
-        tot = ldexp(<double> self.nd[1].tw, d) + ldexp(w, -nq)
-        if not tot < _LIMIT:
-            return 1
-        if d > 0:
-            for i in range(self.nc):
-                self.cw[i] <<= d
-                self.cs[i] <<= d
-        self.q = nq
+            if wy != 0.0:
+                e = _lsb_exponent(wy)
+                if e < nq:
+                    nq = e
+            if nq < _MIN_Q:
+                return 1
+            if self.q != NO_Q:
+                d = self.q - nq
+            tot = ldexp(<double> self.nd[1].tw, d) + ldexp(w, -nq)
+            if not tot < _LIMIT:
+                return 1
+            if d > 0:
+                for i in range(self.nc):
+                    self.cw[i] <<= d
+                    self.cs[i] <<= d
+            self.q = nq
+            self._uinv = ldexp(1.0, -nq)
+            self._edw = <long long> ldexp(w, -nq)
+            self._eds = <long long> ldexp(wy, -nq)
         c = <int> x + 1
         self._ec = c
         self._ey = -1
-        self._edw = <long long> ldexp(w, -nq)
-        self._eds = <long long> ldexp(wy, -nq)
         i = self.cw[c] == 0   # a new cell
         if i:
             self._set_bit(c)
@@ -905,6 +915,7 @@ cdef class GridIsotonicStore:
         if not tot < _LIMIT:
             return False
         self.q = q
+        self._uinv = ldexp(1.0, -q)
         for i in range(n):
             c = <int> X[i] + 1
             self.cw[c] = <long long> ldexp(W[i], -q)
