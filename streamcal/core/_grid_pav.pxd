@@ -97,11 +97,8 @@ cdef class GridIsotonicStore:
     cdef void _clear(self) noexcept
     cdef void _leaf_update(self, int j) noexcept
     cdef void _leaf_add(self, int j, int c, bint new) noexcept
-    cdef bint _leaf_same(self, int j, int v, int c) noexcept
-    cdef void _internal_update(self, int u, int side) noexcept
+    cdef void _internal_update(self, int u) noexcept
     cdef bint _locate(self, int v, int K, long long* out, int* fl, int* ks) noexcept
-    cdef bint _kept_locate(self, int fl, int* ks) noexcept
-    cdef bint _still_valid(self, int u, int side) noexcept
     cdef int _enter(self, int v) noexcept
     cdef void _side_enter(self, GSide* s, int v) noexcept
     cdef bint _side_points(self, GSide* s, GV* a, GV* b) noexcept

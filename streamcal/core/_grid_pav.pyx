@@ -58,49 +58,18 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.string cimport memset
 from libc.math cimport frexp, ldexp
 from streamcal.core._search cimport bisect_left
+from streamcal.core._grid_kernels cimport (
+    K_NONE, k_climb, k_leaf_same, k_lsb_exponent, k_scan, sc_grid_clz, sc_grid_ctz,
+    sc_grid_cross, sc_grid_triple,
+)
 
 import numpy as np
-
-cdef extern from *:
-    """
-    static inline int sc_grid_ctz(unsigned long long v) { return __builtin_ctzll(v); }
-    static inline int sc_grid_clz(unsigned long long v) { return __builtin_clzll(v); }
-    /* sign of ux * vy - uy * vx, every factor below 2**41 in magnitude */
-    static inline int sc_grid_cross(long long ux, long long uy, long long vx, long long vy) {
-        __int128 p = (__int128)ux * vy - (__int128)uy * vx;
-        return (p > 0) - (p < 0);
-    }
-    /* sign of cby*dx1*dx2 - dy2*dx1*f - dy1*dx2*e, every factor below 2**41 */
-    static inline int sc_grid_triple(long long cby, long long dx1, long long dx2,
-                                     long long dy2, long long f, long long dy1,
-                                     long long e) {
-        __int128 g = (__int128)cby * dx1 * dx2 - (__int128)dy2 * dx1 * f
-                     - (__int128)dy1 * dx2 * e;
-        return (g > 0) - (g < 0);
-    }
-    """
-    int sc_grid_ctz(unsigned long long v) nogil
-    int sc_grid_clz(unsigned long long v) nogil
-    int sc_grid_cross(long long ux, long long uy, long long vx, long long vy) nogil
-    int sc_grid_triple(long long cby, long long dx1, long long dx2, long long dy2,
-                       long long f, long long dy1, long long e) nogil
 
 __all__ = ["GridIsotonicStore"]
 
 cdef int NO_Q = 1 << 20
 cdef double _LIMIT = 1099511627776.0  # 2**40: the total weight stays below, in units
 cdef int _MIN_Q = -500                # the unit stays >= 2**-500: block sums normal
-cdef double _TWO53 = 9007199254740992.0
-cdef long long _SMALL = 1 << 31  # a leaf scan below this partial sum uses 64-bit cross products
-cdef int _NONE = 1 << 30         # _dlo of an empty changed interval
-
-
-cdef inline int _lsb_exponent(double v) noexcept:
-    """Exponent of the lowest set bit of ``v`` (> 0, finite)."""
-    cdef int e
-    cdef double m = frexp(v, &e)
-    cdef unsigned long long mant = <unsigned long long> (m * _TWO53)
-    return e - 53 + sc_grid_ctz(mant)
 
 
 cdef inline int _vs(GV a, GV b, GV c, GV d) noexcept:
@@ -219,193 +188,65 @@ cdef class GridIsotonicStore:
 
     cdef void _leaf_update(self, int j) noexcept:
         """Totals and own lower hull (strictly convex) of leaf ``j``. O(B)."""
-        cdef int B = self.leaf_capacity, base = j * B
-        cdef int t, lo = base, hi = base + B, n = 0, cnt = 0
-        cdef long long sw = 0, ss = 0
-        cdef long long* hx = self.hx + base
-        cdef long long* hy = self.hy + base
-        if hi > self.nc:
-            hi = self.nc
-        for t in range(lo, hi):
-            if self.cw[t] == 0 and t != 0:
-                continue
-            cnt += 1
-            sw += self.cw[t]
-            ss += self.cs[t]
-            if sw < _SMALL:
-                # every coordinate so far is in [0, sw] (labels <= weights): the cross
-                # products fit in 64 bits, exactly
-                while n >= 2 and ((hx[n - 1] - hx[n - 2]) * (ss - hy[n - 1])
-                                  <= (hy[n - 1] - hy[n - 2]) * (sw - hx[n - 1])):
-                    n -= 1
-            else:
-                while n >= 2 and sc_grid_cross(hx[n - 1] - hx[n - 2], hy[n - 1] - hy[n - 2],
-                                               sw - hx[n - 1], ss - hy[n - 1]) <= 0:
-                    n -= 1
-            hx[n] = sw
-            hy[n] = ss
-            self.hk[base + n] = t
-            n += 1
-        self.nh[j] = n
-        t = self.P + j
-        self.nd[t].tw = sw
-        self.nd[t].ts = ss
-        self.nd[t].npres = cnt
-        self._op_hull += hi - lo
+        cdef int low
+        self.nd[self.P + j].npres = k_scan(self, j, 0, j * self.leaf_capacity, &low)
 
     cdef void _leaf_add(self, int j, int c, bint new) noexcept:
-        """Leaf ``j``'s hull after an add to its cell ``c`` (``new``: it was empty). The
-        vertices before the last one before ``c`` keep their place (a vertex of the hull
-        is one of the hull of the points up to it: the scan's stack there), the scan
-        resumes after it; sets the changed interval ``_dlo``, ``_dhi`` (see
-        :meth:`_still_valid`). O(B)."""
-        cdef int B = self.leaf_capacity, base = j * B
-        cdef int hi = base + B, n0 = self.nh[j], n, t, a, b, m
-        cdef long long sw = 0, ss = 0
-        cdef long long* hx = self.hx + base
-        cdef long long* hy = self.hy + base
+        """Leaf ``j``'s hull after an add to its cell ``c`` (``new``: it was empty), and
+        the interval ``_dlo``, ``_dhi`` of the cells that may have gained or lost a
+        vertex (:func:`k_climb`). The vertices are kept when
+        :func:`k_leaf_same` proves it (those at cells >= c move by the event's sums);
+        else the scan resumes at the last vertex before ``c`` (the scan's stack there
+        is the hull's vertices up to it: a vertex of the hull is one of the hull of the
+        points up to it). O(B)."""
+        cdef int base = j * self.leaf_capacity, n0 = self.nh[j], n, a, b, m
         cdef int* hk = self.hk + base
         cdef int old[256]
-        if hi > self.nc:
-            hi = self.nc
-        n = <int> bisect_left(hk, n0, c)   # the kept vertices: cells < c
-        if not new and n < n0 and self._leaf_same(j, n, c):
-            for a in range(n, n0):   # the vertices at cells >= c moved by the event
-                hx[a] += self._edw
-                hy[a] += self._eds
-            self._dlo = _NONE
-            self._dhi = -1
+        n = <int> bisect_left(hk, n0, c)   # the vertices at cells < c
+        self._dlo = K_NONE
+        self._dhi = -1
+        if not new and n < n0 and k_leaf_same(self, j, n, c):
+            for a in range(n, n0):
+                self.hx[base + a] += self._edw
+                self.hy[base + a] += self._eds
             self.nd[self.P + j].tw += self._edw
             self.nd[self.P + j].ts += self._eds
             return
-        t = base
-        if n > 0:
-            sw = hx[n - 1]
-            ss = hy[n - 1]
-            t = hk[n - 1] + 1
         for a in range(n0):
             old[a] = hk[a]
-        m = n   # the stack's lowest size: vertices 0 .. m - 1 kept
-        self._op_hull += hi - t
-        while t < hi:
-            if self.cw[t] != 0 or t == 0:
-                sw += self.cw[t]
-                ss += self.cs[t]
-                if sw < _SMALL:
-                    while n >= 2 and ((hx[n - 1] - hx[n - 2]) * (ss - hy[n - 1])
-                                      <= (hy[n - 1] - hy[n - 2]) * (sw - hx[n - 1])):
-                        n -= 1
-                else:
-                    while n >= 2 and sc_grid_cross(hx[n - 1] - hx[n - 2], hy[n - 1] - hy[n - 2],
-                                                   sw - hx[n - 1], ss - hy[n - 1]) <= 0:
-                        n -= 1
-                if n < m:
-                    m = n
-                hx[n] = sw
-                hy[n] = ss
-                hk[n] = t
-                n += 1
-            t += 1
+        if n > 0:
+            k_scan(self, j, n, hk[n - 1] + 1, &m)
+        else:
+            k_scan(self, j, 0, base, &m)
+        self.nd[self.P + j].npres += new
         # the vertices that may differ: after the kept ones, before the common tail
         a = n0 - 1
-        b = n - 1
+        b = self.nh[j] - 1
         while a >= m and b >= m and old[a] == hk[b]:
             a -= 1
             b -= 1
-        self._dlo = _NONE
-        self._dhi = -1
         if a >= m:
             self._dlo = old[m]
             self._dhi = old[a]
         if b >= m:
             self._dlo = min(self._dlo, hk[m])
             self._dhi = max(self._dhi, hk[b])
-        self.nh[j] = n
-        t = self.P + j
-        self.nd[t].tw = sw
-        self.nd[t].ts = ss
-        self.nd[t].npres += new
 
-    cdef bint _leaf_same(self, int j, int v, int c) noexcept:
-        """After an add of ``d = (dw, ds)`` to cell ``c``, held before, of leaf ``j``
-        (``v``: its first hull vertex at a cell >= c): are the hull's vertices the same
-        cells? The points at cells >= c moved by ``d``: the hull keeps its vertices if
-        the edge from A (vertex ``v - 1``) to the moved V (vertex ``v``) turns strictly
-        left at both ends and no point between A and V falls below it. A point that
-        did not move (before c) can only fall below if ``d`` turns left from the edge
-        AV (then the edge is steeper; the moved points, whose slope to V is below the
-        edge's and so below ``d``'s, rise above it), and a moved one only if ``d`` turns
-        right (symmetrically); only that side is scanned. ``v == 0``: every point
-        moved. O(B)."""
-        cdef int base = j * self.leaf_capacity, q, o
-        cdef long long* hx = self.hx + base
-        cdef long long* hy = self.hy + base
-        cdef long long ex, ey, px, py
-        if v == 0:
-            return True
-        ex = hx[v] + self._edw - hx[v - 1]
-        ey = hy[v] + self._eds - hy[v - 1]
-        if v >= 2 and sc_grid_cross(hx[v - 1] - hx[v - 2], hy[v - 1] - hy[v - 2], ex, ey) <= 0:
-            return False
-        if v + 1 < self.nh[j] and sc_grid_cross(ex, ey, hx[v + 1] - hx[v], hy[v + 1] - hy[v]) <= 0:
-            return False
-        o = sc_grid_cross(hx[v] - hx[v - 1], hy[v] - hy[v - 1], self._edw, self._eds)
-        if o > 0:   # the unmoved points in (A, c), from A
-            px = 0
-            py = 0
-            for q in range(self.hk[base + v - 1] + 1, c):
-                px += self.cw[q]
-                py += self.cs[q]
-                if self.cw[q] and sc_grid_cross(ex, ey, px, py) < 0:
-                    return False
-            self._op_hull += c - self.hk[base + v - 1]
-        elif o < 0:   # the moved points in [c, V), from V
-            px = 0
-            py = 0
-            for q in range(self.hk[base + v], c, -1):
-                px -= self.cw[q]
-                py -= self.cs[q]
-                if self.cw[q - 1] and sc_grid_cross(ex, ey, ex + px, ey + py) < 0:
-                    return False
-            self._op_hull += self.hk[base + v] - c + 1
-        return True
-
-    cdef void _internal_update(self, int u, int side) noexcept:
-        """Totals and bridge of node ``u`` after a change in its child ``side`` (0:
-        left, 1: right, -1: either). The previous bridge is kept when it still is the
-        bridge (:meth:`_still_valid`), else found by :meth:`_bridge`. After an add
-        (``side >= 0``), ``_dlo``, ``_dhi`` go from the child's changed interval to
-        ``u``'s: ``u``'s hull is the left child's up to the bridge, then the right
-        child's, so with the same bridge the child's interval clipped to that part,
-        with another one widened to both bridges' ends."""
-        cdef int l = 2 * u, r = 2 * u + 1, ak0, bk0
+    cdef void _internal_update(self, int u) noexcept:
+        """Totals and bridge (by :meth:`_bridge`) of node ``u`` from its children's
+        (after an add, :func:`k_climb` keeps the bridge when it still holds)."""
+        cdef int l = 2 * u, r = 2 * u + 1
         self.nd[u].tw = self.nd[l].tw + self.nd[r].tw
         self.nd[u].ts = self.nd[l].ts + self.nd[r].ts
         self.nd[u].npres = self.nd[l].npres + self.nd[r].npres
         self._op_nodes += 1
+        self.nd[u].bval = 0
         if not (self.nd[l].npres and self.nd[r].npres):
-            self.nd[u].bval = 0
-            return   # u's hull is the child's (the event's): so are its changes
-        ak0 = self.nd[u].ak
-        bk0 = self.nd[u].bk
-        if side >= 0 and self.nd[u].bval:
-            if self._still_valid(u, side):
-                if side == 0:
-                    self._dhi = min(self._dhi, ak0)
-                else:
-                    self._dlo = max(self._dlo, bk0)
-                return
-            self._dlo = min(self._dlo, ak0)
-            self._dhi = max(self._dhi, bk0)
-        else:
-            self._dlo = 0   # a first bridge: any vertex may have changed
-            self._dhi = self.nc
+            return
         self._bridge(u)
         self._locate(l, self.nd[u].ak, self.cl + 6 * u, self.lfl + u, self.lks + 2 * u)
         self._locate(r, self.nd[u].bk, self.cr + 6 * u, self.rfl + u, self.rks + 2 * u)
         self.nd[u].bval = 1
-        self._dlo = min(self._dlo, self.nd[u].ak)
-        self._dhi = max(self._dhi, self.nd[u].bk)
 
     cdef bint _locate(self, int v, int K, long long* out, int* fl, int* ks) noexcept:
         """Is cell ``K`` a vertex of the hull of node ``v``? If so, write it and its
@@ -457,85 +298,6 @@ cdef class GridIsotonicStore:
             f |= 2
         fl[0] = f
         return True
-
-    cdef bint _still_valid(self, int u, int side) noexcept:
-        """Is the bridge of ``u`` still its bridge after an add in child ``side``? Its
-        end K in that child must still be a hull vertex there, and the general store's
-        four exact tangency tests must hold at both ends. If so the bridge's
-        coordinates are refreshed.
-
-        K's cached locate (its neighbours P, S: :meth:`_locate`) still holds, without a
-        descent, when no vertex of the child's hull changed in [P, S] (the changed
-        interval ``_dlo``, ``_dhi``: :meth:`_leaf_add`, :meth:`_internal_update`), or
-        by :meth:`_kept_locate`; then the points at cells >= c moved by the event's
-        ``(dw, ds)``, and when the six points tested all moved (left side, c <= P) or
-        none did (right side, S < c), the tests are not redone. Else one locate."""
-        cdef long long* L = self.cl + 6 * u
-        cdef long long* R = self.cr + 6 * u
-        cdef long long* C = R if side else L
-        cdef int* ks = (self.rks if side else self.lks) + 2 * u
-        cdef int* flp = (self.rfl if side else self.lfl) + u
-        cdef int K = self.nd[u].bk if side else self.nd[u].ak
-        cdef int f = flp[0], c = self._ec, lf, rf
-        cdef int lo = ks[0] if f & 1 else 0, hi = ks[1] if f & 2 else self.nc
-        cdef long long dx = self.nd[2 * u].tw, dy = self.nd[2 * u].ts
-        cdef bint same = False
-        cdef GV lp, la, ls, rp, ra, rs
-        if (self._dlo > self._dhi or self._dhi < lo or self._dlo > hi
-                or self._kept_locate(f, ks)):
-            if (f & 1) and lo >= c:
-                C[0] += self._edw
-                C[1] += self._eds
-            if K >= c:
-                C[2] += self._edw
-                C[3] += self._eds
-            if (f & 2) and hi >= c:
-                C[4] += self._edw
-                C[5] += self._eds
-            same = c <= (lo if f & 1 else K) if side == 0 else c > (hi if f & 2 else K)
-        elif not self._locate(2 * u + side, K, C, flp, ks):
-            self.nd[u].bval = 0
-            return False
-        if not same:
-            lf = self.lfl[u]
-            rf = self.rfl[u]
-            self._op_hull += 1
-            lp.x = L[0]; lp.y = L[1]; la.x = L[2]; la.y = L[3]; ls.x = L[4]; ls.y = L[5]
-            rp.x = R[0] + dx; rp.y = R[1] + dy; ra.x = R[2] + dx; ra.y = R[3] + dy
-            rs.x = R[4] + dx; rs.y = R[5] + dy
-            if (lf & 1) and _vs(lp, la, la, ra) <= 0:
-                return False
-            if (lf & 2) and _vs(la, ls, ls, ra) > 0:
-                return False
-            if (rf & 1) and _vs(la, rp, rp, ra) > 0:
-                return False
-            if (rf & 2) and _vs(la, ra, ra, rs) <= 0:
-                return False
-        self.nd[u].ax = L[2]
-        self.nd[u].ay = L[3]
-        self.nd[u].bx = R[2] + dx
-        self.nd[u].by = R[3] + dy
-        return True
-
-    cdef inline bint _kept_locate(self, int fl, int* ks) noexcept:
-        """Does the cached locate (flags ``fl``, neighbour cells ``ks``) of a bridge
-        end K in the child the current event went through still hold, whatever the
-        changed interval?
-
-        The event added weight ``dw`` units with label 0 or 1 to cell ``c`` that was
-        already present (:meth:`add_c` sets ``_ec``, ``_ey``, ``_edw``); the points at
-        cells >= c moved by ``dw (1, y)`` in the child's frame. With label 1 and ``c``
-        after K's successor S: the points before ``c`` (P, K, S among them) did not move,
-        and every moved point rose above the lines PK and KS by ``dw (1 - slope) >= 0``
-        (every slope is a label mean, <= 1); they were strictly above, so they still
-        are, and P, K, S stay consecutive hull vertices. With label 0 and ``c`` at or
-        before K's predecessor P: P, K, S and everything after moved by ``(dw, 0)``, and,
-        seen from them, each earlier point moved by ``(-dw, 0)``, rising above those
-        lines by ``dw slope >= 0``. (A new cell is excluded: its point need not have
-        been above them.)"""
-        if self._ey == 1:
-            return (fl & 2) and self._ec > ks[1]
-        return self._ey == 0 and (fl & 1) and self._ec <= ks[0]
 
     cdef inline int _enter(self, int v) noexcept:
         """The node whose hull is the hull of ``v`` (skipping children without cells,
@@ -660,7 +422,7 @@ cdef class GridIsotonicStore:
                 self.nd[self.P + j].ts = 0
                 self.nd[self.P + j].npres = 0
         for u in range(self.P - 1, 0, -1):
-            self._internal_update(u, -1)
+            self._internal_update(u)
 
     # ------------------------------------------------------------------ present cells
 
@@ -788,11 +550,11 @@ cdef class GridIsotonicStore:
             self._edw = <long long> a
             self._eds = <long long> b
         else:
-            e = _lsb_exponent(w)
+            e = k_lsb_exponent(w)
             if e < nq:
                 nq = e
             if wy != 0.0:
-                e = _lsb_exponent(wy)
+                e = k_lsb_exponent(wy)
                 if e < nq:
                     nq = e
             if nq < _MIN_Q:
@@ -826,10 +588,7 @@ cdef class GridIsotonicStore:
             return 0
         j = c // self.leaf_capacity
         self._leaf_add(j, c, i)
-        v = self.P + j
-        while v > 1:
-            self._internal_update(v >> 1, v & 1)
-            v >>= 1
+        k_climb(self, self.P + j, i)
         return 0
 
     # ------------------------------------------------------------------ Python API
@@ -901,10 +660,10 @@ cdef class GridIsotonicStore:
                 return False
             if i > 0 and not X[i] > X[i - 1]:
                 return False
-            e = _lsb_exponent(W[i])
+            e = k_lsb_exponent(W[i])
             q = e if e < q else q
             if S[i] != 0.0:
-                e = _lsb_exponent(S[i])
+                e = k_lsb_exponent(S[i])
                 q = e if e < q else q
         if n == 0:
             return True
