@@ -69,14 +69,14 @@ cdef class GridIsotonicStore:
     # and their neighbours' cells (pred, succ: 2 per node)
     cdef int* lks
     cdef int* rks
-    # the event being added (see _kept_locate): its cell, label (0, 1; -1: neither,
-    # or a new cell) and weight in units
+    # the event being added (see _grid_kernels.k_kept_locate): its cell, label
+    # (0, 1; -1: neither, or a new cell) and weight in units
     cdef int _ec
     cdef int _ey
     cdef long long _edw
     cdef long long _eds           # its label sum, in units
     # the cells where the hull of the node being updated may have gained or lost
-    # vertices (_dlo > _dhi: none); see _still_valid
+    # vertices (_dlo > _dhi: none), from the leaf's; see _grid_kernels.k_climb
     cdef int _dlo
     cdef int _dhi
     # leaf hulls: leaf j's vertices at j * B .. j * B + nh[j] - 1, in the leaf's frame

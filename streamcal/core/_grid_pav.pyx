@@ -27,16 +27,23 @@ and blocks) to that case:
   regime; the caller then moves the cells to the general store.
 
 Costs, ``n`` the ``K + 1`` cells, ``B`` the leaf capacity, ``h = log2(P)`` the height:
-:meth:`add` recomputes one leaf hull (``B`` cells) and the bridges of the ``h``
-ancestors, each a simultaneous descent of at most ``2 (h + log2 B) + 2`` steps: worst
-case ``O(B + h (h + log B))`` = O(log^2 n) for a fixed ``B``, whatever the stream (no
-amortisation is needed: the tree never changes shape). A bridge end's locate in the
-child an event went through is kept without a descent when the event provably moved
-none of its neighbours (:meth:`_kept_locate`: a label 0 or 1 on a cell already held,
-on the right side of them). A read-out is a bit-set search and
+:meth:`add` updates one leaf hull (at most ``2B`` cells scanned: the check below of
+one side of an edge, then, when it fails, the scan) and the bridges of the ``h``
+ancestors, each at worst a locate, the tangency tests and a simultaneous descent of
+at most ``2 (h + log2 B) + 2`` steps with two locates: worst case
+``O(B + h (h + log B))`` = O(log^2 n) for a fixed ``B``, whatever the stream (no
+amortisation is needed: the tree never changes shape). The usual add is much cheaper
+(the per-event kernels of ``streamcal/core/_grid_kernels.pxd``): the leaf keeps its
+vertices when a check of the hull edge over the event's cell proves it (one side of
+that edge scanned, ``k_leaf_same``), else its scan resumes at the last vertex
+before the cell; the cells where a hull may have gained or lost vertices go up the
+tree as an interval, and an ancestor's bridge end keeps its cached locate without a
+descent when that interval misses it and its neighbours (or when the event provably
+moved none of them, ``k_kept_locate``), its tangency tests skipped when the six
+points tested moved together (``k_climb``). A read-out is a bit-set search and
 one or two descents, ``O(h + log B)``. Memory ``O(n)``: about 62 bytes per cell. The
-counters ``_op_hull`` (leaf cells scanned plus descent steps) and ``_op_nodes`` (bridges
-recomputed) let tests check the bound by counting.
+counters ``_op_hull`` (leaf cells scanned plus descent and tangency steps) and
+``_op_nodes`` (ancestors updated) let tests check the bound by counting.
 
 Examples
 --------
@@ -194,8 +201,8 @@ cdef class GridIsotonicStore:
     cdef void _leaf_add(self, int j, int c, bint new) noexcept:
         """Leaf ``j``'s hull after an add to its cell ``c`` (``new``: it was empty), and
         the interval ``_dlo``, ``_dhi`` of the cells that may have gained or lost a
-        vertex (:func:`k_climb`). The vertices are kept when
-        :func:`k_leaf_same` proves it (those at cells >= c move by the event's sums);
+        vertex (``k_climb``). The vertices are kept when
+        ``k_leaf_same`` proves it (those at cells >= c move by the event's sums);
         else the scan resumes at the last vertex before ``c`` (the scan's stack there
         is the hull's vertices up to it: a vertex of the hull is one of the hull of the
         points up to it). O(B)."""
@@ -234,7 +241,7 @@ cdef class GridIsotonicStore:
 
     cdef void _internal_update(self, int u) noexcept:
         """Totals and bridge (by :meth:`_bridge`) of node ``u`` from its children's
-        (after an add, :func:`k_climb` keeps the bridge when it still holds)."""
+        (after an add, ``k_climb`` keeps the bridge when it still holds)."""
         cdef int l = 2 * u, r = 2 * u + 1
         self.nd[u].tw = self.nd[l].tw + self.nd[r].tw
         self.nd[u].ts = self.nd[l].ts + self.nd[r].ts
@@ -579,7 +586,7 @@ cdef class GridIsotonicStore:
         if i:
             self._set_bit(c)
         elif y == 1.0 or y == 0.0:
-            self._ey = <int> y   # kept locates may apply (_kept_locate)
+            self._ey = <int> y   # kept locates may apply (k_kept_locate)
         self.cw[c] += self._edw
         self.cs[c] += self._eds
         self.cn[c] += 1
