@@ -113,16 +113,17 @@ def _streams(n, rng):
 
 @pytest.mark.parametrize("B", [2, 8, 32])
 def test_cost_per_event_is_bounded_by_counting(B):
-    """Every add costs at most B (leaf cells) + h (3 (h + 1) + 1 + 2 (h + log2 B) + 2)
-    (per ancestor: one locate, the tangency tests, and when the bridge changed a descent
-    and two locates) counted operations, whatever the stream: the docstring's
-    O(B + h (h + log B)) without amortisation."""
+    """Every add costs at most 2B (leaf cells: the one-sided edge check, then the scan
+    when it fails) + h (3 (h + 1) + 1 + 2 (h + log2 B) + 2) (per ancestor: one locate,
+    the tangency tests, and when the bridge changed a descent and two locates) counted
+    operations, whatever the stream: the docstring's O(B + h (h + log B)) without
+    amortisation."""
     rng = np.random.default_rng(0)
     K = 1001
     for name, (keys, labels) in _streams(4000, rng).items():
         grid = GridIsotonicStore(K, leaf_capacity=B)
         h = grid.height
-        bound = B + h * (3 * (h + 1) + 1 + 2 * (h + math.ceil(math.log2(B))) + 2)
+        bound = 2 * B + h * (3 * (h + 1) + 1 + 2 * (h + math.ceil(math.log2(B))) + 2)
         worst = 0
         for x, y in zip(keys.tolist(), labels.tolist()):
             before = grid._op_hull
@@ -185,6 +186,35 @@ def test_kept_locates_skip_the_descents():
         assert grid._op_hull - before <= B + 2 * grid.height + 1
     grid._check()
     _assert_same_fit(grid, general, K, events)
+
+
+@pytest.mark.parametrize("B", [3, 8])
+def test_fast_adds_keep_every_hull_and_bridge_on_every_stream(B):
+    """The shortcuts of an add (streamcal/core/_grid_kernels.pxd: a leaf keeping its
+    vertices by the check of one side of the hull edge over the event's cell, the
+    leaf scan resumed before the cell, locates kept where the changed interval misses
+    them, tangency tests skipped when their points moved together) leave every leaf
+    hull and every bridge as recomputed by brute force (``_check`` after every add),
+    on dense keys with weights 1, 2, 0.5 and labels 0, 1, 0.5, and the general
+    store's fit; and the leaf check does run (adds scanning fewer cells than a
+    leaf holds)."""
+    rng = np.random.default_rng(B)
+    K = 40
+    for name, (keys, labels) in _streams(400, rng).items():
+        grid = GridIsotonicStore(K, leaf_capacity=B)
+        general = IsotonicBlockStore(leaf_capacity=4)
+        events, short = [], 0
+        for i, (x, y) in enumerate(zip((keys % K).tolist(), labels.tolist())):
+            w = [1.0, 2.0, 0.5][i % 3]
+            y = 0.5 if i % 11 == 5 else y
+            before = grid._op_hull
+            assert grid.add(x, w, y) == 0
+            short += grid._op_hull - before < B
+            general.add(x, w, y)
+            events.append((x, w, y))
+            grid._check()
+        _assert_same_fit(grid, general, K, events)
+        assert short > 0, name
 
 
 # ---------------------------------------------------------------- OnlineIsotonic

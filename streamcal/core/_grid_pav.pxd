@@ -47,6 +47,7 @@ cdef class GridIsotonicStore:
     cdef int nleaf                # leaves holding cells
     cdef int P                    # leaves of the implicit tree (a power of two)
     cdef int q                    # every sum is an integer multiple of 2**q (NO_Q: empty)
+    cdef double _uinv             # 2**-q (0: empty)
     # cells
     cdef long long* cw
     cdef long long* cs
@@ -68,11 +69,16 @@ cdef class GridIsotonicStore:
     # and their neighbours' cells (pred, succ: 2 per node)
     cdef int* lks
     cdef int* rks
-    # the event being added (see _kept_locate): its cell, label (0, 1; -1: neither,
-    # or a new cell) and weight in units
+    # the event being added (see _grid_kernels.k_kept_locate): its cell, label
+    # (0, 1; -1: neither, or a new cell) and weight in units
     cdef int _ec
     cdef int _ey
     cdef long long _edw
+    cdef long long _eds           # its label sum, in units
+    # the cells where the hull of the node being updated may have gained or lost
+    # vertices (_dlo > _dhi: none), from the leaf's; see _grid_kernels.k_climb
+    cdef int _dlo
+    cdef int _dhi
     # leaf hulls: leaf j's vertices at j * B .. j * B + nh[j] - 1, in the leaf's frame
     cdef int* nh
     cdef int* hk
@@ -90,10 +96,9 @@ cdef class GridIsotonicStore:
     # private
     cdef void _clear(self) noexcept
     cdef void _leaf_update(self, int j) noexcept
-    cdef void _internal_update(self, int u, int side) noexcept
+    cdef void _leaf_add(self, int j, int c, bint new) noexcept
+    cdef void _internal_update(self, int u) noexcept
     cdef bint _locate(self, int v, int K, long long* out, int* fl, int* ks) noexcept
-    cdef bint _kept_locate(self, long long* out, int fl, int* ks) noexcept
-    cdef bint _still_valid(self, int u, int side) noexcept
     cdef int _enter(self, int v) noexcept
     cdef void _side_enter(self, GSide* s, int v) noexcept
     cdef bint _side_points(self, GSide* s, GV* a, GV* b) noexcept

@@ -27,16 +27,23 @@ and blocks) to that case:
   regime; the caller then moves the cells to the general store.
 
 Costs, ``n`` the ``K + 1`` cells, ``B`` the leaf capacity, ``h = log2(P)`` the height:
-:meth:`add` recomputes one leaf hull (``B`` cells) and the bridges of the ``h``
-ancestors, each a simultaneous descent of at most ``2 (h + log2 B) + 2`` steps: worst
-case ``O(B + h (h + log B))`` = O(log^2 n) for a fixed ``B``, whatever the stream (no
-amortisation is needed: the tree never changes shape). A bridge end's locate in the
-child an event went through is kept without a descent when the event provably moved
-none of its neighbours (:meth:`_kept_locate`: a label 0 or 1 on a cell already held,
-on the right side of them). A read-out is a bit-set search and
+:meth:`add` updates one leaf hull (at most ``2B`` cells scanned: the check below of
+one side of an edge, then, when it fails, the scan) and the bridges of the ``h``
+ancestors, each at worst a locate, the tangency tests and a simultaneous descent of
+at most ``2 (h + log2 B) + 2`` steps with two locates: worst case
+``O(B + h (h + log B))`` = O(log^2 n) for a fixed ``B``, whatever the stream (no
+amortisation is needed: the tree never changes shape). The usual add is much cheaper
+(the per-event kernels of ``streamcal/core/_grid_kernels.pxd``): the leaf keeps its
+vertices when a check of the hull edge over the event's cell proves it (one side of
+that edge scanned, ``k_leaf_same``), else its scan resumes at the last vertex
+before the cell; the cells where a hull may have gained or lost vertices go up the
+tree as an interval, and an ancestor's bridge end keeps its cached locate without a
+descent when that interval misses it and its neighbours (or when the event provably
+moved none of them, ``k_kept_locate``), its tangency tests skipped when the six
+points tested moved together (``k_climb``). A read-out is a bit-set search and
 one or two descents, ``O(h + log B)``. Memory ``O(n)``: about 62 bytes per cell. The
-counters ``_op_hull`` (leaf cells scanned plus descent steps) and ``_op_nodes`` (bridges
-recomputed) let tests check the bound by counting.
+counters ``_op_hull`` (leaf cells scanned plus descent and tangency steps) and
+``_op_nodes`` (ancestors updated) let tests check the bound by counting.
 
 Examples
 --------
@@ -58,48 +65,18 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.string cimport memset
 from libc.math cimport frexp, ldexp
 from streamcal.core._search cimport bisect_left
+from streamcal.core._grid_kernels cimport (
+    K_NONE, k_climb, k_leaf_same, k_lsb_exponent, k_scan, sc_grid_clz, sc_grid_ctz,
+    sc_grid_cross, sc_grid_triple,
+)
 
 import numpy as np
-
-cdef extern from *:
-    """
-    static inline int sc_grid_ctz(unsigned long long v) { return __builtin_ctzll(v); }
-    static inline int sc_grid_clz(unsigned long long v) { return __builtin_clzll(v); }
-    /* sign of ux * vy - uy * vx, every factor below 2**41 in magnitude */
-    static inline int sc_grid_cross(long long ux, long long uy, long long vx, long long vy) {
-        __int128 p = (__int128)ux * vy - (__int128)uy * vx;
-        return (p > 0) - (p < 0);
-    }
-    /* sign of cby*dx1*dx2 - dy2*dx1*f - dy1*dx2*e, every factor below 2**41 */
-    static inline int sc_grid_triple(long long cby, long long dx1, long long dx2,
-                                     long long dy2, long long f, long long dy1,
-                                     long long e) {
-        __int128 g = (__int128)cby * dx1 * dx2 - (__int128)dy2 * dx1 * f
-                     - (__int128)dy1 * dx2 * e;
-        return (g > 0) - (g < 0);
-    }
-    """
-    int sc_grid_ctz(unsigned long long v) nogil
-    int sc_grid_clz(unsigned long long v) nogil
-    int sc_grid_cross(long long ux, long long uy, long long vx, long long vy) nogil
-    int sc_grid_triple(long long cby, long long dx1, long long dx2, long long dy2,
-                       long long f, long long dy1, long long e) nogil
 
 __all__ = ["GridIsotonicStore"]
 
 cdef int NO_Q = 1 << 20
 cdef double _LIMIT = 1099511627776.0  # 2**40: the total weight stays below, in units
 cdef int _MIN_Q = -500                # the unit stays >= 2**-500: block sums normal
-cdef double _TWO53 = 9007199254740992.0
-cdef long long _SMALL = 1 << 31  # a leaf scan below this partial sum uses 64-bit cross products
-
-
-cdef inline int _lsb_exponent(double v) noexcept:
-    """Exponent of the lowest set bit of ``v`` (> 0, finite)."""
-    cdef int e
-    cdef double m = frexp(v, &e)
-    cdef unsigned long long mant = <unsigned long long> (m * _TWO53)
-    return e - 53 + sc_grid_ctz(mant)
 
 
 cdef inline int _vs(GV a, GV b, GV c, GV d) noexcept:
@@ -211,59 +188,67 @@ cdef class GridIsotonicStore:
         memset(self.bits, 0, self.nw * sizeof(unsigned long long))
         memset(self.summ, 0, self.ns * sizeof(unsigned long long))
         self.q = NO_Q
+        self._uinv = 0.0
         self._build_all()
 
     # ------------------------------------------------------------------ tree upkeep
 
     cdef void _leaf_update(self, int j) noexcept:
         """Totals and own lower hull (strictly convex) of leaf ``j``. O(B)."""
-        cdef int B = self.leaf_capacity, base = j * B
-        cdef int t, lo = base, hi = base + B, n = 0, cnt = 0
-        cdef long long sw = 0, ss = 0
-        cdef long long* hx = self.hx + base
-        cdef long long* hy = self.hy + base
-        if hi > self.nc:
-            hi = self.nc
-        for t in range(lo, hi):
-            if self.cw[t] == 0 and t != 0:
-                continue
-            cnt += 1
-            sw += self.cw[t]
-            ss += self.cs[t]
-            if sw < _SMALL:
-                # every coordinate so far is in [0, sw] (labels <= weights): the cross
-                # products fit in 64 bits, exactly
-                while n >= 2 and ((hx[n - 1] - hx[n - 2]) * (ss - hy[n - 1])
-                                  <= (hy[n - 1] - hy[n - 2]) * (sw - hx[n - 1])):
-                    n -= 1
-            else:
-                while n >= 2 and sc_grid_cross(hx[n - 1] - hx[n - 2], hy[n - 1] - hy[n - 2],
-                                               sw - hx[n - 1], ss - hy[n - 1]) <= 0:
-                    n -= 1
-            hx[n] = sw
-            hy[n] = ss
-            self.hk[base + n] = t
-            n += 1
-        self.nh[j] = n
-        t = self.P + j
-        self.nd[t].tw = sw
-        self.nd[t].ts = ss
-        self.nd[t].npres = cnt
-        self._op_hull += hi - lo
+        cdef int low
+        self.nd[self.P + j].npres = k_scan(self, j, 0, j * self.leaf_capacity, &low)
 
-    cdef void _internal_update(self, int u, int side) noexcept:
-        """Totals and bridge of node ``u`` after a change in its child ``side`` (0:
-        left, 1: right, -1: either). The previous bridge is kept when it still is the
-        bridge (:meth:`_still_valid`), else found by :meth:`_bridge`."""
+    cdef void _leaf_add(self, int j, int c, bint new) noexcept:
+        """Leaf ``j``'s hull after an add to its cell ``c`` (``new``: it was empty), and
+        the interval ``_dlo``, ``_dhi`` of the cells that may have gained or lost a
+        vertex (``k_climb``). The vertices are kept when
+        ``k_leaf_same`` proves it (those at cells >= c move by the event's sums);
+        else the scan resumes at the last vertex before ``c`` (the scan's stack there
+        is the hull's vertices up to it: a vertex of the hull is one of the hull of the
+        points up to it). O(B)."""
+        cdef int base = j * self.leaf_capacity, n0 = self.nh[j], n, a, b, m
+        cdef int* hk = self.hk + base
+        cdef int old[256]
+        n = <int> bisect_left(hk, n0, c)   # the vertices at cells < c
+        self._dlo = K_NONE
+        self._dhi = -1
+        if not new and n < n0 and k_leaf_same(self, j, n, c):
+            for a in range(n, n0):
+                self.hx[base + a] += self._edw
+                self.hy[base + a] += self._eds
+            self.nd[self.P + j].tw += self._edw
+            self.nd[self.P + j].ts += self._eds
+            return
+        for a in range(n0):
+            old[a] = hk[a]
+        if n > 0:
+            k_scan(self, j, n, hk[n - 1] + 1, &m)
+        else:
+            k_scan(self, j, 0, base, &m)
+        self.nd[self.P + j].npres += new
+        # the vertices that may differ: after the kept ones, before the common tail
+        a = n0 - 1
+        b = self.nh[j] - 1
+        while a >= m and b >= m and old[a] == hk[b]:
+            a -= 1
+            b -= 1
+        if a >= m:
+            self._dlo = old[m]
+            self._dhi = old[a]
+        if b >= m:
+            self._dlo = min(self._dlo, hk[m])
+            self._dhi = max(self._dhi, hk[b])
+
+    cdef void _internal_update(self, int u) noexcept:
+        """Totals and bridge (by :meth:`_bridge`) of node ``u`` from its children's
+        (after an add, ``k_climb`` keeps the bridge when it still holds)."""
         cdef int l = 2 * u, r = 2 * u + 1
         self.nd[u].tw = self.nd[l].tw + self.nd[r].tw
         self.nd[u].ts = self.nd[l].ts + self.nd[r].ts
         self.nd[u].npres = self.nd[l].npres + self.nd[r].npres
         self._op_nodes += 1
+        self.nd[u].bval = 0
         if not (self.nd[l].npres and self.nd[r].npres):
-            self.nd[u].bval = 0
-            return
-        if side >= 0 and self.nd[u].bval and self._still_valid(u, side):
             return
         self._bridge(u)
         self._locate(l, self.nd[u].ak, self.cl + 6 * u, self.lfl + u, self.lks + 2 * u)
@@ -320,71 +305,6 @@ cdef class GridIsotonicStore:
             f |= 2
         fl[0] = f
         return True
-
-    cdef bint _still_valid(self, int u, int side) noexcept:
-        """Is the bridge of ``u`` still its bridge after a change in child ``side``?
-        Its end in that child must still be a hull vertex there (one locate; the other
-        end's locate is kept from before), and the general store's four exact tangency
-        tests must hold at both ends. If so the bridge's coordinates are refreshed."""
-        cdef long long* L = self.cl + 6 * u
-        cdef long long* R = self.cr + 6 * u
-        cdef int lf, rf
-        cdef long long dx = self.nd[2 * u].tw, dy = self.nd[2 * u].ts
-        cdef GV lp, la, ls, rp, ra, rs
-        if side == 0:
-            if not self._kept_locate(L, self.lfl[u], self.lks + 2 * u) and not self._locate(
-                    2 * u, self.nd[u].ak, L, self.lfl + u, self.lks + 2 * u):
-                self.nd[u].bval = 0
-                return False
-        elif not self._kept_locate(R, self.rfl[u], self.rks + 2 * u) and not self._locate(
-                2 * u + 1, self.nd[u].bk, R, self.rfl + u, self.rks + 2 * u):
-            self.nd[u].bval = 0
-            return False
-        lf = self.lfl[u]
-        rf = self.rfl[u]
-        self._op_hull += 1
-        lp.x = L[0]; lp.y = L[1]; la.x = L[2]; la.y = L[3]; ls.x = L[4]; ls.y = L[5]
-        rp.x = R[0] + dx; rp.y = R[1] + dy; ra.x = R[2] + dx; ra.y = R[3] + dy
-        rs.x = R[4] + dx; rs.y = R[5] + dy
-        if (lf & 1) and _vs(lp, la, la, ra) <= 0:
-            return False
-        if (lf & 2) and _vs(la, ls, ls, ra) > 0:
-            return False
-        if (rf & 1) and _vs(la, rp, rp, ra) > 0:
-            return False
-        if (rf & 2) and _vs(la, ra, ra, rs) <= 0:
-            return False
-        self.nd[u].ax = la.x
-        self.nd[u].ay = la.y
-        self.nd[u].bx = ra.x
-        self.nd[u].by = ra.y
-        return True
-
-    cdef inline bint _kept_locate(self, long long* out, int fl, int* ks) noexcept:
-        """Does the cached locate ``out`` (flags ``fl``, neighbour cells ``ks``) of a
-        bridge end K in the child the current event went through still hold? If so,
-        bring its coordinates up to date (no descent).
-
-        The event added weight ``dw`` units with label 0 or 1 to cell ``c`` that was
-        already present (:meth:`add_c` sets ``_ec``, ``_ey``, ``_edw``); the points at
-        cells >= c moved by ``dw (1, y)`` in the child's frame. With label 1 and ``c``
-        after K's successor S: the points before ``c`` (P, K, S among them) did not move,
-        and every moved point rose above the lines PK and KS by ``dw (1 - slope) >= 0``
-        (every slope is a label mean, <= 1); they were strictly above, so they still
-        are, and P, K, S stay consecutive hull vertices. With label 0 and ``c`` at or
-        before K's predecessor P: P, K, S and everything after moved by ``(dw, 0)``, and,
-        seen from them, each earlier point moved by ``(-dw, 0)``, rising above those
-        lines by ``dw slope >= 0``. (A new cell is excluded: its point need not have
-        been above them.) Otherwise the locate is redone by descent."""
-        if self._ey == 1:
-            return (fl & 2) and self._ec > ks[1]
-        if self._ey == 0 and (fl & 1) and self._ec <= ks[0]:
-            out[0] += self._edw
-            out[2] += self._edw
-            if fl & 2:
-                out[4] += self._edw
-            return True
-        return False
 
     cdef inline int _enter(self, int v) noexcept:
         """The node whose hull is the hull of ``v`` (skipping children without cells,
@@ -509,7 +429,7 @@ cdef class GridIsotonicStore:
                 self.nd[self.P + j].ts = 0
                 self.nd[self.P + j].npres = 0
         for u in range(self.P - 1, 0, -1):
-            self._internal_update(u, -1)
+            self._internal_update(u)
 
     # ------------------------------------------------------------------ present cells
 
@@ -626,48 +546,56 @@ cdef class GridIsotonicStore:
         [0, 1]) and return 0; or return 1, the store unchanged, if its sums would leave
         the exact regime (see the module docstring). O(B + h (h + log B))."""
         cdef double wy = w * y
-        cdef int e = _lsb_exponent(w), nq = self.q, d = 0, c, j, v, i
+        cdef double a = w * self._uinv, b = wy * self._uinv   # exact: powers of two
+        cdef int e, nq = self.q, d = 0, c, j, v, i
         cdef double tot
         if not (0.0 <= x < self.n_keys) or x != <double> (<int> x):
             return 1
-        if e < nq:
-            nq = e
-        if wy != 0.0:
-            e = _lsb_exponent(wy)
+        if (a > 0.0 and a + <double> self.nd[1].tw < _LIMIT and a == <double> (<long long> a)
+                and b == <double> (<long long> b) and (b != 0.0 or wy == 0.0)):
+            # whole units of 2**q already (the usual case): no rescaling, exact sums
+            self._edw = <long long> a
+            self._eds = <long long> b
+        else:
+            e = k_lsb_exponent(w)
             if e < nq:
                 nq = e
-        if nq < _MIN_Q:
-            return 1
-        if self.q != NO_Q:
-            d = self.q - nq
-        tot = ldexp(<double> self.nd[1].tw, d) + ldexp(w, -nq)
-        if not tot < _LIMIT:
-            return 1
-        if d > 0:
-            for i in range(self.nc):
-                self.cw[i] <<= d
-                self.cs[i] <<= d
-        self.q = nq
+            if wy != 0.0:
+                e = k_lsb_exponent(wy)
+                if e < nq:
+                    nq = e
+            if nq < _MIN_Q:
+                return 1
+            if self.q != NO_Q:
+                d = self.q - nq
+            tot = ldexp(<double> self.nd[1].tw, d) + ldexp(w, -nq)
+            if not tot < _LIMIT:
+                return 1
+            if d > 0:
+                for i in range(self.nc):
+                    self.cw[i] <<= d
+                    self.cs[i] <<= d
+            self.q = nq
+            self._uinv = ldexp(1.0, -nq)
+            self._edw = <long long> ldexp(w, -nq)
+            self._eds = <long long> ldexp(wy, -nq)
         c = <int> x + 1
         self._ec = c
         self._ey = -1
-        self._edw = <long long> ldexp(w, -nq)
-        if self.cw[c] == 0:
+        i = self.cw[c] == 0   # a new cell
+        if i:
             self._set_bit(c)
         elif y == 1.0 or y == 0.0:
-            self._ey = <int> y   # kept locates may apply (_kept_locate)
+            self._ey = <int> y   # kept locates may apply (k_kept_locate)
         self.cw[c] += self._edw
-        self.cs[c] += <long long> ldexp(wy, -nq)
+        self.cs[c] += self._eds
         self.cn[c] += 1
         if d > 0:
             self._build_all()
             return 0
         j = c // self.leaf_capacity
-        self._leaf_update(j)
-        v = self.P + j
-        while v > 1:
-            self._internal_update(v >> 1, v & 1)
-            v >>= 1
+        self._leaf_add(j, c, i)
+        k_climb(self, self.P + j, i)
         return 0
 
     # ------------------------------------------------------------------ Python API
@@ -739,10 +667,10 @@ cdef class GridIsotonicStore:
                 return False
             if i > 0 and not X[i] > X[i - 1]:
                 return False
-            e = _lsb_exponent(W[i])
+            e = k_lsb_exponent(W[i])
             q = e if e < q else q
             if S[i] != 0.0:
-                e = _lsb_exponent(S[i])
+                e = k_lsb_exponent(S[i])
                 q = e if e < q else q
         if n == 0:
             return True
@@ -753,6 +681,7 @@ cdef class GridIsotonicStore:
         if not tot < _LIMIT:
             return False
         self.q = q
+        self._uinv = ldexp(1.0, -q)
         for i in range(n):
             c = <int> X[i] + 1
             self.cw[c] = <long long> ldexp(W[i], -q)
