@@ -47,6 +47,7 @@ from libc.math cimport floor, ldexp, frexp, isfinite, nextafter, INFINITY, NAN
 
 from streamcal._cvalidation cimport check_score, check_label, check_weight
 from streamcal.core._pav cimport IsotonicBlockStore
+from streamcal.core._pav_query cimport k_query_ready
 from streamcal.core._grid_pav cimport GridIsotonicStore
 from streamcal._validation import argument_error, WEIGHT_DOMAIN
 from streamcal.core.prior import ISOTONIC_PRIOR_MEAN
@@ -149,6 +150,9 @@ cdef class IsotonicStream:
     # follows where the fit crosses 0.5. A cache, not state: it decides only which
     # label the pending event gets first (the floats are the same either way)
     cdef readonly double _guess_from
+    # predict_one reads the Venn-ABERS pair by read-only queries when the store allows
+    # (k_query_ready); False: the pending path instead (tests of that path, benchmarks)
+    cdef public bint _readonly_pair
 
     def __init__(self, IsotonicBlockStore store, double resolution=0.0, double half_life=0.0,
                  Py_ssize_t window_size=0, bint linear=False, bint venn_abers=False,
@@ -182,6 +186,7 @@ cdef class IsotonicStream:
         self._pend = False
         self._unit = False
         self._guess_from = 0.5
+        self._readonly_pair = True
         cdef Py_ssize_t cap = min(window_size, 1024) if window_size > 0 else 0
         self._alloc(cap)
         self._set_unit()
@@ -532,17 +537,20 @@ cdef class IsotonicStream:
     def predict_one(self, score):
         """Validate ``score`` and return its calibrated probability.
 
-        Venn-ABERS with unit weights only, no window and no forgetting: the
-        hypothetical event at the score is added once and relabelled between the two
-        fits (:meth:`_va_pending_c`); it stays in the store, pending, so that a
-        following ``learn_one`` of that very event costs nothing, or one relabelling
-        for the other label (the fit after it is the hypothetical fit, bit for bit:
-        the sums are exact). Every other method removes it first (exactly: integer
-        sums), so it is never observed."""
+        Venn-ABERS: the two fits are read-only queries of the store when its
+        coordinates are exact (``k_query_ready``, ``_pav_query.pxd``); cheaper than
+        any insertion. Otherwise, with unit weights only, no window and no
+        forgetting: the hypothetical event at the score is added once and relabelled
+        between the two fits (:meth:`_va_pending_c`); it stays in the store,
+        pending, so that a following ``learn_one`` of that very event costs nothing,
+        or one relabelling for the other label (the fit after it is the hypothetical
+        fit, bit for bit: the sums are exact). Every other method removes it first
+        (exactly: integer sums), so it is never observed."""
         cdef double s = check_score(score, self.owner, "predict_one")
         self._settle()
         # qexp <= 0: adding a unit event leaves the store's exactness scale as it is
-        if self._unit and self._st.qexp <= 0 and self._st.n_blocks_c() > 0:
+        if (self._unit and self._st.qexp <= 0 and self._st.n_blocks_c() > 0
+                and not (self._readonly_pair and k_query_ready(self._st, 1.0))):
             return self._va_pending_c(s)
         return self.predict_c(s)
 
