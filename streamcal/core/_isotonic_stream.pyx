@@ -15,12 +15,15 @@ validate parameters, own snapshots and documentation, and forward each event her
 differ only in what a prediction reads from the store (``mode``): the fitted value at the
 score, or the Venn-ABERS merge of the two fits with a hypothetical event at the score
 labelled 0 and 1 (:meth:`IsotonicBlockStore.hypothetical_value`, which leaves the store
-as it was). Every check a bad event can fail is made
+as it was: a read-only query with exact coordinates, ``_pav_query.pxd``, else an
+insertion and its removal). Every check a bad event can fail is made
 before any state changes, so an error leaves the stream exactly as it was.
 :meth:`IsotonicStream.predict_learn_many` in Venn-ABERS mode without a window learns an
 event of unit weight with one hypothetical event instead of two (the fit after the real
 learn is the hypothetical fit of the event's own label): the same floats as the loop.
-:meth:`IsotonicStream.predict_one` in the same setting, with unit weights only, leaves
+:meth:`IsotonicStream.predict_one` in the same setting, with unit weights only and
+when the read-only query is off (``_readonly_pair`` False, or a store once computed
+with inexact coordinates: ``IsotonicBlockStore._inexact``), leaves
 one hypothetical event in the store (added once, relabelled between the two fits) for a
 following ``learn_one`` of that event to keep, relabelled if its label is the other;
 every other method removes it first (``_settle``).
@@ -298,7 +301,7 @@ cdef class IsotonicStream:
         cdef double w = self.next_weight_c()
         cdef IsotonicBlockStore st = self.store  # brought up to date from a grid store
         cdef double b
-        cdef double a = st.hypothetical_pair_c(x, w, &b)  # one insertion, relabelled
+        cdef double a = st.hypothetical_pair_c(x, w, &b)  # read-only, or one insertion
         p0[0] = _clip01(a)
         p1[0] = _clip01(b)
         return 0

@@ -16,9 +16,12 @@ from streamcal.core._pav_tree cimport (
 )
 
 from streamcal.core._pav_kernels cimport k_hypothetical
-from streamcal.core._pav_query cimport k_query
+from streamcal.core._pav_query cimport QLEAF_CAP, k_query
 
 import numpy as np
+
+if QLEAF_CAP != LEAF_CAP:  # the query's scan buffers hold one leaf
+    raise ImportError("streamcal.core._pav_query: QLEAF_CAP must equal LEAF_CAP")
 
 
 cdef list block_bounds(IsotonicBlockStore store):
