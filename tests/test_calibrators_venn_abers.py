@@ -461,21 +461,24 @@ def test_batch_shortcut_is_the_loop_bit_for_bit(params, scores, weights, leaf_ca
 
 def test_batch_shortcut_does_three_store_operations_not_four():
     """The shortcut is taken exactly where it applies: without a window and with unit
-    weights, the batch does about 3/4 of the store's work of a per-event loop of
-    ``predict_interval_one`` (an insertion, relabelled, then restored) and
-    ``learn_one`` (counted by the store's operation counters: tree nodes updated, hull
-    steps, cells moved); with a window, or with weights other than 1, the same work as
-    the loop (the general path)."""
+    weights, the batch reads one hypothetical fit per event where a per-event loop of
+    ``predict_interval_one`` and ``learn_one`` reads two. With exact coordinates (unit
+    or dyadic weights) those are read-only queries (``_op_query``) and the tree's work
+    (its operation counters: tree nodes updated, hull steps, cells moved) is the
+    learns' alone, the same in both; with forgetting (non-dyadic weights) each is an
+    insertion, relabelled, then restored, and the batch does about 3/4 of the loop's
+    work. With a window, or with weights other than 1, the same work as the loop (the
+    general path)."""
     rng = np.random.default_rng(7)
     n = 3000
     s = rng.random(n)
     y = (rng.random(n) < s).astype(np.float64)
-    for params, w, lo, hi in (
-        ({}, np.ones(n), 0.65, 0.9),
-        ({"resolution": 0.01}, np.ones(n), 0.65, 0.9),
-        ({"half_life": 500.0}, np.ones(n), 0.65, 0.9),
-        ({"window_size": 50}, np.ones(n), 1.0, 1.0),
-        ({}, np.full(n, 2.0), 1.0, 1.0),
+    for params, w, lo, hi, queries in (
+        ({}, np.ones(n), 1.0, 1.0, 0.5),
+        ({"resolution": 0.01}, np.ones(n), 1.0, 1.0, 0.5),
+        ({"half_life": 500.0}, np.ones(n), 0.65, 0.9, None),  # exact at the first events only
+        ({"window_size": 50}, np.ones(n), 1.0, 1.0, 1.0),
+        ({}, np.full(n, 2.0), 1.0, 1.0, 1.0),
     ):
         batch, loop = VennAbers(**params), VennAbers(**params)
         batch.predict_learn_many(s, y, w)
@@ -485,16 +488,20 @@ def test_batch_shortcut_does_three_store_operations_not_four():
         work = [st._op_nodes + st._op_hull + st._op_moved for st in (batch._store, loop._store)]
         ratio = work[0] / work[1]
         assert lo <= ratio <= hi, (params, ratio)
+        if queries is not None:  # every hypothetical fit after the first event read-only
+            assert loop._store._op_query == 2 * (n - 1), params
+            assert batch._store._op_query == queries * loop._store._op_query, params
 
 
 @pytest.mark.parametrize("params", [{}, {"window_size": 40}, {"half_life": 30.0}])
 @pytest.mark.parametrize("ties", [False, True])
 def test_pair_is_one_insertion_relabelled(params, ties):
-    """The Venn-ABERS pair (the general path: windows, forgetting, other weights)
-    inserts the hypothetical event once and relabels it between the two fits: the
+    """The Venn-ABERS pair (the general path: windows, forgetting, other weights): the
     floats of two separate hypothetical fits (``hypothetical_value`` with labels 0 and
-    1 on a copy of the store) bit for bit, the store as it was, in less of the store's
-    work (3 path updates instead of 4)."""
+    1 on a copy of the store) bit for bit, the store as it was. Without exact
+    coordinates (forgetting) it inserts the hypothetical event once and relabels it
+    between the two fits, in less of the store's work (3 path updates instead of 4);
+    with them, two read-only queries and no path update."""
     import copy
 
     rng = np.random.default_rng(11)
@@ -512,16 +519,22 @@ def test_pair_is_one_insertion_relabelled(params, ties):
         wh = cal._stream.next_weight()  # the hypothetical event's weight (no grid: key a)
         counters = [store._op_nodes + store._op_hull + store._op_moved,
                     twin._op_nodes + twin._op_hull + twin._op_moved]
+        queries = store._op_query
         pair = cal.predict_interval_one(a)
         if len(twin):
             expected = tuple(min(max(twin.hypothetical_value(a, wh, q), 0.0), 1.0) for q in (0.0, 1.0))
             assert _bits(pair) == _bits(expected)
             spent[0] += store._op_nodes + store._op_hull + store._op_moved - counters[0]
             spent[1] += twin._op_nodes + twin._op_hull + twin._op_moved - counters[1]
+            if "half_life" not in params:  # exact coordinates: two read-only queries
+                assert store._op_query - queries == 2
         assert _snapshot(cal) == before
         cal.learn_one(a, b, c)
     cal._check()
-    assert spent[1] > 0 and spent[0] < 0.9 * spent[1], spent
+    if "half_life" in params:
+        assert spent[1] > 0 and spent[0] < 0.9 * spent[1], spent
+    else:  # no insertion at all
+        assert spent == [0, 0]
 
 
 def test_batch_shortcut_falls_back_where_weights_span_the_range():
@@ -587,6 +600,9 @@ def test_property_batch_is_the_per_event_loop(events, chunk, params, leaf_capaci
 
 
 # ---------------------------------------------------------------------- the pending event
+# _PENDING: predict_one reads the pair by read-only queries whenever the store's
+# coordinates are exact (always, with unit weights); the pending path below is its
+# fallback, which these tests take by setting the stream's ``_readonly_pair`` to False.
 # With unit weights only and neither window nor forgetting, predict_one inserts its
 # hypothetical event once, relabels it between the two fits and leaves it in the store
 # (label 1 for a score >= _guess_from, where the merged probability last crossed 0.5,
@@ -632,6 +648,7 @@ def test_property_pending_event_is_never_observed(ops, leaf_capacity, start_rebu
     from streamcal.core.pav import IsotonicBlockStore
 
     cal, twin = VennAbers(), VennAbers()
+    cal._stream._readonly_pair = False  # the pending path (see _PENDING)
     if leaf_capacity is not None:
         cal._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
         twin._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
@@ -701,15 +718,17 @@ def test_property_pending_event_is_never_observed(ops, leaf_capacity, start_rebu
     assert _snapshot(cal) == _snapshot(twin)
 
 
-def _pending_against_general(s, y, leaf_capacity, every, first=None):
-    """A VennAbers fed predict_one then learn_one of each event (the pending path) and a
-    twin predicting by the general path (``_twin_predict``): the same floats bit for
-    bit and the same snapshots, checked every ``every`` events and at the end. ``y``:
-    the labels, or a function of the calibrator and the score giving each label
-    before the prediction (to go with or against the stream's guess)."""
+def _pending_against_general(s, y, leaf_capacity, every, first=None, readonly=False):
+    """A VennAbers fed predict_one then learn_one of each event (the pending path; with
+    ``readonly``, the default path: read-only queries) and a twin predicting by the
+    general path (``_twin_predict``): the same floats bit for bit and the same
+    snapshots, checked every ``every`` events and at the end. ``y``: the labels, or a
+    function of the calibrator and the score giving each label before the prediction
+    (to go with or against the stream's guess)."""
     from streamcal.core.pav import IsotonicBlockStore
 
     cal, twin = VennAbers(), VennAbers()
+    cal._stream._readonly_pair = readonly
     if leaf_capacity is not None:
         cal._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
         twin._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
@@ -762,6 +781,34 @@ def test_pending_event_predict_then_learn_is_the_general_path(scores, leaf_capac
     assert work[0] < 3.3 * work[1], work
 
 
+@pytest.mark.parametrize("scores", ["uniform", "ties"])
+@pytest.mark.parametrize("leaf_capacity", [None, 4])
+def test_readonly_predict_then_learn_is_the_general_path(scores, leaf_capacity):
+    """The CalibratedClassifier path by default: predict_one reads its pair by two
+    read-only queries of the store (``_op_query``), no insertion; the floats of the
+    general path bit for bit, the same state, and the store's work (its operation
+    counters) unchanged by every prediction: the learn's insertion is the only one."""
+    from streamcal.core.pav import IsotonicBlockStore
+
+    rng = np.random.default_rng(19)
+    n = 1500
+    s = rng.beta(2, 2, n)
+    if scores == "ties":
+        s = np.round(s, 2)
+    y = (rng.random(n) < s).astype(int)
+    cal, _ = _pending_against_general(s, y, leaf_capacity, every=250, readonly=True)
+    assert cal._store._op_query == 2 * (n - 1)
+    cal = VennAbers()
+    if leaf_capacity is not None:
+        cal._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
+    for a, b in zip(s.tolist(), y.tolist()):
+        store = cal._store
+        work = (store._op_nodes, store._op_hull, store._op_moved)
+        cal.predict_one(a)
+        assert (store._op_nodes, store._op_hull, store._op_moved) == work
+        cal.learn_one(a, b)
+
+
 @pytest.mark.parametrize("labels", ["against_the_guess", "with_the_guess", "random"])
 @pytest.mark.parametrize("leaf_capacity", [None, 4])
 def test_pending_event_relabelled_in_place_is_the_general_path(labels, leaf_capacity):
@@ -794,6 +841,7 @@ def test_pending_guess_follows_where_the_merged_probability_crosses_one_half(see
     starts from 0.5."""
     rng = np.random.default_rng(seed)
     cal = VennAbers()
+    cal._stream._readonly_pair = False  # the pending path (see _PENDING)
     assert cal._stream._guess_from == 0.5
     cal.learn_one(0.5, 1)
     crossings = []
@@ -813,18 +861,20 @@ def test_pending_event_only_without_window_forgetting_or_other_weights(params, w
     """Where removing an event would not give the exact sums back (forgetting, a
     window, weights other than 1) predict_one takes both hypothetical events, as
     predict_many: the same store work, the same floats; with ``resolution`` alone the
-    pending event is used (grid keys, unit weights)."""
+    pending event is used (grid keys, unit weights; forced, see _PENDING)."""
     rng = np.random.default_rng(5)
     s = rng.random(1500)
     y = (rng.random(1500) < s).astype(int)
     cal, twin = VennAbers(**params), VennAbers(**params)
+    cal._stream._readonly_pair = False  # the pending path (see _PENDING)
     for a, b in zip(s.tolist(), y.tolist()):
         assert cal.predict_one(a) == _twin_predict(twin, a)
         cal.learn_one(a, b, w)
         twin.learn_one(a, b, w)
     work = [st._op_nodes + st._op_hull + st._op_moved for st in (cal._store, twin._store)]
     if params == {"resolution": 0.01}:
-        assert work[0] < 0.85 * work[1], work
+        # the pending path inserts; the twin's predictions are read-only queries
+        assert work[0] > work[1] and cal._store._op_query == 0 < twin._store._op_query, work
     else:
         assert work[0] == work[1]
     assert _snapshot(cal) == _snapshot(twin)

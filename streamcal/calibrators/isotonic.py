@@ -173,10 +173,11 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         ``p0`` (resp. ``p1``) is the isotonic fit at ``score`` (its grid cell with
         ``resolution``) after adding the event ``(score, 0)`` (resp. ``(score, 1)``),
         with the weight a new unit-weight event would get, to the events currently held
-        (the window is not shifted). ``p0 <= p1``. The state is not changed (the event
-        is added to the block store and removed again, restoring each cell's exact
-        sums). With no data the pair is ``(0.0, 1.0)``. Cost: two hypothetical
-        insertions, O(log² n) amortised.
+        (the window is not shifted). ``p0 <= p1``. The state is not changed: with exact
+        coordinates (dyadic weights: no forgetting) each fit is a read-only query of
+        the block store, O(log² n + B); otherwise the event is added to the store and
+        removed again, restoring each cell's exact sums, O(log² n) amortised. With no
+        data the pair is ``(0.0, 1.0)``.
 
         Examples
         --------
@@ -525,8 +526,9 @@ class VennAbers(_IsotonicStoreCalibrator):
     ``(p0, p1)`` and :meth:`predict_one` the merged probability ``p1 / (1 - p0 + p1)``
     (their eq. for the log-loss-minimax merge), which lies in ``[p0, p1]``. The events
     are kept in the same exact isotonic block store as :class:`OnlineIsotonic`'s, with
-    the same options; a prediction adds its hypothetical event to the store, reads the
-    fit and removes it again, leaving the state exactly as it was.
+    the same options; a prediction reads each fit with its hypothetical event from the
+    store without changing it (or, without exact coordinates, adds the event, reads
+    the fit and removes it again), leaving the state exactly as it was.
 
     Where :class:`OnlineIsotonic` says 0.0 about a score whose block holds only
     negatives, the pair has ``p0 = 0`` but ``p1 > 0`` (the hypothetical positive is
@@ -558,16 +560,24 @@ class VennAbers(_IsotonicStoreCalibrator):
     Notes
     -----
     **Cost.** ``learn_one``: amortised O(log² n) for ``n`` distinct scores held, as
-    :class:`OnlineIsotonic`. ``predict_one`` and ``predict_interval_one``: one
-    hypothetical insertion, relabelled between the two fits, and its removal, amortised
-    O(log² n) (against O(log n) for :class:`OnlineIsotonic`). Memory: O(distinct scores), O(window) or O(1 / r).
+    :class:`OnlineIsotonic`. ``predict_one`` and ``predict_interval_one``: with exact
+    coordinates (integer or dyadic weights, so without forgetting; the
+    default), two read-only queries of the store, O(log² n + B) (``B`` its leaf
+    capacity): the fit with the hypothetical event at ``s`` is the slope of the
+    bridge of the lower hulls of the cumulative sums before ``s`` and from ``s`` on
+    (the latter translated by the event), found from the tree's bridges without
+    inserting anything; the same floats as inserting (the correctly rounded quotient
+    of the same exact sums). Otherwise one hypothetical insertion, relabelled between
+    the two fits, and its removal, amortised O(log² n) (against O(log n) for
+    :class:`OnlineIsotonic`). Memory: O(distinct scores), O(window) or O(1 / r).
     ``predict_many`` and ``predict_learn_many`` run the same per-event code in C and
     return exactly the floats of the loop. Without a window, ``predict_learn_many``
     learns an event of unit weight in three store operations instead of four: the
     hypothetical fit of the other label, the learn, and one read at the event's score
     (the fit after the learn is the hypothetical fit of the event's own label, bit for
-    bit); a window or another weight takes the pair. In the same setting (and with
-    unit weights only so far), ``predict_one`` leaves its hypothetical event in the
+    bit); a window or another weight takes the pair. In the same setting, with unit
+    weights only and when the read-only queries are not available (a store once
+    holding inexact coordinates), ``predict_one`` leaves its hypothetical event in the
     store with label 1 if the score is at least 0.5, else 0, so that a ``learn_one`` of
     that very event next (``predict_one(s)`` then ``learn_one(s, y)``, as
     :class:`streamcal.CalibratedClassifier` calls them) keeps it instead of adding it

@@ -15,12 +15,15 @@ validate parameters, own snapshots and documentation, and forward each event her
 differ only in what a prediction reads from the store (``mode``): the fitted value at the
 score, or the Venn-ABERS merge of the two fits with a hypothetical event at the score
 labelled 0 and 1 (:meth:`IsotonicBlockStore.hypothetical_value`, which leaves the store
-as it was). Every check a bad event can fail is made
+as it was: a read-only query with exact coordinates, ``_pav_query.pxd``, else an
+insertion and its removal). Every check a bad event can fail is made
 before any state changes, so an error leaves the stream exactly as it was.
 :meth:`IsotonicStream.predict_learn_many` in Venn-ABERS mode without a window learns an
 event of unit weight with one hypothetical event instead of two (the fit after the real
 learn is the hypothetical fit of the event's own label): the same floats as the loop.
-:meth:`IsotonicStream.predict_one` in the same setting, with unit weights only, leaves
+:meth:`IsotonicStream.predict_one` in the same setting, with unit weights only and
+when the read-only query is off (``_readonly_pair`` False, or a store once computed
+with inexact coordinates: ``IsotonicBlockStore._inexact``), leaves
 one hypothetical event in the store (added once, relabelled between the two fits) for a
 following ``learn_one`` of that event to keep, relabelled if its label is the other;
 every other method removes it first (``_settle``).
@@ -47,6 +50,7 @@ from libc.math cimport floor, ldexp, frexp, isfinite, nextafter, INFINITY, NAN
 
 from streamcal._cvalidation cimport check_score, check_label, check_weight
 from streamcal.core._pav cimport IsotonicBlockStore
+from streamcal.core._pav_query cimport k_query_ready
 from streamcal.core._grid_pav cimport GridIsotonicStore
 from streamcal._validation import argument_error, WEIGHT_DOMAIN
 from streamcal.core.prior import ISOTONIC_PRIOR_MEAN
@@ -149,6 +153,9 @@ cdef class IsotonicStream:
     # follows where the fit crosses 0.5. A cache, not state: it decides only which
     # label the pending event gets first (the floats are the same either way)
     cdef readonly double _guess_from
+    # predict_one reads the Venn-ABERS pair by read-only queries when the store allows
+    # (k_query_ready); False: the pending path instead (tests of that path, benchmarks)
+    cdef public bint _readonly_pair
 
     def __init__(self, IsotonicBlockStore store, double resolution=0.0, double half_life=0.0,
                  Py_ssize_t window_size=0, bint linear=False, bint venn_abers=False,
@@ -182,6 +189,7 @@ cdef class IsotonicStream:
         self._pend = False
         self._unit = False
         self._guess_from = 0.5
+        self._readonly_pair = True
         cdef Py_ssize_t cap = min(window_size, 1024) if window_size > 0 else 0
         self._alloc(cap)
         self._set_unit()
@@ -293,7 +301,7 @@ cdef class IsotonicStream:
         cdef double w = self.next_weight_c()
         cdef IsotonicBlockStore st = self.store  # brought up to date from a grid store
         cdef double b
-        cdef double a = st.hypothetical_pair_c(x, w, &b)  # one insertion, relabelled
+        cdef double a = st.hypothetical_pair_c(x, w, &b)  # read-only, or one insertion
         p0[0] = _clip01(a)
         p1[0] = _clip01(b)
         return 0
@@ -532,17 +540,20 @@ cdef class IsotonicStream:
     def predict_one(self, score):
         """Validate ``score`` and return its calibrated probability.
 
-        Venn-ABERS with unit weights only, no window and no forgetting: the
-        hypothetical event at the score is added once and relabelled between the two
-        fits (:meth:`_va_pending_c`); it stays in the store, pending, so that a
-        following ``learn_one`` of that very event costs nothing, or one relabelling
-        for the other label (the fit after it is the hypothetical fit, bit for bit:
-        the sums are exact). Every other method removes it first (exactly: integer
-        sums), so it is never observed."""
+        Venn-ABERS: the two fits are read-only queries of the store when its
+        coordinates are exact (``k_query_ready``, ``_pav_query.pxd``); cheaper than
+        any insertion. Otherwise, with unit weights only, no window and no
+        forgetting: the hypothetical event at the score is added once and relabelled
+        between the two fits (:meth:`_va_pending_c`); it stays in the store,
+        pending, so that a following ``learn_one`` of that very event costs nothing,
+        or one relabelling for the other label (the fit after it is the hypothetical
+        fit, bit for bit: the sums are exact). Every other method removes it first
+        (exactly: integer sums), so it is never observed."""
         cdef double s = check_score(score, self.owner, "predict_one")
         self._settle()
         # qexp <= 0: adding a unit event leaves the store's exactness scale as it is
-        if self._unit and self._st.qexp <= 0 and self._st.n_blocks_c() > 0:
+        if (self._unit and self._st.qexp <= 0 and self._st.n_blocks_c() > 0
+                and not (self._readonly_pair and k_query_ready(self._st, 1.0))):
             return self._va_pending_c(s)
         return self.predict_c(s)
 

@@ -134,6 +134,10 @@ cdef class IsotonicBlockStore:
     cdef public long long _op_moved
     cdef public long long _op_fallback
     cdef public long long _op_reused   # cached locates kept through a change of a child
+    # a hull or bridge was computed without exact coordinates since the last rebuild
+    # (k_leaf_update, k_bridge): the read-only hypothetical query (_pav_query.pxd) is off
+    cdef readonly bint _inexact
+    cdef public long long _op_query    # fits read by the read-only query (_pav_query.pxd)
     cdef object _live
     cdef long long _clock         # the last node stamp given
     # the change being propagated by _fix_path (see _pav.pyx, "Cache"): its kind

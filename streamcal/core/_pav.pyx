@@ -87,11 +87,11 @@ from streamcal.core._pav_tree cimport (
 )
 
 import numpy as np
-# the per-event kernels (orientation tests, leaf hull, bridge): inline, _pav_kernels.pxd
-from streamcal.core._pav_kernels cimport (
+from streamcal.core._pav_kernels cimport (  # per-event kernels, inline (see that file)
     _TWO53, k_bridge, k_bridge_still_valid, k_cache_survives, k_edge_sign, k_leaf_update,
-    k_hypothetical, k_meet_left_of_split, k_vs, k_vsign, sc_pav_ctzll,
+    k_meet_left_of_split, k_vs, k_vsign, sc_pav_ctzll,
 )
+from streamcal.core._pav_query cimport k_hyp  # the read-only hypothetical query
 
 from streamcal.core import _pav_ops  # read-outs, rebuild, checks: off the per-event path
 
@@ -823,13 +823,13 @@ cdef class IsotonicBlockStore:
         return self.hypothetical_c(x, w, y)
 
     cdef double hypothetical_c(self, double x, double w, double y) except? -1.0:
-        """:meth:`hypothetical_value` from C: add, read, restore (``_pav_kernels.pxd``)."""
-        return k_hypothetical(self, x, w, y, NULL)
+        """:meth:`hypothetical_value` from C (read-only, ``_pav_query.pxd``)."""
+        return k_hyp(self, x, w, y, NULL)
 
     cdef double hypothetical_pair_c(self, double x, double w, double* p1) except? -1.0:
         """The fit at ``x`` with ``(x, w, 0)`` added (returned) and with ``(x, w, 1)``
-        (``p1``): one insertion, relabelled in between, then the restore."""
-        return k_hypothetical(self, x, w, 0.0, p1)
+        (``p1``): two read-only queries, or one insertion relabelled, then the restore."""
+        return k_hyp(self, x, w, 0.0, p1)
 
     cdef void relabel_c(self, double x, double ds):
         """Add ``ds`` to the label sum of the stored cell of key ``x``, its weight and

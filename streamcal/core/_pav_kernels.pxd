@@ -463,6 +463,8 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
     v.fmax = lf
     L.nh = nh
     L.hexact = not precise
+    if precise and v.W > 0.0:
+        st._inexact = True
     v.nvl = nh
     v.nvr = 0
     st._op_hull += L.cnt - t0
@@ -569,6 +571,8 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
     # siblings left behind on the left, the left siblings passed on the right), so
     # that each vector is accurate relative to its own cells' extent, not to u's
     cdef bint loc = not st._exact(u)
+    if loc:
+        st._inexact = True
     cdef double gx = 0.0, gy = 0.0
     cdef double alx = 0.0, aly = 0.0, blx = 0.0, bly = 0.0
     cdef double clx = 0.0, cly = 0.0, dlx = 0.0, dly = 0.0

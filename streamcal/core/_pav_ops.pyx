@@ -15,7 +15,13 @@ from streamcal.core._pav_tree cimport (
     _free_tree, _new_leaf_node, _range, _rank_gt, _rank_le,
 )
 
+from streamcal.core._pav_kernels cimport k_hypothetical
+from streamcal.core._pav_query cimport QLEAF_CAP, k_query
+
 import numpy as np
+
+if <int>QLEAF_CAP != <int>LEAF_CAP:  # the query's scan buffers hold one leaf
+    raise ImportError("streamcal.core._pav_query: QLEAF_CAP must equal LEAF_CAP")
 
 
 cdef list block_bounds(IsotonicBlockStore store):
@@ -213,6 +219,7 @@ def rebuild(IsotonicBlockStore store, xs, ws, ss, ns):
     store.qexp = NO_Q
     store.qscale = 0.0
     store.fscale = 0.0
+    store._inexact = False  # every hull is computed afresh below
     for k in range(nl):
         leaves[k] = _new_leaf_node()
         L = leaves[k].leaf
@@ -370,3 +377,22 @@ cdef object _dump_node(Node* v):
 def _dump(IsotonicBlockStore store):
     """The tree as nested tuples (debugging)."""
     return _dump_node(store.root)
+
+
+def hypothetical_paths(IsotonicBlockStore store, double x, double w, double y, bint pair=False):
+    """The hypothetical fit at ``x`` both ways, for tests: ``(read-only, inserted)``,
+    the read-only query's value (``_pav_query.k_query``; None when its guards send it to
+    the other path) and that of inserting, reading and restoring (``k_hypothetical``).
+    With ``pair`` (``y`` ignored): each a pair, the fits with ``(x, w, 0)`` and with
+    ``(x, w, 1)``. Empty store: None both ways."""
+    cdef double v0, v1, u0, u1
+    cdef bint ok
+    if store.root.ncells <= 1:
+        return None, None
+    if pair:
+        ok = k_query(store, x, w, 0.0, &v1, &v0)
+        u0 = k_hypothetical(store, x, w, 0.0, &u1)
+        return ((v0, v1) if ok else None), (u0, u1)
+    ok = k_query(store, x, w, y, NULL, &v0)
+    u0 = k_hypothetical(store, x, w, y, NULL)
+    return (v0 if ok else None), u0
