@@ -148,6 +148,13 @@ cdef class IsotonicBlockStore:
     # the first cell of the leaf being updated whose point may have moved (add_c,
     # remove_c; 0: all), read and reset by the leaf's update (k_leaf_update)
     cdef int _dirty
+    # with _dirty > 0 (set together by k_note_cell): that cell's change of weight,
+    # label sum and count, and the shift of the later cells' indices (+1: the cell is
+    # new, -1: deleted, 0: changed in place); the later points move by (_tdw, _tds)
+    cdef double _tdw
+    cdef double _tds
+    cdef long long _tdn
+    cdef int _tsh
     cdef Node* _cnode
 
     # the per-event C API (stable)

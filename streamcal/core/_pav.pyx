@@ -90,7 +90,7 @@ import numpy as np
 # the per-event kernels (orientation tests, leaf hull, bridge): inline, _pav_kernels.pxd
 from streamcal.core._pav_kernels cimport (
     _TWO53, k_bridge, k_bridge_still_valid, k_cache_survives, k_edge_sign, k_leaf_update,
-    k_hypothetical, k_meet_left_of_split, k_vs, k_vsign, sc_pav_ctzll,
+    k_hypothetical, k_meet_left_of_split, k_note_cell, k_vs, k_vsign, sc_pav_ctzll,
 )
 
 from streamcal.core import _pav_ops  # read-outs, rebuild, checks: off the per-event path
@@ -499,7 +499,7 @@ cdef class IsotonicBlockStore:
         self._cds = wy
         self._cnew = L.n[j] == 1
         self._crem = False
-        self._dirty = j  # the leaf's hull before cell j is kept (k_leaf_update)
+        k_note_cell(self, j, w, wy, 1, 1 if self._cnew else 0)  # the hull before cell j is kept
         self._fix_path(v)
 
     cdef Node* _split_leaf(self, Node* v, double x):
@@ -550,7 +550,7 @@ cdef class IsotonicBlockStore:
                 memmove(&L.n[j], &L.n[j + 1], m * sizeof(long long))
                 self._op_moved += m
             L.cnt -= 1
-            self._dirty = j
+            k_note_cell(self, j, self._cdw, self._cds, -count, -1)
             self._after_delete(v)
         else:
             if cs_left < 0.0:
@@ -561,7 +561,7 @@ cdef class IsotonicBlockStore:
             L.w[j] = cw_left
             L.s[j] = cs_left
             L.n[j] = count - 1
-            self._dirty = j
+            k_note_cell(self, j, self._cdw, self._cds, -1, 0)
             self._fix_path(v)
         return dropped
 
@@ -846,7 +846,7 @@ cdef class IsotonicBlockStore:
         self._cx = x
         self._cnew = False
         self._crem = False
-        self._dirty = j  # only cell j changed: the leaf's hull before it is kept
+        k_note_cell(self, j, 0.0, ds, 0, 0)  # only cell j changed: the hull before it is kept
         self._fix_path(v)
 
     def scale_by_power_of_two(self, int exponent):
