@@ -188,12 +188,12 @@ cdef class IsotonicBlockStore:
     cdef bint _fast(self, Node* frame) noexcept
     cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs, Node* left)
     cdef void _leaf_update(self, Node* v) noexcept
-    cdef void _internal_update(self, Node* u, bint reuse=*)
+    cdef int _internal_update(self, Node* u, bint reuse=*) except -1
     cdef bint _bridge_still_valid(self, Node* u)
     cdef bint _cache_survives(self, Node* child, double* c, int fl, Py_ssize_t* rank,
                               bint rank_from_left) noexcept
-    cdef void _bridge(self, Node* u)
-    cdef void _fix_path(self, Node* v)
+    cdef int _bridge(self, Node* u) except -1
+    cdef int _fix_path(self, Node* v) except -1
     cdef void _replace_child(self, Node* old, Node* new) noexcept
     cdef Py_ssize_t _collect_leaves(self, Node* v, Node** out, Py_ssize_t i)
     cdef Node* _build(self, Node** leaves, Py_ssize_t lo, Py_ssize_t hi)

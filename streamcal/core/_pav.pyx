@@ -238,7 +238,7 @@ cdef class IsotonicBlockStore:
         """Totals and own lower hull of a leaf. O(B)."""
         k_leaf_update(self, v)
 
-    cdef void _internal_update(self, Node* u, bint reuse=True):
+    cdef int _internal_update(self, Node* u, bint reuse=True) except -1:
         """Totals, bridge and vertex counts of an internal node from its children. With
         ``reuse``, the node's previous bridge is kept when it is still the bridge (see
         :meth:`_bridge_still_valid`), else it is found by descent."""
@@ -306,11 +306,11 @@ cdef class IsotonicBlockStore:
         the cached predecessor nor the vertex's Pt.z or Pt.f."""
         return k_cache_survives(self, child, c, fl, rank, rank_from_left)
 
-    cdef void _bridge(self, Node* u):
+    cdef int _bridge(self, Node* u) except -1:
         """Bridge of the children's hulls by simultaneous descent. O(depth + log B)."""
         k_bridge(self, u)
 
-    cdef void _fix_path(self, Node* v):
+    cdef int _fix_path(self, Node* v) except -1:
         """Recompute ``v`` and its ancestors; rebuild the highest unbalanced one."""
         cdef Node* u
         cdef Node* scape = NULL

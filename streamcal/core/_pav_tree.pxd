@@ -164,20 +164,52 @@ cdef inline Py_ssize_t _rank_gt(Node* v, double K) noexcept:
             return v.nvl + v.nvr - _rank_le(v.left, K)
 
 
+cdef inline bint _hull_prefix(Leaf* L, double k, double* w, double* s) noexcept:
+    """With exact coordinates (``L.hexact``): the sums of the leaf's cells with key <= k
+    read from its hull, when k is below the first key, at or above the last (the last
+    cell is a hull vertex) or the key of a hull vertex. False otherwise."""
+    cdef int lo = 0, hi = L.nh - 1, m
+    if not L.hexact:
+        return False
+    if k < L.x[0]:
+        w[0] = s[0] = 0.0
+        return True
+    if k >= L.x[L.cnt - 1]:
+        lo = hi
+    while lo < hi:
+        m = (lo + hi) >> 1
+        if L.x[L.hidx[m]] < k:
+            lo = m + 1
+        else:
+            hi = m
+    if L.x[L.hidx[lo]] != k and k < L.x[L.cnt - 1]:
+        return False
+    w[0] = L.hx[lo]
+    s[0] = L.hy[lo]
+    return True
+
+
 cdef inline Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) noexcept:
     """Sums of the leaf's cells with k1 < key <= k2. ``plain``: the caller knows every
     partial sum is exact (exact mode, below 2**(qexp + 53)): plain sums then equal the
-    double-double ones (low parts 0)."""
+    double-double ones (low parts 0), and so does the difference of two exact prefix
+    sums, read from the leaf's hull when k1 and k2 are keys of its vertices (the ends
+    of the fit's blocks are); only W and S are summed (N and C stay 0)."""
     cdef Sums r = _zero_sums()
-    cdef int j = bisect_right(L.x, L.cnt, k1)
+    cdef double w1, s1, w2, s2
+    cdef int j
     if plain:
+        if _hull_prefix(L, k1, &w1, &s1) and _hull_prefix(L, k2, &w2, &s2):
+            r.W = w2 - w1
+            r.S = s2 - s1
+            return r
+        j = bisect_right(L.x, L.cnt, k1)
         while j < L.cnt and L.x[j] <= k2:
             r.W += L.w[j]
             r.S += L.s[j]
-            r.N += L.n[j]
-            r.C += 1
             j += 1
         return r
+    j = bisect_right(L.x, L.cnt, k1)
     while j < L.cnt and L.x[j] <= k2:
         _dd_add(&r.W, &r.Wlo, L.w[j], 0.0)
         _dd_add(&r.S, &r.Slo, L.s[j], 0.0)
