@@ -189,7 +189,7 @@ cdef class IsotonicBlockStore:
     cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs, Node* left)
     cdef void _leaf_update(self, Node* v) noexcept
     cdef int _internal_update(self, Node* u, bint reuse=*) except -1
-    cdef bint _bridge_still_valid(self, Node* u)
+    cdef bint _bridge_still_valid(self, Node* u) noexcept
     cdef bint _cache_survives(self, Node* child, double* c, int fl, Py_ssize_t* rank,
                               bint rank_from_left) noexcept
     cdef int _bridge(self, Node* u) except -1

@@ -267,7 +267,7 @@ cdef class IsotonicBlockStore:
         u.stamp = self._clock
         self._op_nodes += 1
 
-    cdef bint _bridge_still_valid(self, Node* u):
+    cdef bint _bridge_still_valid(self, Node* u) noexcept:
         """With exact coordinates: is the bridge kept from before the last change of a
         child still the bridge? Its keys must still be hull vertices of the children
         (found with their hull neighbours by one descent each, O(depth + log B), or

@@ -798,7 +798,7 @@ cdef inline bint k_end_descend(IsotonicBlockStore st, Node* child, double K, lon
 
 
 # IsotonicBlockStore._bridge_still_valid: is the node's previous bridge still its bridge?
-cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u):
+cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u) noexcept:
     cdef Loc la, lb
     cdef bint fast
     if not u.bvalid or not st._exact(u):
