@@ -15,7 +15,7 @@ from streamcal.core._pav cimport (
 from streamcal.core._pav_tree cimport (
     _bridge_vertex, _dd_add, _fsign, _into_right, _leaf_vertex, _loc_from_cache, _loc_shift,
     _loc_to_cache, _locate, _locate_at_bridge, _pure_slope, _range, _range_from,
-    _range_upto, _sign,
+    _range_upto, _sign, k_enter, k_rest_after, k_side_edge, k_side_local,
 )
 
 cdef extern from *:
@@ -557,67 +557,6 @@ cdef inline int k_bt(IsotonicBlockStore st, Node* u, bint fast, bint loc, Pt a, 
     if loc:
         return k_vsign_local(st, u, ux, uy, du, vx, vy, dv, a, b, c, d)
     return k_vs(st, u, fast, a, b, c, d)
-
-
-cdef inline Node* k_enter(Node* n, int* lo, int* hi) noexcept:
-    # one side of k_bridge's descent enters node n: a leaf's whole hull is its range
-    if n.leaf != NULL:
-        lo[0] = 0
-        hi[0] = n.leaf.nh
-    return n
-
-
-cdef inline int k_side_edge(Node* n, int lo, int hi, bint pt, double ox, double oy,
-                            double z0, double f0, Pt* a, Pt* b) noexcept:
-    # one side of k_bridge's descent: its current point (a; pt: one vertex left in the
-    # leaf's range lo .. hi) or edge (a, b), in the frame (ox, oy, z0, f0); returns the
-    # middle index of a leaf's range (0 when unused)
-    cdef int m = 0
-    if n.leaf != NULL:
-        if pt:
-            a[0] = _leaf_vertex(n.leaf, lo, ox, oy, z0, f0)
-        else:
-            m = (lo + hi) >> 1
-            a[0] = _leaf_vertex(n.leaf, m - 1, ox, oy, z0, f0)
-            b[0] = _leaf_vertex(n.leaf, m, ox, oy, z0, f0)
-    else:
-        a[0] = _bridge_vertex(n.ax, n.ay, n.akey, n.az, n.af, ox, oy, z0, f0)
-        b[0] = _bridge_vertex(n.bx, n.by, n.bkey, n.bz, n.bf, ox, oy, z0, f0)
-    return m
-
-
-cdef inline int k_side_local(Node* n, int lo, int m, bint pt, double* ax, double* ay,
-                             double* bx, double* by) noexcept:
-    # the same point a or edge a, b as k_side_edge, in n's own frame (the vectors of
-    # k_vsign_local); returns 1 if a is the last vertex of n's hull, 2 if b is, else 0
-    cdef Leaf* L = n.leaf
-    if L != NULL:
-        if pt:
-            ax[0] = L.hx[lo]
-            ay[0] = L.hy[lo]
-            return 1 if lo == L.nh - 1 else 0
-        ax[0] = L.hx[m - 1]
-        ay[0] = L.hy[m - 1]
-        bx[0] = L.hx[m]
-        by[0] = L.hy[m]
-        return 2 if m == L.nh - 1 else 0
-    ax[0] = n.ax
-    ay[0] = n.ay
-    bx[0] = n.bx
-    by[0] = n.by
-    return 2 if n.nvr == 1 else 0
-
-
-cdef inline void k_rest_after(Node* n, bint last, double x, double y, double* sx,
-                              double* sy, double* eb) noexcept:
-    # the cells of n after its hull vertex at (x, y) in n's own frame (k_side_local):
-    # exactly 0 when the vertex is n's last, and the base of their error bound
-    if last:
-        sx[0] = sy[0] = eb[0] = 0.0
-    else:
-        sx[0] = n.W - x
-        sy[0] = n.S - y
-        eb[0] = n.W + x
 
 
 cdef inline void k_bridge(IsotonicBlockStore st, Node* u):

@@ -1,6 +1,7 @@
 # Free helpers of the compiled isotonic block store (streamcal/core/_pav.pyx) over its
 # tree (Node, Leaf): double-double sums, node allocation, hull vertices, vertex ranks,
-# range sums of cells and the locate of a key in a node's hull. All inline: they are on
+# range sums of cells, the locate of a key in a node's hull and the steps of one side of
+# the bridge descent. All inline: they are on
 # the per-event path, and are compiled into the modules that cimport them (_pav.pyx for
 # the updates, _pav_ops.pyx for the read-outs and checks).
 
@@ -430,3 +431,65 @@ cdef inline bint _locate_at_bridge(Node* c, double K, Loc* r) noexcept:
     r.succ.f = -INFINITY
     r.steps = 1
     return True
+
+
+# The steps of one side of the bridge descent (_pav_kernels.k_bridge).
+cdef inline Node* k_enter(Node* n, int* lo, int* hi) noexcept:
+    # one side of k_bridge's descent enters node n: a leaf's whole hull is its range
+    if n.leaf != NULL:
+        lo[0] = 0
+        hi[0] = n.leaf.nh
+    return n
+
+
+cdef inline int k_side_edge(Node* n, int lo, int hi, bint pt, double ox, double oy,
+                            double z0, double f0, Pt* a, Pt* b) noexcept:
+    # one side of k_bridge's descent: its current point (a; pt: one vertex left in the
+    # leaf's range lo .. hi) or edge (a, b), in the frame (ox, oy, z0, f0); returns the
+    # middle index of a leaf's range (0 when unused)
+    cdef int m = 0
+    if n.leaf != NULL:
+        if pt:
+            a[0] = _leaf_vertex(n.leaf, lo, ox, oy, z0, f0)
+        else:
+            m = (lo + hi) >> 1
+            a[0] = _leaf_vertex(n.leaf, m - 1, ox, oy, z0, f0)
+            b[0] = _leaf_vertex(n.leaf, m, ox, oy, z0, f0)
+    else:
+        a[0] = _bridge_vertex(n.ax, n.ay, n.akey, n.az, n.af, ox, oy, z0, f0)
+        b[0] = _bridge_vertex(n.bx, n.by, n.bkey, n.bz, n.bf, ox, oy, z0, f0)
+    return m
+
+
+cdef inline int k_side_local(Node* n, int lo, int m, bint pt, double* ax, double* ay,
+                             double* bx, double* by) noexcept:
+    # the same point a or edge a, b as k_side_edge, in n's own frame (the vectors of
+    # k_vsign_local); returns 1 if a is the last vertex of n's hull, 2 if b is, else 0
+    cdef Leaf* L = n.leaf
+    if L != NULL:
+        if pt:
+            ax[0] = L.hx[lo]
+            ay[0] = L.hy[lo]
+            return 1 if lo == L.nh - 1 else 0
+        ax[0] = L.hx[m - 1]
+        ay[0] = L.hy[m - 1]
+        bx[0] = L.hx[m]
+        by[0] = L.hy[m]
+        return 2 if m == L.nh - 1 else 0
+    ax[0] = n.ax
+    ay[0] = n.ay
+    bx[0] = n.bx
+    by[0] = n.by
+    return 2 if n.nvr == 1 else 0
+
+
+cdef inline void k_rest_after(Node* n, bint last, double x, double y, double* sx,
+                              double* sy, double* eb) noexcept:
+    # the cells of n after its hull vertex at (x, y) in n's own frame (k_side_local):
+    # exactly 0 when the vertex is n's last, and the base of their error bound
+    if last:
+        sx[0] = sy[0] = eb[0] = 0.0
+    else:
+        sx[0] = n.W - x
+        sy[0] = n.S - y
+        eb[0] = n.W + x
