@@ -152,6 +152,13 @@ cdef class IsotonicBlockStore:
     # the first cell of the leaf being updated whose point may have moved (add_c,
     # remove_c; 0: all), read and reset by the leaf's update (k_leaf_update)
     cdef int _dirty
+    # with _dirty > 0 (set together by k_note_cell): that cell's change of weight,
+    # label sum and count, and the shift of the later cells' indices (+1: the cell is
+    # new, -1: deleted, 0: changed in place); the later points move by (_tdw, _tds)
+    cdef double _tdw
+    cdef double _tds
+    cdef long long _tdn
+    cdef int _tsh
     cdef Node* _cnode
 
     # the per-event C API (stable)
@@ -185,12 +192,12 @@ cdef class IsotonicBlockStore:
     cdef bint _fast(self, Node* frame) noexcept
     cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs, Node* left)
     cdef void _leaf_update(self, Node* v) noexcept
-    cdef void _internal_update(self, Node* u, bint reuse=*)
-    cdef bint _bridge_still_valid(self, Node* u)
+    cdef int _internal_update(self, Node* u, bint reuse=*) except -1
+    cdef bint _bridge_still_valid(self, Node* u) noexcept
     cdef bint _cache_survives(self, Node* child, double* c, int fl, Py_ssize_t* rank,
                               bint rank_from_left) noexcept
-    cdef void _bridge(self, Node* u)
-    cdef void _fix_path(self, Node* v)
+    cdef int _bridge(self, Node* u) except -1
+    cdef int _fix_path(self, Node* v) except -1
     cdef void _replace_child(self, Node* old, Node* new) noexcept
     cdef Py_ssize_t _collect_leaves(self, Node* v, Node** out, Py_ssize_t i)
     cdef Node* _build(self, Node** leaves, Py_ssize_t lo, Py_ssize_t hi)

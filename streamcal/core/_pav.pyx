@@ -89,7 +89,7 @@ from streamcal.core._pav_tree cimport (
 import numpy as np
 from streamcal.core._pav_kernels cimport (  # per-event kernels, inline (see that file)
     _TWO53, k_bridge, k_bridge_still_valid, k_cache_survives, k_edge_sign, k_leaf_update,
-    k_meet_left_of_split, k_vs, k_vsign, sc_pav_ctzll,
+    k_meet_left_of_split, k_note_cell, k_vs, k_vsign, sc_pav_ctzll,
 )
 from streamcal.core._pav_query cimport k_hyp  # the read-only hypothetical query
 
@@ -238,7 +238,7 @@ cdef class IsotonicBlockStore:
         """Totals and own lower hull of a leaf. O(B)."""
         k_leaf_update(self, v)
 
-    cdef void _internal_update(self, Node* u, bint reuse=True):
+    cdef int _internal_update(self, Node* u, bint reuse=True) except -1:
         """Totals, bridge and vertex counts of an internal node from its children. With
         ``reuse``, the node's previous bridge is kept when it is still the bridge (see
         :meth:`_bridge_still_valid`), else it is found by descent."""
@@ -267,7 +267,7 @@ cdef class IsotonicBlockStore:
         u.stamp = self._clock
         self._op_nodes += 1
 
-    cdef bint _bridge_still_valid(self, Node* u):
+    cdef bint _bridge_still_valid(self, Node* u) noexcept:
         """With exact coordinates: is the bridge kept from before the last change of a
         child still the bridge? Its keys must still be hull vertices of the children
         (found with their hull neighbours by one descent each, O(depth + log B), or
@@ -306,11 +306,11 @@ cdef class IsotonicBlockStore:
         the cached predecessor nor the vertex's Pt.z or Pt.f."""
         return k_cache_survives(self, child, c, fl, rank, rank_from_left)
 
-    cdef void _bridge(self, Node* u):
+    cdef int _bridge(self, Node* u) except -1:
         """Bridge of the children's hulls by simultaneous descent. O(depth + log B)."""
         k_bridge(self, u)
 
-    cdef void _fix_path(self, Node* v):
+    cdef int _fix_path(self, Node* v) except -1:
         """Recompute ``v`` and its ancestors; rebuild the highest unbalanced one."""
         cdef Node* u
         cdef Node* scape = NULL
@@ -499,7 +499,7 @@ cdef class IsotonicBlockStore:
         self._cds = wy
         self._cnew = L.n[j] == 1
         self._crem = False
-        self._dirty = j  # the leaf's hull before cell j is kept (k_leaf_update)
+        k_note_cell(self, j, w, wy, 1, 1 if self._cnew else 0)  # the hull before cell j is kept
         self._fix_path(v)
 
     cdef Node* _split_leaf(self, Node* v, double x):
@@ -550,7 +550,7 @@ cdef class IsotonicBlockStore:
                 memmove(&L.n[j], &L.n[j + 1], m * sizeof(long long))
                 self._op_moved += m
             L.cnt -= 1
-            self._dirty = j
+            k_note_cell(self, j, self._cdw, self._cds, -count, -1)
             self._after_delete(v)
         else:
             if cs_left < 0.0:
@@ -561,7 +561,7 @@ cdef class IsotonicBlockStore:
             L.w[j] = cw_left
             L.s[j] = cs_left
             L.n[j] = count - 1
-            self._dirty = j
+            k_note_cell(self, j, self._cdw, self._cds, -1, 0)
             self._fix_path(v)
         return dropped
 
@@ -846,7 +846,7 @@ cdef class IsotonicBlockStore:
         self._cx = x
         self._cnew = False
         self._crem = False
-        self._dirty = j  # only cell j changed: the leaf's hull before it is kept
+        k_note_cell(self, j, 0.0, ds, 0, 0)  # only cell j changed: the hull before it is kept
         self._fix_path(v)
 
     def scale_by_power_of_two(self, int exponent):

@@ -15,7 +15,7 @@ from streamcal.core._pav cimport (
 from streamcal.core._pav_tree cimport (
     _bridge_vertex, _dd_add, _fsign, _into_right, _leaf_vertex, _loc_from_cache, _loc_shift,
     _loc_to_cache, _locate, _locate_at_bridge, _pure_slope, _range, _range_from,
-    _range_upto, _sign,
+    _range_upto, _sign, k_enter, k_rest_after, k_side_edge, k_side_local,
 )
 
 cdef extern from *:
@@ -352,12 +352,34 @@ cdef inline int _leaf_push(Leaf* L, int nh, int t, double cw, double cs, double 
     return nh + 1
 
 
-# IsotonicBlockStore._leaf_update: totals and own lower hull of a leaf, O(B).
+# One cell of a leaf changed (add_c, remove_c, relabel_c, a hypothetical event's
+# restore): the leaf's update may keep what came before it (see k_leaf_update).
+# ``dw``, ``ds``, ``dn``: the cell's change; ``sh``: +1 inserted, -1 deleted, 0 in place.
+cdef inline void k_note_cell(IsotonicBlockStore st, int j, double dw, double ds,
+                             long long dn, int sh) noexcept:
+    st._dirty = j
+    st._tdw = dw
+    st._tds = ds
+    st._tdn = dn
+    st._tsh = sh
+
+
+# IsotonicBlockStore._leaf_update: totals and own lower hull of a leaf, O(B); after one
+# changed cell (``_dirty`` > 0) with exact coordinates, O(the cells between the two
+# kept hull vertices around it + the hull's vertices).
 cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
     cdef Leaf* L = v.leaf
     cdef int t, nh = 0
     cdef double cw = 0.0, cs = 0.0
     cdef long long cn = 0
+    # the kept hull's vertices after the changed cell's stretch, translated (see below)
+    cdef double tx[LEAF_CAP]
+    cdef double ty[LEAF_CAP]
+    cdef double tz[LEAF_CAP]
+    cdef double tf[LEAF_CAP]
+    cdef int ti[LEAF_CAP]
+    cdef int k2, i, nt = 0, tend = L.cnt - 1
+    cdef bint inc = False
     cdef Pt p, h1, h2
     cdef bint fast, precise
     cdef int sg
@@ -371,10 +393,22 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
     st._dirty = 0
     v.ostamp = v.stamp
     v.onv = v.nvl + v.nvr
-    for t in range(L.cnt):
-        cw += L.w[t]
-        cs += L.s[t]
-        cn += L.n[t]
+    if dirty > 0 and L.hexact and st.qscale > 0.0:
+        # the totals were exact sums (L.hexact: summed with exact coordinates), so is
+        # the cell's change (multiples of 2**qexp): when the new total is below
+        # 2**(qexp + 53) units, the old totals plus the change are the exact sums
+        cw = v.W + st._tdw
+        cs = v.S + st._tds
+        cn = v.N + st._tdn
+        inc = cw * st.qscale < _TWO53
+    if not inc:
+        cw = 0.0
+        cs = 0.0
+        cn = 0
+        for t in range(L.cnt):
+            cw += L.w[t]
+            cs += L.s[t]
+            cn += L.n[t]
     if not (st.qscale > 0.0 and cw * st.qscale < _TWO53):
         # every cell sum is a multiple of 2**qexp and so is every partial sum
         # (s <= w): below 2**(qexp + 53) the plain sums are exact, which is what
@@ -410,6 +444,25 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
             k = L.nh
             while k > 0 and L.hidx[k - 1] >= dirty:
                 k -= 1
+            if inc:
+                # The points after the changed cell are the old ones translated by
+                # (_tdw, _tds) (exactly). Between two of the kept hull's vertices
+                # after it, every such point stays above the edge that joins them, so
+                # it is no vertex of the new hull: past the first kept vertex after the
+                # change (index tend now), only the kept vertices need the chain. Their
+                # label runs: the kept ones if a cell after tend set them, else tend's.
+                k2 = k
+                if st._tsh < 0 and k2 < L.nh and L.hidx[k2] == dirty:
+                    k2 += 1  # the deleted cell
+                if k2 < L.nh:
+                    tend = L.hidx[k2] + st._tsh
+                    for i in range(k2 + 1, L.nh):
+                        tx[nt] = L.hx[i] + st._tdw
+                        ty[nt] = L.hy[i] + st._tds
+                        tz[nt] = L.hz[i]
+                        tf[nt] = L.hf[i]
+                        ti[nt] = L.hidx[i] + st._tsh
+                        nt += 1
             if k > 0:
                 nh = k
                 cw = L.hx[k - 1]
@@ -417,7 +470,7 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
                 lz = L.hz[k - 1]
                 lf = L.hf[k - 1]
                 t0 = L.hidx[k - 1] + 1
-        for t in range(t0, L.cnt):
+        for t in range(t0, tend + 1):
             _leaf_cell(L, t, &cw, &cs, &lz, &lf)
             while nh >= 2:
                 det = ((L.hx[nh - 1] - L.hx[nh - 2]) * (cs - L.hy[nh - 1])
@@ -426,6 +479,20 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
                     break
                 nh -= 1
             nh = _leaf_push(L, nh, t, cw, cs, lz, lf)
+        for i in range(nt):
+            cw = tx[i]
+            cs = ty[i]
+            if tz[i] > L.x[tend]:
+                lz = tz[i]
+            if tf[i] > L.x[tend]:
+                lf = tf[i]
+            while nh >= 2:
+                det = ((L.hx[nh - 1] - L.hx[nh - 2]) * (cs - L.hy[nh - 1])
+                       - (L.hy[nh - 1] - L.hy[nh - 2]) * (cw - L.hx[nh - 1]))
+                if det > 0.0:
+                    break
+                nh -= 1
+            nh = _leaf_push(L, nh, ti[i], cw, cs, lz, lf)
     for t in range(L.cnt if not fast else 0):
         _leaf_cell(L, t, &cw, &cs, &lz, &lf)
         p.x = cw
@@ -467,6 +534,8 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
         st._inexact = True
     v.nvl = nh
     v.nvr = 0
+    # the cells from the resume point on (the stretch the shortcut skips included): an
+    # upper bound of the chain's steps, the count the operation tests were written for
     st._op_hull += L.cnt - t0
     st._clock += 1
     v.stamp = st._clock
@@ -490,67 +559,6 @@ cdef inline int k_bt(IsotonicBlockStore st, Node* u, bint fast, bint loc, Pt a, 
     if loc:
         return k_vsign_local(st, u, ux, uy, du, vx, vy, dv, a, b, c, d)
     return k_vs(st, u, fast, a, b, c, d)
-
-
-cdef inline Node* k_enter(Node* n, int* lo, int* hi) noexcept:
-    # one side of k_bridge's descent enters node n: a leaf's whole hull is its range
-    if n.leaf != NULL:
-        lo[0] = 0
-        hi[0] = n.leaf.nh
-    return n
-
-
-cdef inline int k_side_edge(Node* n, int lo, int hi, bint pt, double ox, double oy,
-                            double z0, double f0, Pt* a, Pt* b) noexcept:
-    # one side of k_bridge's descent: its current point (a; pt: one vertex left in the
-    # leaf's range lo .. hi) or edge (a, b), in the frame (ox, oy, z0, f0); returns the
-    # middle index of a leaf's range (0 when unused)
-    cdef int m = 0
-    if n.leaf != NULL:
-        if pt:
-            a[0] = _leaf_vertex(n.leaf, lo, ox, oy, z0, f0)
-        else:
-            m = (lo + hi) >> 1
-            a[0] = _leaf_vertex(n.leaf, m - 1, ox, oy, z0, f0)
-            b[0] = _leaf_vertex(n.leaf, m, ox, oy, z0, f0)
-    else:
-        a[0] = _bridge_vertex(n.ax, n.ay, n.akey, n.az, n.af, ox, oy, z0, f0)
-        b[0] = _bridge_vertex(n.bx, n.by, n.bkey, n.bz, n.bf, ox, oy, z0, f0)
-    return m
-
-
-cdef inline int k_side_local(Node* n, int lo, int m, bint pt, double* ax, double* ay,
-                             double* bx, double* by) noexcept:
-    # the same point a or edge a, b as k_side_edge, in n's own frame (the vectors of
-    # k_vsign_local); returns 1 if a is the last vertex of n's hull, 2 if b is, else 0
-    cdef Leaf* L = n.leaf
-    if L != NULL:
-        if pt:
-            ax[0] = L.hx[lo]
-            ay[0] = L.hy[lo]
-            return 1 if lo == L.nh - 1 else 0
-        ax[0] = L.hx[m - 1]
-        ay[0] = L.hy[m - 1]
-        bx[0] = L.hx[m]
-        by[0] = L.hy[m]
-        return 2 if m == L.nh - 1 else 0
-    ax[0] = n.ax
-    ay[0] = n.ay
-    bx[0] = n.bx
-    by[0] = n.by
-    return 2 if n.nvr == 1 else 0
-
-
-cdef inline void k_rest_after(Node* n, bint last, double x, double y, double* sx,
-                              double* sy, double* eb) noexcept:
-    # the cells of n after its hull vertex at (x, y) in n's own frame (k_side_local):
-    # exactly 0 when the vertex is n's last, and the base of their error bound
-    if last:
-        sx[0] = sy[0] = eb[0] = 0.0
-    else:
-        sx[0] = n.W - x
-        sy[0] = n.S - y
-        eb[0] = n.W + x
 
 
 cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
@@ -735,7 +743,7 @@ cdef inline bint k_end_descend(IsotonicBlockStore st, Node* child, double K, lon
 
 
 # IsotonicBlockStore._bridge_still_valid: is the node's previous bridge still its bridge?
-cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u):
+cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u) noexcept:
     cdef Loc la, lb
     cdef bint fast
     if not u.bvalid or not st._exact(u):
@@ -841,10 +849,11 @@ cdef inline double k_hypothetical(IsotonicBlockStore st, double x, double w, dou
     L = v.leaf
     j = bisect_right(L.x, L.cnt, x) - 1
     if existed:
+        # only cell j changed: the leaf's hull before it is kept
+        k_note_cell(st, j, ow - L.w[j], os - L.s[j], on - L.n[j], 0)
         L.w[j] = ow
         L.s[j] = os
         L.n[j] = on
-        st._dirty = j  # only cell j changed: the leaf's hull before it is kept
         st._fix_path(v)
     else:
         L.n[j] = 1

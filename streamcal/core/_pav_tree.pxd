@@ -1,6 +1,7 @@
 # Free helpers of the compiled isotonic block store (streamcal/core/_pav.pyx) over its
 # tree (Node, Leaf): double-double sums, node allocation, hull vertices, vertex ranks,
-# range sums of cells and the locate of a key in a node's hull. All inline: they are on
+# range sums of cells, the locate of a key in a node's hull and the steps of one side of
+# the bridge descent. All inline: they are on
 # the per-event path, and are compiled into the modules that cimport them (_pav.pyx for
 # the updates, _pav_ops.pyx for the read-outs and checks).
 
@@ -164,20 +165,52 @@ cdef inline Py_ssize_t _rank_gt(Node* v, double K) noexcept:
             return v.nvl + v.nvr - _rank_le(v.left, K)
 
 
+cdef inline bint _hull_prefix(Leaf* L, double k, double* w, double* s) noexcept:
+    """With exact coordinates (``L.hexact``): the sums of the leaf's cells with key <= k
+    read from its hull, when k is below the first key, at or above the last (the last
+    cell is a hull vertex) or the key of a hull vertex. False otherwise."""
+    cdef int lo = 0, hi = L.nh - 1, m
+    if not L.hexact:
+        return False
+    if k < L.x[0]:
+        w[0] = s[0] = 0.0
+        return True
+    if k >= L.x[L.cnt - 1]:
+        lo = hi
+    while lo < hi:
+        m = (lo + hi) >> 1
+        if L.x[L.hidx[m]] < k:
+            lo = m + 1
+        else:
+            hi = m
+    if L.x[L.hidx[lo]] != k and k < L.x[L.cnt - 1]:
+        return False
+    w[0] = L.hx[lo]
+    s[0] = L.hy[lo]
+    return True
+
+
 cdef inline Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) noexcept:
     """Sums of the leaf's cells with k1 < key <= k2. ``plain``: the caller knows every
     partial sum is exact (exact mode, below 2**(qexp + 53)): plain sums then equal the
-    double-double ones (low parts 0)."""
+    double-double ones (low parts 0), and so does the difference of two exact prefix
+    sums, read from the leaf's hull when k1 and k2 are keys of its vertices (the ends
+    of the fit's blocks are); only W and S are summed (N and C stay 0)."""
     cdef Sums r = _zero_sums()
-    cdef int j = bisect_right(L.x, L.cnt, k1)
+    cdef double w1, s1, w2, s2
+    cdef int j
     if plain:
+        if _hull_prefix(L, k1, &w1, &s1) and _hull_prefix(L, k2, &w2, &s2):
+            r.W = w2 - w1
+            r.S = s2 - s1
+            return r
+        j = bisect_right(L.x, L.cnt, k1)
         while j < L.cnt and L.x[j] <= k2:
             r.W += L.w[j]
             r.S += L.s[j]
-            r.N += L.n[j]
-            r.C += 1
             j += 1
         return r
+    j = bisect_right(L.x, L.cnt, k1)
     while j < L.cnt and L.x[j] <= k2:
         _dd_add(&r.W, &r.Wlo, L.w[j], 0.0)
         _dd_add(&r.S, &r.Slo, L.s[j], 0.0)
@@ -398,3 +431,65 @@ cdef inline bint _locate_at_bridge(Node* c, double K, Loc* r) noexcept:
     r.succ.f = -INFINITY
     r.steps = 1
     return True
+
+
+# The steps of one side of the bridge descent (_pav_kernels.k_bridge).
+cdef inline Node* k_enter(Node* n, int* lo, int* hi) noexcept:
+    # one side of k_bridge's descent enters node n: a leaf's whole hull is its range
+    if n.leaf != NULL:
+        lo[0] = 0
+        hi[0] = n.leaf.nh
+    return n
+
+
+cdef inline int k_side_edge(Node* n, int lo, int hi, bint pt, double ox, double oy,
+                            double z0, double f0, Pt* a, Pt* b) noexcept:
+    # one side of k_bridge's descent: its current point (a; pt: one vertex left in the
+    # leaf's range lo .. hi) or edge (a, b), in the frame (ox, oy, z0, f0); returns the
+    # middle index of a leaf's range (0 when unused)
+    cdef int m = 0
+    if n.leaf != NULL:
+        if pt:
+            a[0] = _leaf_vertex(n.leaf, lo, ox, oy, z0, f0)
+        else:
+            m = (lo + hi) >> 1
+            a[0] = _leaf_vertex(n.leaf, m - 1, ox, oy, z0, f0)
+            b[0] = _leaf_vertex(n.leaf, m, ox, oy, z0, f0)
+    else:
+        a[0] = _bridge_vertex(n.ax, n.ay, n.akey, n.az, n.af, ox, oy, z0, f0)
+        b[0] = _bridge_vertex(n.bx, n.by, n.bkey, n.bz, n.bf, ox, oy, z0, f0)
+    return m
+
+
+cdef inline int k_side_local(Node* n, int lo, int m, bint pt, double* ax, double* ay,
+                             double* bx, double* by) noexcept:
+    # the same point a or edge a, b as k_side_edge, in n's own frame (the vectors of
+    # k_vsign_local); returns 1 if a is the last vertex of n's hull, 2 if b is, else 0
+    cdef Leaf* L = n.leaf
+    if L != NULL:
+        if pt:
+            ax[0] = L.hx[lo]
+            ay[0] = L.hy[lo]
+            return 1 if lo == L.nh - 1 else 0
+        ax[0] = L.hx[m - 1]
+        ay[0] = L.hy[m - 1]
+        bx[0] = L.hx[m]
+        by[0] = L.hy[m]
+        return 2 if m == L.nh - 1 else 0
+    ax[0] = n.ax
+    ay[0] = n.ay
+    bx[0] = n.bx
+    by[0] = n.by
+    return 2 if n.nvr == 1 else 0
+
+
+cdef inline void k_rest_after(Node* n, bint last, double x, double y, double* sx,
+                              double* sy, double* eb) noexcept:
+    # the cells of n after its hull vertex at (x, y) in n's own frame (k_side_local):
+    # exactly 0 when the vertex is n's last, and the base of their error bound
+    if last:
+        sx[0] = sy[0] = eb[0] = 0.0
+    else:
+        sx[0] = n.W - x
+        sy[0] = n.S - y
+        eb[0] = n.W + x
