@@ -718,6 +718,16 @@ def test_property_pending_event_is_never_observed(ops, leaf_capacity, start_rebu
     assert _snapshot(cal) == _snapshot(twin)
 
 
+def _beta_events(n, seed, ties):
+    """``n`` Beta(2, 2) scores (rounded to two decimals if ``ties``) with labels
+    Bernoulli(score)."""
+    rng = np.random.default_rng(seed)
+    s = rng.beta(2, 2, n)
+    if ties:
+        s = np.round(s, 2)
+    return s, (rng.random(n) < s).astype(int)
+
+
 def _pending_against_general(s, y, leaf_capacity, every, first=None, readonly=False):
     """A VennAbers fed predict_one then learn_one of each event (the pending path; with
     ``readonly``, the default path: read-only queries) and a twin predicting by the
@@ -761,12 +771,8 @@ def test_pending_event_predict_then_learn_is_the_general_path(scores, leaf_capac
     counters) below 3.3 times OnlineIsotonic's on the same events."""
     from streamcal.core.pav import IsotonicBlockStore
 
-    rng = np.random.default_rng(17)
     n = 2000
-    s = rng.beta(2, 2, n)
-    if scores == "ties":
-        s = np.round(s, 2)
-    y = (rng.random(n) < s).astype(int)
+    s, y = _beta_events(n, 17, ties=scores == "ties")
     cal, _ = _pending_against_general(s, y, leaf_capacity, every=250)
     # the store's work against OnlineIsotonic's on the same events (one insertion per
     # event): 2.1 to 3.0 with the event inserted once and relabelled; 3.7 to 4.2 when
@@ -790,12 +796,8 @@ def test_readonly_predict_then_learn_is_the_general_path(scores, leaf_capacity):
     counters) unchanged by every prediction: the learn's insertion is the only one."""
     from streamcal.core.pav import IsotonicBlockStore
 
-    rng = np.random.default_rng(19)
     n = 1500
-    s = rng.beta(2, 2, n)
-    if scores == "ties":
-        s = np.round(s, 2)
-    y = (rng.random(n) < s).astype(int)
+    s, y = _beta_events(n, 19, ties=scores == "ties")
     cal, _ = _pending_against_general(s, y, leaf_capacity, every=250, readonly=True)
     assert cal._store._op_query == 2 * (n - 1)
     cal = VennAbers()

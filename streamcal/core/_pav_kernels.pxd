@@ -341,6 +341,19 @@ cdef inline void _leaf_cell(Leaf* L, int t, double* cw, double* cs, double* lz,
         lf[0] = L.x[t]
 
 
+# ... the pops before it: the last vertices that the point (cw, cs) leaves off the lower
+# hull, by the fast loop's orientation test (exact coordinates; returns the count kept) ...
+cdef inline int _leaf_pop(Leaf* L, int nh, double cw, double cs) noexcept:
+    cdef double det
+    while nh >= 2:
+        det = ((L.hx[nh - 1] - L.hx[nh - 2]) * (cs - L.hy[nh - 1])
+               - (L.hy[nh - 1] - L.hy[nh - 2]) * (cw - L.hx[nh - 1]))
+        if det > 0.0:
+            break
+        nh -= 1
+    return nh
+
+
 # ... and the push of that point as hull vertex nh (returns the new vertex count)
 cdef inline int _leaf_push(Leaf* L, int nh, int t, double cw, double cs, double lz,
                            double lf) noexcept:
@@ -388,7 +401,6 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
     # vertex j - 1 to vertex j), summed from the cells alone
     cdef double edw[LEAF_CAP]
     cdef double eds[LEAF_CAP]
-    cdef double det
     cdef int t0 = 0, k, dirty = st._dirty
     st._dirty = 0
     v.ostamp = v.stamp
@@ -472,12 +484,7 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
                 t0 = L.hidx[k - 1] + 1
         for t in range(t0, tend + 1):
             _leaf_cell(L, t, &cw, &cs, &lz, &lf)
-            while nh >= 2:
-                det = ((L.hx[nh - 1] - L.hx[nh - 2]) * (cs - L.hy[nh - 1])
-                       - (L.hy[nh - 1] - L.hy[nh - 2]) * (cw - L.hx[nh - 1]))
-                if det > 0.0:
-                    break
-                nh -= 1
+            nh = _leaf_pop(L, nh, cw, cs)
             nh = _leaf_push(L, nh, t, cw, cs, lz, lf)
         for i in range(nt):
             cw = tx[i]
@@ -486,12 +493,7 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
                 lz = tz[i]
             if tf[i] > L.x[tend]:
                 lf = tf[i]
-            while nh >= 2:
-                det = ((L.hx[nh - 1] - L.hx[nh - 2]) * (cs - L.hy[nh - 1])
-                       - (L.hy[nh - 1] - L.hy[nh - 2]) * (cw - L.hx[nh - 1]))
-                if det > 0.0:
-                    break
-                nh -= 1
+            nh = _leaf_pop(L, nh, cw, cs)
             nh = _leaf_push(L, nh, ti[i], cw, cs, lz, lf)
     for t in range(L.cnt if not fast else 0):
         _leaf_cell(L, t, &cw, &cs, &lz, &lf)
