@@ -599,123 +599,14 @@ def test_property_batch_is_the_per_event_loop(events, chunk, params, leaf_capaci
     _same_state(batch, loop)
 
 
-# ---------------------------------------------------------------------- the pending event
-# _PENDING: predict_one reads the pair by read-only queries whenever the store's
-# coordinates are exact (always, with unit weights); the pending path below is its
-# fallback, which these tests take by setting the stream's ``_readonly_pair`` to False.
-# With unit weights only and neither window nor forgetting, predict_one inserts its
-# hypothetical event once, relabels it between the two fits and leaves it in the store
-# (label 1 for a score >= _guess_from, where the merged probability last crossed 0.5,
-# else 0); a following learn_one of that event keeps it,
-# relabelled for the other label 0 or 1; every other call removes it first
-# (IsotonicStream.predict_one, _settle). These tests hold it to a twin that predicts
-# through predict_many (never pending: the general path, both hypothetical events).
-
-def _twin_predict(cal, s):
-    return cal.predict_many(np.array([s], dtype=np.float64))[0]
-
+# ---------------------------------------------------------------------- predict then learn
+# predict_one reads the Venn-ABERS pair by two read-only queries of the store whenever
+# its coordinates are exact (always, with unit weights; _pav_query.pxd); the query
+# itself is compared with the insert-and-restore fallback in tests/test_core_pav_query.py.
 
 def _snapshot(cal):
-    # n_cells first: each read below settles a pending event itself
     return (cal._stream.n_cells, cal.n_events, cal._stream.total_weight(), json.dumps(cal.to_dict()),
             pickle.dumps(cal), _common.fingerprint(cal), cal.blocks)
-
-
-_OP = st.one_of(
-    # predict then learn the same event: the path CalibratedClassifier takes
-    st.tuples(st.just("predict_learn"), st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]) | st.floats(0, 1),
-              st.integers(0, 1)),
-    st.tuples(st.just("predict"), st.sampled_from([0.25, 0.5]) | st.floats(0, 1), st.integers(0, 1)),
-    # learn another event (another score or label) or a weighted one after a prediction
-    st.tuples(st.just("learn"), st.sampled_from([0.25, 0.5]) | st.floats(0, 1), st.integers(0, 1)),
-    st.tuples(st.just("learn_w"), st.sampled_from([0.5, 0.75]), st.sampled_from([0.0, 2.0, 0.5])),
-    st.tuples(st.sampled_from(["interval", "predict_many", "learn_many", "predict_learn_many",
-                               "snapshot", "check", "clone", "merge", "copy", "bad_learn",
-                               "bad_predict", "refit"]),
-              st.floats(0, 1), st.integers(0, 1)),
-)
-
-
-@given(st.lists(_OP, max_size=80), st.sampled_from([None, 4]), st.booleans())
-@settings(max_examples=200, deadline=None)
-def test_property_pending_event_is_never_observed(ops, leaf_capacity, start_rebuilt):
-    """Any sequence of calls: the same floats as the twin from every method, and the
-    same state (to_dict, pickle, fingerprint, blocks, n_cells, _check) whenever read;
-    errors leave the state as it was; clones, copies and merges never carry the
-    pending event."""
-    import copy
-
-    from streamcal.core.pav import IsotonicBlockStore
-
-    cal, twin = VennAbers(), VennAbers()
-    cal._stream._readonly_pair = False  # the pending path (see _PENDING)
-    if leaf_capacity is not None:
-        cal._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
-        twin._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
-    if start_rebuilt:  # a store built from cells (its exactness scale from the sums)
-        base = [(0.2, 0), (0.2, 0), (0.6, 1), (0.6, 1), (0.9, 1), (0.9, 1)] * 3
-        for c in (cal, twin):
-            c.learn_many([e[0] for e in base], [e[1] for e in base])
-    other = VennAbers()
-    other.learn_many([0.1, 0.5, 0.5, 0.8], [0, 1, 0, 1])
-    for op, s, y in ops:
-        if op in ("predict_learn", "predict"):
-            p = cal.predict_one(s)
-            assert p == _twin_predict(twin, s)
-            if op == "predict_learn":
-                cal.learn_one(s, y)
-                twin.learn_one(s, y)
-        elif op == "learn":
-            cal.learn_one(s, y)
-            twin.learn_one(s, y)
-        elif op == "learn_w":
-            cal.learn_one(s, 1, y)
-            twin.learn_one(s, 1, y)
-        elif op == "interval":
-            assert cal.predict_interval_one(s) == twin.predict_interval_one(s)
-        elif op == "predict_many":
-            q = np.array([s, 0.0, 1.0, 0.5])
-            assert cal.predict_many(q).tolist() == twin.predict_many(q).tolist()
-        elif op == "learn_many":
-            cal.learn_many([s, 1 - s], [y, 1 - y])
-            twin.learn_many([s, 1 - s], [y, 1 - y])
-        elif op == "predict_learn_many":
-            a = cal.predict_learn_many(np.array([s, s]), np.array([y, 1 - y]))
-            b = twin.predict_learn_many(np.array([s, s]), np.array([y, 1 - y]))
-            assert a.tolist() == b.tolist()
-        elif op == "refit":  # learn_many's refit path (a batch large against the state)
-            xs = np.round(np.linspace(0, 1, 40) * (0.5 + s), 2).clip(0, 1)
-            ys = (np.arange(40) % 3 == 0).astype(int)
-            cal.learn_many(xs, ys)
-            twin.learn_many(xs, ys)
-        elif op == "snapshot":
-            assert _snapshot(cal) == _snapshot(twin)
-            restored = VennAbers.from_dict(json.loads(json.dumps(cal.to_dict())))
-            assert _snapshot(restored) == _snapshot(VennAbers.from_dict(twin.to_dict()))
-        elif op == "check":
-            cal._check()
-        elif op == "clone":
-            assert _snapshot(cal.clone()) == _snapshot(twin.clone())
-        elif op == "merge":
-            assert _snapshot(cal.merge(other)) == _snapshot(twin.merge(other))
-            assert _snapshot(other.merge(cal)) == _snapshot(other.merge(twin))
-        elif op == "copy":
-            c1, c2 = copy.deepcopy(cal), pickle.loads(pickle.dumps(cal))
-            assert _snapshot(c1) == _snapshot(twin) == _snapshot(c2)
-            assert c1.predict_one(s) == c2.predict_one(s) == _twin_predict(twin, s)
-        elif op == "bad_learn":
-            with pytest.raises(ValueError):
-                cal.learn_one(s, 2)
-            with pytest.raises(ValueError):
-                cal.learn_one(s, y, -1.0)
-        elif op == "bad_predict":
-            with pytest.raises(ValueError):
-                cal.predict_one(1.5)
-    assert _snapshot(cal) == _snapshot(twin)
-    cal._check()
-    grid = np.linspace(0, 1, 41)
-    assert [cal.predict_one(q) for q in grid.tolist()] == twin.predict_many(grid).tolist()
-    assert _snapshot(cal) == _snapshot(twin)
 
 
 def _beta_events(n, seed, ties):
@@ -728,155 +619,32 @@ def _beta_events(n, seed, ties):
     return s, (rng.random(n) < s).astype(int)
 
 
-def _pending_against_general(s, y, leaf_capacity, every, first=None, readonly=False):
-    """A VennAbers fed predict_one then learn_one of each event (the pending path; with
-    ``readonly``, the default path: read-only queries) and a twin predicting by the
-    general path (``_twin_predict``): the same floats bit for bit and the same
-    snapshots, checked every ``every`` events and at the end. ``y``: the labels, or a
-    function of the calibrator and the score giving each label before the prediction
-    (to go with or against the stream's guess)."""
-    from streamcal.core.pav import IsotonicBlockStore
-
-    cal, twin = VennAbers(), VennAbers()
-    cal._stream._readonly_pair = readonly
-    if leaf_capacity is not None:
-        cal._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
-        twin._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
-    if first is not None:
-        cal.learn_one(*first)
-        twin.learn_one(*first)
-    got, expected = [], []
-    labels = y.tolist() if isinstance(y, np.ndarray) else [None] * len(s)
-    for j, (a, b) in enumerate(zip(s.tolist(), labels)):
-        if b is None:
-            b = y(cal, a)
-        got.append(cal.predict_one(a))
-        cal.learn_one(a, b)
-        expected.append(_twin_predict(twin, a))
-        twin.learn_one(a, b)
-        if j % every == 0:
-            cal._check()
-            assert _snapshot(cal) == _snapshot(twin)
-    assert _bits(got) == _bits(expected)
-    assert _snapshot(cal) == _snapshot(twin)
-    return cal, twin
-
 
 @pytest.mark.parametrize("scores", ["uniform", "ties"])
 @pytest.mark.parametrize("leaf_capacity", [None, 4])
-def test_pending_event_predict_then_learn_is_the_general_path(scores, leaf_capacity):
-    """The CalibratedClassifier path (predict_one then learn_one of the same event),
-    2,000 events: the floats of the general path, bit for bit, the same state at the
-    end, invariants checked along the way; and the store's work (its operation
-    counters) below 3.3 times OnlineIsotonic's on the same events."""
-    from streamcal.core.pav import IsotonicBlockStore
-
-    n = 2000
-    s, y = _beta_events(n, 17, ties=scores == "ties")
-    cal, _ = _pending_against_general(s, y, leaf_capacity, every=250)
-    # the store's work against OnlineIsotonic's on the same events (one insertion per
-    # event): 2.1 to 3.0 with the event inserted once and relabelled; 3.7 to 4.2 when
-    # both hypothetical events were inserted and removed, one left pending
-    iso = OnlineIsotonic()
-    if leaf_capacity is not None:
-        iso._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
-    for a, b in zip(s.tolist(), y.tolist()):
-        iso.predict_one(a)
-        iso.learn_one(a, b)
-    work = [st._op_nodes + st._op_hull + st._op_moved for st in (cal._store, iso._store)]
-    assert work[0] < 3.3 * work[1], work
-
-
-@pytest.mark.parametrize("scores", ["uniform", "ties"])
-@pytest.mark.parametrize("leaf_capacity", [None, 4])
-def test_readonly_predict_then_learn_is_the_general_path(scores, leaf_capacity):
-    """The CalibratedClassifier path by default: predict_one reads its pair by two
-    read-only queries of the store (``_op_query``), no insertion; the floats of the
-    general path bit for bit, the same state, and the store's work (its operation
-    counters) unchanged by every prediction: the learn's insertion is the only one."""
+def test_readonly_predict_then_learn_matches_the_oracle_and_inserts_nothing(scores, leaf_capacity):
+    """The CalibratedClassifier path (predict_one then learn_one of each event): every
+    prediction is two read-only queries (``_op_query``), leaves the store's work
+    counters and snapshot as they were, and equals the batch oracle (PAV refitted with
+    each hypothetical label) at every 100th event."""
     from streamcal.core.pav import IsotonicBlockStore
 
     n = 1500
     s, y = _beta_events(n, 19, ties=scores == "ties")
-    cal, _ = _pending_against_general(s, y, leaf_capacity, every=250, readonly=True)
-    assert cal._store._op_query == 2 * (n - 1)
     cal = VennAbers()
     if leaf_capacity is not None:
         cal._stream.store = IsotonicBlockStore(leaf_capacity=leaf_capacity)
-    for a, b in zip(s.tolist(), y.tolist()):
+    for j, (a, b) in enumerate(zip(s.tolist(), y.tolist())):
         store = cal._store
         work = (store._op_nodes, store._op_hull, store._op_moved)
-        cal.predict_one(a)
-        assert (store._op_nodes, store._op_hull, store._op_moved) == work
-        cal.learn_one(a, b)
-
-
-@pytest.mark.parametrize("labels", ["against_the_guess", "with_the_guess", "random"])
-@pytest.mark.parametrize("leaf_capacity", [None, 4])
-def test_pending_event_relabelled_in_place_is_the_general_path(labels, leaf_capacity):
-    """predict_one inserts its hypothetical event once and relabels it between the two
-    fits; a learn_one of the other label relabels it again. Labels always against the
-    guess (read from the stream before each prediction: label 1 from ``_guess_from``
-    on), always with it, or random, on repeated and new scores, first cells and last
-    cells included: the floats of the general path bit for bit and the same state."""
-    rng = np.random.default_rng(23)
-    s = np.concatenate([rng.random(600), np.round(rng.random(600), 1), [0.0, 1.0, 0.5, 0.5]])
-
-    def guess(cal, a):
-        return 1.0 if a >= cal._stream._guess_from else 0.0
-
-    y = {"against_the_guess": lambda cal, a: 1.0 - guess(cal, a), "with_the_guess": guess,
-         "random": (rng.random(len(s)) < 0.5).astype(float)}[labels]
-    # a non-empty store first: predict_one pends from the first event
-    cal, twin = _pending_against_general(s, y, leaf_capacity, every=100, first=(0.5, 1))
-    cal._check()
-    grid = np.linspace(0, 1, 21)
-    assert [cal.predict_one(q) for q in grid.tolist()] == twin.predict_many(grid).tolist()
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_pending_guess_follows_where_the_merged_probability_crosses_one_half(seed):
-    """After each pending prediction, the guess's threshold separates that score by its
-    merged probability (label 1 guessed from ``_guess_from`` on: ``p >= 0.5`` exactly
-    when the score is at or above it), so the guess follows the fit's crossing of 0.5
-    wherever it lies (here near 0.3), not the score's 0.5; and a fresh calibrator
-    starts from 0.5."""
-    rng = np.random.default_rng(seed)
-    cal = VennAbers()
-    cal._stream._readonly_pair = False  # the pending path (see _PENDING)
-    assert cal._stream._guess_from == 0.5
-    cal.learn_one(0.5, 1)
-    crossings = []
-    for a in rng.random(1500).tolist():
+        before = json.dumps(cal.to_dict()) if j % 250 == 0 else None
         p = cal.predict_one(a)
-        assert (p >= 0.5) == (a >= cal._stream._guess_from), (a, p, cal._stream._guess_from)
-        cal.learn_one(a, int(rng.random() < (0.9 if a > 0.3 else 0.1)))
-        crossings.append(cal._stream._guess_from)
-    assert abs(np.median(crossings[-500:]) - 0.3) < 0.1
-
-
-@pytest.mark.parametrize(
-    "params, w",
-    [({"window_size": 50}, 1.0), ({"half_life": 100.0}, 1.0), ({"resolution": 0.01}, 1.0), ({}, 2.0)],
-)
-def test_pending_event_only_without_window_forgetting_or_other_weights(params, w):
-    """Where removing an event would not give the exact sums back (forgetting, a
-    window, weights other than 1) predict_one takes both hypothetical events, as
-    predict_many: the same store work, the same floats; with ``resolution`` alone the
-    pending event is used (grid keys, unit weights; forced, see _PENDING)."""
-    rng = np.random.default_rng(5)
-    s = rng.random(1500)
-    y = (rng.random(1500) < s).astype(int)
-    cal, twin = VennAbers(**params), VennAbers(**params)
-    cal._stream._readonly_pair = False  # the pending path (see _PENDING)
-    for a, b in zip(s.tolist(), y.tolist()):
-        assert cal.predict_one(a) == _twin_predict(twin, a)
-        cal.learn_one(a, b, w)
-        twin.learn_one(a, b, w)
-    work = [st._op_nodes + st._op_hull + st._op_moved for st in (cal._store, twin._store)]
-    if params == {"resolution": 0.01}:
-        # the pending path inserts; the twin's predictions are read-only queries
-        assert work[0] > work[1] and cal._store._op_query == 0 < twin._store._op_query, work
-    else:
-        assert work[0] == work[1]
-    assert _snapshot(cal) == _snapshot(twin)
+        assert (store._op_nodes, store._op_hull, store._op_moved) == work
+        if before is not None:
+            assert json.dumps(cal.to_dict()) == before
+            cal._check()
+        if j % 100 == 0 and j > 0:
+            p0, p1 = ref.venn_abers(s[:j].tolist(), y[:j].tolist(), None, a)
+            assert p == pytest.approx(p1 / (1.0 - p0 + p1), abs=1e-12)
+        cal.learn_one(a, b)
+    assert cal._store._op_query == 2 * (n - 1)

@@ -21,12 +21,6 @@ before any state changes, so an error leaves the stream exactly as it was.
 :meth:`IsotonicStream.predict_learn_many` in Venn-ABERS mode without a window learns an
 event of unit weight with one hypothetical event instead of two (the fit after the real
 learn is the hypothetical fit of the event's own label): the same floats as the loop.
-:meth:`IsotonicStream.predict_one` in the same setting, with unit weights only and
-when the read-only query is off (``_readonly_pair`` False, or a store once computed
-with inexact coordinates: ``IsotonicBlockStore._inexact``), leaves
-one hypothetical event in the store (added once, relabelled between the two fits) for a
-following ``learn_one`` of that event to keep, relabelled if its label is the other;
-every other method removes it first (``_settle``).
 
 Forgetting (``half_life = h``). A new event at index ``t`` is stored with weight
 ``w * 2 ** e``, ``e = (t - t_ref) / h + phase``; the weights already stored never change
@@ -46,11 +40,10 @@ beside them (its ratio to one of them beyond about ``2 ** 1480``) is refused wit
 ValueError naming ``w``, the state unchanged.
 """
 
-from libc.math cimport floor, ldexp, frexp, isfinite, nextafter, INFINITY, NAN
+from libc.math cimport floor, ldexp, frexp, isfinite, INFINITY, NAN
 
 from streamcal._cvalidation cimport check_score, check_label, check_weight
 from streamcal.core._pav cimport IsotonicBlockStore
-from streamcal.core._pav_query cimport k_query_ready
 from streamcal.core._grid_pav cimport GridIsotonicStore
 from streamcal._validation import argument_error, WEIGHT_DOMAIN
 from streamcal.core.prior import ISOTONIC_PRIOR_MEAN
@@ -75,7 +68,6 @@ cdef int _MIN_EXP = -969       # ... and >= this: a normal double whose label su
                                # rounds to a subnormal, moves its mean by < 2**-52
 cdef double _SAFE_W = ldexp(1.0, 400)  # batch weights in [1 / _SAFE_W, _SAFE_W] cannot be refused
 cdef double _PRIOR_MEAN = ISOTONIC_PRIOR_MEAN
-cdef double _UNIT_TOTAL = 4503599627370496.0  # 2 ** 52: unit-weight sums below it stay exact integers
 cdef double _GRID_MAX = 65536.0  # grids up to this many keys get the grid store
 # prediction modes
 cdef enum:
@@ -140,22 +132,6 @@ cdef class IsotonicStream:
     cdef double _total
     # what a renormalisation planned by _plan keeps (no window), until it runs
     cdef object _keep
-    # Venn-ABERS per event (see predict_one): _unit, every event stored weighs 1 (no
-    # window, no forgetting): the sums are exact integers, so removing an event gives
-    # back the cell's sums exactly; _pend, the store holds one event (_pend_x, label
-    # _pend_y, weight 1) that predict_one added and that the next learn_one of that
-    # event keeps; any other call removes it first (_settle), so that no method, snapshot
-    # or copy ever sees it
-    cdef bint _unit, _pend
-    cdef double _pend_x, _pend_y
-    # the score from which predict_one guesses label 1 for the pending event: moved to
-    # each score whose merged probability falls on the other side of 0.5, so that it
-    # follows where the fit crosses 0.5. A cache, not state: it decides only which
-    # label the pending event gets first (the floats are the same either way)
-    cdef readonly double _guess_from
-    # predict_one reads the Venn-ABERS pair by read-only queries when the store allows
-    # (k_query_ready); False: the pending path instead (tests of that path, benchmarks)
-    cdef public bint _readonly_pair
 
     def __init__(self, IsotonicBlockStore store, double resolution=0.0, double half_life=0.0,
                  Py_ssize_t window_size=0, bint linear=False, bint venn_abers=False,
@@ -186,13 +162,8 @@ cdef class IsotonicStream:
         self._total = 0.0
         self._head = 0
         self._count = 0
-        self._pend = False
-        self._unit = False
-        self._guess_from = 0.5
-        self._readonly_pair = True
         cdef Py_ssize_t cap = min(window_size, 1024) if window_size > 0 else 0
         self._alloc(cap)
-        self._set_unit()
 
     cdef _alloc(self, Py_ssize_t cap):
         self._wx = np.empty(cap, dtype=np.float64)
@@ -417,8 +388,6 @@ cdef class IsotonicStream:
                 self._pop_oldest()  # before the new event joins: it is not re-added twice
             self._push(x, y, ws, t)
         if ws > 0.0:
-            if ws != 1.0 or self._total + 2.0 >= _UNIT_TOTAL:  # + 2.0: this event and a pending one
-                self._unit = False
             if self._grid is None:
                 self._st.add_c(x, ws, y)
             elif self._grid.add_c(x, ws, y):
@@ -515,98 +484,19 @@ cdef class IsotonicStream:
     # ------------------------------------------------------------------ Python API
 
     def learn_one(self, score, label, w=1.0):
-        """Validate and learn one event (see :meth:`streamcal.OnlineIsotonic.learn_one`).
-        The event :meth:`predict_one` left pending, if this is it (its key, a label 0
-        or 1, ``w`` = 1), is kept, relabelled if its label differs: what
-        :meth:`learn_c` would do."""
+        """Validate and learn one event (see :meth:`streamcal.OnlineIsotonic.learn_one`)."""
         cdef double s = check_score(score, self.owner, "learn_one")
         cdef double y = check_label(label, self.owner, "learn_one")
         cdef double ww = check_weight(w, self.owner, "learn_one")
-        if self._pend:
-            if ww == 1.0 and (y == 0.0 or y == 1.0) and self.key(s) == self._pend_x:
-                # learn_c without window, forgetting or grid, the store's add done (the
-                # other label: the pending event relabelled, as a remove and an add)
-                if y != self._pend_y:
-                    self._st.relabel_c(self._pend_x, y - self._pend_y)
-                self._pend = False
-                self._total += 1.0
-                if self._total + 2.0 >= _UNIT_TOTAL:  # learn_c's rule: sums stay exact integers
-                    self._unit = False
-                self.n_events += 1
-                return
-            self._settle()
         self.learn_c(s, y, ww)
 
     def predict_one(self, score):
-        """Validate ``score`` and return its calibrated probability.
-
-        Venn-ABERS: the two fits are read-only queries of the store when its
-        coordinates are exact (``k_query_ready``, ``_pav_query.pxd``); cheaper than
-        any insertion. Otherwise, with unit weights only, no window and no
-        forgetting: the hypothetical event at the score is added once and relabelled
-        between the two fits (:meth:`_va_pending_c`); it stays in the store,
-        pending, so that a following ``learn_one`` of that very event costs nothing,
-        or one relabelling for the other label (the fit after it is the hypothetical
-        fit, bit for bit: the sums are exact). Every other method removes it first
-        (exactly: integer sums), so it is never observed."""
+        """Validate ``score`` and return its calibrated probability. Venn-ABERS:
+        the two fits are read-only queries of the store when its coordinates are
+        exact (``_pav_query.pxd``), else two hypothetical
+        insertions, each removed again."""
         cdef double s = check_score(score, self.owner, "predict_one")
-        self._settle()
-        # qexp <= 0: adding a unit event leaves the store's exactness scale as it is
-        if (self._unit and self._st.qexp <= 0 and self._st.n_blocks_c() > 0
-                and not (self._readonly_pair and k_query_ready(self._st, 1.0))):
-            return self._va_pending_c(s)
         return self.predict_c(s)
-
-    cdef double _va_pending_c(self, double s) except? -1.0:
-        """:meth:`predict_c` in Venn-ABERS mode, one hypothetical event inserted and
-        relabelled instead of two inserted and removed: the event of label ``1 - g`` is
-        added and the fit read, its label is changed to ``g`` in place (the cell sums
-        of removing it and adding ``(x, 1, g)``: exact integers) and the fit read
-        again; it stays in the store, pending (``_pend``). The guess ``g`` is 1 when
-        the score is at least ``_guess_from``, the score where the merged probability
-        last crossed 0.5 (no read of the fit needed to choose it; on Phishing's
-        logistic scores it misses 18% of labels, 0.5 itself 27%): a ``learn_one`` of
-        the other label relabels the event once more. Requires ``_unit`` and a
-        non-empty store."""
-        cdef double x = self.key(s)
-        cdef double y = 1.0 if s >= self._guess_from else 0.0
-        cdef double a, b, p
-        self._st.add_c(x, 1.0, 1.0 - y)
-        a = self._st.value_at_stored_c(x)  # = predict_step_c(x): x is stored now
-        self._st.relabel_c(x, y - (1.0 - y))
-        self._pend = True
-        self._pend_x = x
-        self._pend_y = y
-        b = self._st.value_at_stored_c(x)
-        if y == 0.0:
-            a, b = b, a
-        p = _venn_abers_merge(_clip01(a), _clip01(b))
-        if p >= 0.5:
-            if s < self._guess_from:
-                self._guess_from = s
-        elif s >= self._guess_from:
-            self._guess_from = nextafter(s, INFINITY)
-        return p
-
-    cdef int _settle(self) except -1:
-        """Remove the event :meth:`predict_one` left pending, if any: with unit
-        weights the cell gets its exact sums back (or leaves, if the event was its
-        only one). Called first by every method but ``predict_one`` / ``learn_one``."""
-        if self._pend:
-            self._pend = False
-            self._st.remove_c(self._pend_x, 1.0, self._pend_y)
-        return 0
-
-    cdef _set_unit(self):
-        """``_unit``: Venn-ABERS without window or forgetting, and every cell's weight
-        its event count (all events of weight 1). O(cells)."""
-        self._unit = False
-        if self.mode != MODE_VENN_ABERS or self.window_size > 0 or self.half_life > 0.0:
-            return
-        if self._grid is not None:
-            return
-        xs, ws, ss, ns = self._st.cells()
-        self._unit = bool(np.array_equal(ws, ns.astype(np.float64))) and float(np.sum(ws)) + 2.0 < _UNIT_TOTAL
 
     def predict_interval_one(self, score):
         """Validate ``score`` and return its Venn-ABERS pair ``(p0, p1)``
@@ -614,7 +504,6 @@ cdef class IsotonicStream:
         nothing stored. The state is not changed."""
         cdef double s = check_score(score, self.owner, "predict_interval_one")
         cdef double p0, p1
-        self._settle()
         self.interval_c(self.key(s), &p0, &p1)
         return (p0, p1)
 
@@ -623,7 +512,6 @@ cdef class IsotonicStream:
         cdef Py_ssize_t i, n = scores.shape[0]
         out = np.empty(n, dtype=np.float64)
         cdef double[::1] o = out
-        self._settle()
         for i in range(n):
             o[i] = self.predict_c(scores[i])
         return out
@@ -632,7 +520,6 @@ cdef class IsotonicStream:
         """Learn validated arrays, event by event (a weight that would overflow the
         sums raises first, naming its index, and nothing is learnt)."""
         cdef Py_ssize_t i = 0
-        self._settle()
         self.check_batch(w, "learn_many")
         saved = self._save_if_refusable(w)
         try:
@@ -646,7 +533,6 @@ cdef class IsotonicStream:
         cdef Py_ssize_t i, n = scores.shape[0]
         out = np.empty(n, dtype=np.float64)
         cdef double[::1] o = out
-        self._settle()
         self.check_batch(w, "predict_learn_many")
         saved = self._save_if_refusable(w)
         # Venn-ABERS without a window: an event of unit weight and label 0 or 1 takes
@@ -750,7 +636,6 @@ cdef class IsotonicStream:
         """Put back the window events (unless None), the event count and the clock
         (``t_ref``, ``phase``), then recompute the total: the tail shared by restoring
         a refused batch and rebuilding from a pickle."""
-        self._settle()
         if window is not None:
             self.set_window_events(window)
         self.n_events = n_events
@@ -761,7 +646,6 @@ cdef class IsotonicStream:
     def set_window_events(self, events):
         """Replace the window by ``events`` (as :meth:`window_events` gives them)."""
         cdef Py_ssize_t n = len(events)
-        self._settle()
         self._alloc(max(n, min(self.window_size, 1024)))
         self._head = 0
         self._count = 0
@@ -776,7 +660,6 @@ cdef class IsotonicStream:
         """Recompute the sum of stored weights from the store (after a restore). With a
         grid store, after :attr:`store` was read, replaced or rebuilt: the grid store
         reloads its cells from it."""
-        self._settle()
         if self._grid is not None:
             if not self._st_stale and not self._grid.load(*self._st.cells()):
                 self._grid = None
@@ -784,7 +667,6 @@ cdef class IsotonicStream:
             self._total = float(np.sum(self._grid.cells()[1]))
         else:
             self._total = float(np.sum(self._st.cells()[1])) if len(self._st) else 0.0
-        self._set_unit()
 
     @property
     def store(self):
@@ -792,7 +674,6 @@ cdef class IsotonicStream:
         grid store (``resolution`` alone) a copy of its content, rebuilt when it changed
         (O(cells)); code that changes this copy or assigns another store calls
         :meth:`reset_total` after, as restoring does."""
-        self._settle()
         if self._grid is not None and self._st_stale:
             st = IsotonicBlockStore(self._st.leaf_capacity)
             xs, ws, ss, ns = self._grid.cells()
@@ -804,12 +685,10 @@ cdef class IsotonicStream:
 
     @store.setter
     def store(self, IsotonicBlockStore value):
-        self._settle()
         self._st = value
         self._st_stale = False
         if self._grid is not None and not self._grid.load(*value.cells()):
             self._grid = None
-        self._set_unit()
 
     @property
     def grid_store(self):
@@ -821,7 +700,6 @@ cdef class IsotonicStream:
     @property
     def n_cells(self):
         """Number of distinct keys held. O(1)."""
-        self._settle()
         return self._grid.n_cells if self._grid is not None else self._st.n_cells
 
     def __reduce__(self):

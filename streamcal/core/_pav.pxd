@@ -166,7 +166,6 @@ cdef class IsotonicBlockStore:
     cdef long remove_c(self, double x, double w, double y) except -1
     cdef double predict_step_c(self, double x) noexcept
     # predict_step_c at a key the store holds (the read skips finding that key)
-    cdef double value_at_stored_c(self, double x) noexcept
     cdef double predict_linear_c(self, double x) noexcept
     cdef Py_ssize_t n_blocks_c(self) noexcept
     # the step fit at x had one event (x, w, y) been added; the store is left as it was

@@ -635,10 +635,6 @@ cdef class IsotonicBlockStore:
             return NAN
         return self._value_at(self._step_key(x))
 
-    cdef double value_at_stored_c(self, double x) noexcept:
-        # x is a stored key (> -inf): it is the key the step read-out at x uses
-        return self._value_at(x)
-
     cdef double predict_linear_c(self, double x) noexcept:
         cdef double c, ka, kb, v0, v1, x1, ka1, kb1
         if self.root.ncells <= 1:
@@ -834,7 +830,7 @@ cdef class IsotonicBlockStore:
     cdef void relabel_c(self, double x, double ds):
         """Add ``ds`` to the label sum of the stored cell of key ``x``, its weight and
         count unchanged: an event's label changed in place (Venn-ABERS: the second
-        hypothetical label; a pending event learnt with the other label), the cell sums
+        hypothetical label), the cell sums
         of a remove and an add when they are exact. ``ds > 0`` moves the points from
         ``x`` on straight up: the locate caches before ``x`` survive (CH_PREFIX)."""
         cdef Node* v = self._leaf_for(x)
