@@ -14,7 +14,7 @@ from streamcal.core._pav cimport (
 )
 from streamcal.core._pav_tree cimport (
     _bridge_vertex, _dd_add, _fsign, _into_right, _leaf_vertex, _loc_from_cache, _loc_shift,
-    _loc_to_cache, _locate, _locate_at_bridge, _pure_slope, _range, _range_from,
+    _loc_to_cache, _locate, _pure_slope, _range, _range_from,
     _range_upto, _sign, k_enter, k_rest_after, k_side_edge, k_side_local,
 )
 
@@ -733,8 +733,7 @@ cdef inline bint k_end_cached(IsotonicBlockStore st, Node* child, double K, long
 cdef inline bint k_end_descend(IsotonicBlockStore st, Node* child, double K, long long* cs,
                                double* c, int* fl, Py_ssize_t* rank, bint from_left,
                                Loc* r) noexcept:
-    cdef bint found = (_locate_at_bridge(child, K, r)
-                       or _locate(child, K, 0.0, 0.0, -INFINITY, -INFINITY, r))
+    cdef bint found = _locate(child, K, 0.0, 0.0, -INFINITY, -INFINITY, r)
     st._op_hull += r.steps
     if not found:
         return False

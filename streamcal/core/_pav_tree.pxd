@@ -276,54 +276,6 @@ cdef inline Node* _into_right(Node* v, double* ox, double* oy, double* z0,
     return v.right
 
 
-cdef inline bint _locate(Node* v, double K, double ox, double oy, double z0, double f0,
-                  Loc* r) noexcept:
-    """Is key ``K`` a vertex of the hull of ``v``? If so, fill ``r``: the vertex and its
-    neighbours on that hull (coordinates translated by (ox, oy), Pt.z / Pt.f floored by
-    z0 / f0, summed top-down as :meth:`IsotonicBlockStore._bridge` sums them) and its
-    ranks. One descent, O(depth + log B)."""
-    cdef Leaf* L
-    cdef int j
-    r.has_pred = False
-    r.has_succ = False
-    r.rle = 0
-    r.rge = 0
-    r.steps = 0
-    while v.leaf == NULL:
-        r.steps += 1
-        if K <= v.akey:
-            # the hull of v up to a is the left child's: K's neighbours are there, but
-            # for the successor of a itself (b)
-            if K == v.akey and not r.has_succ:
-                r.succ = _bridge_vertex(v.bx, v.by, v.bkey, v.bz, v.bf, ox, oy, z0, f0)
-                r.has_succ = True
-            r.rge += v.nvr - (v.left.nvl + v.left.nvr - v.nvl)
-            v = v.left
-        elif K < v.bkey:
-            return False
-        else:
-            if K == v.bkey and not r.has_pred:
-                r.pred = _bridge_vertex(v.ax, v.ay, v.akey, v.az, v.af, ox, oy, z0, f0)
-                r.has_pred = True
-            r.rle += v.nvl - (v.right.nvl + v.right.nvr - v.nvr)
-            v = _into_right(v, &ox, &oy, &z0, &f0)
-    L = v.leaf
-    r.steps += 1
-    j = <int> _leaf_rank_le(L, K) - 1
-    if j < 0 or L.x[L.hidx[j]] != K:
-        return False
-    r.at = _leaf_vertex(L, j, ox, oy, z0, f0)
-    if not r.has_pred and j > 0:
-        r.pred = _leaf_vertex(L, j - 1, ox, oy, z0, f0)
-        r.has_pred = True
-    if not r.has_succ and j + 1 < L.nh:
-        r.succ = _leaf_vertex(L, j + 1, ox, oy, z0, f0)
-        r.has_succ = True
-    r.rle += j + 1
-    r.rge += L.nh - j
-    return True
-
-
 cdef inline void _loc_to_cache(Loc* r, double* c, int* fl) noexcept:
     """Keep what verification needs of a locate (exact mode: Pt.z / Pt.f of the
     neighbours are not used)."""
@@ -430,6 +382,79 @@ cdef inline bint _locate_at_bridge(Node* c, double K, Loc* r) noexcept:
     r.succ.z = -INFINITY
     r.succ.f = -INFINITY
     r.steps = 1
+    return True
+
+
+cdef inline bint _locate(Node* v, double K, double ox, double oy, double z0, double f0,
+                  Loc* r) noexcept:
+    """Is key ``K`` a vertex of the hull of ``v``? If so, fill ``r``: the vertex and its
+    neighbours on that hull (coordinates translated by (ox, oy), Pt.z / Pt.f floored by
+    z0 / f0, summed top-down as :meth:`IsotonicBlockStore._bridge` sums them) and its
+    ranks. One descent, O(depth + log B), finished in O(1) at the first node that holds
+    a current locate of ``K`` as an end of its own bridge (:func:`_locate_at_bridge`):
+    hull(v) around a vertex of a descendant's hull is that descendant's hull there, but
+    for the neighbours the nodes above already set (the caches are kept with exact
+    coordinates only: the same result as the full descent, bit for bit). ``r.steps``
+    counts the nodes visited."""
+    cdef Leaf* L
+    cdef Loc t
+    cdef int j
+    r.has_pred = False
+    r.has_succ = False
+    r.rle = 0
+    r.rge = 0
+    r.steps = 0
+    while v.leaf == NULL:
+        r.steps += 1
+        if (K == v.akey or K == v.bkey) and _locate_at_bridge(v, K, &t):
+            r.at = t.at
+            r.at.x += ox
+            r.at.y += oy
+            if z0 > r.at.z:
+                r.at.z = z0
+            if f0 > r.at.f:
+                r.at.f = f0
+            if not r.has_pred and t.has_pred:
+                r.pred = t.pred
+                r.pred.x += ox
+                r.pred.y += oy
+                r.has_pred = True
+            if not r.has_succ and t.has_succ:
+                r.succ = t.succ
+                r.succ.x += ox
+                r.succ.y += oy
+                r.has_succ = True
+            r.rle += t.rle
+            r.rge += t.rge
+            return True
+        if K <= v.akey:
+            if K == v.akey and not r.has_succ:
+                r.succ = _bridge_vertex(v.bx, v.by, v.bkey, v.bz, v.bf, ox, oy, z0, f0)
+                r.has_succ = True
+            r.rge += v.nvr - (v.left.nvl + v.left.nvr - v.nvl)
+            v = v.left
+        elif K < v.bkey:
+            return False
+        else:
+            if K == v.bkey and not r.has_pred:
+                r.pred = _bridge_vertex(v.ax, v.ay, v.akey, v.az, v.af, ox, oy, z0, f0)
+                r.has_pred = True
+            r.rle += v.nvl - (v.right.nvl + v.right.nvr - v.nvr)
+            v = _into_right(v, &ox, &oy, &z0, &f0)
+    L = v.leaf
+    r.steps += 1
+    j = <int> _leaf_rank_le(L, K) - 1
+    if j < 0 or L.x[L.hidx[j]] != K:
+        return False
+    r.at = _leaf_vertex(L, j, ox, oy, z0, f0)
+    if not r.has_pred and j > 0:
+        r.pred = _leaf_vertex(L, j - 1, ox, oy, z0, f0)
+        r.has_pred = True
+    if not r.has_succ and j + 1 < L.nh:
+        r.succ = _leaf_vertex(L, j + 1, ox, oy, z0, f0)
+        r.has_succ = True
+    r.rle += j + 1
+    r.rge += L.nh - j
     return True
 
 
