@@ -42,8 +42,9 @@ Algorithms.
   translation, so the same holds for a label-0 event removed after the right
   neighbour and a label-1 event removed at or before the left one (unless the cell
   removed from is named by the kept locate); see ``_cache_survives``
-  (``_op_reused`` counts them). A key that is an end of the child's own bridge is
-  located in O(1) from the child's caches (``_locate_at_bridge``). Together they cut
+  (``_op_reused`` counts them). A locate's descent stops at the first node (the child
+  or below) whose bridge ends at the key with a current cache (``_locate_at_bridge``,
+  O(1) from there: ``_op_hull`` counts the nodes visited). Together they cut
   the hull steps of an add on a random stream of 1e6 events by a third. Operation
   counters (``_op_nodes``, ``_op_hull``, ``_op_moved``) let tests check the bound.
 - The block holding a key: descend by bridge keys, O(log n); its value: the range sums
