@@ -48,8 +48,8 @@ from streamcal.base import BinaryCalibrator
 from streamcal.metrics import update_many_each
 from streamcal.replay._checkpoint import RowFingerprint
 from streamcal.replay._fastblocks import open_fast_blocks
-from streamcal.replay._readahead import ReadAhead
 from streamcal.replay._fastcsv import open_fast_csv
+from streamcal.replay._readahead import ReadAhead
 from streamcal.replay._rows import BINARY_LABELS, RowError
 from streamcal.replay._setup import ReplayRun
 
