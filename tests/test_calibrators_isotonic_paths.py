@@ -58,3 +58,33 @@ def test_paths_match_oracle_after_every_event(thresholds, params, seed):
         for q in np.unique(keys).tolist():
             score = q if r is None else min(1.0, q * r)
             assert cal.predict_one(score) == pytest.approx(ref.predict_step(fit, q), abs=1e-9), (i, q)
+
+
+@pytest.mark.parametrize("interpolation", ["step", "linear"])
+def test_grid_batch_pass_equals_the_loop(interpolation):
+    """``predict_learn_many`` on the grid store runs its loop without the GIL
+    (``IsotonicStream._grid_run``): the same floats as ``predict_one`` / ``learn_one``,
+    zero weights included, and an event the grid refuses (a weight that is not a whole
+    number of the store's units) hands the rest of the batch to the general store."""
+    rng = np.random.default_rng(3)
+    n = 600
+    s = rng.random(n)
+    y = (rng.random(n) < s).astype(np.float64)
+    w = np.ones(n)
+    w[::7] = 0.0
+    w[::11] = 2.0
+    w[400] = 0.1  # not a dyadic weight: the grid store refuses it
+    kw = dict(interpolation=interpolation, resolution=1e-2)
+    batch, loop = OnlineIsotonic(**kw), OnlineIsotonic(**kw)
+    first = batch.predict_learn_many(s[:300], y[:300], w[:300])
+    assert batch._stream.grid_store is not None
+    second = batch.predict_learn_many(s[300:], y[300:], w[300:])
+    assert batch._stream.grid_store is None  # left at event 400
+    expected = []
+    for si, yi, wi in zip(s, y, w):
+        expected.append(loop.predict_one(si))
+        loop.learn_one(si, int(yi), wi)
+    np.testing.assert_array_equal(np.concatenate([first, second]), expected)
+    assert batch._stream.n_events == loop._stream.n_events == n
+    assert batch._stream.total_weight() == loop._stream.total_weight()
+    np.testing.assert_array_equal(batch.predict_many(s), loop.predict_many(s))

@@ -36,7 +36,7 @@ cdef enum:
     K_NONE = 1 << 30   # _dlo of an empty changed interval
 
 
-cdef inline int k_lsb_exponent(double v) noexcept:
+cdef inline int k_lsb_exponent(double v) noexcept nogil:
     """Exponent of the lowest set bit of ``v`` (> 0, finite)."""
     cdef int e
     cdef double m = frexp(v, &e)
@@ -44,7 +44,7 @@ cdef inline int k_lsb_exponent(double v) noexcept:
     return e - 53 + sc_grid_ctz(mant)
 
 
-cdef inline int k_scan(GridIsotonicStore st, int j, int n, int t, int* low) noexcept:
+cdef inline int k_scan(GridIsotonicStore st, int j, int n, int t, int* low) noexcept nogil:
     """Leaf ``j``'s monotone-chain scan (lower hull, strictly convex, in the leaf's
     frame), resumed with its first ``n`` vertices on the stack (the hull of the points
     up to vertex ``n - 1``, whose sums start the scan) at cell ``t``, to the leaf's end;
@@ -87,7 +87,7 @@ cdef inline int k_scan(GridIsotonicStore st, int j, int n, int t, int* low) noex
     return cnt
 
 
-cdef inline bint k_leaf_same(GridIsotonicStore st, int j, int v, int c) noexcept:
+cdef inline bint k_leaf_same(GridIsotonicStore st, int j, int v, int c) noexcept nogil:
     """After an add of ``d = (dw, ds)`` to cell ``c``, held before, of leaf ``j`` (``v``:
     its first hull vertex at a cell >= c): are the hull's vertices the same cells? The
     points at cells >= c moved by ``d``: the hull keeps its vertices if the edge from A
@@ -127,7 +127,7 @@ cdef inline bint k_leaf_same(GridIsotonicStore st, int j, int v, int c) noexcept
     return True
 
 
-cdef inline bint k_kept_locate(GridIsotonicStore st, int fl, int* ks) noexcept:
+cdef inline bint k_kept_locate(GridIsotonicStore st, int fl, int* ks) noexcept nogil:
     """Does the cached locate (flags ``fl``, neighbour cells ``ks``) of a bridge end K
     in the child the current event went through still hold, whatever the changed
     interval?
@@ -149,7 +149,7 @@ cdef inline bint k_kept_locate(GridIsotonicStore st, int fl, int* ks) noexcept:
 
 
 cdef inline bint k_tangent(const long long* L, const long long* R, int lf, int rf,
-                           long long dx, long long dy) noexcept:
+                           long long dx, long long dy) noexcept nogil:
     """The general store's four exact tangency tests of the bridge from the left
     child's vertex L[2:4] to the right child's R[2:4] (their neighbours before and
     after, when ``lf``, ``rf`` say they exist; the right side offset by ``dx, dy``):
@@ -167,7 +167,7 @@ cdef inline bint k_tangent(const long long* L, const long long* R, int lf, int r
     return True
 
 
-cdef inline void k_climb(GridIsotonicStore st, int v, int new) noexcept:
+cdef inline void k_climb(GridIsotonicStore st, int v, int new) noexcept nogil:
     """The ancestors of leaf node ``v`` after an add (``new``: to an empty cell): totals,
     and each bridge kept or recomputed, from the leaf's changed interval up.
 

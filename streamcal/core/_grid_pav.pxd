@@ -88,26 +88,26 @@ cdef class GridIsotonicStore:
     cdef public long long _op_hull
 
     # the per-event C API
-    cdef int add_c(self, double x, double w, double y) except -1
-    cdef bint empty_c(self) noexcept
-    cdef double predict_step_c(self, double x) noexcept
-    cdef double predict_linear_c(self, double x) noexcept
+    cdef int add_c(self, double x, double w, double y) except -1 nogil
+    cdef bint empty_c(self) noexcept nogil
+    cdef double predict_step_c(self, double x) noexcept nogil
+    cdef double predict_linear_c(self, double x) noexcept nogil
 
     # private
-    cdef void _clear(self) noexcept
-    cdef void _leaf_update(self, int j) noexcept
-    cdef void _leaf_add(self, int j, int c, bint new) noexcept
-    cdef void _internal_update(self, int u) noexcept
-    cdef bint _locate(self, int v, int K, long long* out, int* fl, int* ks) noexcept
-    cdef int _enter(self, int v) noexcept
-    cdef void _side_enter(self, GSide* s, int v) noexcept
-    cdef bint _side_points(self, GSide* s, GV* a, GV* b) noexcept
-    cdef void _side_go(self, GSide* s, bint right) noexcept
-    cdef void _bridge(self, int u) noexcept
-    cdef void _build_all(self) noexcept
-    cdef void _set_bit(self, int i) noexcept
-    cdef int _pred(self, int i) noexcept
-    cdef int _succ(self, int i) noexcept
-    cdef double _edge_value(self, int c, int* ka, int* kb) noexcept
-    cdef int _cell_of(self, double x) noexcept
+    cdef void _clear(self) noexcept nogil
+    cdef void _leaf_update(self, int j) noexcept nogil
+    cdef void _leaf_add(self, int j, int c, bint new) noexcept nogil
+    cdef void _internal_update(self, int u) noexcept nogil
+    cdef bint _locate(self, int v, int K, long long* out, int* fl, int* ks) noexcept nogil
+    cdef int _enter(self, int v) noexcept nogil
+    cdef void _side_enter(self, GSide* s, int v) noexcept nogil
+    cdef bint _side_points(self, GSide* s, GV* a, GV* b) noexcept nogil
+    cdef void _side_go(self, GSide* s, bint right) noexcept nogil
+    cdef void _bridge(self, int u) noexcept nogil
+    cdef void _build_all(self) noexcept nogil
+    cdef void _set_bit(self, int i) noexcept nogil
+    cdef int _pred(self, int i) noexcept nogil
+    cdef int _succ(self, int i) noexcept nogil
+    cdef double _edge_value(self, int c, int* ka, int* kb) noexcept nogil
+    cdef int _cell_of(self, double x) noexcept nogil
     cdef _collect(self, int v, long long ox, long long oy, int lo, int hi, list out)

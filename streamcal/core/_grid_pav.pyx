@@ -79,12 +79,12 @@ cdef double _LIMIT = 1099511627776.0  # 2**40: the total weight stays below, in 
 cdef int _MIN_Q = -500                # the unit stays >= 2**-500: block sums normal
 
 
-cdef inline int _vs(GV a, GV b, GV c, GV d) noexcept:
+cdef inline int _vs(GV a, GV b, GV c, GV d) noexcept nogil:
     """Sign of the cross product (b - a) x (d - c)."""
     return sc_grid_cross(b.x - a.x, b.y - a.y, d.x - c.x, d.y - c.y)
 
 
-cdef inline bint _meet_left_of_split(GV a, GV b, GV c, GV d, long long xs) noexcept:
+cdef inline bint _meet_left_of_split(GV a, GV b, GV c, GV d, long long xs) noexcept nogil:
     """For lines l1 = ab and l2 = cd with slope(l1) < slope(l2): do they meet at an
     abscissa <= xs (l2(xs) >= l1(xs))? The general store's exact test."""
     cdef long long e = xs - b.x
@@ -180,7 +180,7 @@ cdef class GridIsotonicStore:
         PyMem_Free(self.hx)
         PyMem_Free(self.hy)
 
-    cdef void _clear(self) noexcept:
+    cdef void _clear(self) noexcept nogil:
         """Empty every cell (the sentinel alone) and rebuild the tree."""
         memset(self.cw, 0, self.nc * sizeof(long long))
         memset(self.cs, 0, self.nc * sizeof(long long))
@@ -193,12 +193,12 @@ cdef class GridIsotonicStore:
 
     # ------------------------------------------------------------------ tree upkeep
 
-    cdef void _leaf_update(self, int j) noexcept:
+    cdef void _leaf_update(self, int j) noexcept nogil:
         """Totals and own lower hull (strictly convex) of leaf ``j``. O(B)."""
         cdef int low
         self.nd[self.P + j].npres = k_scan(self, j, 0, j * self.leaf_capacity, &low)
 
-    cdef void _leaf_add(self, int j, int c, bint new) noexcept:
+    cdef void _leaf_add(self, int j, int c, bint new) noexcept nogil:
         """Leaf ``j``'s hull after an add to its cell ``c`` (``new``: it was empty), and
         the interval ``_dlo``, ``_dhi`` of the cells that may have gained or lost a
         vertex (``k_climb``). The vertices are kept when
@@ -239,7 +239,7 @@ cdef class GridIsotonicStore:
             self._dlo = min(self._dlo, hk[m])
             self._dhi = max(self._dhi, hk[b])
 
-    cdef void _internal_update(self, int u) noexcept:
+    cdef void _internal_update(self, int u) noexcept nogil:
         """Totals and bridge (by :meth:`_bridge`) of node ``u`` from its children's
         (after an add, ``k_climb`` keeps the bridge when it still holds)."""
         cdef int l = 2 * u, r = 2 * u + 1
@@ -255,7 +255,7 @@ cdef class GridIsotonicStore:
         self._locate(r, self.nd[u].bk, self.cr + 6 * u, self.rfl + u, self.rks + 2 * u)
         self.nd[u].bval = 1
 
-    cdef bint _locate(self, int v, int K, long long* out, int* fl, int* ks) noexcept:
+    cdef bint _locate(self, int v, int K, long long* out, int* fl, int* ks) noexcept nogil:
         """Is cell ``K`` a vertex of the hull of node ``v``? If so, write it and its
         neighbours on that hull (``v``'s frame) to ``out`` (pred x, y, vertex x, y, succ
         x, y), which neighbours exist to ``fl`` and their cells to ``ks`` (pred, succ).
@@ -306,7 +306,7 @@ cdef class GridIsotonicStore:
         fl[0] = f
         return True
 
-    cdef inline int _enter(self, int v) noexcept:
+    cdef inline int _enter(self, int v) noexcept nogil:
         """The node whose hull is the hull of ``v`` (skipping children without cells,
         whose weight is 0: no translation)."""
         while v < self.P:
@@ -318,7 +318,7 @@ cdef class GridIsotonicStore:
                 break
         return v
 
-    cdef inline void _side_enter(self, GSide* s, int v) noexcept:
+    cdef inline void _side_enter(self, GSide* s, int v) noexcept nogil:
         """Point side ``s`` of a bridge descent at the hull of node ``v`` (its frame
         offset already in ``s``): the node whose hull it is, and a leaf's vertex range."""
         s.n = self._enter(v)
@@ -327,7 +327,7 @@ cdef class GridIsotonicStore:
             s.lo = 0
             s.hi = self.nh[s.n - self.P]
 
-    cdef inline bint _side_points(self, GSide* s, GV* a, GV* b) noexcept:
+    cdef inline bint _side_points(self, GSide* s, GV* a, GV* b) noexcept nogil:
         """The edge ``a b`` that side ``s`` of a bridge descent tests next: its node's
         bridge, or the middle edge of its leaf's vertex range. True when that range is
         down to one vertex (``a`` alone; ``b`` not written)."""
@@ -357,7 +357,7 @@ cdef class GridIsotonicStore:
         b.k = self.nd[s.n].bk
         return False
 
-    cdef inline void _side_go(self, GSide* s, bint right) noexcept:
+    cdef inline void _side_go(self, GSide* s, bint right) noexcept nogil:
         """Move side ``s`` of a bridge descent to the part of its hull left of the edge
         it tested (its first end kept) or right of it (its second end kept)."""
         if s.n >= self.P:
@@ -372,7 +372,7 @@ cdef class GridIsotonicStore:
         else:
             self._side_enter(s, 2 * s.n)
 
-    cdef void _bridge(self, int u) noexcept:
+    cdef void _bridge(self, int u) noexcept nogil:
         """Bridge of the children's hulls by simultaneous descent (the general store's
         case analysis, exact). At most 2 (h + log2 B) + 2 steps."""
         cdef GSide L, R
@@ -419,7 +419,7 @@ cdef class GridIsotonicStore:
         self.nd[u].by = c.y
         self.nd[u].bk = c.k
 
-    cdef void _build_all(self) noexcept:
+    cdef void _build_all(self) noexcept nogil:
         cdef int j, u
         for j in range(self.P):
             if j < self.nleaf:
@@ -433,12 +433,12 @@ cdef class GridIsotonicStore:
 
     # ------------------------------------------------------------------ present cells
 
-    cdef inline void _set_bit(self, int i) noexcept:
+    cdef inline void _set_bit(self, int i) noexcept nogil:
         cdef int w = i >> 6
         self.bits[w] |= (<unsigned long long> 1) << (i & 63)
         self.summ[w >> 6] |= (<unsigned long long> 1) << (w & 63)
 
-    cdef int _pred(self, int i) noexcept:
+    cdef int _pred(self, int i) noexcept nogil:
         """The largest present cell <= i (0, the sentinel, if none)."""
         cdef int w = i >> 6, sw
         cdef unsigned long long m = self.bits[w] & (((<unsigned long long> 2) << (i & 63)) - 1)
@@ -454,7 +454,7 @@ cdef class GridIsotonicStore:
         w = (sw << 6) + 63 - sc_grid_clz(m)
         return (w << 6) + 63 - sc_grid_clz(self.bits[w])
 
-    cdef int _succ(self, int i) noexcept:
+    cdef int _succ(self, int i) noexcept nogil:
         """The smallest present cell >= i (-1 if none)."""
         cdef int w, sw
         cdef unsigned long long m
@@ -476,7 +476,7 @@ cdef class GridIsotonicStore:
 
     # ------------------------------------------------------------------ read-outs
 
-    cdef double _edge_value(self, int c, int* ka, int* kb) noexcept:
+    cdef double _edge_value(self, int c, int* ka, int* kb) noexcept nogil:
         """The block holding present cell ``c`` (> 0): its bounding hull vertices
         ``ka < c <= kb`` and its value. O(h + log B)."""
         cdef int v = 1, P = self.P, lo, base
@@ -501,10 +501,10 @@ cdef class GridIsotonicStore:
         return ((<double> (self.hy[base + lo] - self.hy[base + lo - 1]))
                 / (<double> (self.hx[base + lo] - self.hx[base + lo - 1])))
 
-    cdef bint empty_c(self) noexcept:
+    cdef bint empty_c(self) noexcept nogil:
         return self.nd[1].tw == 0
 
-    cdef double predict_step_c(self, double x) noexcept:
+    cdef double predict_step_c(self, double x) noexcept nogil:
         """Fitted value at the largest key <= x (the first block's below every key), as
         :meth:`streamcal.core._pav.IsotonicBlockStore.predict_step`. Not empty."""
         cdef int ka, kb
@@ -513,7 +513,7 @@ cdef class GridIsotonicStore:
             c = self._succ(1)
         return self._edge_value(c, &ka, &kb)
 
-    cdef double predict_linear_c(self, double x) noexcept:
+    cdef double predict_linear_c(self, double x) noexcept nogil:
         """:meth:`streamcal.core._pav.IsotonicBlockStore.predict_linear`, the same
         arithmetic on the same keys. Not empty."""
         cdef int ka, kb, ka1, kb1, c1
@@ -531,7 +531,7 @@ cdef class GridIsotonicStore:
         v1 = self._edge_value(c1, &ka1, &kb1)
         return v0 + (v1 - v0) * ((x - fkb) / (<double> (c1 - 1) - fkb))
 
-    cdef inline int _cell_of(self, double x) noexcept:
+    cdef inline int _cell_of(self, double x) noexcept nogil:
         """The cell of key ``x`` clipped to the grid (``x`` below 0: the sentinel)."""
         if not x >= 0.0:
             return 0
@@ -541,7 +541,7 @@ cdef class GridIsotonicStore:
 
     # ------------------------------------------------------------------ update
 
-    cdef int add_c(self, double x, double w, double y) except -1:
+    cdef int add_c(self, double x, double w, double y) except -1 nogil:
         """Add one event (integer key ``x`` in [0, K), weight ``w > 0``, label ``y`` in
         [0, 1]) and return 0; or return 1, the store unchanged, if its sums would leave
         the exact regime (see the module docstring). O(B + h (h + log B))."""

@@ -540,8 +540,11 @@ cdef class IsotonicStream:
         # instead of four); a window, another weight or label takes both hypotheticals
         cdef bint shortcut = self.mode == MODE_VENN_ABERS and self.window_size == 0
         i = 0
+        if (self._grid is not None and self.half_life == 0.0 and self.window_size == 0
+                and self.mode != MODE_VENN_ABERS):
+            i = self._grid_run(scores, labels, w, o)  # without the GIL
         try:
-            for i in range(n):
+            for i in range(i, n):
                 if shortcut and w[i] == 1.0 and (labels[i] == 0.0 or labels[i] == 1.0):
                     o[i] = self._va_predict_learn_c(scores[i], labels[i])
                 else:
@@ -550,6 +553,42 @@ cdef class IsotonicStream:
         except ValueError:
             self._refused(saved, w, i, "predict_learn_many")
         return out
+
+    cdef Py_ssize_t _grid_run(self, const double[::1] scores, const double[::1] labels,
+                              const double[::1] w, double[::1] o) noexcept:
+        """:meth:`predict_c` then :meth:`learn_c` of each event, on the grid store without
+        a window or forgetting (the caller checks), in a loop that releases the GIL (a
+        reader thread can parse the next chunk meanwhile): the same operations in the
+        same order, so the same floats. :meth:`check_batch` has already ruled out an
+        overflow of the total. Returns how many events were done: ``n``, or the index of
+        the first event the grid store refuses (its sums would not stay exact; the store
+        unchanged), which the caller's general loop then redoes and moves to the general
+        store."""
+        cdef GridIsotonicStore g = self._grid
+        cdef Py_ssize_t i = 0, n = scores.shape[0]
+        cdef double s, x, v, ws, total = self._total, res = self.resolution
+        cdef bint linear = self.mode == MODE_LINEAR, added = False
+        with nogil:
+            while i < n:
+                s = scores[i]
+                x = s if res == 0.0 else floor(s / res + 0.5)  # key()
+                if g.empty_c():
+                    o[i] = s
+                else:
+                    v = g.predict_linear_c(x) if linear else g.predict_step_c(x)
+                    o[i] = _clip01(v)
+                ws = w[i]
+                if ws > 0.0:
+                    if g.add_c(x, ws, labels[i]):
+                        break
+                    added = True
+                    total += ws
+                i += 1
+        self._total = total
+        self.n_events += i
+        if added:
+            self._st_stale = True
+        return i
 
     cdef double _va_predict_learn_c(self, double s, double y) except? -1.0:
         """:meth:`predict_c` then :meth:`learn_c` of ``(s, y, w=1)``, for Venn-ABERS

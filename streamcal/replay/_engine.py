@@ -49,6 +49,7 @@ from streamcal.metrics import update_many_each
 from streamcal.replay._checkpoint import RowFingerprint
 from streamcal.replay._fastblocks import open_fast_blocks
 from streamcal.replay._fastcsv import open_fast_csv
+from streamcal.replay._readahead import ReadAhead
 from streamcal.replay._rows import BINARY_LABELS, RowError
 from streamcal.replay._setup import ReplayRun
 
@@ -67,6 +68,10 @@ SHORT_RUN = 8
 #: bounded, small amount of work, on an event boundary where the state is consistent
 #: (the one a checkpoint would save at a sample).
 STOP_EVENTS = 8192
+#: Blocks of the fast readers (pyarrow) read, parsed and checked ahead in a thread while
+#: the calibrators run over the current one (:class:`ReadAhead`); 0: in the engine's
+#: thread. The same blocks in the same order either way.
+READ_AHEAD = 1
 
 _PREDICT, _REVEAL = 0, 1
 
@@ -380,16 +385,23 @@ class ColumnarReplay(ReplayRun):
             tail, self._fast_tail = self._fast_tail, None
             if tail is not None:
                 blocks = itertools.chain((tail,), blocks)
+            # the next block is read, parsed and checked in a thread while the
+            # calibrators' compiled passes (without the GIL) run over this one
+            ahead = ReadAhead(blocks, READ_AHEAD) if READ_AHEAD else None
             try:
-                for block in blocks:
+                for block in blocks if ahead is None else ahead:
                     self._lean_chunk(block, log)
                     if self._poll_stop():
                         break
+                if ahead is not None:
+                    ahead.close()  # before fast.done is read: the reader has stopped
                 if fast.done or self.stopped:
                     self.last_time_raw = self._time_raw_of(self._last_row)
                     return
                 rest = fast.rows_read
             finally:
+                if ahead is not None:
+                    ahead.close()  # the thread stops before its file is closed
                 fast.close()
                 self._fast = self._fast_blocks = None
             # the first block that is not plain: the row reader from its first row on

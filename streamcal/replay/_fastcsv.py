@@ -48,6 +48,10 @@ __all__ = [
 
 #: Bytes read at a time.
 BLOCK_BYTES = 1 << 22
+#: Bytes of the first block (at most :data:`BLOCK_BYTES`; each next one 4 times the
+#: previous, up to it): the engine waits for the first block, while each next one is read
+#: ahead during the calibrators' passes over the previous one.
+FIRST_BLOCK_BYTES = 1 << 18
 #: Files smaller than this (on disk) are left to the row reader: importing pyarrow costs
 #: about what the row reader spends on a megabyte of log.
 MIN_BYTES = 1 << 20
@@ -100,18 +104,21 @@ class PlainBlock:
 
 
 def line_blocks(reader, end_last_line: bool, strip_bom: bool = False):
-    """Yield the blocks of whole lines (about :data:`BLOCK_BYTES` each, a longer line
-    whole) that ``reader._file`` holds from where it stands, the fast readers' one block
-    splitter (FastCsv, and the JSON lines reader of ``_fastblocks``). ``reader.done``
-    turns True at the end of the file; a damaged compressed file ends the blocks with
-    ``done`` False (the row reader reads up to the damage and reports it), and so does
-    a last line without newline unless ``end_last_line`` (then it is yielded with a
-    newline added). ``strip_bom`` drops a UTF-8 BOM from the first bytes (the row
+    """Yield the blocks of whole lines (about :data:`BLOCK_BYTES` each, the first ones
+    smaller from :data:`FIRST_BLOCK_BYTES` on, a longer line whole) that
+    ``reader._file`` holds from where it stands, the fast readers' one block splitter
+    (FastCsv, and the JSON lines reader of ``_fastblocks``). ``reader.done`` turns True
+    at the end of the file; a damaged compressed file ends the blocks with ``done``
+    False (the row reader reads up to the damage and reports it), and so does a last
+    line without newline unless ``end_last_line`` (then it is yielded with a newline
+    added). ``strip_bom`` drops a UTF-8 BOM from the first bytes (the row
     reader drops it too)."""
     carry = b""
+    size = min(FIRST_BLOCK_BYTES, BLOCK_BYTES)
     while True:
         try:
-            data = carry + reader._file.read(BLOCK_BYTES)
+            data = carry + reader._file.read(size)
+            size = min(4 * size, BLOCK_BYTES)
         except DAMAGED_COMPRESSED:
             return
         if strip_bom:
