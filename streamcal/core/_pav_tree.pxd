@@ -316,16 +316,22 @@ cdef inline void _loc_from_cache(Loc* r, double* c, int fl, Py_ssize_t rank,
     r.steps = 0
 
 
+cdef inline void _at_shift(Pt* at, double ox, double oy, double z0, double f0) noexcept:
+    """Translate a located vertex from a child's frame into its parent's (``z0``,
+    ``f0``: the parent's cells before the child, for the vertex's running maxima)."""
+    at.x += ox
+    at.y += oy
+    if z0 > at.z:
+        at.z = z0
+    if f0 > at.f:
+        at.f = f0
+
+
 cdef inline void _loc_shift(Loc* r, double ox, double oy, double z0, double f0) noexcept:
     """Translate a locate made in a child's frame (exact coordinates) into its parent's."""
     r.pred.x += ox
     r.pred.y += oy
-    r.at.x += ox
-    r.at.y += oy
-    if z0 > r.at.z:
-        r.at.z = z0
-    if f0 > r.at.f:
-        r.at.f = f0
+    _at_shift(&r.at, ox, oy, z0, f0)
     r.succ.x += ox
     r.succ.y += oy
 
@@ -408,12 +414,7 @@ cdef inline bint _locate(Node* v, double K, double ox, double oy, double z0, dou
         r.steps += 1
         if (K == v.akey or K == v.bkey) and _locate_at_bridge(v, K, &t):
             r.at = t.at
-            r.at.x += ox
-            r.at.y += oy
-            if z0 > r.at.z:
-                r.at.z = z0
-            if f0 > r.at.f:
-                r.at.f = f0
+            _at_shift(&r.at, ox, oy, z0, f0)
             if not r.has_pred and t.has_pred:
                 r.pred = t.pred
                 r.pred.x += ox
