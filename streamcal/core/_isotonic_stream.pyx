@@ -87,6 +87,18 @@ cdef inline double _venn_abers_merge(double p0, double p1) noexcept nogil:
     return p1 / (1.0 - p0 + p1)
 
 
+cdef inline double _key(double s, double resolution) noexcept nogil:
+    # the key a score is stored under: the score, or its grid cell with ``resolution``
+    return s if resolution == 0.0 else floor(s / resolution + 0.5)
+
+
+cdef inline double _grid_predict(GridIsotonicStore g, double s, double x, bint linear) noexcept nogil:
+    # the prediction at score s (key x) from the grid store: the score itself while empty
+    if g.empty_c():
+        return s
+    return _clip01(g.predict_linear_c(x) if linear else g.predict_step_c(x))
+
+
 cdef class IsotonicStream:
     """Window, forgetting clock and grid of :class:`streamcal.OnlineIsotonic` and
     :class:`streamcal.VennAbers`.
@@ -227,16 +239,12 @@ cdef class IsotonicStream:
     # ------------------------------------------------------------------ per event
 
     cdef inline double key(self, double s):
-        return s if self.resolution == 0.0 else floor(s / self.resolution + 0.5)
+        return _key(s, self.resolution)
 
     cdef double predict_c(self, double s) except? -1.0:
         cdef double x, v, p0, p1
         if self._grid is not None:
-            if self._grid.empty_c():
-                return s
-            x = self.key(s)
-            v = self._grid.predict_linear_c(x) if self.mode == MODE_LINEAR else self._grid.predict_step_c(x)
-            return _clip01(v)
+            return _grid_predict(self._grid, s, self.key(s), self.mode == MODE_LINEAR)
         if self._st.n_blocks_c() == 0:
             return s
         x = self.key(s)
@@ -566,17 +574,13 @@ cdef class IsotonicStream:
         store."""
         cdef GridIsotonicStore g = self._grid
         cdef Py_ssize_t i = 0, n = scores.shape[0]
-        cdef double s, x, v, ws, total = self._total, res = self.resolution
+        cdef double s, x, ws, total = self._total, res = self.resolution
         cdef bint linear = self.mode == MODE_LINEAR, added = False
         with nogil:
             while i < n:
                 s = scores[i]
-                x = s if res == 0.0 else floor(s / res + 0.5)  # key()
-                if g.empty_c():
-                    o[i] = s
-                else:
-                    v = g.predict_linear_c(x) if linear else g.predict_step_c(x)
-                    o[i] = _clip01(v)
+                x = _key(s, res)
+                o[i] = _grid_predict(g, s, x, linear)
                 ws = w[i]
                 if ws > 0.0:
                     if g.add_c(x, ws, labels[i]):

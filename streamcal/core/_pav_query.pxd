@@ -140,6 +140,14 @@ cdef inline bint _better(QCtx* c, double px, double py, double bx, double by, do
     return _qsign(c, bx - px, by - py, nx - px, ny - py) < 0
 
 
+cdef inline void _keep_better(QCtx* c, double px, double py, double* bx, double* by,
+                              double nx, double ny, bint left) noexcept:
+    # b becomes n when n is the better tangent point from p (_better)
+    if _better(c, px, py, bx[0], by[0], nx, ny, left):
+        bx[0] = nx
+        by[0] = ny
+
+
 cdef inline void _root_tan(QCtx* c, IsotonicBlockStore st, double k, double ox,
                            double oy, double px, double py, bint left, double* tx,
                            double* ty) noexcept:
@@ -198,32 +206,24 @@ cdef inline void _tan_left(QCtx* c, IsotonicBlockStore st, int mode, double px, 
     cdef int k, i
     if mode == QDOWN:
         _root_tan(c, st, c.ka, 0.0, 0.0, px, py, True, &tx, &ty)
-        if _better(c, px, py, bx, by, tx, ty, True):
-            bx = tx
-            by = ty
+        _keep_better(c, px, py, &bx, &by, tx, ty, True)
         ax[0] = bx
         ay[0] = by
         return
     for k in range(c.nel):
-        if _better(c, px, py, bx, by, c.elx[k], c.ely[k], True):
-            bx = c.elx[k]
-            by = c.ely[k]
+        _keep_better(c, px, py, &bx, &by, c.elx[k], c.ely[k], True)
     if c.r > 0:
         i = _chain_tan(c, c.L, 0, c.r, c.lox, c.loy, px, py, True)
         tx = c.lox + c.L.hx[i]
         ty = c.loy + c.L.hy[i]
-        if _better(c, px, py, bx, by, tx, ty, True):
-            bx = tx
-            by = ty
+        _keep_better(c, px, py, &bx, &by, tx, ty, True)
     for k in range(c.nl - 1, -1, -1):
         # QUP: the left end is at or after ka; this sibling's keys are all below the
         # next part's first key, and so are those of the siblings before it
         if mode == QUP and (c.L.x[0] if k == c.nl - 1 else c.ln[k + 1].kmin) <= c.ka:
             break
         _tree_tan(c, c.ln[k], c.lx[k], c.ly[k], px, py, True, &tx, &ty)
-        if _better(c, px, py, bx, by, tx, ty, True):
-            bx = tx
-            by = ty
+        _keep_better(c, px, py, &bx, &by, tx, ty, True)
     ax[0] = bx
     ay[0] = by
 
@@ -246,33 +246,25 @@ cdef inline void _tan_right(QCtx* c, IsotonicBlockStore st, int mode, double dx,
         sy = c.loy + L.hy[c.r] + dy
     if mode == QUP:
         _root_tan(c, st, c.kb, dx, dy, px, py, False, &tx, &ty)
-        if _better(c, px, py, sx, sy, tx, ty, False):
-            sx = tx
-            sy = ty
+        _keep_better(c, px, py, &sx, &sy, tx, ty, False)
         bx[0] = sx
         by[0] = sy
         return
     for k in range(c.ner):
         tx = c.erx[k] + dx
         ty = c.ery[k] + dy
-        if _better(c, px, py, sx, sy, tx, ty, False):
-            sx = tx
-            sy = ty
+        _keep_better(c, px, py, &sx, &sy, tx, ty, False)
     if c.r < L.nh:
         i = _chain_tan(c, L, c.r, L.nh, c.lox + dx, c.loy + dy, px, py, False)
         tx = c.lox + dx + L.hx[i]
         ty = c.loy + dy + L.hy[i]
-        if _better(c, px, py, sx, sy, tx, ty, False):
-            sx = tx
-            sy = ty
+        _keep_better(c, px, py, &sx, &sy, tx, ty, False)
     for k in range(c.nr - 1, -1, -1):
         # QDOWN: the right end is at or before kb
         if mode == QDOWN and c.rn[k].kmin > c.kb:
             break
         _tree_tan(c, c.rn[k], c.rx[k] + dx, c.ry[k] + dy, px, py, False, &tx, &ty)
-        if _better(c, px, py, sx, sy, tx, ty, False):
-            sx = tx
-            sy = ty
+        _keep_better(c, px, py, &sx, &sy, tx, ty, False)
     bx[0] = sx
     by[0] = sy
 
@@ -314,6 +306,21 @@ cdef inline bint k_query_ready(IsotonicBlockStore st, double w) noexcept:
     cdef double q
     cdef bint fast
     return k_query_scale(st, w, w, &q, &fast)
+
+
+cdef inline int _cell_points(Leaf* L, int k, int end, double ox, double oy, double* cx,
+                             double* cy, double* xs, double* ys) noexcept:
+    # the points after cells k .. end - 1 of L, running sums (cx, cy) carried on and
+    # shifted by (ox, oy), into xs, ys; returns how many
+    cdef int n = 0
+    while k < end:
+        cx[0] += L.w[k]
+        cy[0] += L.s[k]
+        xs[n] = ox + cx[0]
+        ys[n] = oy + cy[0]
+        n += 1
+        k += 1
+    return n
 
 
 cdef inline bint k_query_prepare(IsotonicBlockStore st, double x, double w, double wy,
@@ -368,25 +375,13 @@ cdef inline bint k_query_prepare(IsotonicBlockStore st, double x, double w, doub
         cx = L.hx[a - 1]
         cy = L.hy[a - 1]
         k = L.hidx[a - 1] + 1
-    c.nel = 0
-    while k < jp:
-        cx += L.w[k]
-        cy += L.s[k]
-        c.elx[c.nel] = ox + cx
-        c.ely[c.nel] = oy + cy
-        c.nel += 1
-        k += 1
+    c.nel = _cell_points(L, k, jp, ox, oy, &cx, &cy, c.elx, c.ely)
+    if k < jp:
+        k = jp
     c.qlx = ox + cx
     c.qly = oy + cy
-    c.ner = 0
     end = L.hidx[a] if a < L.nh else jp
-    while k < end:
-        cx += L.w[k]
-        cy += L.s[k]
-        c.erx[c.ner] = ox + cx
-        c.ery[c.ner] = oy + cy
-        c.ner += 1
-        k += 1
+    c.ner = _cell_points(L, k, end, ox, oy, &cx, &cy, c.erx, c.ery)
     # the current block spanning the gap at x: that of x's cell, else of the next key
     c.block = True
     c.ka = x if c.existed else st._succ_key(x)
