@@ -38,9 +38,10 @@ def _assert_same_fit(grid, general, K, events):
     B=st.integers(2, 9),
     events=st.lists(st.tuples(st.integers(0, 69), WEIGHTS, LABELS), min_size=1, max_size=120),
     every=st.integers(1, 9),
+    blocks=st.sampled_from(["never", "always", "auto"]),
 )
-def test_grid_store_matches_general_store_and_oracle(K, B, events, every):
-    grid = GridIsotonicStore(K, leaf_capacity=B)
+def test_grid_store_matches_general_store_and_oracle(K, B, events, every, blocks):
+    grid = GridIsotonicStore(K, leaf_capacity=B, blocks=blocks)
     general = IsotonicBlockStore(leaf_capacity=4)
     held = []
     for i, (k, w, y) in enumerate(events):
@@ -71,8 +72,9 @@ def test_grid_store_matches_general_store_and_oracle(K, B, events, every):
         assert other.predict_linear(x) == grid.predict_linear(x)
 
 
-def test_events_outside_the_exact_regime_are_refused_and_leave_the_store_as_it_was():
-    grid = GridIsotonicStore(10, leaf_capacity=2)
+@pytest.mark.parametrize("blocks", ["never", "always"])
+def test_events_outside_the_exact_regime_are_refused_and_leave_the_store_as_it_was(blocks):
+    grid = GridIsotonicStore(10, leaf_capacity=2, blocks=blocks)
     assert grid.add(3.0, 1.0, 1.0) == 0
     before = [a.tolist() for a in grid.cells()], grid.hull()
     # 0.1 is not a multiple of a power of two that keeps the total below 2**40 units
@@ -85,8 +87,9 @@ def test_events_outside_the_exact_regime_are_refused_and_leave_the_store_as_it_w
     assert not grid.load([1.5], [1.0], [0.0], [1])  # off the grid
 
 
-def test_a_finer_weight_rescales_the_units_exactly():
-    grid = GridIsotonicStore(8, leaf_capacity=2)
+@pytest.mark.parametrize("blocks", ["never", "always"])
+def test_a_finer_weight_rescales_the_units_exactly(blocks):
+    grid = GridIsotonicStore(8, leaf_capacity=2, blocks=blocks)
     general = IsotonicBlockStore()
     events = [(1.0, 1.0, 1.0), (5.0, 4.0, 0.0), (2.0, 2.0 ** -20, 1.0), (6.0, 3.0, 1.0),
               (0.0, 0.5, 0.0)]
@@ -117,11 +120,11 @@ def test_cost_per_event_is_bounded_by_counting(B):
     when it fails) + h (3 (h + 1) + 1 + 2 (h + log2 B) + 2) (per ancestor: one locate,
     the tangency tests, and when the bridge changed a descent and two locates) counted
     operations, whatever the stream: the docstring's O(B + h (h + log B)) without
-    amortisation."""
+    amortisation. (The tree alone: ``blocks="never"``.)"""
     rng = np.random.default_rng(0)
     K = 1001
     for name, (keys, labels) in _streams(4000, rng).items():
-        grid = GridIsotonicStore(K, leaf_capacity=B)
+        grid = GridIsotonicStore(K, leaf_capacity=B, blocks="never")
         h = grid.height
         bound = 2 * B + h * (3 * (h + 1) + 1 + 2 * (h + math.ceil(math.log2(B))) + 2)
         worst = 0
@@ -134,15 +137,16 @@ def test_cost_per_event_is_bounded_by_counting(B):
         grid._check()
 
 
+@pytest.mark.parametrize("blocks", ["never", "always"])
 @pytest.mark.parametrize("heavy", [2.0 ** 29, 2.0 ** 30 - 1.0, 2.0 ** 30, 2.0 ** 31, 2.0 ** 38])
-def test_leaf_hulls_across_the_64_bit_limit(heavy):
+def test_leaf_hulls_across_the_64_bit_limit(heavy, blocks):
     """A leaf scan uses 64-bit cross products while its partial sums stay below 2**31
     units and 128-bit ones after: leaves whose sums cross that limit mid-scan, with
     near-collinear points (labels 0 / 1 / 0.5 beside heavy cells), give the general
     store's fit and the batch oracle's, bit for bit."""
     K, B = 16, 8
     rng = np.random.default_rng(int(heavy) % 1000)
-    grid = GridIsotonicStore(K, leaf_capacity=B)
+    grid = GridIsotonicStore(K, leaf_capacity=B, blocks=blocks)
     general = IsotonicBlockStore(leaf_capacity=4)
     events = []
     for i in range(200):
@@ -172,7 +176,7 @@ def test_kept_locates_skip_the_descents():
     store's."""
     K, B = 1023, 8
     rng = np.random.default_rng(1)
-    grid = GridIsotonicStore(K, leaf_capacity=B)
+    grid = GridIsotonicStore(K, leaf_capacity=B, blocks="never")
     general = IsotonicBlockStore(leaf_capacity=4)
     events = [(float(x), 1.0, float(rng.random() < x / K)) for x in range(K)]
     for e in events:
@@ -201,7 +205,7 @@ def test_fast_adds_keep_every_hull_and_bridge_on_every_stream(B):
     rng = np.random.default_rng(B)
     K = 40
     for name, (keys, labels) in _streams(400, rng).items():
-        grid = GridIsotonicStore(K, leaf_capacity=B)
+        grid = GridIsotonicStore(K, leaf_capacity=B, blocks="never")
         general = IsotonicBlockStore(leaf_capacity=4)
         events, short = [], 0
         for i, (x, y) in enumerate(zip((keys % K).tolist(), labels.tolist())):

@@ -44,6 +44,62 @@ cdef inline int k_lsb_exponent(double v) noexcept nogil:
     return e - 53 + sc_grid_ctz(mant)
 
 
+cdef inline void k_bit_set(unsigned long long* bits, unsigned long long* summ, int i) noexcept nogil:
+    """Set bit ``i`` of a two-level bit set (``summ``: one bit per non-zero word)."""
+    cdef int w = i >> 6
+    bits[w] |= (<unsigned long long> 1) << (i & 63)
+    summ[w >> 6] |= (<unsigned long long> 1) << (w & 63)
+
+
+cdef inline void k_bit_clear(unsigned long long* bits, unsigned long long* summ, int i) noexcept nogil:
+    """Clear bit ``i`` of a two-level bit set."""
+    cdef int w = i >> 6
+    bits[w] &= ~((<unsigned long long> 1) << (i & 63))
+    if bits[w] == 0:
+        summ[w >> 6] &= ~((<unsigned long long> 1) << (w & 63))
+
+
+cdef inline int k_bit_pred(const unsigned long long* bits, const unsigned long long* summ,
+                           int i) noexcept nogil:
+    """The largest set bit <= i of a two-level bit set (-1 if none; i >= 0)."""
+    cdef int w = i >> 6, sw
+    cdef unsigned long long m = bits[w] & (((<unsigned long long> 2) << (i & 63)) - 1)
+    if m:
+        return (w << 6) + 63 - sc_grid_clz(m)
+    sw = w >> 6
+    m = summ[sw] & (((<unsigned long long> 1) << (w & 63)) - 1)
+    while not m:
+        sw -= 1
+        if sw < 0:
+            return -1
+        m = summ[sw]
+    w = (sw << 6) + 63 - sc_grid_clz(m)
+    return (w << 6) + 63 - sc_grid_clz(bits[w])
+
+
+cdef inline int k_bit_succ(const unsigned long long* bits, const unsigned long long* summ,
+                           int n, int ns, int i) noexcept nogil:
+    """The smallest set bit >= i of a two-level bit set of ``n`` bits (``ns`` summary
+    words); -1 if none."""
+    cdef int w, sw
+    cdef unsigned long long m
+    if i >= n:
+        return -1
+    w = i >> 6
+    m = bits[w] & ~(((<unsigned long long> 1) << (i & 63)) - 1)
+    if m:
+        return (w << 6) + sc_grid_ctz(m)
+    sw = w >> 6
+    m = summ[sw] & ~(((<unsigned long long> 2) << (w & 63)) - 1)
+    while not m:
+        sw += 1
+        if sw >= ns:
+            return -1
+        m = summ[sw]
+    w = (sw << 6) + sc_grid_ctz(m)
+    return (w << 6) + sc_grid_ctz(bits[w])
+
+
 cdef inline int k_scan(GridIsotonicStore st, int j, int n, int t, int* low) noexcept nogil:
     """Leaf ``j``'s monotone-chain scan (lower hull, strictly convex, in the leaf's
     frame), resumed with its first ``n`` vertices on the stack (the hull of the points

@@ -6,6 +6,12 @@
 cimport cython
 
 
+cdef enum:
+    POLICY_AUTO = 0               # the block array while its checks stay short
+    POLICY_TREE = 1               # the tree only
+    POLICY_BLOCKS = 2             # the block array only (tests)
+
+
 cdef struct GV:
     long long x                   # cumulative weight, in units of 2**q, in some frame
     long long y                   # cumulative label sum, same units
@@ -86,9 +92,31 @@ cdef class GridIsotonicStore:
     cdef long long* hy
     cdef public long long _op_nodes
     cdef public long long _op_hull
+    # the block array (streamcal/core/_grid_blocks.pxd): the ends of the blocks (the
+    # global hull's vertices; cell 0 always one) as a bit set with its summary, each
+    # block's totals stored at its end cell, and a re-hull's stack
+    cdef unsigned long long* ebits
+    cdef unsigned long long* esumm
+    cdef long long* bw
+    cdef long long* bs
+    cdef int* sk
+    cdef long long* sx
+    cdef long long* sy
+    cdef bint tree_ok             # the tree (nodes, leaf hulls) describes the cells
+    cdef bint arr_ok              # the block array describes the cells
+    cdef int policy               # POLICY_AUTO, POLICY_TREE, POLICY_BLOCKS
+    cdef long long _arr_wait      # adds left on the tree before the block array is tried
+    cdef long long _arr_backoff   # the next such wait
+    cdef long long _arr_events    # adds on the block array in the current window
+    cdef long long _arr_window_len  # and that window's length
+    cdef long long _arr_window_scan  # _op_scan at the start of that window
+    cdef public long long _op_scan  # block array: cells scanned, blocks merged
 
     # the per-event C API
     cdef int add_c(self, double x, double w, double y) except -1 nogil
+    cdef int _prepare(self, double x, double w, double y) noexcept nogil
+    cdef void _ensure_tree(self) noexcept nogil
+    cdef void _to_tree(self) noexcept nogil
     cdef bint empty_c(self) noexcept nogil
     cdef double predict_step_c(self, double x) noexcept nogil
     cdef double predict_linear_c(self, double x) noexcept nogil

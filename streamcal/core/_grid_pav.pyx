@@ -45,6 +45,21 @@ one or two descents, ``O(h + log B)``. Memory ``O(n)``: about 62 bytes per cell.
 counters ``_op_hull`` (leaf cells scanned plus descent and tangency steps) and
 ``_op_nodes`` (ancestors updated) let tests check the bound by counting.
 
+The block array. The tree redoes, on every add, work whose outcome (the blocks) changes
+on about 1% of adds. Beside it the store can keep the fit as its blocks alone (the
+hull's vertices as a bit set, each block's totals at its end cell;
+``streamcal/core/_grid_blocks.pxd`` has the algorithm and its exactness argument): a
+read-out is then two bit-set searches, and an add O(1) plus a scan of the cells of one
+side of its block (about 50 cells on a random stream at ``K = 10,001``), the block
+re-hulled only when the scan finds a point below its new chord. On a flat fit (labels
+independent of the score, rare positives) the blocks span thousands of cells, so under
+the default policy the store moves to the tree (rebuilt from the cells, O(K)) as soon
+as a window of adds has scanned more than ``GA_SCAN_LIMIT`` cells per add, and tries the
+block array again (rebuilt, O(K)) after a wait that doubles on each failure. Only one
+representation is kept up to date at a time; the other is rebuilt when needed
+(``_check`` and :meth:`hull` rebuild the tree). The counter ``_op_scan`` counts the
+block array's cells scanned and poolings.
+
 Examples
 --------
 >>> store = GridIsotonicStore(11)
@@ -66,8 +81,12 @@ from libc.string cimport memset
 from libc.math cimport frexp, ldexp
 from streamcal.core._search cimport bisect_left
 from streamcal.core._grid_kernels cimport (
-    K_NONE, k_climb, k_leaf_same, k_lsb_exponent, k_scan, sc_grid_clz, sc_grid_ctz,
-    sc_grid_cross, sc_grid_triple,
+    K_NONE, k_bit_pred, k_bit_set, k_bit_succ, k_climb, k_leaf_same, k_lsb_exponent,
+    k_scan, sc_grid_cross, sc_grid_triple,
+)
+from streamcal.core._grid_blocks cimport (
+    GA_FIRST_WAIT, GA_MAX_WAIT, ga_add, ga_check_window, ga_start, ga_predict_linear,
+    ga_predict_step,
 )
 
 import numpy as np
@@ -75,6 +94,7 @@ import numpy as np
 __all__ = ["GridIsotonicStore"]
 
 cdef int NO_Q = 1 << 20
+_POLICIES = {"auto": POLICY_AUTO, "never": POLICY_TREE, "always": POLICY_BLOCKS}
 cdef double _LIMIT = 1099511627776.0  # 2**40: the total weight stays below, in units
 cdef int _MIN_Q = -500                # the unit stays >= 2**-500: block sums normal
 
@@ -110,6 +130,13 @@ cdef class GridIsotonicStore:
         Number of grid keys ``K`` (1 to 2**24).
     leaf_capacity
         Cells per leaf, 2 to 256 (small values exercise deep trees in tests).
+    blocks
+        Which representation the adds go to: ``"auto"`` (the default) the block array
+        (``streamcal/core/_grid_blocks.pxd``: the fit's blocks, no tree; an add costs
+        O(1) plus a scan of one side of its block) while its scans stay short, else the
+        tree; ``"never"`` the tree only (its worst-case bound per add); ``"always"``
+        the block array only (tests). The fit, and every read-out, is the same
+        whichever holds it.
 
     Examples
     --------
@@ -123,7 +150,7 @@ cdef class GridIsotonicStore:
 
     """
 
-    def __cinit__(self, int n_keys, int leaf_capacity=32):
+    def __cinit__(self, int n_keys, int leaf_capacity=32, str blocks="auto"):
         if not 1 <= n_keys <= (1 << 24):
             raise ValueError(
                 f"The 'n_keys' parameter of GridIsotonicStore must be an int in [1, 2**24]. "
@@ -134,6 +161,13 @@ cdef class GridIsotonicStore:
                 f"The 'leaf_capacity' parameter of GridIsotonicStore must be an int in "
                 f"[2, 256]. Got {leaf_capacity!r} instead."
             )
+        if blocks not in _POLICIES:
+            raise ValueError(
+                f"The 'blocks' parameter of GridIsotonicStore must be a str among "
+                f"{sorted(_POLICIES)}. Got {blocks!r} instead."
+            )
+        self.policy = _POLICIES[blocks]
+        self._arr_backoff = GA_FIRST_WAIT
         self.n_keys = n_keys
         self.leaf_capacity = leaf_capacity
         self.nc = n_keys + 1
@@ -160,6 +194,13 @@ cdef class GridIsotonicStore:
         _alloc(<void**> &self.hk, nhv * sizeof(int))
         _alloc(<void**> &self.hx, nhv * sizeof(long long))
         _alloc(<void**> &self.hy, nhv * sizeof(long long))
+        _alloc(<void**> &self.ebits, self.nw * sizeof(unsigned long long))
+        _alloc(<void**> &self.esumm, self.ns * sizeof(unsigned long long))
+        _alloc(<void**> &self.bw, nc * sizeof(long long))
+        _alloc(<void**> &self.bs, nc * sizeof(long long))
+        _alloc(<void**> &self.sk, nc * sizeof(int))
+        _alloc(<void**> &self.sx, nc * sizeof(long long))
+        _alloc(<void**> &self.sy, nc * sizeof(long long))
         self._clear()
 
     def __dealloc__(self):
@@ -179,6 +220,13 @@ cdef class GridIsotonicStore:
         PyMem_Free(self.hk)
         PyMem_Free(self.hx)
         PyMem_Free(self.hy)
+        PyMem_Free(self.ebits)
+        PyMem_Free(self.esumm)
+        PyMem_Free(self.bw)
+        PyMem_Free(self.bs)
+        PyMem_Free(self.sk)
+        PyMem_Free(self.sx)
+        PyMem_Free(self.sy)
 
     cdef void _clear(self) noexcept nogil:
         """Empty every cell (the sentinel alone) and rebuild the tree."""
@@ -189,6 +237,7 @@ cdef class GridIsotonicStore:
         memset(self.summ, 0, self.ns * sizeof(unsigned long long))
         self.q = NO_Q
         self._uinv = 0.0
+        self.arr_ok = False
         self._build_all()
 
     # ------------------------------------------------------------------ tree upkeep
@@ -430,49 +479,34 @@ cdef class GridIsotonicStore:
                 self.nd[self.P + j].npres = 0
         for u in range(self.P - 1, 0, -1):
             self._internal_update(u)
+        self.tree_ok = True
+
+    cdef void _ensure_tree(self) noexcept nogil:
+        """Bring the tree up to date with the cells (after adds on the block array)."""
+        if not self.tree_ok:
+            self._build_all()
+
+    cdef void _to_tree(self) noexcept nogil:
+        """Leave the block array for the tree (its scans grew long): the next
+        ``_arr_backoff`` adds go to the tree, and the wait after a next failure doubles."""
+        self._ensure_tree()
+        self.arr_ok = False
+        self._arr_wait = self._arr_backoff
+        self._arr_backoff = min(2 * self._arr_backoff, <long long> GA_MAX_WAIT)
 
     # ------------------------------------------------------------------ present cells
 
     cdef inline void _set_bit(self, int i) noexcept nogil:
-        cdef int w = i >> 6
-        self.bits[w] |= (<unsigned long long> 1) << (i & 63)
-        self.summ[w >> 6] |= (<unsigned long long> 1) << (w & 63)
+        k_bit_set(self.bits, self.summ, i)
 
     cdef int _pred(self, int i) noexcept nogil:
         """The largest present cell <= i (0, the sentinel, if none)."""
-        cdef int w = i >> 6, sw
-        cdef unsigned long long m = self.bits[w] & (((<unsigned long long> 2) << (i & 63)) - 1)
-        if m:
-            return (w << 6) + 63 - sc_grid_clz(m)
-        sw = w >> 6
-        m = self.summ[sw] & (((<unsigned long long> 1) << (w & 63)) - 1)
-        while not m:
-            sw -= 1
-            if sw < 0:
-                return 0
-            m = self.summ[sw]
-        w = (sw << 6) + 63 - sc_grid_clz(m)
-        return (w << 6) + 63 - sc_grid_clz(self.bits[w])
+        cdef int p = k_bit_pred(self.bits, self.summ, i)
+        return 0 if p < 0 else p
 
     cdef int _succ(self, int i) noexcept nogil:
         """The smallest present cell >= i (-1 if none)."""
-        cdef int w, sw
-        cdef unsigned long long m
-        if i >= self.nc:
-            return -1
-        w = i >> 6
-        m = self.bits[w] & ~(((<unsigned long long> 1) << (i & 63)) - 1)
-        if m:
-            return (w << 6) + sc_grid_ctz(m)
-        sw = w >> 6
-        m = self.summ[sw] & ~(((<unsigned long long> 2) << (w & 63)) - 1)
-        while not m:
-            sw += 1
-            if sw >= self.ns:
-                return -1
-            m = self.summ[sw]
-        w = (sw << 6) + sc_grid_ctz(m)
-        return (w << 6) + sc_grid_ctz(self.bits[w])
+        return k_bit_succ(self.bits, self.summ, self.nc, self.ns, i)
 
     # ------------------------------------------------------------------ read-outs
 
@@ -509,6 +543,8 @@ cdef class GridIsotonicStore:
         :meth:`streamcal.core._pav.IsotonicBlockStore.predict_step`. Not empty."""
         cdef int ka, kb
         cdef int c = self._pred(self._cell_of(x))
+        if self.arr_ok:
+            return ga_predict_step(self, c)
         if c == 0:
             c = self._succ(1)
         return self._edge_value(c, &ka, &kb)
@@ -519,6 +555,8 @@ cdef class GridIsotonicStore:
         cdef int ka, kb, ka1, kb1, c1
         cdef double v0, v1, fkb
         cdef int c = self._pred(self._cell_of(x))
+        if self.arr_ok:
+            return ga_predict_linear(self, c, x)
         if c == 0:
             return self._edge_value(self._succ(1), &ka, &kb)
         v0 = self._edge_value(c, &ka, &kb)
@@ -541,13 +579,14 @@ cdef class GridIsotonicStore:
 
     # ------------------------------------------------------------------ update
 
-    cdef int add_c(self, double x, double w, double y) except -1 nogil:
-        """Add one event (integer key ``x`` in [0, K), weight ``w > 0``, label ``y`` in
-        [0, 1]) and return 0; or return 1, the store unchanged, if its sums would leave
-        the exact regime (see the module docstring). O(B + h (h + log B))."""
+    cdef int _prepare(self, double x, double w, double y) noexcept nogil:
+        """The units of an event (integer key ``x`` in [0, K), weight ``w > 0``, label
+        ``y`` in [0, 1]): 0, its sums in ``_edw``, ``_eds``; 2, the same after every
+        cell and the root's totals were rescaled to a finer unit; 1 if its sums would
+        leave the exact regime (the store unchanged)."""
         cdef double wy = w * y
         cdef double a = w * self._uinv, b = wy * self._uinv   # exact: powers of two
-        cdef int e, nq = self.q, d = 0, c, j, v, i
+        cdef int e, nq = self.q, d = 0, i
         cdef double tot
         if not (0.0 <= x < self.n_keys) or x != <double> (<int> x):
             return 1
@@ -556,46 +595,74 @@ cdef class GridIsotonicStore:
             # whole units of 2**q already (the usual case): no rescaling, exact sums
             self._edw = <long long> a
             self._eds = <long long> b
-        else:
-            e = k_lsb_exponent(w)
+            return 0
+        e = k_lsb_exponent(w)
+        if e < nq:
+            nq = e
+        if wy != 0.0:
+            e = k_lsb_exponent(wy)
             if e < nq:
                 nq = e
-            if wy != 0.0:
-                e = k_lsb_exponent(wy)
-                if e < nq:
-                    nq = e
-            if nq < _MIN_Q:
-                return 1
-            if self.q != NO_Q:
-                d = self.q - nq
-            tot = ldexp(<double> self.nd[1].tw, d) + ldexp(w, -nq)
-            if not tot < _LIMIT:
-                return 1
-            if d > 0:
-                for i in range(self.nc):
-                    self.cw[i] <<= d
-                    self.cs[i] <<= d
-            self.q = nq
-            self._uinv = ldexp(1.0, -nq)
-            self._edw = <long long> ldexp(w, -nq)
-            self._eds = <long long> ldexp(wy, -nq)
+        if nq < _MIN_Q:
+            return 1
+        if self.q != NO_Q:
+            d = self.q - nq
+        tot = ldexp(<double> self.nd[1].tw, d) + ldexp(w, -nq)
+        if not tot < _LIMIT:
+            return 1
+        if d > 0:
+            for i in range(self.nc):
+                self.cw[i] <<= d
+                self.cs[i] <<= d
+            self.nd[1].tw <<= d
+            self.nd[1].ts <<= d
+        self.q = nq
+        self._uinv = ldexp(1.0, -nq)
+        self._edw = <long long> ldexp(w, -nq)
+        self._eds = <long long> ldexp(wy, -nq)
+        return 2 if d > 0 else 0
+
+    cdef int add_c(self, double x, double w, double y) except -1 nogil:
+        """Add one event (integer key ``x`` in [0, K), weight ``w > 0``, label ``y`` in
+        [0, 1]) and return 0; or return 1, the store unchanged, if its sums would leave
+        the exact regime (see the module docstring). On the tree O(B + h (h + log B));
+        on the block array see ``_grid_blocks.pxd``."""
+        cdef int r = self._prepare(x, w, y), c, j
+        cdef bint new
+        if r == 1:
+            return 1
         c = <int> x + 1
-        self._ec = c
-        self._ey = -1
-        i = self.cw[c] == 0   # a new cell
-        if i:
+        new = self.cw[c] == 0
+        if new:
             self._set_bit(c)
-        elif y == 1.0 or y == 0.0:
-            self._ey = <int> y   # kept locates may apply (k_kept_locate)
         self.cw[c] += self._edw
         self.cs[c] += self._eds
         self.cn[c] += 1
-        if d > 0:
+        if self.policy == POLICY_BLOCKS or (self.policy == POLICY_AUTO and self._arr_wait <= 0):
+            self.tree_ok = False
+            self.nd[1].tw += self._edw
+            self.nd[1].ts += self._eds
+            self.nd[1].npres += new
+            if r == 2 or not self.arr_ok:
+                ga_start(self)
+            else:
+                ga_add(self, c)
+            if self.policy == POLICY_AUTO and ga_check_window(self):
+                self._to_tree()
+            return 0
+        self.arr_ok = False
+        if self.policy == POLICY_AUTO:
+            self._arr_wait -= 1
+        self._ec = c
+        self._ey = -1
+        if not new and (y == 1.0 or y == 0.0):
+            self._ey = <int> y   # kept locates may apply (k_kept_locate)
+        if r == 2 or not self.tree_ok:
             self._build_all()
             return 0
         j = c // self.leaf_capacity
-        self._leaf_add(j, c, i)
-        k_climb(self, self.P + j, i)
+        self._leaf_add(j, c, new)
+        k_climb(self, self.P + j, new)
         return 0
 
     # ------------------------------------------------------------------ Python API
@@ -618,6 +685,11 @@ cdef class GridIsotonicStore:
     def n_cells(self):
         """Number of keys holding weight. O(1)."""
         return self.nd[1].npres - 1
+
+    @property
+    def on_blocks(self):
+        """Whether the next add goes to the block array (else to the tree)."""
+        return self.policy == POLICY_BLOCKS or (self.policy == POLICY_AUTO and self._arr_wait <= 0)
 
     @property
     def height(self):
@@ -695,6 +767,7 @@ cdef class GridIsotonicStore:
         """The vertices of the global lower hull as ``(cell, W, S)`` in units of 2**q:
         the blocks are its edges. O(vertices (h + log B)); tests."""
         out = []
+        self._ensure_tree()
         self._collect(1, 0, 0, -1, 1 << 30, out)
         return out
 
@@ -719,6 +792,7 @@ cdef class GridIsotonicStore:
         hull and each node's hull (from its bridge) equal to the lower hull of its
         points recomputed by brute force, and the exact regime. O(K log K)."""
         cdef int v, i, lo, hi, j
+        self._ensure_tree()
         assert self.q == NO_Q or self.q >= _MIN_Q, f"unit 2**{self.q} too small"
         assert self.nd[1].tw < _LIMIT, "total weight beyond the exact regime"
         for i in range(1, self.nc):
@@ -752,3 +826,13 @@ cdef class GridIsotonicStore:
             got = []
             self._collect(v, 0, 0, -1, 1 << 30, got)
             assert got == pts, f"node {v}: hull {got} != {pts}"
+        if self.arr_ok:
+            # the block array: its ends are the global hull's vertices, its totals the
+            # differences of their points
+            hull = self.hull()
+            ends = [i for i in range(self.nc) if self.ebits[i >> 6] >> (i & 63) & 1]
+            assert ends == [k for k, _, _ in hull], f"block ends {ends} != hull {hull}"
+            for i in range(self.nw):
+                assert bool(self.esumm[i >> 6] >> (i & 63) & 1) == (self.ebits[i] != 0), "ends"
+            for (_, w0, s0), (k, w1, s1) in zip(hull, hull[1:]):
+                assert (self.bw[k], self.bs[k]) == (w1 - w0, s1 - s0), f"block {k}: totals"
