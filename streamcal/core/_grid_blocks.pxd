@@ -76,9 +76,11 @@ cdef inline int ga_rehull(GridIsotonicStore st, int ka, int kb) noexcept nogil:
     cdef int n = 1, k, w, whi = kb >> 6, i
     cdef long long pw = 0, ps = 0
     cdef unsigned long long m
-    cdef int* sk = st.sk
-    cdef long long* sx = st.sx
-    cdef long long* sy = st.sy
+    # the stack: the tree's leaf-hull arrays (nleaf * B >= nc entries), free while
+    # the tree is stale (every caller runs after add_c set tree_ok to False)
+    cdef int* sk = st.hk
+    cdef long long* sx = st.hx
+    cdef long long* sy = st.hy
     sk[0] = ka
     sx[0] = 0
     sy[0] = 0

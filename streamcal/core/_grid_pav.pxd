@@ -93,15 +93,14 @@ cdef class GridIsotonicStore:
     cdef public long long _op_nodes
     cdef public long long _op_hull
     # the block array (streamcal/core/_grid_blocks.pxd): the ends of the blocks (the
-    # global hull's vertices; cell 0 always one) as a bit set with its summary, each
-    # block's totals stored at its end cell, and a re-hull's stack
+    # global hull's vertices; cell 0 always one) as a bit set with its summary, and each
+    # block's totals stored at its end cell (a re-hull's stack is the leaf-hull arrays
+    # hk, hx, hy above: the block array changes only while the tree is stale, and the
+    # tree is rebuilt from the cells alone)
     cdef unsigned long long* ebits
     cdef unsigned long long* esumm
     cdef long long* bw
     cdef long long* bs
-    cdef int* sk
-    cdef long long* sx
-    cdef long long* sy
     cdef bint tree_ok             # the tree (nodes, leaf hulls) describes the cells
     cdef bint arr_ok              # the block array describes the cells
     cdef int policy               # POLICY_AUTO, POLICY_TREE, POLICY_BLOCKS

@@ -198,9 +198,6 @@ cdef class GridIsotonicStore:
         _alloc(<void**> &self.esumm, self.ns * sizeof(unsigned long long))
         _alloc(<void**> &self.bw, nc * sizeof(long long))
         _alloc(<void**> &self.bs, nc * sizeof(long long))
-        _alloc(<void**> &self.sk, nc * sizeof(int))
-        _alloc(<void**> &self.sx, nc * sizeof(long long))
-        _alloc(<void**> &self.sy, nc * sizeof(long long))
         self._clear()
 
     def __dealloc__(self):
@@ -224,9 +221,6 @@ cdef class GridIsotonicStore:
         PyMem_Free(self.esumm)
         PyMem_Free(self.bw)
         PyMem_Free(self.bs)
-        PyMem_Free(self.sk)
-        PyMem_Free(self.sx)
-        PyMem_Free(self.sy)
 
     cdef void _clear(self) noexcept nogil:
         """Empty every cell (the sentinel alone) and rebuild the tree."""
