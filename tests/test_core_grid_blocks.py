@@ -137,6 +137,26 @@ def test_blocks_parameter_is_checked():
         GridIsotonicStore(10, blocks="sometimes")
 
 
+@pytest.mark.parametrize("blocks", ["never", "always"])
+@pytest.mark.parametrize("w, y, match", [
+    (float("inf"), 1.0, "w must be a finite float > 0"),
+    (float("nan"), 1.0, "w must be a finite float > 0"),
+    (0.0, 1.0, "w must be a finite float > 0"),
+    (1.0, 1.5, r"y must be a float in \[0, 1\]"),
+    (1.0, -0.5, r"y must be a float in \[0, 1\]"),
+    (1.0, float("nan"), r"y must be a float in \[0, 1\]"),
+])
+def test_bad_events_are_refused_with_the_store_unchanged(blocks, w, y, match):
+    store = GridIsotonicStore(10, leaf_capacity=2, blocks=blocks)
+    for x, yy in [(1.0, 0.0), (4.0, 1.0), (7.0, 0.0)]:
+        store.add(x, 1.0, yy)
+    before = [a.tolist() for a in store.cells()], _reads(store, 10, 3.0)
+    with pytest.raises(ValueError, match=match):
+        store.add(3.0, w, y)
+    assert ([a.tolist() for a in store.cells()], _reads(store, 10, 3.0)) == before
+    store._check()
+
+
 @pytest.mark.parametrize("interpolation", ["step", "linear"])
 def test_online_isotonic_batch_on_the_block_array_equals_the_loop(interpolation):
     """OnlineIsotonic(resolution=...) fed in batches (the replay's path: the block array)

@@ -78,7 +78,7 @@ Examples
 cimport cython
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.string cimport memset
-from libc.math cimport frexp, ldexp
+from libc.math cimport INFINITY, frexp, ldexp
 from streamcal.core._search cimport bisect_left
 from streamcal.core._grid_kernels cimport (
     K_NONE, k_bit_pred, k_bit_set, k_bit_succ, k_climb, k_leaf_same, k_lsb_exponent,
@@ -663,8 +663,10 @@ cdef class GridIsotonicStore:
 
     def add(self, double x, double w, double y):
         """Add one event; 0, or 1 if refused (the store unchanged): see :meth:`add_c`."""
-        if not w > 0.0:
-            raise ValueError(f"GridIsotonicStore.add: w must be > 0. Got {w!r} instead.")
+        if not 0.0 < w < INFINITY:
+            raise ValueError(f"GridIsotonicStore.add: w must be a finite float > 0. Got {w!r} instead.")
+        if not 0.0 <= y <= 1.0:
+            raise ValueError(f"GridIsotonicStore.add: y must be a float in [0, 1]. Got {y!r} instead.")
         return self.add_c(x, w, y)
 
     def predict_step(self, double x):
