@@ -386,9 +386,10 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
     leaf's 64 cells of memory. Prediction is O(log n). With ``resolution=r``,
     ``n <= floor(1/r + 1/2) + 1``; with ``resolution`` alone (no window, forgetting or
     prior, at most 65,536 cells) the events go to a store specialised for the fixed grid
-    (:mod:`streamcal.core._grid_pav`: a static tree in flat arrays, exact integer
-    coordinates, O(log² n) per event without amortisation), with the same fit bit for
-    bit; weights it cannot hold exactly (sums beyond 2**40 units of their finest power
+    (:mod:`streamcal.core._grid_pav`: exact integer coordinates; the fit kept as its
+    blocks, an event costing O(1) plus a scan of one side of its block, while those
+    scans stay short, else a static tree in flat arrays, O(log² n) per event without
+    amortisation), with the same fit bit for bit; weights it cannot hold exactly (sums beyond 2**40 units of their finest power
     of two) move the cells back to the general store. The window, the forgetting clock and the grid run in
     compiled code (:mod:`streamcal.core._isotonic_stream`), as does
     ``predict_learn_many``.
