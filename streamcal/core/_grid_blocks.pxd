@@ -319,8 +319,9 @@ cdef inline bint ga_check_window(GridIsotonicStore st) noexcept nogil:
         return True
     st._arr_events += 1
     if st._arr_events == st._arr_window_len:
+        if st._arr_window_len == GA_WINDOW:
+            st._arr_backoff = GA_FIRST_WAIT   # a full window passed: the next wait is short
         st._arr_events = 0
         st._arr_window_len = GA_WINDOW
         st._arr_window_scan = st._op_scan
-        st._arr_backoff = GA_FIRST_WAIT
     return False
