@@ -95,9 +95,15 @@ cdef inline int ga_rehull(GridIsotonicStore st, int ka, int kb) noexcept nogil:
             pw += st.cw[k]
             ps += st.cs[k]
             st._op_scan += 1
-            while n >= 2 and ga_sign(sx[n - 1] - sx[n - 2], sy[n - 1] - sy[n - 2],
-                                     pw - sx[n - 1], ps - sy[n - 1], pw) <= 0:
-                n -= 1
+            if pw < ((<long long> 1) << 31):
+                # every coordinate in [0, pw]: exact 64-bit products
+                while n >= 2 and ((sx[n - 1] - sx[n - 2]) * (ps - sy[n - 1])
+                                  <= (sy[n - 1] - sy[n - 2]) * (pw - sx[n - 1])):
+                    n -= 1
+            else:
+                while n >= 2 and sc_grid_cross(sx[n - 1] - sx[n - 2], sy[n - 1] - sy[n - 2],
+                                               pw - sx[n - 1], ps - sy[n - 1]) <= 0:
+                    n -= 1
             sk[n] = k
             sx[n] = pw
             sy[n] = ps
@@ -120,26 +126,32 @@ cdef inline bint ga_steeper_or_equal(GridIsotonicStore st, int a, int b) noexcep
                    st.bw[a] if st.bw[a] > st.bw[b] else st.bw[b]) >= 0
 
 
-cdef inline int ga_settle(GridIsotonicStore st, int e) noexcept nogil:
+cdef inline int ga_settle(GridIsotonicStore st, int e, int sides) noexcept nogil:
     """Pool block ``e`` with its neighbours while their means are not increasing; the
-    resulting block's end."""
+    resulting block's end. ``sides``: which neighbour can break the order before any
+    pooling (1: the right one, the block's mean having gone up; 2: the left one; 3:
+    either); after a pooling, both."""
     cdef int r, l
     while True:
-        r = ga_end_after(st, e + 1)
-        if r >= 0 and ga_steeper_or_equal(st, e, r):
-            k_bit_clear(st.ebits, st.esumm, e)
-            st.bw[r] += st.bw[e]
-            st.bs[r] += st.bs[e]
-            st._op_scan += 1
-            e = r
-            continue
-        l = ga_end_before(st, e)
-        if l > 0 and ga_steeper_or_equal(st, l, e):
-            k_bit_clear(st.ebits, st.esumm, l)
-            st.bw[e] += st.bw[l]
-            st.bs[e] += st.bs[l]
-            st._op_scan += 1
-            continue
+        if sides & 1:
+            r = ga_end_after(st, e + 1)
+            if r >= 0 and ga_steeper_or_equal(st, e, r):
+                k_bit_clear(st.ebits, st.esumm, e)
+                st.bw[r] += st.bw[e]
+                st.bs[r] += st.bs[e]
+                st._op_scan += 1
+                e = r
+                sides = 3
+                continue
+        if sides & 2:
+            l = ga_end_before(st, e)
+            if l > 0 and ga_steeper_or_equal(st, l, e):
+                k_bit_clear(st.ebits, st.esumm, l)
+                st.bw[e] += st.bw[l]
+                st.bs[e] += st.bs[l]
+                st._op_scan += 1
+                sides = 3
+                continue
         return e
 
 
@@ -230,7 +242,7 @@ cdef inline void ga_add(GridIsotonicStore st, int c) noexcept nogil:
         k_bit_set(st.ebits, st.esumm, c)
         st.bw[c] = dw
         st.bs[c] = ds
-        ga_settle(st, c)
+        ga_settle(st, c, 2)
         return
     ka = ga_end_before(st, c)
     W0 = st.bw[kb]
@@ -247,11 +259,12 @@ cdef inline void ga_add(GridIsotonicStore st, int c) noexcept nogil:
     else:
         return   # same mean: every point keeps its side of the chord, no neighbour moves
     if holds:
-        ga_settle(st, kb)
+        # the mean went up: the left neighbour's is below the old one; down: the mirror
+        ga_settle(st, kb, 1 if sgn > 0 else 2)
         return
     first = ga_rehull(st, ka, kb)
-    ga_settle(st, first)
-    ga_settle(st, ga_end_after(st, kb))
+    ga_settle(st, first, 3)
+    ga_settle(st, ga_end_after(st, kb), 3)
 
 
 cdef inline void ga_build(GridIsotonicStore st) noexcept nogil:
