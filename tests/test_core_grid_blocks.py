@@ -176,3 +176,41 @@ def test_online_isotonic_batch_on_the_block_array_equals_the_loop(interpolation)
         loop.learn_one(si, yi)
     assert got.tolist() == want
     assert batch.predict_many(s[:500]).tolist() == loop.predict_many(s[:500]).tolist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_grids_streams_and_reloads_read_as_the_tree(seed):
+    """Random grids (1 to 300 keys, leaves of 2 to 64 cells), streams (uniform keys,
+    ascending, descending, a tenth of the grid, three keys), weights (dyadic, some
+    the store refuses: 0.1, 2**45) and labels (0, 1, 0.25, 0.5, 0.75), with ``_check``,
+    ``hull`` and a reload from the cells (both stores) between adds: the same refusals
+    and the same read-outs after every add as the tree-only store."""
+    rng = np.random.default_rng(seed)
+    weights = [1.0, 2.0, 0.5, 2.0 ** -30, 2.0 ** 20, 3.0, 0.75, 0.1, 2.0 ** 45]
+    for trial in range(60):
+        K, B = int(rng.integers(1, 300)), int(rng.integers(2, 65))
+        policy = ["always", "auto"][trial % 2]
+        blocks = GridIsotonicStore(K, leaf_capacity=B, blocks=policy)
+        tree = GridIsotonicStore(K, leaf_capacity=B, blocks="never")
+        n, style = int(rng.integers(1, 300)), int(rng.integers(0, 5))
+        for i in range(n):
+            x = float([rng.integers(0, K), min(K - 1, i * K // n),
+                       K - 1 - min(K - 1, i * K // n), rng.integers(0, max(1, K // 10)),
+                       rng.choice([0, K - 1, K // 2])][style])
+            w = float(rng.choice(weights)) if rng.random() < 0.3 else 1.0
+            y = (float(rng.choice([0.0, 1.0, 0.5, 0.25, 0.75])) if rng.random() < 0.3
+                 else float(rng.random() < 0.5))
+            assert blocks.add(x, w, y) == tree.add(x, w, y), (trial, i)
+            assert _reads(blocks, K, x) == _reads(tree, K, x), (trial, i)
+            r = rng.random()
+            if r < 0.03:
+                blocks._check()
+            elif r < 0.04:
+                assert blocks.hull() == tree.hull()
+            elif r < 0.045:
+                cells = blocks.cells()
+                blocks = GridIsotonicStore(K, leaf_capacity=B, blocks=policy)
+                tree = GridIsotonicStore(K, leaf_capacity=B, blocks="never")
+                assert blocks.load(*cells) and tree.load(*cells)
+        blocks._check()
+        assert blocks.n_cells == tree.n_cells
