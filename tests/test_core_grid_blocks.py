@@ -11,7 +11,7 @@ from streamcal import OnlineIsotonic
 from streamcal.core._grid_pav import GridIsotonicStore
 from tests import references as ref
 
-GA_WINDOW, GA_FIRST_WINDOW, GA_SCAN_LIMIT, GA_FIRST_WAIT = 1024, 128, 128, 1 << 14
+GA_WINDOW, GA_FIRST_WINDOW, GA_SCAN_LIMIT, GA_FIRST_WAIT = 1024, 128, 192, 1 << 14
 
 
 def _streams(n, K, rng):

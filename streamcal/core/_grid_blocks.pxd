@@ -41,7 +41,7 @@ from libc.string cimport memset
 cdef enum:
     GA_WINDOW = 1024             # adds per check of the scans' length
     GA_FIRST_WINDOW = 128        # the first window after the block array was built
-    GA_SCAN_LIMIT = 128          # cells scanned per add, on average over a window, above
+    GA_SCAN_LIMIT = 192          # cells scanned per add, on average over a window, above
                                  # which the store moves to the tree
     GA_FIRST_WAIT = 1 << 14      # adds on the tree before the block array is tried again
     GA_MAX_WAIT = 1 << 22
