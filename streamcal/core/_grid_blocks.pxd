@@ -32,7 +32,7 @@
 
 from streamcal.core._grid_pav cimport GridIsotonicStore
 from streamcal.core._grid_kernels cimport (
-    k_bit_clear, k_bit_pred, k_bit_set, k_bit_succ, sc_grid_clz, sc_grid_cross,
+    k_bit_clear, k_bit_pred, k_bit_set, k_bit_succ, k_chain_pop, sc_grid_cross,
     sc_grid_ctz,
 )
 
@@ -95,15 +95,7 @@ cdef inline int ga_rehull(GridIsotonicStore st, int ka, int kb) noexcept nogil:
             pw += st.cw[k]
             ps += st.cs[k]
             st._op_scan += 1
-            if pw < ((<long long> 1) << 31):
-                # every coordinate in [0, pw]: exact 64-bit products
-                while n >= 2 and ((sx[n - 1] - sx[n - 2]) * (ps - sy[n - 1])
-                                  <= (sy[n - 1] - sy[n - 2]) * (pw - sx[n - 1])):
-                    n -= 1
-            else:
-                while n >= 2 and sc_grid_cross(sx[n - 1] - sx[n - 2], sy[n - 1] - sy[n - 2],
-                                               pw - sx[n - 1], ps - sy[n - 1]) <= 0:
-                    n -= 1
+            n = k_chain_pop(sx, sy, n, pw, ps)
             sk[n] = k
             sx[n] = pw
             sy[n] = ps

@@ -100,6 +100,23 @@ cdef inline int k_bit_succ(const unsigned long long* bits, const unsigned long l
     return (w << 6) + sc_grid_ctz(bits[w])
 
 
+cdef inline int k_chain_pop(const long long* hx, const long long* hy, int n, long long sw,
+                            long long ss) noexcept nogil:
+    """The monotone chain's pops (a strictly convex lower hull): the size of the stack of
+    points ``(hx, hy)[0 .. n - 1]`` once every point not strictly below the segment from
+    its predecessor to the new point ``(sw, ss)`` is popped. Every coordinate is in
+    ``[0, sw]`` (labels <= weights): the cross products fit in 64 bits below 2**31."""
+    if sw < ((<long long> 1) << 31):
+        while n >= 2 and ((hx[n - 1] - hx[n - 2]) * (ss - hy[n - 1])
+                          <= (hy[n - 1] - hy[n - 2]) * (sw - hx[n - 1])):
+            n -= 1
+    else:
+        while n >= 2 and sc_grid_cross(hx[n - 1] - hx[n - 2], hy[n - 1] - hy[n - 2],
+                                       sw - hx[n - 1], ss - hy[n - 1]) <= 0:
+            n -= 1
+    return n
+
+
 cdef inline int k_scan(GridIsotonicStore st, int j, int n, int t, int* low) noexcept nogil:
     """Leaf ``j``'s monotone-chain scan (lower hull, strictly convex, in the leaf's
     frame), resumed with its first ``n`` vertices on the stack (the hull of the points
@@ -120,16 +137,7 @@ cdef inline int k_scan(GridIsotonicStore st, int j, int n, int t, int* low) noex
             cnt += 1
             sw += st.cw[t]
             ss += st.cs[t]
-            if sw < ((<long long> 1) << 31):
-                # every coordinate so far is in [0, sw] (labels <= weights): the cross
-                # products fit in 64 bits, exactly
-                while n >= 2 and ((hx[n - 1] - hx[n - 2]) * (ss - hy[n - 1])
-                                  <= (hy[n - 1] - hy[n - 2]) * (sw - hx[n - 1])):
-                    n -= 1
-            else:
-                while n >= 2 and sc_grid_cross(hx[n - 1] - hx[n - 2], hy[n - 1] - hy[n - 2],
-                                               sw - hx[n - 1], ss - hy[n - 1]) <= 0:
-                    n -= 1
+            n = k_chain_pop(hx, hy, n, sw, ss)
             if n < low[0]:
                 low[0] = n
             hx[n] = sw
