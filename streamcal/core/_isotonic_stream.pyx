@@ -551,6 +551,9 @@ cdef class IsotonicStream:
         if (self._grid is not None and self.half_life == 0.0 and self.window_size == 0
                 and self.mode != MODE_VENN_ABERS):
             i = self._grid_run(scores, labels, w, o)  # without the GIL
+        if (self._grid is None and self.half_life == 0.0 and self.window_size == 0
+                and self.prior_strength == 0.0):
+            return self._exact_run(scores, labels, w, o, out)  # without the GIL
         try:
             for i in range(i, n):
                 if shortcut and w[i] == 1.0 and (labels[i] == 0.0 or labels[i] == 1.0):
@@ -560,6 +563,60 @@ cdef class IsotonicStream:
                     self.learn_c(scores[i], labels[i], w[i])
         except ValueError:
             self._refused(saved, w, i, "predict_learn_many")
+        return out
+
+    cdef object _exact_run(self, const double[::1] scores, const double[::1] labels,
+                           const double[::1] w, double[::1] o, object out):
+        """The prequential loop of :meth:`predict_learn_many` on the exact store without
+        a grid, window, forgetting or prior (the caller checks), releasing the GIL, so
+        that calibrators replayed side by side run on several cores: per event the
+        operations of :meth:`predict_c` then :meth:`learn_c` (Venn-ABERS: of
+        :meth:`_va_predict_learn_c` for a unit weight and label 0 or 1), in the same
+        order, so the same floats. Without forgetting every new event weighs 1, and
+        :meth:`check_batch` has already ruled out an overflow of the total, so no event
+        is refused; the store raises only MemoryError."""
+        cdef IsotonicBlockStore st = self._st
+        cdef Py_ssize_t i, n = scores.shape[0]
+        cdef double s, x, y, ws, a, b, total = self._total, res = self.resolution
+        cdef int mode = self.mode
+        cdef long long done = 0
+        try:
+            with nogil:
+                for i in range(n):
+                    s = scores[i]
+                    y = labels[i]
+                    ws = w[i]
+                    x = _key(s, res)
+                    if st.n_blocks_c() == 0:
+                        o[i] = s
+                        if ws > 0.0:
+                            st.add_c(x, ws, y)
+                            total += ws
+                    elif mode == MODE_VENN_ABERS and ws == 1.0 and (y == 0.0 or y == 1.0):
+                        # _va_predict_learn_c: the fit with the other label, the learn,
+                        # then one read
+                        a = st.hypothetical_c(x, 1.0, 1.0 - y)
+                        st.add_c(x, 1.0, y)
+                        total += 1.0
+                        b = st.predict_step_c(x)
+                        if y == 0.0:
+                            a, b = b, a
+                        o[i] = _venn_abers_merge(_clip01(a), _clip01(b))
+                    else:
+                        if mode == MODE_VENN_ABERS:
+                            a = st.hypothetical_pair_c(x, 1.0, &b)  # interval_c
+                            o[i] = _venn_abers_merge(_clip01(a), _clip01(b))
+                        elif mode == MODE_LINEAR:
+                            o[i] = _clip01(st.predict_linear_c(x))
+                        else:
+                            o[i] = _clip01(st.predict_step_c(x))
+                        if ws > 0.0:
+                            st.add_c(x, ws, y)
+                            total += ws
+                    done += 1
+        finally:
+            self._total = total
+            self.n_events += done
         return out
 
     cdef Py_ssize_t _grid_run(self, const double[::1] scores, const double[::1] labels,

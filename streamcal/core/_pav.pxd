@@ -162,54 +162,54 @@ cdef class IsotonicBlockStore:
     cdef Node* _cnode
 
     # the per-event C API (stable)
-    cdef void add_c(self, double x, double w, double y)
-    cdef long remove_c(self, double x, double w, double y) except -1
-    cdef double predict_step_c(self, double x) noexcept
+    cdef int add_c(self, double x, double w, double y) except -1 nogil
+    cdef long remove_c(self, double x, double w, double y) except -1 nogil
+    cdef double predict_step_c(self, double x) noexcept nogil
     # predict_step_c at a key the store holds (the read skips finding that key)
-    cdef double predict_linear_c(self, double x) noexcept
-    cdef Py_ssize_t n_blocks_c(self) noexcept
+    cdef double predict_linear_c(self, double x) noexcept nogil
+    cdef Py_ssize_t n_blocks_c(self) noexcept nogil
     # the step fit at x had one event (x, w, y) been added; the store is left as it was
-    cdef double hypothetical_c(self, double x, double w, double y) except? -1.0
-    cdef void relabel_c(self, double x, double ds)
-    cdef double hypothetical_pair_c(self, double x, double w, double* p1) except? -1.0
+    cdef double hypothetical_c(self, double x, double w, double y) except? -1.0 nogil
+    cdef int relabel_c(self, double x, double ds) except -1 nogil
+    cdef double hypothetical_pair_c(self, double x, double w, double* p1) except? -1.0 nogil
     # the step (linear) read-out at x with a prior pseudo-event (weight w, label m)
     # pooled into the fit at the cell the read-out uses; the store is left as it was
-    cdef double prior_step_c(self, double x, double w, double m) except? -1.0
-    cdef double prior_linear_c(self, double x, double w, double m) except? -1.0
+    cdef double prior_step_c(self, double x, double w, double m) except? -1.0 nogil
+    cdef double prior_linear_c(self, double x, double w, double m) except? -1.0 nogil
     # raise the template ValueError naming 'w' of owner.method if adding an event of
     # weight w would make a sum overflow; call before mutating anything
     cdef int check_add_c(self, double w, str owner, str method) except -1
 
     # private (may change)
     cdef void _reset_empty(self)
-    cdef void _note_value(self, double v) noexcept
-    cdef void _set_qexp(self, int e) noexcept
-    cdef bint _exact(self, Node* frame) noexcept
-    cdef int _vsign(self, Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept
-    cdef int _orient(self, Node* frame, Pt a, Pt b, Pt c) noexcept
-    cdef int _vs(self, Node* frame, bint fast, Pt a, Pt b, Pt c, Pt d) noexcept
-    cdef bint _fast(self, Node* frame) noexcept
-    cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs, Node* left)
-    cdef void _leaf_update(self, Node* v) noexcept
-    cdef int _internal_update(self, Node* u, bint reuse=*) except -1
-    cdef bint _bridge_still_valid(self, Node* u) noexcept
+    cdef void _note_value(self, double v) noexcept nogil
+    cdef void _set_qexp(self, int e) noexcept nogil
+    cdef bint _exact(self, Node* frame) noexcept nogil
+    cdef int _vsign(self, Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept nogil
+    cdef int _orient(self, Node* frame, Pt a, Pt b, Pt c) noexcept nogil
+    cdef int _vs(self, Node* frame, bint fast, Pt a, Pt b, Pt c, Pt d) noexcept nogil
+    cdef bint _fast(self, Node* frame) noexcept nogil
+    cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs, Node* left) noexcept nogil
+    cdef void _leaf_update(self, Node* v) noexcept nogil
+    cdef int _internal_update(self, Node* u, bint reuse=*) except -1 nogil
+    cdef bint _bridge_still_valid(self, Node* u) noexcept nogil
     cdef bint _cache_survives(self, Node* child, double* c, int fl, Py_ssize_t* rank,
-                              bint rank_from_left) noexcept
-    cdef int _bridge(self, Node* u) except -1
-    cdef int _fix_path(self, Node* v) except -1
-    cdef void _replace_child(self, Node* old, Node* new) noexcept
-    cdef Py_ssize_t _collect_leaves(self, Node* v, Node** out, Py_ssize_t i)
-    cdef Node* _build(self, Node** leaves, Py_ssize_t lo, Py_ssize_t hi)
-    cdef Node* _rebuild_subtree(self, Node* v)
-    cdef Node* _leaf_for(self, double x) noexcept
-    cdef double _pred_key(self, double x) noexcept
-    cdef double _succ_key(self, double k) noexcept
-    cdef void _edge_of(self, double c, double* ka, double* kb) noexcept
-    cdef double _block_value(self, double ka, double kb) noexcept
-    cdef double _value_at(self, double c) noexcept
-    cdef double _step_key(self, double x) noexcept
-    cdef Node* _split_leaf(self, Node* v, double x)
-    cdef void _note_removal(self, double x, double dw, double ds) noexcept
-    cdef void _after_delete(self, Node* v)
+                              bint rank_from_left) noexcept nogil
+    cdef int _bridge(self, Node* u) except -1 nogil
+    cdef int _fix_path(self, Node* v) except -1 nogil
+    cdef void _replace_child(self, Node* old, Node* new) noexcept nogil
+    cdef Py_ssize_t _collect_leaves(self, Node* v, Node** out, Py_ssize_t i) noexcept nogil
+    cdef Node* _build(self, Node** leaves, Py_ssize_t lo, Py_ssize_t hi) except NULL nogil
+    cdef Node* _rebuild_subtree(self, Node* v) except NULL nogil
+    cdef Node* _leaf_for(self, double x) noexcept nogil
+    cdef double _pred_key(self, double x) noexcept nogil
+    cdef double _succ_key(self, double k) noexcept nogil
+    cdef void _edge_of(self, double c, double* ka, double* kb) noexcept nogil
+    cdef double _block_value(self, double ka, double kb) noexcept nogil
+    cdef double _value_at(self, double c) noexcept nogil
+    cdef double _step_key(self, double x) noexcept nogil
+    cdef Node* _split_leaf(self, Node* v, double x) except NULL nogil
+    cdef void _note_removal(self, double x, double dw, double ds) noexcept nogil
+    cdef int _after_delete(self, Node* v) except -1 nogil
     cdef int _edge_sign(self, Node* frame, double uw, double us, double vw, double vs,
-                        Pt a, Pt b, Pt c, Pt d) noexcept
+                        Pt a, Pt b, Pt c, Pt d) noexcept nogil

@@ -78,7 +78,7 @@ shaped tree) predicts bit for bit as the original. ``_op_fallback`` counts fallb
 """
 
 cimport cython
-from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from cpython.mem cimport PyMem_RawMalloc, PyMem_RawFree
 from libc.string cimport memmove, memcpy
 from libc.math cimport fabs, ldexp, frexp, INFINITY, NAN, isfinite
 
@@ -104,7 +104,7 @@ cdef double _ABSORBED = 2.0 ** -20
 cdef double _ALPHA = 0.75
 
 
-cdef int _lsb_exponent(double v) noexcept:
+cdef int _lsb_exponent(double v) noexcept nogil:
     """Exponent of the lowest set bit of ``v`` (> 0, finite)."""
     cdef int e
     cdef double m = frexp(v, &e)
@@ -180,14 +180,14 @@ cdef class IsotonicBlockStore:
 
     # ------------------------------------------------------------------ exactness
 
-    cdef inline void _note_value(self, double v) noexcept:
+    cdef inline void _note_value(self, double v) noexcept nogil:
         cdef int e
         if v != 0.0:
             e = _lsb_exponent(fabs(v))
             if e < self.qexp:
                 self._set_qexp(e)
 
-    cdef void _set_qexp(self, int e) noexcept:
+    cdef void _set_qexp(self, int e) noexcept nogil:
         self.qexp = e
         if -1000 <= e <= 1000:
             self.qscale = ldexp(1.0, -e)
@@ -198,48 +198,48 @@ cdef class IsotonicBlockStore:
         # integers decide there
         self.fscale = self.qscale if -500 <= e <= 480 else 0.0
 
-    cdef inline bint _exact(self, Node* frame) noexcept:
+    cdef inline bint _exact(self, Node* frame) noexcept nogil:
         return self.qscale > 0.0 and frame.W * self.qscale < _TWO53
 
-    cdef int _vsign(self, Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept:
+    cdef int _vsign(self, Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept nogil:
         """Sign of the cross product (b - a) x (d - c), for points with a.k < b.k and
         c.k < d.k in ``frame``'s coordinates (orientation of a, b, d when b == c)."""
         return k_vsign(self, frame, a, b, c, d)
 
-    cdef inline int _orient(self, Node* frame, Pt a, Pt b, Pt c) noexcept:
+    cdef inline int _orient(self, Node* frame, Pt a, Pt b, Pt c) noexcept nogil:
         """> 0 when a, b, c (keys increasing) turn strictly upwards (b strictly below
         the line ac), 0 when collinear."""
         return self._vsign(frame, a, b, b, c)
 
     cdef inline int _edge_sign(self, Node* frame, double uw, double us, double vw, double vs,
-                               Pt a, Pt b, Pt c, Pt d) noexcept:
+                               Pt a, Pt b, Pt c, Pt d) noexcept nogil:
         """Sign of (b - a) x (d - c) given the sums (uw, us), (vw, vs) of the cells of
         (a.k, b.k] and (c.k, d.k], each computed from those cells alone (so accurate
         relative to the edge itself, not to the frame's totals as coordinates are).
         Undecided signs go to :meth:`_vsign`."""
         return k_edge_sign(self, frame, uw, us, vw, vs, a, b, c, d)
 
-    cdef inline int _vs(self, Node* frame, bint fast, Pt a, Pt b, Pt c, Pt d) noexcept:
+    cdef inline int _vs(self, Node* frame, bint fast, Pt a, Pt b, Pt c, Pt d) noexcept nogil:
         return k_vs(self, frame, fast, a, b, c, d)
 
-    cdef inline bint _fast(self, Node* frame) noexcept:
+    cdef inline bint _fast(self, Node* frame) noexcept nogil:
         """Coordinates of ``frame`` are exact integers (in units of 2**qexp) < 2**26,
         and their products exact doubles (see ``fscale``)."""
         return self.fscale > 0.0 and frame.W * self.fscale < 67108864.0
 
     cdef bint _meet_left_of_split(self, Node* frame, Pt a, Pt b, Pt c, Pt d, double xs,
-                                  Node* left):
+                                  Node* left) noexcept nogil:
         """For lines l1 = ab and l2 = cd with slope(l1) < slope(l2): do they meet at an
         abscissa <= xs (i.e. l2(xs) >= l1(xs))?"""
         return k_meet_left_of_split(self, frame, a, b, c, d, xs, left)
 
     # ------------------------------------------------------------------ node upkeep
 
-    cdef void _leaf_update(self, Node* v) noexcept:
+    cdef void _leaf_update(self, Node* v) noexcept nogil:
         """Totals and own lower hull of a leaf. O(B)."""
         k_leaf_update(self, v)
 
-    cdef int _internal_update(self, Node* u, bint reuse=True) except -1:
+    cdef int _internal_update(self, Node* u, bint reuse=True) except -1 nogil:
         """Totals, bridge and vertex counts of an internal node from its children. With
         ``reuse``, the node's previous bridge is kept when it is still the bridge (see
         :meth:`_bridge_still_valid`), else it is found by descent."""
@@ -268,7 +268,7 @@ cdef class IsotonicBlockStore:
         u.stamp = self._clock
         self._op_nodes += 1
 
-    cdef bint _bridge_still_valid(self, Node* u) noexcept:
+    cdef bint _bridge_still_valid(self, Node* u) noexcept nogil:
         """With exact coordinates: is the bridge kept from before the last change of a
         child still the bridge? Its keys must still be hull vertices of the children
         (found with their hull neighbours by one descent each, O(depth + log B), or
@@ -282,7 +282,7 @@ cdef class IsotonicBlockStore:
         return k_bridge_still_valid(self, u)
 
     cdef bint _cache_survives(self, Node* child, double* c, int fl, Py_ssize_t* rank,
-                              bint rank_from_left) noexcept:
+                              bint rank_from_left) noexcept nogil:
         """Is a locate cached in ``child``'s frame (``c``, ``fl``, ``rank``: see Node)
         still right after the change ``_ck`` just made to ``child``? If so, bring it up
         to date (coordinates, Pt.f, the rank) and return True. Exact coordinates only.
@@ -307,11 +307,11 @@ cdef class IsotonicBlockStore:
         the cached predecessor nor the vertex's Pt.z or Pt.f."""
         return k_cache_survives(self, child, c, fl, rank, rank_from_left)
 
-    cdef int _bridge(self, Node* u) except -1:
+    cdef int _bridge(self, Node* u) except -1 nogil:
         """Bridge of the children's hulls by simultaneous descent. O(depth + log B)."""
         k_bridge(self, u)
 
-    cdef int _fix_path(self, Node* v) except -1:
+    cdef int _fix_path(self, Node* v) except -1 nogil:
         """Recompute ``v`` and its ancestors; rebuild the highest unbalanced one."""
         cdef Node* u
         cdef Node* scape = NULL
@@ -340,7 +340,7 @@ cdef class IsotonicBlockStore:
                 self._internal_update(u)
                 u = u.parent
 
-    cdef void _replace_child(self, Node* old, Node* new) noexcept:
+    cdef void _replace_child(self, Node* old, Node* new) noexcept nogil:
         cdef Node* p = old.parent
         new.parent = p
         if p == NULL:
@@ -350,7 +350,7 @@ cdef class IsotonicBlockStore:
         else:
             p.right = new
 
-    cdef Py_ssize_t _collect_leaves(self, Node* v, Node** out, Py_ssize_t i):
+    cdef Py_ssize_t _collect_leaves(self, Node* v, Node** out, Py_ssize_t i) noexcept nogil:
         if v.leaf != NULL:
             out[i] = v
             return i + 1
@@ -359,7 +359,7 @@ cdef class IsotonicBlockStore:
         _free_node(v)  # internal nodes are rebuilt
         return i
 
-    cdef Node* _build(self, Node** leaves, Py_ssize_t lo, Py_ssize_t hi):
+    cdef Node* _build(self, Node** leaves, Py_ssize_t lo, Py_ssize_t hi) except NULL nogil:
         cdef Py_ssize_t mid
         cdef Node* u
         if hi - lo == 1:
@@ -374,18 +374,19 @@ cdef class IsotonicBlockStore:
         self._internal_update(u)
         return u
 
-    cdef Node* _rebuild_subtree(self, Node* v):
+    cdef Node* _rebuild_subtree(self, Node* v) except NULL nogil:
         """Rebuild the subtree of ``v`` perfectly balanced; returns its new root."""
         cdef Py_ssize_t k = v.nleaves
         cdef Node* parent = v.parent
         cdef bint was_left = parent != NULL and parent.left == v
-        cdef Node** leaves = <Node**> PyMem_Malloc(k * sizeof(Node*))
+        cdef Node** leaves = <Node**> PyMem_RawMalloc(k * sizeof(Node*))
         cdef Node* r
         if leaves == NULL:
-            raise MemoryError()
+            with gil:
+                raise MemoryError()
         self._collect_leaves(v, leaves, 0)
         r = self._build(leaves, 0, k)
-        PyMem_Free(leaves)
+        PyMem_RawFree(leaves)
         r.parent = parent
         if parent == NULL:
             self.root = r
@@ -397,20 +398,20 @@ cdef class IsotonicBlockStore:
 
     # ------------------------------------------------------------------ navigation
 
-    cdef inline Node* _leaf_for(self, double x) noexcept:
+    cdef inline Node* _leaf_for(self, double x) noexcept nogil:
         """The leaf whose key range holds ``x`` (the last leaf starting at or below)."""
         cdef Node* v = self.root
         while v.leaf == NULL:
             v = v.right if x >= v.right.kmin else v.left
         return v
 
-    cdef double _pred_key(self, double x) noexcept:
+    cdef double _pred_key(self, double x) noexcept nogil:
         """The largest key <= x (the sentinel's -inf if none)."""
         cdef Node* v = self._leaf_for(x)
         cdef int j = bisect_right(v.leaf.x, v.leaf.cnt, x)
         return v.leaf.x[j - 1]
 
-    cdef double _succ_key(self, double k) noexcept:
+    cdef double _succ_key(self, double k) noexcept nogil:
         """The smallest key > k (+inf if none)."""
         cdef Node* v = self.root
         cdef double best = INFINITY
@@ -424,7 +425,7 @@ cdef class IsotonicBlockStore:
         j = bisect_right(v.leaf.x, v.leaf.cnt, k)
         return v.leaf.x[j] if j < v.leaf.cnt else best
 
-    cdef void _edge_of(self, double c, double* ka, double* kb) noexcept:
+    cdef void _edge_of(self, double c, double* ka, double* kb) noexcept nogil:
         """Keys of the hull vertices bounding the block that holds key ``c`` (> -inf):
         the block is the cells with ka < key <= kb. O(depth + log B)."""
         cdef Node* v = self.root
@@ -447,7 +448,7 @@ cdef class IsotonicBlockStore:
         ka[0] = L.x[L.hidx[j - 1]]
         kb[0] = L.x[L.hidx[j]]
 
-    cdef inline double _block_value(self, double ka, double kb) noexcept:
+    cdef inline double _block_value(self, double ka, double kb) noexcept nogil:
         cdef Sums s = _range(self.root, ka, kb, self._exact(self.root))
         return s.S / s.W
 
@@ -463,7 +464,7 @@ cdef class IsotonicBlockStore:
             )
         return 0
 
-    cdef void add_c(self, double x, double w, double y):
+    cdef int add_c(self, double x, double w, double y) except -1 nogil:
         cdef double wy = w * y
         cdef Node* v = self._leaf_for(x)
         cdef Leaf* L = v.leaf
@@ -502,8 +503,9 @@ cdef class IsotonicBlockStore:
         self._crem = False
         k_note_cell(self, j, w, wy, 1, 1 if self._cnew else 0)  # the hull before cell j is kept
         self._fix_path(v)
+        return 0
 
-    cdef Node* _split_leaf(self, Node* v, double x):
+    cdef Node* _split_leaf(self, Node* v, double x) except NULL nogil:
         """Split a full leaf in two halves under a new internal node; return the half
         whose key range holds ``x``."""
         cdef Leaf* L = v.leaf
@@ -527,7 +529,7 @@ cdef class IsotonicBlockStore:
         self._leaf_update(v2)
         return v2 if x >= L2.x[0] else v
 
-    cdef long remove_c(self, double x, double w, double y) except -1:
+    cdef long remove_c(self, double x, double w, double y) except -1 nogil:
         cdef Node* v = self._leaf_for(x)
         cdef Leaf* L = v.leaf
         cdef int j = bisect_right(L.x, L.cnt, x) - 1
@@ -536,7 +538,8 @@ cdef class IsotonicBlockStore:
         cdef long dropped = 0
         cdef int m
         if j < 0 or L.x[j] != x or L.n[j] == 0:
-            raise KeyError(x)
+            with gil:
+                raise KeyError(x)
         count = L.n[j]
         cw_left = L.w[j] - w
         cs_left = L.s[j] - wy
@@ -566,7 +569,7 @@ cdef class IsotonicBlockStore:
             self._fix_path(v)
         return dropped
 
-    cdef inline void _note_removal(self, double x, double dw, double ds) noexcept:
+    cdef inline void _note_removal(self, double x, double dw, double ds) noexcept nogil:
         """The shape of a removal from the cell of key ``x``, for the locate caches of
         the path (:meth:`_cache_survives`): the cell's sums change by ``(dw, ds)``
         (``dw < 0``; the whole cell when it is deleted), so the points from ``x`` on are
@@ -580,7 +583,7 @@ cdef class IsotonicBlockStore:
         self._cnew = False
         self._crem = True
 
-    cdef void _after_delete(self, Node* v):
+    cdef int _after_delete(self, Node* v) except -1 nogil:
         """Restore the tree after a cell left leaf ``v``: drop an empty leaf, merge a
         small one into its sibling leaf, then recompute the path."""
         cdef Node* p = v.parent
@@ -591,7 +594,7 @@ cdef class IsotonicBlockStore:
         cdef Leaf* B
         if p == NULL:
             self._fix_path(v)
-            return
+            return 0
         sib = p.right if p.left == v else p.left
         if v.leaf.cnt == 0:
             self._dirty = 0  # no leaf update follows
@@ -600,7 +603,7 @@ cdef class IsotonicBlockStore:
             _free_node(p)
             if sib.parent != NULL:
                 self._fix_path(sib.parent)
-            return
+            return 0
         if sib.leaf != NULL and 4 * v.leaf.cnt < self.cap and 4 * (v.leaf.cnt + sib.leaf.cnt) <= 3 * self.cap:
             lft = p.left
             rgt = p.right
@@ -617,26 +620,27 @@ cdef class IsotonicBlockStore:
             _free_node(rgt)
             _free_node(p)
             self._fix_path(lft)
-            return
+            return 0
         self._fix_path(v)
+        return 0
 
-    cdef double _value_at(self, double c) noexcept:
+    cdef double _value_at(self, double c) noexcept nogil:
         # the value of the block holding key c (one home of the step read-out)
         cdef double ka, kb
         self._edge_of(c, &ka, &kb)
         return self._block_value(ka, kb)
 
-    cdef double _step_key(self, double x) noexcept:
+    cdef double _step_key(self, double x) noexcept nogil:
         # the key the step read-out at x uses: the largest key <= x, else the first key
         cdef double c = self._pred_key(x)
         return self._succ_key(c) if c == -INFINITY else c
 
-    cdef double predict_step_c(self, double x) noexcept:
+    cdef double predict_step_c(self, double x) noexcept nogil:
         if self.root.ncells <= 1:
             return NAN
         return self._value_at(self._step_key(x))
 
-    cdef double predict_linear_c(self, double x) noexcept:
+    cdef double predict_linear_c(self, double x) noexcept nogil:
         cdef double c, ka, kb, v0, v1, x1, ka1, kb1
         if self.root.ncells <= 1:
             return NAN
@@ -654,7 +658,7 @@ cdef class IsotonicBlockStore:
         v1 = self._block_value(ka1, kb1)
         return v0 + (v1 - v0) * ((x - kb) / (x1 - kb))
 
-    cdef double prior_step_c(self, double x, double w, double m) except? -1.0:
+    cdef double prior_step_c(self, double x, double w, double m) except? -1.0 nogil:
         """The step read-out at ``x`` under a prior (:mod:`streamcal.core.prior`): the
         fit, at the cell ``c`` the step read-out uses (the largest key <= ``x``, else the
         first key), of the cells plus one pseudo-event ``(c, w, m)``; the store is left
@@ -663,7 +667,7 @@ cdef class IsotonicBlockStore:
             return NAN
         return self.hypothetical_c(self._step_key(x), w, m)
 
-    cdef double prior_linear_c(self, double x, double w, double m) except? -1.0:
+    cdef double prior_linear_c(self, double x, double w, double m) except? -1.0 nogil:
         """:meth:`prior_step_c` read as ``predict_linear_c`` reads the fit: in the gap
         between the last key ``kb`` of a block and the first key ``x1`` of the next,
         linear between the prior read-outs at ``kb`` and ``x1``; elsewhere the step
@@ -684,7 +688,7 @@ cdef class IsotonicBlockStore:
         v1 = self.hypothetical_c(x1, w, m)
         return v0 + (v1 - v0) * ((x - kb) / (x1 - kb))
 
-    cdef Py_ssize_t n_blocks_c(self) noexcept:
+    cdef Py_ssize_t n_blocks_c(self) noexcept nogil:
         return self.root.nvl + self.root.nvr - 1
 
     # ------------------------------------------------------------------ Python API
@@ -819,16 +823,16 @@ cdef class IsotonicBlockStore:
         left exactly as it was. O(log^2 n)."""
         return self.hypothetical_c(x, w, y)
 
-    cdef double hypothetical_c(self, double x, double w, double y) except? -1.0:
+    cdef double hypothetical_c(self, double x, double w, double y) except? -1.0 nogil:
         """:meth:`hypothetical_value` from C (read-only, ``_pav_query.pxd``)."""
         return k_hyp(self, x, w, y, NULL)
 
-    cdef double hypothetical_pair_c(self, double x, double w, double* p1) except? -1.0:
+    cdef double hypothetical_pair_c(self, double x, double w, double* p1) except? -1.0 nogil:
         """The fit at ``x`` with ``(x, w, 0)`` added (returned) and with ``(x, w, 1)``
         (``p1``): two read-only queries, or one insertion relabelled, then the restore."""
         return k_hyp(self, x, w, 0.0, p1)
 
-    cdef void relabel_c(self, double x, double ds):
+    cdef int relabel_c(self, double x, double ds) except -1 nogil:
         """Add ``ds`` to the label sum of the stored cell of key ``x``, its weight and
         count unchanged: an event's label changed in place (Venn-ABERS: the second
         hypothetical label), the cell sums
@@ -845,6 +849,7 @@ cdef class IsotonicBlockStore:
         self._crem = False
         k_note_cell(self, j, 0.0, ds, 0, 0)  # only cell j changed: the hull before it is kept
         self._fix_path(v)
+        return 0
 
     def scale_by_power_of_two(self, int exponent):
         """Multiply every weight by ``2 ** exponent`` with ``ldexp``: exact, and without
@@ -890,8 +895,6 @@ def _restore(cap, xs, ws, ss, ns):
     store = IsotonicBlockStore(cap)
     xs = np.frombuffer(xs, dtype=np.float64)
     if len(xs):
-        store.rebuild(
-            xs, np.frombuffer(ws, dtype=np.float64), np.frombuffer(ss, dtype=np.float64),
-            np.frombuffer(ns, dtype=np.int64),
-        )
+        store.rebuild(xs, np.frombuffer(ws, dtype=np.float64),
+                      np.frombuffer(ss, dtype=np.float64), np.frombuffer(ns, dtype=np.int64))
     return store

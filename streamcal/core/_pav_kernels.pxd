@@ -105,7 +105,7 @@ cdef extern from *:
 # can decide): u x v has the sign of slope(v) - slope(u), both x-extents being
 # positive. Returns that sign, or 2 when a slope is not pure (then the callers filter).
 # Inlined, the sentinel folds into the callers' branches.
-cdef inline int k_pure_sign(Pt a, Pt b, Pt c, Pt d) noexcept:
+cdef inline int k_pure_sign(Pt a, Pt b, Pt c, Pt d) noexcept nogil:
     cdef int pu = _pure_slope(a, b), pv
     if pu >= 0:
         pv = _pure_slope(c, d)
@@ -115,7 +115,7 @@ cdef inline int k_pure_sign(Pt a, Pt b, Pt c, Pt d) noexcept:
 
 
 # IsotonicBlockStore._vsign: sign of (b - a) x (d - c) in the frame of ``frame``.
-cdef inline int k_vsign(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept:
+cdef inline int k_vsign(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept nogil:
     cdef double ux = b.x - a.x, uy = b.y - a.y, vx = d.x - c.x, vy = d.y - c.y
     cdef double q, nu, nv, det, err
     cdef int s
@@ -149,7 +149,7 @@ cdef inline int k_vsign(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt
 # and a rigorous filter give the exact sign, the rest goes to k_vsign_ranges.
 cdef inline int k_vsign_local(IsotonicBlockStore st, Node* frame, double ux, double uy,
                               double du, double vx, double vy, double dv,
-                              Pt a, Pt b, Pt c, Pt d) noexcept:
+                              Pt a, Pt b, Pt c, Pt d) noexcept nogil:
     cdef double nu, nv, det, eu, ev
     cdef int s = k_pure_sign(a, b, c, d)
     if s != 2:
@@ -173,7 +173,7 @@ cdef inline int k_vsign_local(IsotonicBlockStore st, Node* frame, double ux, dou
 # the fallback of k_vsign: too close to call, so both vectors are recomputed as range
 # sums of their own cells (double-double) and the sign taken with a tie band.
 cdef inline int k_vsign_ranges(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c,
-                               Pt d) noexcept:
+                               Pt d) noexcept nogil:
     cdef double det, p1, p2, e1, e2
     cdef int ku, kv
     cdef Sums su, sv
@@ -216,7 +216,7 @@ cdef inline int k_vsign_ranges(IsotonicBlockStore st, Node* frame, Pt a, Pt b, P
 
 # IsotonicBlockStore._edge_sign: the same from the edges' own cell sums.
 cdef inline int k_edge_sign(IsotonicBlockStore st, Node* frame, double uw, double us, double vw,
-                            double vs, Pt a, Pt b, Pt c, Pt d) noexcept:
+                            double vs, Pt a, Pt b, Pt c, Pt d) noexcept nogil:
     cdef double p1 = uw * vs, p2 = us * vw
     cdef double det = p1 - p2, m = p1 + p2
     if _EDGE_TINY < m < INFINITY:
@@ -230,7 +230,7 @@ cdef inline int k_edge_sign(IsotonicBlockStore st, Node* frame, double uw, doubl
 # A double-double product (ah + al) * (bh + bl), FMA for the error of the leading term;
 # the result renormalised (rh the double nearest to rh + rl).
 cdef inline void _dd_mul(double ah, double al, double bh, double bl, double* rh,
-                         double* rl) noexcept:
+                         double* rl) noexcept nogil:
     cdef double p = ah * bh
     cdef double e = fma(ah, bh, -p) + (ah * bl + al * bh)
     rh[0] = p + e
@@ -240,7 +240,7 @@ cdef inline void _dd_mul(double ah, double al, double bh, double bl, double* rh,
 # sign of the double-double P - Q - R (all three non-negative), 0 within the band
 # _MEET_TIE * (P + Q + R) (see k_meet_left_of_split)
 cdef inline int _dd3_sign(double ph, double pl, double qh, double ql, double rh,
-                          double rl) noexcept:
+                          double rl) noexcept nogil:
     cdef double dh = 0.0, dl = 0.0
     _dd_add(&dh, &dl, ph, pl)
     _dd_add(&dh, &dl, -qh, -ql)
@@ -250,12 +250,21 @@ cdef inline int _dd3_sign(double ph, double pl, double qh, double ql, double rh,
     return _sign(dh)
 
 
+# sc_pav_triple_sign's test in Python integers, for coordinates of 2**40 units and more
+# (products beyond 128 bits): cby dx1 dx2 - dy2 dx1 f - dy1 dx2 e >= 0
+cdef inline bint _big_triple_sign(double cby, double dx1, double dx2, double dy2, double f,
+                                  double dy1, double e):
+    return (int(cby) * int(dx1) * int(dx2) - int(dy2) * int(dx1) * int(f)
+            - int(dy1) * int(dx2) * int(e)) >= 0
+
+
 # IsotonicBlockStore._meet_left_of_split: do lines ab and cd meet at or left of xs?
 cdef inline bint k_meet_left_of_split(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt d,
-                                     double xs, Node* left):
+                                     double xs, Node* left) noexcept nogil:
     cdef double dx1 = b.x - a.x, dy1 = b.y - a.y, dx2 = d.x - c.x, dy2 = d.y - c.y
     cdef double cbx = c.x - b.x, cby = c.y - b.y, e = xs - b.x
     cdef double F, t1, t2, t3, q, delta, err, g1, g2, m
+    cdef bint big
     cdef Sums s1, s2, sb, se, sf
     cdef int k1, k2, k3
     cdef double ph, pl, qh, ql, rh, rl, th, tl
@@ -267,10 +276,10 @@ cdef inline bint k_meet_left_of_split(IsotonicBlockStore st, Node* frame, Pt a, 
                 <long long> (cby * q), <long long> (dx1 * q), <long long> (dx2 * q),
                 <long long> (dy2 * q), <long long> ((cbx - e) * q),
                 <long long> (dy1 * q), <long long> (e * q)) >= 0
-        G = (int(cby * q) * int(dx1 * q) * int(dx2 * q)
-             - int(dy2 * q) * int(dx1 * q) * int((cbx - e) * q)
-             - int(dy1 * q) * int(dx2 * q) * int(e * q))
-        return G >= 0
+        with gil:
+            big = _big_triple_sign(cby * q, dx1 * q, dx2 * q, dy2 * q, (cbx - e) * q,
+                                   dy1 * q, e * q)
+        return big
     # a bound on the error of F from coordinate errors of at most delta each: each
     # slope dy / dx is then within 2 delta (1 + |slope|) / (dx - 2 delta) of the true
     # one, a bound only when dx exceeds 2 delta (an edge narrower than the coordinates'
@@ -332,7 +341,7 @@ cdef inline bint k_meet_left_of_split(IsotonicBlockStore st, Node* frame, Pt a, 
 # point (running sums) and its Pt.z, Pt.f (the last key so far of a cell with s != 0,
 # of one with s != w) ...
 cdef inline void _leaf_cell(Leaf* L, int t, double* cw, double* cs, double* lz,
-                            double* lf) noexcept:
+                            double* lf) noexcept nogil:
     cw[0] += L.w[t]
     cs[0] += L.s[t]
     if L.s[t] != 0.0:
@@ -343,7 +352,7 @@ cdef inline void _leaf_cell(Leaf* L, int t, double* cw, double* cs, double* lz,
 
 # ... the pops before it: the last vertices that the point (cw, cs) leaves off the lower
 # hull, by the fast loop's orientation test (exact coordinates; returns the count kept) ...
-cdef inline int _leaf_pop(Leaf* L, int nh, double cw, double cs) noexcept:
+cdef inline int _leaf_pop(Leaf* L, int nh, double cw, double cs) noexcept nogil:
     cdef double det
     while nh >= 2:
         det = ((L.hx[nh - 1] - L.hx[nh - 2]) * (cs - L.hy[nh - 1])
@@ -356,7 +365,7 @@ cdef inline int _leaf_pop(Leaf* L, int nh, double cw, double cs) noexcept:
 
 # ... and the push of that point as hull vertex nh (returns the new vertex count)
 cdef inline int _leaf_push(Leaf* L, int nh, int t, double cw, double cs, double lz,
-                           double lf) noexcept:
+                           double lf) noexcept nogil:
     L.hx[nh] = cw
     L.hy[nh] = cs
     L.hz[nh] = lz
@@ -369,7 +378,7 @@ cdef inline int _leaf_push(Leaf* L, int nh, int t, double cw, double cs, double 
 # restore): the leaf's update may keep what came before it (see k_leaf_update).
 # ``dw``, ``ds``, ``dn``: the cell's change; ``sh``: +1 inserted, -1 deleted, 0 in place.
 cdef inline void k_note_cell(IsotonicBlockStore st, int j, double dw, double ds,
-                             long long dn, int sh) noexcept:
+                             long long dn, int sh) noexcept nogil:
     st._dirty = j
     st._tdw = dw
     st._tds = ds
@@ -380,7 +389,7 @@ cdef inline void k_note_cell(IsotonicBlockStore st, int j, double dw, double ds,
 # IsotonicBlockStore._leaf_update: totals and own lower hull of a leaf, O(B); after one
 # changed cell (``_dirty`` > 0) with exact coordinates, O(the cells between the two
 # kept hull vertices around it + the hull's vertices).
-cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
+cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
     cdef Leaf* L = v.leaf
     cdef int t, nh = 0
     cdef double cw = 0.0, cs = 0.0
@@ -546,7 +555,7 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept:
 # IsotonicBlockStore._vs: the orientation test, the fast double test inline (the
 # per-test call with four Pt passed by value was 9% of a window event's time)
 cdef inline int k_vs(IsotonicBlockStore st, Node* frame, bint fast, Pt a, Pt b, Pt c,
-                     Pt d) noexcept:
+                     Pt d) noexcept nogil:
     if fast:
         return _fsign(a, b, c, d)
     return k_vsign(st, frame, a, b, c, d)
@@ -557,13 +566,13 @@ cdef inline int k_vs(IsotonicBlockStore st, Node* frame, bint fast, Pt a, Pt b, 
 # descent summed in the children's frames (see k_vsign_local)
 cdef inline int k_bt(IsotonicBlockStore st, Node* u, bint fast, bint loc, Pt a, Pt b,
                      Pt c, Pt d, double ux, double uy, double du, double vx, double vy,
-                     double dv) noexcept:
+                     double dv) noexcept nogil:
     if loc:
         return k_vsign_local(st, u, ux, uy, du, vx, vy, dv, a, b, c, d)
     return k_vs(st, u, fast, a, b, c, d)
 
 
-cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
+cdef inline void k_bridge(IsotonicBlockStore st, Node* u) noexcept nogil:
     cdef Node* ln = u.left
     cdef Node* rn = u.right
     cdef double lox = 0.0, loy = 0.0, rox = u.left.W, roy = u.left.S
@@ -720,7 +729,7 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u):
 # result is then cached (False when ``K`` is no longer a vertex).
 cdef inline bint k_end_cached(IsotonicBlockStore st, Node* child, double K, long long* cs,
                               double* c, int fl, Py_ssize_t* rank, bint from_left,
-                              Loc* r) noexcept:
+                              Loc* r) noexcept nogil:
     if cs[0] != 0 and (cs[0] == child.stamp or (
             cs[0] == child.ostamp and st._cnode == child
             and st._cache_survives(child, c, fl, rank, from_left))):
@@ -732,7 +741,7 @@ cdef inline bint k_end_cached(IsotonicBlockStore st, Node* child, double K, long
 
 cdef inline bint k_end_descend(IsotonicBlockStore st, Node* child, double K, long long* cs,
                                double* c, int* fl, Py_ssize_t* rank, bint from_left,
-                               Loc* r) noexcept:
+                               Loc* r) noexcept nogil:
     cdef bint found = _locate(child, K, 0.0, 0.0, -INFINITY, -INFINITY, r)
     st._op_hull += r.steps
     if not found:
@@ -744,7 +753,7 @@ cdef inline bint k_end_descend(IsotonicBlockStore st, Node* child, double K, lon
 
 
 # IsotonicBlockStore._bridge_still_valid: is the node's previous bridge still its bridge?
-cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u) noexcept:
+cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u) noexcept nogil:
     cdef Loc la, lb
     cdef bint fast
     if not u.bvalid or not st._exact(u):
@@ -782,7 +791,7 @@ cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u) noexcept:
 
 # IsotonicBlockStore._cache_survives: does a cached locate survive the change just made?
 cdef inline bint k_cache_survives(IsotonicBlockStore st, Node* child, double* c, int fl,
-                                 Py_ssize_t* rank, bint rank_from_left) noexcept:
+                                 Py_ssize_t* rank, bint rank_from_left) noexcept nogil:
     cdef double x = st._cx
     cdef Py_ssize_t dnv = (child.nvl + child.nvr) - child.onv
     if st._ck == CH_PREFIX:
@@ -823,7 +832,7 @@ cdef inline bint k_cache_survives(IsotonicBlockStore st, Node* child, double* c,
 # (relabel_c: the cell sums of adding (x, w, 1) instead, exactly: os + 0.0 + w is
 # os + w * 1) and the fit read again into then1[0]: three path updates, not four.
 cdef inline double k_hypothetical(IsotonicBlockStore st, double x, double w, double y,
-                                  double* then1) except? -1.0:
+                                  double* then1) except? -1.0 nogil:
     if st.root.ncells <= 1:
         if then1 != NULL:
             then1[0] = 1.0

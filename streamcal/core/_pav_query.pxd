@@ -80,7 +80,7 @@ cdef struct QCtx:
     double ry[QMAX_DEPTH]
 
 
-cdef inline int _qsign(QCtx* c, double ux, double uy, double vx, double vy) noexcept:
+cdef inline int _qsign(QCtx* c, double ux, double uy, double vx, double vy) noexcept nogil:
     # sign of u x v for vectors of exact coordinates (below 2**53 units)
     cdef double d
     if c.fast:
@@ -91,7 +91,7 @@ cdef inline int _qsign(QCtx* c, double ux, double uy, double vx, double vy) noex
 
 
 cdef inline bint _onward(QCtx* c, double ex, double ey, double hx, double hy, double px,
-                         double py, bint left) noexcept:
+                         double py, bint left) noexcept nogil:
     # does the tangent from p move past the hull edge of vector e starting at h?
     # left (p right of the chain, largest slope to p): p strictly above the edge's
     # line; else (p left of it, smallest slope from p): p strictly below
@@ -100,7 +100,7 @@ cdef inline bint _onward(QCtx* c, double ex, double ey, double hx, double hy, do
 
 
 cdef inline int _chain_tan(QCtx* c, Leaf* L, int lo, int hi, double ox, double oy,
-                           double px, double py, bint left) noexcept:
+                           double px, double py, bint left) noexcept nogil:
     # the vertex of the leaf's hull lo .. hi - 1 (origin ox, oy) touched by the tangent
     # from p: the first whose next edge the tangent does not move past (binary search)
     cdef int a = lo, b = hi - 1, m
@@ -115,7 +115,7 @@ cdef inline int _chain_tan(QCtx* c, Leaf* L, int lo, int hi, double ox, double o
 
 
 cdef inline void _tree_tan(QCtx* c, Node* n, double ox, double oy, double px, double py,
-                           bint left, double* tx, double* ty) noexcept:
+                           bint left, double* tx, double* ty) noexcept nogil:
     # the vertex of hull(n) (origin ox, oy) touched by the tangent from p: hull(n) is
     # hull(n.left) up to the bridge, then hull(n.right); the tangent lies past the
     # bridge edge or not, and that child's whole hull has the same tangent
@@ -133,7 +133,7 @@ cdef inline void _tree_tan(QCtx* c, Node* n, double ox, double oy, double px, do
 
 
 cdef inline bint _better(QCtx* c, double px, double py, double bx, double by, double nx,
-                         double ny, bint left) noexcept:
+                         double ny, bint left) noexcept nogil:
     # is n strictly better than b as the tangent point from p: below the line pb
     if left:
         return _qsign(c, px - bx, py - by, nx - bx, ny - by) < 0
@@ -141,7 +141,7 @@ cdef inline bint _better(QCtx* c, double px, double py, double bx, double by, do
 
 
 cdef inline void _keep_better(QCtx* c, double px, double py, double* bx, double* by,
-                              double nx, double ny, bint left) noexcept:
+                              double nx, double ny, bint left) noexcept nogil:
     # b becomes n when n is the better tangent point from p (_better)
     if _better(c, px, py, bx[0], by[0], nx, ny, left):
         bx[0] = nx
@@ -150,7 +150,7 @@ cdef inline void _keep_better(QCtx* c, double px, double py, double* bx, double*
 
 cdef inline void _root_tan(QCtx* c, IsotonicBlockStore st, double k, double ox,
                            double oy, double px, double py, bint left, double* tx,
-                           double* ty) noexcept:
+                           double* ty) noexcept nogil:
     # the vertex touched by the tangent from p among the vertices of the current fit's
     # hull (the root's; origin ox, oy) with key <= k (left: p right of them) or >= k
     # (else: p left of them). k is a hull vertex's key (or -inf, the sentinel's), so it
@@ -198,7 +198,7 @@ cdef inline void _root_tan(QCtx* c, IsotonicBlockStore st, double k, double ox,
 
 
 cdef inline void _tan_left(QCtx* c, IsotonicBlockStore st, int mode, double px, double py,
-                           double* ax, double* ay) noexcept:
+                           double* ax, double* ay) noexcept nogil:
     # the point of L with the largest slope to p (p right of L), among the parts that
     # can hold the bridge's left end (mode, see k_query_value); any point of L may be
     # looked at (a superset gives the same bridge)
@@ -229,7 +229,7 @@ cdef inline void _tan_left(QCtx* c, IsotonicBlockStore st, int mode, double px, 
 
 
 cdef inline void _tan_right(QCtx* c, IsotonicBlockStore st, int mode, double dx, double dy,
-                            double px, double py, double* bx, double* by) noexcept:
+                            double px, double py, double* bx, double* by) noexcept nogil:
     # the point of R + d (and Q + d for a new key) with the smallest slope from p
     # (p left of them), among the parts that can hold the bridge's right end
     cdef double sx, sy, tx, ty
@@ -269,7 +269,7 @@ cdef inline void _tan_right(QCtx* c, IsotonicBlockStore st, int mode, double dx,
     by[0] = sy
 
 
-cdef inline int _lsb(double v) noexcept:
+cdef inline int _lsb(double v) noexcept nogil:
     # exponent of the lowest set bit of v > 0 (finite)
     cdef int e
     cdef double m = frexp(v, &e)
@@ -277,7 +277,7 @@ cdef inline int _lsb(double v) noexcept:
 
 
 cdef inline bint k_query_scale(IsotonicBlockStore st, double w, double wy, double* q,
-                               bint* fast) noexcept:
+                               bint* fast) noexcept nogil:
     """The guards of the read-only query for an event of weight ``w`` and label sum
     ``wy`` (see the top of this file): True, with ``q`` the scale 2**-e of the
     coordinates once the event is added (``e`` the store's qexp, lowered to the
@@ -300,7 +300,7 @@ cdef inline bint k_query_scale(IsotonicBlockStore st, double w, double wy, doubl
     return (st.root.W + w) * q[0] < _TWO53
 
 
-cdef inline bint k_query_ready(IsotonicBlockStore st, double w) noexcept:
+cdef inline bint k_query_ready(IsotonicBlockStore st, double w) noexcept nogil:
     """Do the guards of the read-only query hold for an event of weight ``w`` and label
     0 or 1? O(1)."""
     cdef double q
@@ -309,7 +309,7 @@ cdef inline bint k_query_ready(IsotonicBlockStore st, double w) noexcept:
 
 
 cdef inline int _cell_points(Leaf* L, int k, int end, double ox, double oy, double* cx,
-                             double* cy, double* xs, double* ys) noexcept:
+                             double* cy, double* xs, double* ys) noexcept nogil:
     # the points after cells k .. end - 1 of L, running sums (cx, cy) carried on and
     # shifted by (ox, oy), into xs, ys; returns how many
     cdef int n = 0
@@ -324,7 +324,7 @@ cdef inline int _cell_points(Leaf* L, int k, int end, double ox, double oy, doub
 
 
 cdef inline bint k_query_prepare(IsotonicBlockStore st, double x, double w, double wy,
-                                 QCtx* c) noexcept:
+                                 QCtx* c) noexcept nogil:
     """Fill ``c`` for queries at key ``x`` with events of weight ``w`` and label sums
     ``0 .. wy``; False when a guard fails (see the top of this file)."""
     cdef double ox = 0.0, oy = 0.0, cx = 0.0, cy = 0.0
@@ -393,7 +393,7 @@ cdef inline bint k_query_prepare(IsotonicBlockStore st, double x, double w, doub
 
 
 cdef inline bint k_query_value(QCtx* c, IsotonicBlockStore st, double dx, double dy,
-                               double* out) noexcept:
+                               double* out) noexcept nogil:
     """The step fit at ``x`` with the points of R translated by ``(dx, dy)``: the
     slope of the bridge of hull(L) and hull(R + d), by alternating tangents. False if
     the rounds run out (the caller falls back).
@@ -426,7 +426,7 @@ cdef inline bint k_query_value(QCtx* c, IsotonicBlockStore st, double dx, double
 
 
 cdef inline bint k_query(IsotonicBlockStore st, double x, double w, double y,
-                         double* then1, double* out) noexcept:
+                         double* then1, double* out) noexcept nogil:
     """The read-only :func:`k_hypothetical`: ``out`` the fit at ``x`` with ``(x, w,
     y)`` added (with ``then1``: ``y`` is 0, and ``then1`` gets the fit with ``(x, w,
     1)``); False when a guard fails (nothing written)."""
@@ -450,7 +450,7 @@ cdef inline bint k_query(IsotonicBlockStore st, double x, double w, double y,
 
 
 cdef inline double k_hyp(IsotonicBlockStore st, double x, double w, double y,
-                         double* then1) except? -1.0:
+                         double* then1) except? -1.0 nogil:
     """IsotonicBlockStore.hypothetical_c / hypothetical_pair_c: the read-only query
     when its guards hold, else insert, read and restore (k_hypothetical): the same
     floats either way."""

@@ -5,7 +5,7 @@
 # the per-event path, and are compiled into the modules that cimport them (_pav.pyx for
 # the updates, _pav_ops.pyx for the read-outs and checks).
 
-from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from cpython.mem cimport PyMem_RawMalloc, PyMem_RawFree
 from libc.math cimport INFINITY
 from libc.string cimport memset
 
@@ -23,7 +23,7 @@ cdef inline void _dd_add(double* hi, double* lo, double bh, double bl) noexcept 
     lo[0] = err - (hi[0] - s)
 
 
-cdef inline Sums _sums_add(Sums a, Sums b) noexcept:
+cdef inline Sums _sums_add(Sums a, Sums b) noexcept nogil:
     _dd_add(&a.W, &a.Wlo, b.W, b.Wlo)
     _dd_add(&a.S, &a.Slo, b.S, b.Slo)
     a.N += b.N
@@ -31,11 +31,11 @@ cdef inline Sums _sums_add(Sums a, Sums b) noexcept:
     return a
 
 
-cdef inline Sums _zero_sums() noexcept:
+cdef inline Sums _zero_sums() noexcept nogil:
     return Sums(W=0.0, Wlo=0.0, S=0.0, Slo=0.0, N=0, C=0)
 
 
-cdef inline int _sign(double v) noexcept:
+cdef inline int _sign(double v) noexcept nogil:
     return (v > 0.0) - (v < 0.0)
 
 
@@ -52,37 +52,42 @@ cdef inline size_t _leaf_node_size() noexcept nogil:
     return <size_t> (<char*> &proto.lfl - <char*> &proto)
 
 
-cdef inline Node* _new_node_sized(size_t size):
-    cdef Node* v = <Node*> PyMem_Malloc(size)
+# Nodes are allocated with the raw allocator (no GIL needed): the per-event paths run
+# without the GIL (IsotonicStream's batch loops); a failed allocation takes the GIL to
+# raise MemoryError.
+cdef inline Node* _new_node_sized(size_t size) except NULL nogil:
+    cdef Node* v = <Node*> PyMem_RawMalloc(size)
     if v == NULL:
-        raise MemoryError()
+        with gil:
+            raise MemoryError()
     memset(v, 0, size)
     return v
 
 
-cdef inline Node* _new_node():
+cdef inline Node* _new_node() except NULL nogil:
     return _new_node_sized(sizeof(Node))
 
 
-cdef inline Node* _new_leaf_node():
+cdef inline Node* _new_leaf_node() except NULL nogil:
     cdef Node* v = _new_node_sized(_leaf_node_size())
-    v.leaf = <Leaf*> PyMem_Malloc(sizeof(Leaf))
+    v.leaf = <Leaf*> PyMem_RawMalloc(sizeof(Leaf))
     if v.leaf == NULL:
-        PyMem_Free(v)
-        raise MemoryError()
+        PyMem_RawFree(v)
+        with gil:
+            raise MemoryError()
     v.leaf.cnt = 0
     v.leaf.nh = 0
     v.leaf.hexact = 0
     return v
 
 
-cdef inline void _free_node(Node* v) noexcept:
+cdef inline void _free_node(Node* v) noexcept nogil:
     if v.leaf != NULL:
-        PyMem_Free(v.leaf)
-    PyMem_Free(v)
+        PyMem_RawFree(v.leaf)
+    PyMem_RawFree(v)
 
 
-cdef inline void _free_tree(Node* v) noexcept:
+cdef inline void _free_tree(Node* v) noexcept nogil:
     if v == NULL:
         return
     if v.leaf == NULL:
@@ -92,7 +97,7 @@ cdef inline void _free_tree(Node* v) noexcept:
 
 
 cdef inline Pt _leaf_vertex(Leaf* L, int j, double ox, double oy, double z0,
-                            double f0) noexcept:
+                            double f0) noexcept nogil:
     """Hull vertex ``j`` of a leaf, translated by (ox, oy); z0 and f0 are the Pt.z and
     Pt.f of the frame's cells before the leaf."""
     cdef Pt p
@@ -105,7 +110,7 @@ cdef inline Pt _leaf_vertex(Leaf* L, int j, double ox, double oy, double z0,
 
 
 cdef inline Pt _bridge_vertex(double x, double y, double k, double z, double f,
-                              double ox, double oy, double z0, double f0) noexcept:
+                              double ox, double oy, double z0, double f0) noexcept nogil:
     cdef Pt p
     p.x = x + ox
     p.y = y + oy
@@ -115,7 +120,7 @@ cdef inline Pt _bridge_vertex(double x, double y, double k, double z, double f,
     return p
 
 
-cdef inline int _pure_slope(Pt a, Pt b) noexcept:
+cdef inline int _pure_slope(Pt a, Pt b) noexcept nogil:
     """0 or 1 when every cell of (a.k, b.k] has label sum 0, resp. equal to its weight
     (the slope of ab is then exactly that), else -1."""
     if b.z <= a.k:
@@ -125,7 +130,7 @@ cdef inline int _pure_slope(Pt a, Pt b) noexcept:
     return -1
 
 
-cdef inline Py_ssize_t _leaf_rank_le(Leaf* L, double K) noexcept:
+cdef inline Py_ssize_t _leaf_rank_le(Leaf* L, double K) noexcept nogil:
     """Hull vertices of the leaf with key <= K."""
     cdef int lo = 0, hi = L.nh, mid
     while lo < hi:
@@ -137,7 +142,7 @@ cdef inline Py_ssize_t _leaf_rank_le(Leaf* L, double K) noexcept:
     return lo
 
 
-cdef inline Py_ssize_t _rank_le(Node* v, double K) noexcept:
+cdef inline Py_ssize_t _rank_le(Node* v, double K) noexcept nogil:
     """Vertices of the hull of ``v`` with key <= K. O(depth)."""
     cdef Py_ssize_t acc = 0
     while True:
@@ -152,7 +157,7 @@ cdef inline Py_ssize_t _rank_le(Node* v, double K) noexcept:
             return acc + v.nvl + v.nvr - _rank_gt(v.right, K)
 
 
-cdef inline Py_ssize_t _rank_gt(Node* v, double K) noexcept:
+cdef inline Py_ssize_t _rank_gt(Node* v, double K) noexcept nogil:
     """Vertices of the hull of ``v`` with key > K. O(depth)."""
     while True:
         if v.leaf != NULL:
@@ -165,7 +170,7 @@ cdef inline Py_ssize_t _rank_gt(Node* v, double K) noexcept:
             return v.nvl + v.nvr - _rank_le(v.left, K)
 
 
-cdef inline bint _hull_prefix(Leaf* L, double k, double* w, double* s) noexcept:
+cdef inline bint _hull_prefix(Leaf* L, double k, double* w, double* s) noexcept nogil:
     """With exact coordinates (``L.hexact``): the sums of the leaf's cells with key <= k
     read from its hull, when k is below the first key, at or above the last (the last
     cell is a hull vertex) or the key of a hull vertex. False otherwise."""
@@ -190,7 +195,7 @@ cdef inline bint _hull_prefix(Leaf* L, double k, double* w, double* s) noexcept:
     return True
 
 
-cdef inline Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) noexcept:
+cdef inline Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) noexcept nogil:
     """Sums of the leaf's cells with k1 < key <= k2. ``plain``: the caller knows every
     partial sum is exact (exact mode, below 2**(qexp + 53)): plain sums then equal the
     double-double ones (low parts 0), and so does the difference of two exact prefix
@@ -220,11 +225,11 @@ cdef inline Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) no
     return r
 
 
-cdef inline Sums _node_sums(Node* v) noexcept:
+cdef inline Sums _node_sums(Node* v) noexcept nogil:
     return Sums(W=v.W, Wlo=v.Wlo, S=v.S, Slo=v.Slo, N=v.N, C=v.ncells)
 
 
-cdef inline Sums _range_from(Node* v, double k1, bint plain=False) noexcept:
+cdef inline Sums _range_from(Node* v, double k1, bint plain=False) noexcept nogil:
     """Sums of the cells of ``v`` with key > k1."""
     cdef Sums acc = _zero_sums()
     while v.leaf == NULL:
@@ -236,7 +241,7 @@ cdef inline Sums _range_from(Node* v, double k1, bint plain=False) noexcept:
     return _sums_add(_leaf_range(v.leaf, k1, INFINITY, plain), acc)
 
 
-cdef inline Sums _range_upto(Node* v, double k2, bint plain=False) noexcept:
+cdef inline Sums _range_upto(Node* v, double k2, bint plain=False) noexcept nogil:
     """Sums of the cells of ``v`` with key <= k2."""
     cdef Sums acc = _zero_sums()
     while v.leaf == NULL:
@@ -248,7 +253,7 @@ cdef inline Sums _range_upto(Node* v, double k2, bint plain=False) noexcept:
     return _sums_add(acc, _leaf_range(v.leaf, -INFINITY, k2, plain))
 
 
-cdef inline Sums _range(Node* v, double k1, double k2, bint plain=False) noexcept:
+cdef inline Sums _range(Node* v, double k1, double k2, bint plain=False) noexcept nogil:
     """Sums of the cells of ``v`` with k1 < key <= k2, from subtree totals: the result
     is accurate relative to the range itself. O(depth + B)."""
     while v.leaf == NULL:
@@ -262,7 +267,7 @@ cdef inline Sums _range(Node* v, double k1, double k2, bint plain=False) noexcep
 
 
 cdef inline Node* _into_right(Node* v, double* ox, double* oy, double* z0,
-                              double* f0) noexcept:
+                              double* f0) noexcept nogil:
     # One step of a descent from v into its right child: the frame of the child's
     # vertices (origin ox, oy; Pt.z / Pt.f floors z0, f0) takes in the left child's
     # cells. The one home of that step (_locate, k_bridge); inlined, so the frame stays
@@ -276,7 +281,7 @@ cdef inline Node* _into_right(Node* v, double* ox, double* oy, double* z0,
     return v.right
 
 
-cdef inline void _loc_to_cache(Loc* r, double* c, int* fl) noexcept:
+cdef inline void _loc_to_cache(Loc* r, double* c, int* fl) noexcept nogil:
     """Keep what verification needs of a locate (exact mode: Pt.z / Pt.f of the
     neighbours are not used)."""
     c[0] = r.pred.x
@@ -293,7 +298,7 @@ cdef inline void _loc_to_cache(Loc* r, double* c, int* fl) noexcept:
 
 
 cdef inline void _loc_from_cache(Loc* r, double* c, int fl, Py_ssize_t rank,
-                                 double K) noexcept:
+                                 double K) noexcept nogil:
     r.pred.x = c[0]
     r.pred.y = c[1]
     r.pred.k = c[8]
@@ -316,7 +321,7 @@ cdef inline void _loc_from_cache(Loc* r, double* c, int fl, Py_ssize_t rank,
     r.steps = 0
 
 
-cdef inline void _at_shift(Pt* at, double ox, double oy, double z0, double f0) noexcept:
+cdef inline void _at_shift(Pt* at, double ox, double oy, double z0, double f0) noexcept nogil:
     """Translate a located vertex from a child's frame into its parent's (``z0``,
     ``f0``: the parent's cells before the child, for the vertex's running maxima)."""
     at.x += ox
@@ -327,7 +332,7 @@ cdef inline void _at_shift(Pt* at, double ox, double oy, double z0, double f0) n
         at.f = f0
 
 
-cdef inline void _loc_shift(Loc* r, double ox, double oy, double z0, double f0) noexcept:
+cdef inline void _loc_shift(Loc* r, double ox, double oy, double z0, double f0) noexcept nogil:
     """Translate a locate made in a child's frame (exact coordinates) into its parent's."""
     r.pred.x += ox
     r.pred.y += oy
@@ -336,7 +341,7 @@ cdef inline void _loc_shift(Loc* r, double ox, double oy, double z0, double f0) 
     r.succ.y += oy
 
 
-cdef inline bint _locate_at_bridge(Node* c, double K, Loc* r) noexcept:
+cdef inline bint _locate_at_bridge(Node* c, double K, Loc* r) noexcept nogil:
     """:func:`_locate` of ``K`` in the hull of ``c`` in O(1) when ``K`` is an end of
     ``c``'s bridge and ``c`` holds a current locate of that end in its child (exact
     coordinates: see Node): hull(c) is hull(c.left) up to a, then hull(c.right) from b,
@@ -392,7 +397,7 @@ cdef inline bint _locate_at_bridge(Node* c, double K, Loc* r) noexcept:
 
 
 cdef inline bint _locate(Node* v, double K, double ox, double oy, double z0, double f0,
-                  Loc* r) noexcept:
+                  Loc* r) noexcept nogil:
     """Is key ``K`` a vertex of the hull of ``v``? If so, fill ``r``: the vertex and its
     neighbours on that hull (coordinates translated by (ox, oy), Pt.z / Pt.f floored by
     z0 / f0, summed top-down as :meth:`IsotonicBlockStore._bridge` sums them) and its
@@ -460,7 +465,7 @@ cdef inline bint _locate(Node* v, double K, double ox, double oy, double z0, dou
 
 
 # The steps of one side of the bridge descent (_pav_kernels.k_bridge).
-cdef inline Node* k_enter(Node* n, int* lo, int* hi) noexcept:
+cdef inline Node* k_enter(Node* n, int* lo, int* hi) noexcept nogil:
     # one side of k_bridge's descent enters node n: a leaf's whole hull is its range
     if n.leaf != NULL:
         lo[0] = 0
@@ -469,7 +474,7 @@ cdef inline Node* k_enter(Node* n, int* lo, int* hi) noexcept:
 
 
 cdef inline int k_side_edge(Node* n, int lo, int hi, bint pt, double ox, double oy,
-                            double z0, double f0, Pt* a, Pt* b) noexcept:
+                            double z0, double f0, Pt* a, Pt* b) noexcept nogil:
     # one side of k_bridge's descent: its current point (a; pt: one vertex left in the
     # leaf's range lo .. hi) or edge (a, b), in the frame (ox, oy, z0, f0); returns the
     # middle index of a leaf's range (0 when unused)
@@ -488,7 +493,7 @@ cdef inline int k_side_edge(Node* n, int lo, int hi, bint pt, double ox, double 
 
 
 cdef inline int k_side_local(Node* n, int lo, int m, bint pt, double* ax, double* ay,
-                             double* bx, double* by) noexcept:
+                             double* bx, double* by) noexcept nogil:
     # the same point a or edge a, b as k_side_edge, in n's own frame (the vectors of
     # k_vsign_local); returns 1 if a is the last vertex of n's hull, 2 if b is, else 0
     cdef Leaf* L = n.leaf
@@ -510,7 +515,7 @@ cdef inline int k_side_local(Node* n, int lo, int m, bint pt, double* ax, double
 
 
 cdef inline void k_rest_after(Node* n, bint last, double x, double y, double* sx,
-                              double* sy, double* eb) noexcept:
+                              double* sy, double* eb) noexcept nogil:
     # the cells of n after its hull vertex at (x, y) in n's own frame (k_side_local):
     # exactly 0 when the vertex is n's last, and the base of their error bound
     if last:
