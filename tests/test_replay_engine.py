@@ -15,6 +15,7 @@ from streamcal import (
     OnlinePlatt,
     ReplayError,
     TrackingCalibeater,
+    VennAbers,
     replay,
 )
 from streamcal.replay._engine import ColumnarReplay
@@ -75,6 +76,8 @@ def _replay_until(n_stop, source, calibrators, **kw):
 def cals(plain=False):
     out = {
         "isotonic": OnlineIsotonic(),
+        "venn_abers": VennAbers(),
+        "linear": OnlineIsotonic(interpolation="linear"),
         "grid": OnlineIsotonic(resolution=0.01, window_size=40),
         "platt": OnlinePlatt(),
         "histogram": HistogramBinning(n_bins=5),
@@ -107,6 +110,7 @@ def run(engine, events, calibrators, chunk_rows=None, checkpoints=None, **kw):
         progress=None,
         keep_forecasts=kw.pop("keep_forecasts", False),
         max_errors=1000,
+        **({"threads": kw.pop("threads")} if "threads" in kw else {}),
     )
     assert not kw, kw
     if chunk_rows is not None:
@@ -138,9 +142,12 @@ def binary_rows(n, seed, bad=True):
 def same(engine_kw, events_factory, plain=False, chunks=(1, 7, 64, 100000)):
     expected_ckpts = []
     expected = run(_Replay, events_factory(), cals(plain), checkpoints=expected_ckpts, **dict(engine_kw))
-    for chunk_rows in chunks:
+    # the calibrators of a run side by side in threads (None: one per CPU) or not: the
+    # same results, forecasts and checkpoints
+    for chunk_rows, threads in [(c, None) for c in chunks] + [(7, 1), (64, 4)]:
         ckpts = []
-        got = run(ColumnarReplay, events_factory(), cals(plain), chunk_rows=chunk_rows, checkpoints=ckpts, **dict(engine_kw))
+        got = run(ColumnarReplay, events_factory(), cals(plain), chunk_rows=chunk_rows, checkpoints=ckpts,
+                  threads=threads, **dict(engine_kw))
         assert state(got) == state(expected), chunk_rows
         assert got.forecasts == expected.forecasts
         assert ckpts == expected_ckpts, chunk_rows
@@ -1060,3 +1067,38 @@ def test_plain_block_checks(block, plain, tmp_path):
         assert out.fingerprint_bytes(0, 2) == block.replace(b"\r\n", b"\n").replace(
             b",", b"\x1f"
         ).replace(b"\n", b"\x1e")
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
+def test_threads_must_be_a_positive_int(threads):
+    rows = binary_rows(20, 0, bad=False)
+    with pytest.raises(ValueError, match="'threads' argument of replay must be an int >= 1 or None. Got"):
+        replay(rows, cals(), threads=threads)
+
+
+def test_threads_bound_by_calibrators_and_shut_down():
+    # a pool only with two batch calibrators or more, never more threads than them, and
+    # no worker left once the replay returns
+    import threading
+
+    rows = binary_rows(400, 1, bad=False)
+    before = {t.name for t in threading.enumerate()}
+    obj = ColumnarReplay({"iso": OnlineIsotonic(), "va": VennAbers()}, ["brier"], score="score", label="label",
+                         time=None, label_time=None, id=None, labels=None, include_raw=True, every=100,
+                         window=None, checkpoint=None, checkpoint_every=10000, resume=False, on_error="skip",
+                         progress=None, keep_forecasts=False, max_errors=10, threads=8)
+    pools = []
+    side = obj._side_by_side
+
+    def spy(count):
+        pool = side(count)
+        pools.append(pool)
+        return pool
+
+    obj._side_by_side = spy
+    obj.run(rows)
+    used = [p for p in pools if p is not None]
+    assert used and used[0]._max_workers == 2
+    assert {t.name for t in threading.enumerate()} - before == set()
+    one = replay(rows, {"iso": OnlineIsotonic()}, ["brier"], threads=8)
+    assert one.n_learnt == 400

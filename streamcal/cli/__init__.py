@@ -367,6 +367,13 @@ def _add_replay(sub) -> None:
         "while FILE does not exist, so the same command can be rerun after a crash",
     )
     run.add_argument(
+        "--threads",
+        type=_int_at_least(1),
+        metavar="N",
+        help="threads running the calibrators side by side (default: one per CPU, at "
+        "most one per calibrator; 1: one after another); the results are the same",
+    )
+    run.add_argument(
         "--on-error",
         choices=("skip", "raise"),
         default="skip",

@@ -369,6 +369,8 @@ def _replay_inputs(args) -> dict:
         kwargs["delimiter"] = delimiter
     if args.format is not None:
         kwargs["format"] = args.format
+    if args.threads is not None:
+        kwargs["threads"] = args.threads
     return {
         "log": log,
         "bundled": bundled,
@@ -565,6 +567,9 @@ def _replay(args) -> int:
     if "delimiter" in kwargs and not _accepts(replay, "delimiter"):
         _remove_folders(created)
         raise UsageError("--delimiter", "this version of streamcal.replay cannot set it.")
+    if "threads" in kwargs and not _accepts(replay, "threads"):
+        _remove_folders(created)
+        raise UsageError("--threads", "this version of streamcal.replay cannot set it.")
     progress = None
     if inputs["progress"]:
         progress = _Progress(

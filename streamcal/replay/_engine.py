@@ -34,6 +34,13 @@ time.
 Calibrators and metrics without the batch methods (a user's object with only
 ``predict_one`` / ``learn_one``, multiclass metrics) are run event by event inside the
 same runs.
+
+Calibrators side by side. The calibrators of a run are independent, so their
+``predict_learn_many`` calls of one run go to a pool of threads (``threads``: by default
+one per CPU available to the process, at most one per calibrator), and the engine waits
+for all of them before it scores the run. The isotonic family's compiled loops release
+the GIL, so several run at once on several cores; the results are the same floats as
+one after another, since each calibrator sees the same calls in the same order.
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ from __future__ import annotations
 import bisect
 import gc
 import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -81,8 +90,18 @@ class ColumnarReplay(ReplayRun):
 
     chunk_rows = CHUNK_ROWS
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, threads=None, **kwargs):
+        if threads is not None and not (
+            isinstance(threads, (int, np.integer)) and not isinstance(threads, bool)
+            and threads >= 1
+        ):
+            raise ValueError(
+                "The 'threads' argument of replay must be an int >= 1 or None. "
+                f"Got {threads!r} instead."
+            )
         super().__init__(*args, **kwargs)
+        self.threads = threads
+        self._pool = None
         self.ops = []
         self.hash = RowFingerprint() if self.checkpoint else None
         # batch paths of each calibrator (None: run event by event)
@@ -162,24 +181,54 @@ class ColumnarReplay(ReplayRun):
                 for s, y in zip(scores, labels):
                     learn(s, y)
 
+    def run(self, events):
+        try:
+            return super().run(events)
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
+
+    def _side_by_side(self, count: int):
+        """The pool running ``count`` calibrators' batch calls of a run side by side,
+        or None when they run one after another (one thread allowed or available)."""
+        if self._pool is None:
+            n = self.threads
+            if n is None:
+                try:
+                    n = len(os.sched_getaffinity(0))
+                except (AttributeError, OSError):  # not on Linux
+                    n = os.cpu_count() or 1
+            n = min(n, sum(self.batch.values()))
+            if n < 2:
+                return None
+            self._pool = ThreadPoolExecutor(n, thread_name_prefix="streamcal-replay")
+        return self._pool if count >= 2 else None
+
     def _predict_learn_run(self, indices, scores, labels, as_lists=True) -> list:
         """A run of events each predicted then learnt at once: one prequential pass per
-        calibrator. Returns the predictions per name: lists of floats, or with
-        ``as_lists`` False, the batch calls' arrays as they are (the metrics take
-        arrays; a list per chunk and calibrator cost about as much as the metrics)."""
+        calibrator (side by side in threads, see the module docstring). Returns the
+        predictions per name: lists of floats, or with ``as_lists`` False, the batch
+        calls' arrays as they are (the metrics take arrays; a list per chunk and
+        calibrator cost about as much as the metrics)."""
         out = []
         s = y = None
         short = len(scores) < SHORT_RUN
+        batched = [] if short else [n for n in self.names if n != "raw" and self.batch[n]]
+        pool = self._side_by_side(len(batched))
+        if batched:
+            s = np.asarray(scores, dtype=np.float64)
+            y = np.asarray(labels, dtype=np.float64)
+        if pool is not None:
+            futures = {n: pool.submit(self.cals[n].predict_learn_many, s, y) for n in batched}
+            done = dict(zip(batched, _results(list(futures.values()))))
         for name in self.names:
             if name == "raw":
                 out.append(scores)
                 continue
             cal = self.cals[name]
             if self.batch[name] and not short:
-                if s is None:
-                    s = np.asarray(scores, dtype=np.float64)
-                    y = np.asarray(labels, dtype=np.float64)
-                preds = cal.predict_learn_many(s, y)
+                preds = done[name] if pool is not None else cal.predict_learn_many(s, y)
                 out.append(preds.tolist() if as_lists else preds)
             else:
                 predict, learn = cal.predict_one, cal.learn_one
@@ -629,6 +678,22 @@ class ColumnarReplay(ReplayRun):
             self._fast.close()
         self._fast = self._fast_blocks = self._fast_tail = None
 
+
+
+def _results(futures: list) -> list:
+    """The results of ``futures`` in order; returns or raises (the first error in that
+    order) only once every one has finished, so that no calibrator is still learning in
+    a worker when the caller goes on (after an error, or a second Ctrl-C during the
+    wait: it waits on)."""
+    try:
+        return [f.result() for f in futures]
+    finally:
+        while True:
+            try:
+                wait(futures)
+                break
+            except KeyboardInterrupt:
+                continue
 
 class _ChunkTail:
     """The rows of a parsed chunk (a plain block or a row chunk) after its first ``k``,

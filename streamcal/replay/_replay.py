@@ -32,6 +32,7 @@ def replay(
     stop=None,
     format=None,
     delimiter=None,
+    threads=None,
 ) -> ReplayResult:
     """Replay a log of scores and labels through calibrators, prequentially.
 
@@ -146,6 +147,13 @@ def replay(
     delimiter
         The field delimiter of a CSV ``events`` log (one character); None: a tab for
         ``.tsv`` files and ``format="tsv"``, else a comma.
+    threads
+        How many threads run the calibrators side by side: each run of events that is
+        predicted and learnt at once is one ``predict_learn_many`` call per calibrator,
+        and these calls go to a pool of this many threads (the isotonic calibrators'
+        compiled loops release the GIL, so they use several cores). None: one per CPU
+        available to the process, at most one per calibrator; 1: one after another.
+        The results are the same either way.
     stop
         Optional callable, polled as the replay goes (at least every 8,192 events and
         between chunks of the log): once it returns True, the replay stops on an event
@@ -235,5 +243,6 @@ def replay(
         stop=stop,
         format=format,
         delimiter=delimiter,
+        threads=threads,
     ).run(events)
 
