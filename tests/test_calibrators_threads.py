@@ -16,7 +16,9 @@ def make():
         OnlineIsotonic(interpolation="linear"),
         OnlineIsotonic(resolution=1e-3),
         VennAbers(),
-        VennAbers(),
+        VennAbers(window_size=300),
+        OnlineIsotonic(window_size=500),
+        OnlineIsotonic(window_size=2, interpolation="linear"),
         HistogramBinning(),
         OnlinePlatt(),
     ]
@@ -37,6 +39,7 @@ def test_side_by_side_in_threads_equals_one_after_another(seed):
     alone = []
     for cal in make():
         alone.append([cal.predict_learn_many(s[a:b], y[a:b], w[a:b]) for a, b in ((0, 2500), (2500, 6000))])
+        cal.learn_many(s[:700], y[:700], w[:700])
         alone[-1].append(cal.to_dict())
     cals = make()
     got = [None] * len(cals)
@@ -45,6 +48,7 @@ def test_side_by_side_in_threads_equals_one_after_another(seed):
     def run(k):
         barrier.wait()
         out = [cals[k].predict_learn_many(s[a:b], y[a:b], w[a:b]) for a, b in ((0, 2500), (2500, 6000))]
+        cals[k].learn_many(s[:700], y[:700], w[:700])
         got[k] = out + [cals[k].to_dict()]
 
     threads = [threading.Thread(target=run, args=(k,)) for k in range(len(cals))]

@@ -78,6 +78,8 @@ def cals(plain=False):
         "isotonic": OnlineIsotonic(),
         "venn_abers": VennAbers(),
         "linear": OnlineIsotonic(interpolation="linear"),
+        "window": OnlineIsotonic(window_size=30),
+        "va_window": VennAbers(window_size=25),
         "grid": OnlineIsotonic(resolution=0.01, window_size=40),
         "platt": OnlinePlatt(),
         "histogram": HistogramBinning(n_bins=5),

@@ -185,7 +185,7 @@ cdef class IsotonicStream:
 
     # ------------------------------------------------------------------ window buffer
 
-    cdef inline Py_ssize_t _slot(self, Py_ssize_t i):
+    cdef inline Py_ssize_t _slot(self, Py_ssize_t i) noexcept nogil:
         """Index in the ring buffer of the i-th oldest event of the window."""
         cdef Py_ssize_t j = self._head + i
         cdef Py_ssize_t cap = self._wx.shape[0]
@@ -205,17 +205,19 @@ cdef class IsotonicStream:
             self._wt[i] = ot[k]
         self._head = 0
 
-    cdef _push(self, double x, double y, double w, long long t):
+    cdef int _push(self, double x, double y, double w, long long t) except -1 nogil:
         if self._count == self._wx.shape[0]:
-            self._grow()
+            with gil:
+                self._grow()
         cdef Py_ssize_t k = self._slot(self._count)
         self._wx[k] = x
         self._wy[k] = y
         self._ww[k] = w
         self._wt[k] = t
         self._count += 1
+        return 0
 
-    cdef _pop_oldest(self):
+    cdef int _pop_oldest(self) except -1 nogil:
         """Remove the oldest window event from the window and from the store."""
         cdef Py_ssize_t k = self._head
         cdef double x = self._wx[k], y = self._wy[k], w = self._ww[k]
@@ -225,8 +227,9 @@ cdef class IsotonicStream:
             self._total -= w
             if self._st.remove_c(x, w, y):
                 self._readd(x)
+        return 0
 
-    cdef _readd(self, double x):
+    cdef int _readd(self, double x) except -1 nogil:
         """The store dropped the cell of key ``x`` (what was left weighed far less than
         the event removed, so subtraction would have left a rounding residue): add the
         window's other events of that key again, exactly."""
@@ -235,6 +238,7 @@ cdef class IsotonicStream:
             k = self._slot(i)
             if self._wx[k] == x and self._ww[k] > 0.0:
                 self._st.add_c(x, self._ww[k], self._wy[k])
+        return 0
 
     # ------------------------------------------------------------------ per event
 
@@ -529,6 +533,9 @@ cdef class IsotonicStream:
         sums raises first, naming its index, and nothing is learnt)."""
         cdef Py_ssize_t i = 0
         self.check_batch(w, "learn_many")
+        if self._grid is None and self.half_life == 0.0 and self.prior_strength == 0.0:
+            self._exact_run(scores, labels, w, None, False)  # without the GIL
+            return
         saved = self._save_if_refusable(w)
         try:
             for i in range(scores.shape[0]):
@@ -551,9 +558,9 @@ cdef class IsotonicStream:
         if (self._grid is not None and self.half_life == 0.0 and self.window_size == 0
                 and self.mode != MODE_VENN_ABERS):
             i = self._grid_run(scores, labels, w, o)  # without the GIL
-        if (self._grid is None and self.half_life == 0.0 and self.window_size == 0
-                and self.prior_strength == 0.0):
-            return self._exact_run(scores, labels, w, o, out)  # without the GIL
+        if self._grid is None and self.half_life == 0.0 and self.prior_strength == 0.0:
+            self._exact_run(scores, labels, w, o, True)  # without the GIL
+            return out
         try:
             for i in range(i, n):
                 if shortcut and w[i] == 1.0 and (labels[i] == 0.0 or labels[i] == 1.0):
@@ -565,59 +572,60 @@ cdef class IsotonicStream:
             self._refused(saved, w, i, "predict_learn_many")
         return out
 
-    cdef object _exact_run(self, const double[::1] scores, const double[::1] labels,
-                           const double[::1] w, double[::1] o, object out):
-        """The prequential loop of :meth:`predict_learn_many` on the exact store without
-        a grid, window, forgetting or prior (the caller checks), releasing the GIL, so
-        that calibrators replayed side by side run on several cores: per event the
-        operations of :meth:`predict_c` then :meth:`learn_c` (Venn-ABERS: of
+    cdef int _exact_run(self, const double[::1] scores, const double[::1] labels,
+                        const double[::1] w, double[::1] o, bint predict) except -1:
+        """The loop of :meth:`learn_many` (``predict``: of :meth:`predict_learn_many`,
+        the predictions into ``o``) on the exact store, with or without a window, but no
+        grid, forgetting or prior (the caller checks), releasing the GIL, so that
+        calibrators replayed side by side run on several cores: per event the operations
+        of :meth:`predict_c` then :meth:`learn_c` (Venn-ABERS without a window: of
         :meth:`_va_predict_learn_c` for a unit weight and label 0 or 1), in the same
         order, so the same floats. Without forgetting every new event weighs 1, and
         :meth:`check_batch` has already ruled out an overflow of the total, so no event
         is refused; the store raises only MemoryError."""
         cdef IsotonicBlockStore st = self._st
-        cdef Py_ssize_t i, n = scores.shape[0]
-        cdef double s, x, y, ws, a, b, total = self._total, res = self.resolution
+        cdef Py_ssize_t i, n = scores.shape[0], window = self.window_size
+        cdef double s, x, y, ws, a, b, res = self.resolution
         cdef int mode = self.mode
-        cdef long long done = 0
-        try:
-            with nogil:
-                for i in range(n):
-                    s = scores[i]
-                    y = labels[i]
-                    ws = w[i]
-                    x = _key(s, res)
-                    if st.n_blocks_c() == 0:
-                        o[i] = s
-                        if ws > 0.0:
-                            st.add_c(x, ws, y)
-                            total += ws
-                    elif mode == MODE_VENN_ABERS and ws == 1.0 and (y == 0.0 or y == 1.0):
+        cdef bint shortcut = mode == MODE_VENN_ABERS and window == 0
+        with nogil:
+            for i in range(n):
+                s = scores[i]
+                y = labels[i]
+                ws = w[i]
+                x = _key(s, res)
+                if predict and st.n_blocks_c() != 0:
+                    if shortcut and ws == 1.0 and (y == 0.0 or y == 1.0):
                         # _va_predict_learn_c: the fit with the other label, the learn,
                         # then one read
                         a = st.hypothetical_c(x, 1.0, 1.0 - y)
                         st.add_c(x, 1.0, y)
-                        total += 1.0
+                        self._total += 1.0
+                        self.n_events += 1
                         b = st.predict_step_c(x)
                         if y == 0.0:
                             a, b = b, a
                         o[i] = _venn_abers_merge(_clip01(a), _clip01(b))
+                        continue
+                    if mode == MODE_VENN_ABERS:
+                        a = st.hypothetical_pair_c(x, 1.0, &b)  # interval_c
+                        o[i] = _venn_abers_merge(_clip01(a), _clip01(b))
+                    elif mode == MODE_LINEAR:
+                        o[i] = _clip01(st.predict_linear_c(x))
                     else:
-                        if mode == MODE_VENN_ABERS:
-                            a = st.hypothetical_pair_c(x, 1.0, &b)  # interval_c
-                            o[i] = _venn_abers_merge(_clip01(a), _clip01(b))
-                        elif mode == MODE_LINEAR:
-                            o[i] = _clip01(st.predict_linear_c(x))
-                        else:
-                            o[i] = _clip01(st.predict_step_c(x))
-                        if ws > 0.0:
-                            st.add_c(x, ws, y)
-                            total += ws
-                    done += 1
-        finally:
-            self._total = total
-            self.n_events += done
-        return out
+                        o[i] = _clip01(st.predict_step_c(x))
+                elif predict:
+                    o[i] = s
+                # learn_c
+                if window > 0:
+                    if self._count == window:
+                        self._pop_oldest()  # before the new event joins
+                    self._push(x, y, ws, self.n_events)
+                if ws > 0.0:
+                    st.add_c(x, ws, y)
+                    self._total += ws
+                self.n_events += 1
+        return 0
 
     cdef Py_ssize_t _grid_run(self, const double[::1] scores, const double[::1] labels,
                               const double[::1] w, double[::1] o) noexcept:

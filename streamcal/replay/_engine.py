@@ -36,7 +36,7 @@ Calibrators and metrics without the batch methods (a user's object with only
 same runs.
 
 Calibrators side by side. The calibrators of a run are independent, so their
-``predict_learn_many`` calls of one run go to a pool of threads (``threads``: by default
+``predict_learn_many`` (``learn_many``) calls of one run go to a pool of threads (``threads``: by default
 one per CPU available to the process, at most one per calibrator), and the engine waits
 for all of them before it scores the run. The isotonic family's compiled loops release
 the GIL, so several run at once on several cores; the results are the same floats as
@@ -172,14 +172,24 @@ class ColumnarReplay(ReplayRun):
         self.n_learnt += len(labels)
 
     def _learn_run(self, scores, labels) -> None:
+        """A run of reveals: one ``learn_many`` per calibrator (side by side in threads,
+        as :meth:`_predict_learn_run`)."""
         short = len(scores) < SHORT_RUN
+        batched = [] if short else [n for n, cal in self.cals.items() if self.batch[n]]
+        pool = self._side_by_side(len(batched))
+        if batched:
+            s = np.asarray(scores, dtype=np.float64)
+            y = np.asarray(labels, dtype=np.float64)
+        if pool is not None:
+            _results([pool.submit(self.cals[n].learn_many, s, y) for n in batched])
         for name, cal in self.cals.items():
             if self.batch[name] and not short:
-                cal.learn_many(np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64))
+                if pool is None:
+                    cal.learn_many(s, y)
             else:
                 learn = cal.learn_one
-                for s, y in zip(scores, labels):
-                    learn(s, y)
+                for si, yi in zip(scores, labels):
+                    learn(si, yi)
 
     def run(self, events):
         try:
