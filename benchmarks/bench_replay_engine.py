@@ -8,6 +8,8 @@ from the repository root (never by CI or pytest):
     python benchmarks/bench_replay_engine.py --only 1 --baseline /tmp/before  # also the
         # replay of another copy of the tree (e.g. `git archive main | tar -x -C
         # /tmp/before`, its compiled modules copied in), same rounds, rotated order
+    python benchmarks/bench_replay_engine.py --only 2 --threads-one  # also the default
+        # set with --threads 1 (its calibrators one after another, not side by side)
     python benchmarks/bench_replay_engine.py --per-calibrator  # CPU of each default
         # calibrator's predict_learn_many over the log, in the replay's 8,192-event chunks
 
@@ -116,6 +118,8 @@ def main() -> None:
     ap.add_argument("--only", choices=["1", "2"], help="time target 1 or 2 only")
     ap.add_argument("--baseline", help="a copy of the tree whose replays are timed too")
     ap.add_argument("--per-calibrator", action="store_true")
+    ap.add_argument("--threads-one", action="store_true",
+                    help="also time the default set with --threads 1")
     ap.add_argument("--no-compile", action="store_true",
                     help="do not byte-compile the timed trees first")
     args = ap.parse_args()
@@ -139,6 +143,8 @@ def main() -> None:
         keep = {"1": ("replay isotonic:resolution=1e-4", "pyarrow read_csv"),
                 "2": ("replay default set", "river NoChange progressive_val_score")}[args.only]
         cmds = {k: v for k, v in cmds.items() if k in keep}
+    if args.threads_one and "replay default set" in cmds:
+        cmds["replay default set, --threads 1"] = cmds["replay default set"] + ["--threads", "1"]
     cwds = {}
     if args.baseline:
         for k in [k for k in cmds if k.startswith("replay")]:
@@ -175,6 +181,12 @@ def main() -> None:
         if a in cmds and b in cmds:
             print(f"2. river progressive_val_score / {b}: {ratio(cpus, a, b):.2f}x CPU, "
                   f"{ratio(walls, a, b):.2f}x wall (target >= 3x)")
+    a, b = "river NoChange progressive_val_score", "replay default set, --threads 1"
+    if a in cmds and b in cmds:
+        print(f"2. river progressive_val_score / {b}: {ratio(cpus, a, b):.2f}x CPU, "
+              f"{ratio(walls, a, b):.2f}x wall")
+        a = "replay default set"
+        print(f"   {b} / {a}: {ratio(cpus, b, a):.2f}x CPU, {ratio(walls, b, a):.2f}x wall")
     for k in [k for k in cmds if k.endswith(" (baseline)")]:
         a = k[: -len(" (baseline)")]
         print(f"   {a}: this tree / baseline {ratio(cpus, a, k):.3f} CPU, "
