@@ -144,6 +144,7 @@ def _replay_group(keys, sort, score, label, calibrators, metrics, include_raw,
             include_raw=include_raw,
             every=None,
             on_error=on_error,
+            threads=1,  # Spark runs a task per core already
         )
         rows = []
         for name, values in result.summary.items():

@@ -18,6 +18,7 @@ from streamcal import (
     VennAbers,
     replay,
 )
+from streamcal.replay import _engine
 from streamcal.replay._engine import ColumnarReplay
 from tests.references_replay import PerEventReplay as _Replay
 
@@ -146,10 +147,13 @@ def same(engine_kw, events_factory, plain=False, chunks=(1, 7, 64, 100000)):
     expected = run(_Replay, events_factory(), cals(plain), checkpoints=expected_ckpts, **dict(engine_kw))
     # the calibrators of a run side by side in threads (None: one per CPU) or not: the
     # same results, forecasts and checkpoints
+    # (every run through the pool, however short: POOL_RUN 1)
     for chunk_rows, threads in [(c, None) for c in chunks] + [(7, 1), (64, 4)]:
         ckpts = []
-        got = run(ColumnarReplay, events_factory(), cals(plain), chunk_rows=chunk_rows, checkpoints=ckpts,
-                  threads=threads, **dict(engine_kw))
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_engine, "POOL_RUN", 1)
+            got = run(ColumnarReplay, events_factory(), cals(plain), chunk_rows=chunk_rows, checkpoints=ckpts,
+                      threads=threads, **dict(engine_kw))
         assert state(got) == state(expected), chunk_rows
         assert got.forecasts == expected.forecasts
         assert ckpts == expected_ckpts, chunk_rows
@@ -1078,11 +1082,12 @@ def test_threads_must_be_a_positive_int(threads):
         replay(rows, cals(), threads=threads)
 
 
-def test_threads_bound_by_calibrators_and_shut_down():
+def test_threads_bound_by_calibrators_and_shut_down(monkeypatch):
     # a pool only with two batch calibrators or more, never more threads than them, and
     # no worker left once the replay returns
     import threading
 
+    monkeypatch.setattr(_engine, "POOL_RUN", 1)
     rows = binary_rows(400, 1, bad=False)
     before = {t.name for t in threading.enumerate()}
     obj = ColumnarReplay({"iso": OnlineIsotonic(), "va": VennAbers()}, ["brier"], score="score", label="label",
@@ -1104,3 +1109,14 @@ def test_threads_bound_by_calibrators_and_shut_down():
     assert {t.name for t in threading.enumerate()} - before == set()
     one = replay(rows, {"iso": OnlineIsotonic()}, ["brier"], threads=8)
     assert one.n_learnt == 400
+
+
+def test_short_runs_skip_the_pool(monkeypatch):
+    # runs below POOL_RUN events run one after another: no pool is ever made
+    made = []
+    real = _engine.ThreadPoolExecutor
+    monkeypatch.setattr(_engine, "ThreadPoolExecutor", lambda *a, **k: made.append(1) or real(*a, **k))
+    replay(binary_rows(_engine.POOL_RUN - 1, 2, bad=False), cals(), threads=4, every=None)
+    assert made == []
+    replay(binary_rows(_engine.POOL_RUN + 100, 2, bad=False), cals(), threads=4, every=None)
+    assert made == [1]

@@ -71,6 +71,11 @@ CHUNK_ROWS = 65536
 #: (delayed labels interleave predictions and reveals one by one). Both give the same
 #: floats (the shared checks).
 SHORT_RUN = 8
+#: Runs shorter than this run their calibrators one after another even with a pool of
+#: threads: handing a run to the pool and waiting costs tens of microseconds, which a
+#: short run (delayed labels interleave short runs of predictions and reveals) does not
+#: repay.
+POOL_RUN = 256
 #: With a ``stop`` hook, it is polled at least every this many events (and the work
 #: done between two polls is at most this many events through every calibrator and
 #: metric, plus the reading and parsing of one chunk): a Ctrl-C takes effect within a
@@ -176,7 +181,7 @@ class ColumnarReplay(ReplayRun):
         as :meth:`_predict_learn_run`)."""
         short = len(scores) < SHORT_RUN
         batched = [] if short else [n for n, cal in self.cals.items() if self.batch[n]]
-        pool = self._side_by_side(len(batched))
+        pool = self._pool_for(batched, len(scores))
         if batched:
             s = np.asarray(scores, dtype=np.float64)
             y = np.asarray(labels, dtype=np.float64)
@@ -215,6 +220,11 @@ class ColumnarReplay(ReplayRun):
             self._pool = ThreadPoolExecutor(n, thread_name_prefix="streamcal-replay")
         return self._pool if count >= 2 else None
 
+    def _pool_for(self, batched: list, n_events: int):
+        """:meth:`_side_by_side` for a run of ``n_events`` through the calibrators
+        ``batched``, or None for a run shorter than ``POOL_RUN``."""
+        return self._side_by_side(len(batched)) if n_events >= POOL_RUN else None
+
     def _predict_learn_run(self, indices, scores, labels, as_lists=True) -> list:
         """A run of events each predicted then learnt at once: one prequential pass per
         calibrator (side by side in threads, see the module docstring). Returns the
@@ -225,7 +235,7 @@ class ColumnarReplay(ReplayRun):
         s = y = None
         short = len(scores) < SHORT_RUN
         batched = [] if short else [n for n in self.names if n != "raw" and self.batch[n]]
-        pool = self._side_by_side(len(batched))
+        pool = self._pool_for(batched, len(scores))
         if batched:
             s = np.asarray(scores, dtype=np.float64)
             y = np.asarray(labels, dtype=np.float64)
