@@ -395,7 +395,9 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
     ``predict_learn_many``.
     ``learn_many`` refits from aggregated cells in C when the batch is large compared to
     the state (O((n + cells) log(n + cells))) and loops otherwise; with ``half_life``
-    it always loops.
+    it always loops. Without ``half_life`` or ``prior_strength``, the compiled loops of
+    ``predict_learn_many`` and ``learn_many`` release the GIL: calibrators fed in
+    several threads (as :func:`streamcal.replay` runs them) use several cores.
 
     Before any positive-weight label, ``predict_one`` returns the score unchanged.
 
