@@ -1120,3 +1120,23 @@ def test_short_runs_skip_the_pool(monkeypatch):
     assert made == []
     replay(binary_rows(_engine.POOL_RUN + 100, 2, bad=False), cals(), threads=4, every=None)
     assert made == [1]
+
+
+def test_shared_objects_never_learn_in_two_threads(monkeypatch):
+    # the same calibrator under two names, or a base shared by two calibrators: one
+    # after another (a compiled store learning in two threads at once would be
+    # corrupted), so the result is the sequential one
+    monkeypatch.setattr(_engine, "POOL_RUN", 1)
+    rows = binary_rows(600, 3, bad=False)
+
+    def shared():
+        iso, platt = OnlineIsotonic(), OnlinePlatt()
+        return {"a": iso, "b": iso, "c": TrackingCalibeater(base=platt),
+                "d": TrackingCalibeater(base=platt), "e": VennAbers()}
+
+    one = replay(rows, shared(), threads=1, keep_forecasts=True)
+    many = replay(rows, shared(), threads=4, keep_forecasts=True)
+    assert one.forecasts == many.forecasts
+    assert _engine._share_parts(list(shared().values()))
+    assert not _engine._share_parts(list(cals().values()))
+    assert _engine._share_parts([TrackingCalibeater(base=OnlinePlatt())] * 2)

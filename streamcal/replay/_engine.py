@@ -52,6 +52,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
+from river.base import Base as RiverBase
 
 from streamcal.base import BinaryCalibrator
 from streamcal.metrics import update_many_each
@@ -107,6 +108,7 @@ class ColumnarReplay(ReplayRun):
         super().__init__(*args, **kwargs)
         self.threads = threads
         self._pool = None
+        self._shared = None  # whether two calibrators share an object (then no pool)
         self.ops = []
         self.hash = RowFingerprint() if self.checkpoint else None
         # batch paths of each calibrator (None: run event by event)
@@ -208,6 +210,10 @@ class ColumnarReplay(ReplayRun):
         """The pool running ``count`` calibrators' batch calls of a run side by side,
         or None when they run one after another (one thread allowed or available)."""
         if self._pool is None:
+            if self._shared is None:
+                self._shared = _share_parts([c for n, c in self.cals.items() if self.batch[n]])
+            if self._shared:
+                return None  # one object learning twice at once would corrupt it
             n = self.threads
             if n is None:
                 try:
@@ -698,6 +704,30 @@ class ColumnarReplay(ReplayRun):
             self._fast.close()
         self._fast = self._fast_blocks = self._fast_tail = None
 
+
+
+def _share_parts(calibrators: list) -> bool:
+    """Whether two of ``calibrators`` are, or hold, the same estimator object (the same
+    calibrator under two names, one as another's base, or a base shared by two): these
+    cannot learn in two threads at once. Follows the estimators' attributes, and the
+    lists, tuples and dicts among them."""
+    owner = {}
+
+    def walk(obj, k, depth):
+        if isinstance(obj, (list, tuple)):
+            items = obj
+        elif isinstance(obj, dict):
+            items = obj.values()
+        elif isinstance(obj, RiverBase):
+            if id(obj) in owner:
+                return owner[id(obj)] != k
+            owner[id(obj)] = k
+            items = getattr(obj, "__dict__", {}).values()
+        else:
+            return False
+        return depth < 8 and any(walk(v, k, depth + 1) for v in items)
+
+    return any(walk(cal, k, 0) for k, cal in enumerate(calibrators))
 
 
 def _results(futures: list) -> list:
