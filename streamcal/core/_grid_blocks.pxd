@@ -279,32 +279,6 @@ cdef inline double ga_value(GridIsotonicStore st, int c, int* kb) noexcept nogil
     return (<double> st.bs[kb[0]]) / (<double> st.bw[kb[0]])
 
 
-cdef inline double ga_predict_step(GridIsotonicStore st, int c) noexcept nogil:
-    """The step read-out at the largest present cell <= the key's cell ``c`` (0: none)."""
-    cdef int kb
-    if c == 0:
-        c = k_bit_succ(st.bits, st.summ, st.nc, st.ns, 1)
-    return ga_value(st, c, &kb)
-
-
-cdef inline double ga_predict_linear(GridIsotonicStore st, int c, double x) noexcept nogil:
-    """The linear read-out at key ``x``, ``c`` the largest present cell <= its cell
-    (0: none): GridIsotonicStore.predict_linear_c's arithmetic on the same keys."""
-    cdef int kb, kb1, c1
-    cdef double v0, v1, fkb
-    if c == 0:
-        return ga_value(st, k_bit_succ(st.bits, st.summ, st.nc, st.ns, 1), &kb)
-    v0 = ga_value(st, c, &kb)
-    fkb = <double> (kb - 1)
-    if x <= fkb:
-        return v0
-    c1 = k_bit_succ(st.bits, st.summ, st.nc, st.ns, kb + 1)
-    if c1 < 0:
-        return v0
-    v1 = ga_value(st, c1, &kb1)
-    return v0 + (v1 - v0) * ((x - fkb) / (<double> (c1 - 1) - fkb))
-
-
 cdef inline void ga_start(GridIsotonicStore st) noexcept nogil:
     """Build the block array and open a first, short window of adds."""
     ga_build(st)

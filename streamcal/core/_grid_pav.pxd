@@ -136,5 +136,6 @@ cdef class GridIsotonicStore:
     cdef int _pred(self, int i) noexcept nogil
     cdef int _succ(self, int i) noexcept nogil
     cdef double _edge_value(self, int c, int* ka, int* kb) noexcept nogil
+    cdef double _value_of(self, int c, int* kb) noexcept nogil
     cdef int _cell_of(self, double x) noexcept nogil
     cdef _collect(self, int v, long long ox, long long oy, int lo, int hi, list out)

@@ -85,8 +85,7 @@ from streamcal.core._grid_kernels cimport (
     k_scan, sc_grid_cross, sc_grid_triple,
 )
 from streamcal.core._grid_blocks cimport (
-    GA_FIRST_WAIT, GA_MAX_WAIT, ga_add, ga_check_window, ga_start, ga_predict_linear,
-    ga_predict_step,
+    GA_FIRST_WAIT, GA_MAX_WAIT, ga_add, ga_check_window, ga_start, ga_value,
 )
 
 import numpy as np
@@ -532,35 +531,40 @@ cdef class GridIsotonicStore:
     cdef bint empty_c(self) noexcept nogil:
         return self.nd[1].tw == 0
 
+    cdef double _value_of(self, int c, int* kb) noexcept nogil:
+        """The value of the block holding present cell ``c`` (> 0) and its last cell
+        ``kb``: from the block array when it is current, else from the tree (the same
+        integer totals, so the same double)."""
+        cdef int ka
+        if self.arr_ok:
+            return ga_value(self, c, kb)
+        return self._edge_value(c, &ka, kb)
+
     cdef double predict_step_c(self, double x) noexcept nogil:
         """Fitted value at the largest key <= x (the first block's below every key), as
         :meth:`streamcal.core._pav.IsotonicBlockStore.predict_step`. Not empty."""
-        cdef int ka, kb
+        cdef int kb
         cdef int c = self._pred(self._cell_of(x))
-        if self.arr_ok:
-            return ga_predict_step(self, c)
         if c == 0:
             c = self._succ(1)
-        return self._edge_value(c, &ka, &kb)
+        return self._value_of(c, &kb)
 
     cdef double predict_linear_c(self, double x) noexcept nogil:
         """:meth:`streamcal.core._pav.IsotonicBlockStore.predict_linear`, the same
         arithmetic on the same keys. Not empty."""
-        cdef int ka, kb, ka1, kb1, c1
+        cdef int kb, kb1, c1
         cdef double v0, v1, fkb
         cdef int c = self._pred(self._cell_of(x))
-        if self.arr_ok:
-            return ga_predict_linear(self, c, x)
         if c == 0:
-            return self._edge_value(self._succ(1), &ka, &kb)
-        v0 = self._edge_value(c, &ka, &kb)
+            return self._value_of(self._succ(1), &kb)
+        v0 = self._value_of(c, &kb)
         fkb = <double> (kb - 1)
         if x <= fkb:
             return v0
         c1 = self._succ(kb + 1)
         if c1 < 0:
             return v0
-        v1 = self._edge_value(c1, &ka1, &kb1)
+        v1 = self._value_of(c1, &kb1)
         return v0 + (v1 - v0) * ((x - fkb) / (<double> (c1 - 1) - fkb))
 
     cdef inline int _cell_of(self, double x) noexcept nogil:
