@@ -87,6 +87,27 @@ cdef inline double _venn_abers_merge(double p0, double p1) noexcept nogil:
     return p1 / (1.0 - p0 + p1)
 
 
+cdef inline int _va_pair(IsotonicBlockStore st, double x, double w, double* p0,
+                         double* p1) except -1 nogil:
+    # the Venn-ABERS pair at key x from the exact store: the step fits with a
+    # hypothetical event (x, w) of label 0, resp. 1 (read-only, or one insertion)
+    cdef double b
+    cdef double a = st.hypothetical_pair_c(x, w, &b)
+    p0[0] = _clip01(a)
+    p1[0] = _clip01(b)
+    return 0
+
+
+cdef inline double _va_after_learn(IsotonicBlockStore st, double x, double a,
+                                   double y) noexcept nogil:
+    # the shortcut's merge (IsotonicStream._va_predict_learn_c): ``a`` the fit at x
+    # with label 1 - y, read before the event (x, 1, y) was learnt; now the fit with y
+    cdef double b = st.predict_step_c(x)
+    if y == 0.0:
+        a, b = b, a
+    return _venn_abers_merge(_clip01(a), _clip01(b))
+
+
 cdef inline double _key(double s, double resolution) noexcept nogil:
     # the key a score is stored under: the score, or its grid cell with ``resolution``
     return s if resolution == 0.0 else floor(s / resolution + 0.5)
@@ -246,19 +267,25 @@ cdef class IsotonicStream:
         return _key(s, self.resolution)
 
     cdef double predict_c(self, double s) except? -1.0:
-        cdef double x, v, p0, p1
         if self._grid is not None:
             return _grid_predict(self._grid, s, self.key(s), self.mode == MODE_LINEAR)
+        if self.prior_strength > 0.0 and self._st.n_blocks_c() != 0:
+            return self.prior_c(self.key(s))
+        return self._exact_predict(s, self.key(s), self.next_weight_c())
+
+    cdef double _exact_predict(self, double s, double x, double wh) except? -1.0 nogil:
+        """:meth:`predict_c` from the exact store, without a prior: ``s`` while nothing
+        is stored, else the fit at key ``x`` (Venn-ABERS: the merged pair, with a
+        hypothetical event of weight ``wh``), clipped to [0, 1]."""
+        cdef double p0, p1
         if self._st.n_blocks_c() == 0:
             return s
-        x = self.key(s)
         if self.mode == MODE_VENN_ABERS:
-            self.interval_c(x, &p0, &p1)  # p0 <= p1: the fit at x rises with the label added
+            _va_pair(self._st, x, wh, &p0, &p1)  # p0 <= p1: the fit at x rises with the label added
             return _venn_abers_merge(p0, p1)
-        if self.prior_strength > 0.0:
-            return self.prior_c(x)
-        v = self._st.predict_linear_c(x) if self.mode == MODE_LINEAR else self._st.predict_step_c(x)
-        return _clip01(v)
+        if self.mode == MODE_LINEAR:
+            return _clip01(self._st.predict_linear_c(x))
+        return _clip01(self._st.predict_step_c(x))
 
     cdef double prior_c(self, double x) except? -1.0:
         """The read-out at key ``x`` with the prior's pseudo-event (weight
@@ -281,13 +308,8 @@ cdef class IsotonicStream:
         plus ``(x, label 0)``, resp. ``(x, label 1)``, weighing what a new unit-weight
         event would (the window is not shifted); clipped to [0, 1]. The store is left
         as it was. With nothing stored: (0, 1)."""
-        cdef double w = self.next_weight_c()
-        cdef IsotonicBlockStore st = self.store  # brought up to date from a grid store
-        cdef double b
-        cdef double a = st.hypothetical_pair_c(x, w, &b)  # read-only, or one insertion
-        p0[0] = _clip01(a)
-        p1[0] = _clip01(b)
-        return 0
+        # the store brought up to date from a grid store
+        return _va_pair(self.store, x, self.next_weight_c(), p0, p1)
 
     cdef double next_weight_c(self) noexcept:
         if self.half_life == 0.0:
@@ -395,20 +417,30 @@ cdef class IsotonicStream:
                 self._renormalise(shift, e, keep)
         elif w > 0.0 and not (self._total - self._leaving_weight() + w <= _DBL_MAX):
             raise _overflow_error(self.owner, "learn_one", w, "")
-        if self.window_size > 0:
-            if self._count == self.window_size:
-                self._pop_oldest()  # before the new event joins: it is not re-added twice
-            self._push(x, y, ws, t)
-        if ws > 0.0:
-            if self._grid is None:
-                self._st.add_c(x, ws, y)
-            elif self._grid.add_c(x, ws, y):
+        if self._grid is None:
+            return self._store_event(x, y, ws)
+        if ws > 0.0:  # the grid store (no window)
+            if self._grid.add_c(x, ws, y):
                 self._leave_grid()  # its sums would not stay exact: the general store
                 self._st.add_c(x, ws, y)
             else:
                 self._st_stale = True
             self._total += ws
         self.n_events = t + 1
+        return 0
+
+    cdef int _store_event(self, double x, double y, double ws) except -1 nogil:
+        """The end of :meth:`learn_c` on the exact store: the event of key ``x`` and
+        stored weight ``ws`` (already planned by the forgetting clock, if any) joins the
+        window, pushing out its oldest event when full, and the store."""
+        if self.window_size > 0:
+            if self._count == self.window_size:
+                self._pop_oldest()  # before the new event joins: it is not re-added twice
+            self._push(x, y, ws, self.n_events)
+        if ws > 0.0:
+            self._st.add_c(x, ws, y)
+            self._total += ws
+        self.n_events += 1
         return 0
 
     cdef _leave_grid(self):
@@ -577,54 +609,31 @@ cdef class IsotonicStream:
         """The loop of :meth:`learn_many` (``predict``: of :meth:`predict_learn_many`,
         the predictions into ``o``) on the exact store, with or without a window, but no
         grid, forgetting or prior (the caller checks), releasing the GIL, so that
-        calibrators replayed side by side run on several cores: per event the operations
-        of :meth:`predict_c` then :meth:`learn_c` (Venn-ABERS without a window: of
-        :meth:`_va_predict_learn_c` for a unit weight and label 0 or 1), in the same
-        order, so the same floats. Without forgetting every new event weighs 1, and
+        calibrators replayed side by side run on several cores: per event what
+        :meth:`predict_c` then :meth:`learn_c` do (Venn-ABERS without a window:
+        :meth:`_va_predict_learn_c` for a unit weight and label 0 or 1), through the
+        same helpers, so the same floats. Without forgetting a new event weighs 1, and
         :meth:`check_batch` has already ruled out an overflow of the total, so no event
         is refused; the store raises only MemoryError."""
         cdef IsotonicBlockStore st = self._st
-        cdef Py_ssize_t i, n = scores.shape[0], window = self.window_size
-        cdef double s, x, y, ws, a, b, res = self.resolution
-        cdef int mode = self.mode
-        cdef bint shortcut = mode == MODE_VENN_ABERS and window == 0
+        cdef Py_ssize_t i
+        cdef double s, x, y, ws, a, res = self.resolution
+        cdef bint shortcut = self.mode == MODE_VENN_ABERS and self.window_size == 0
         with nogil:
-            for i in range(n):
+            for i in range(scores.shape[0]):
                 s = scores[i]
                 y = labels[i]
                 ws = w[i]
                 x = _key(s, res)
-                if predict and st.n_blocks_c() != 0:
-                    if shortcut and ws == 1.0 and (y == 0.0 or y == 1.0):
-                        # _va_predict_learn_c: the fit with the other label, the learn,
-                        # then one read
-                        a = st.hypothetical_c(x, 1.0, 1.0 - y)
-                        st.add_c(x, 1.0, y)
-                        self._total += 1.0
-                        self.n_events += 1
-                        b = st.predict_step_c(x)
-                        if y == 0.0:
-                            a, b = b, a
-                        o[i] = _venn_abers_merge(_clip01(a), _clip01(b))
-                        continue
-                    if mode == MODE_VENN_ABERS:
-                        a = st.hypothetical_pair_c(x, 1.0, &b)  # interval_c
-                        o[i] = _venn_abers_merge(_clip01(a), _clip01(b))
-                    elif mode == MODE_LINEAR:
-                        o[i] = _clip01(st.predict_linear_c(x))
-                    else:
-                        o[i] = _clip01(st.predict_step_c(x))
-                elif predict:
-                    o[i] = s
-                # learn_c
-                if window > 0:
-                    if self._count == window:
-                        self._pop_oldest()  # before the new event joins
-                    self._push(x, y, ws, self.n_events)
-                if ws > 0.0:
-                    st.add_c(x, ws, y)
-                    self._total += ws
-                self.n_events += 1
+                if (predict and shortcut and ws == 1.0 and (y == 0.0 or y == 1.0)
+                        and st.n_blocks_c() != 0):
+                    a = st.hypothetical_c(x, 1.0, 1.0 - y)
+                    self._store_event(x, y, 1.0)
+                    o[i] = _va_after_learn(st, x, a, y)
+                    continue
+                if predict:
+                    o[i] = self._exact_predict(s, x, 1.0)
+                self._store_event(x, y, ws)
         return 0
 
     cdef Py_ssize_t _grid_run(self, const double[::1] scores, const double[::1] labels,
@@ -669,7 +678,7 @@ cdef class IsotonicStream:
         (:meth:`IsotonicBlockStore.hypothetical_c` is add, read, restore). So: the
         hypothetical fit of label ``1 - y`` (add, read, restore), the learn, one read.
         Otherwise (an empty store, or a learn that renormalises) the general path."""
-        cdef double x, wh, e, E, m, a, b
+        cdef double x, wh, e, E, m, a
         if self._st.n_blocks_c() == 0:
             self.learn_c(s, y, 1.0)
             return s
@@ -685,11 +694,7 @@ cdef class IsotonicStream:
                 return p0
         a = self._st.hypothetical_c(x, wh, 1.0 - y)
         self.learn_c(s, y, 1.0)
-        b = self._st.predict_step_c(x)
-        if y == 0.0:
-            a, b = b, a
-        # a: the fit with label 0 at x, b: with label 1 (as interval_c, clipped)
-        return _venn_abers_merge(_clip01(a), _clip01(b))
+        return _va_after_learn(self._st, x, a, y)
 
     cdef object _save_if_refusable(self, const double[::1] w):
         """With forgetting, a weight can be refused only when it, or one held, is far

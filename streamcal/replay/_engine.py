@@ -36,11 +36,13 @@ Calibrators and metrics without the batch methods (a user's object with only
 same runs.
 
 Calibrators side by side. The calibrators of a run are independent, so their
-``predict_learn_many`` (``learn_many``) calls of one run go to a pool of threads (``threads``: by default
-one per CPU available to the process, at most one per calibrator), and the engine waits
-for all of them before it scores the run. The isotonic family's compiled loops release
-the GIL, so several run at once on several cores; the results are the same floats as
-one after another, since each calibrator sees the same calls in the same order.
+``predict_learn_many`` (``learn_many``) calls of a run of ``POOL_RUN`` events or more go
+to a pool of threads (``threads``: by default one per CPU available to the process, at
+most one per calibrator), and the engine waits for all of them before it scores the
+run. The isotonic family's compiled loops release the GIL, so several run at once on
+several cores; the results are the same floats as one after another, since each
+calibrator sees the same calls in the same order. Calibrators that are, or hold, the
+same object always run one after another.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 import numpy as np
 from river.base import Base as RiverBase
 
+from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
 from streamcal.metrics import update_many_each
 from streamcal.replay._checkpoint import RowFingerprint
@@ -97,14 +100,7 @@ class ColumnarReplay(ReplayRun):
     chunk_rows = CHUNK_ROWS
 
     def __init__(self, *args, threads=None, **kwargs):
-        if threads is not None and not (
-            isinstance(threads, (int, np.integer)) and not isinstance(threads, bool)
-            and threads >= 1
-        ):
-            raise ValueError(
-                "The 'threads' argument of replay must be an int >= 1 or None. "
-                f"Got {threads!r} instead."
-            )
+        threads = V.check_int(threads, "replay", "threads", minimum=1, allow_none=True)
         super().__init__(*args, **kwargs)
         self.threads = threads
         self._pool = None
@@ -183,7 +179,7 @@ class ColumnarReplay(ReplayRun):
         as :meth:`_predict_learn_run`)."""
         short = len(scores) < SHORT_RUN
         batched = [] if short else [n for n, cal in self.cals.items() if self.batch[n]]
-        pool = self._pool_for(batched, len(scores))
+        pool = self._pool_for(len(batched), len(scores))
         if batched:
             s = np.asarray(scores, dtype=np.float64)
             y = np.asarray(labels, dtype=np.float64)
@@ -206,9 +202,13 @@ class ColumnarReplay(ReplayRun):
                 self._pool.shutdown(wait=True)
                 self._pool = None
 
-    def _side_by_side(self, count: int):
-        """The pool running ``count`` calibrators' batch calls of a run side by side,
-        or None when they run one after another (one thread allowed or available)."""
+    def _pool_for(self, count: int, n_events: int):
+        """The pool running the batch calls of ``count`` calibrators over a run of
+        ``n_events`` side by side, or None when they run one after another (fewer than
+        two of them, a run shorter than ``POOL_RUN``, one thread allowed or available,
+        or calibrators sharing an object)."""
+        if count < 2 or n_events < POOL_RUN:
+            return None
         if self._pool is None:
             if self._shared is None:
                 self._shared = _share_parts([c for n, c in self.cals.items() if self.batch[n]])
@@ -224,12 +224,7 @@ class ColumnarReplay(ReplayRun):
             if n < 2:
                 return None
             self._pool = ThreadPoolExecutor(n, thread_name_prefix="streamcal-replay")
-        return self._pool if count >= 2 else None
-
-    def _pool_for(self, batched: list, n_events: int):
-        """:meth:`_side_by_side` for a run of ``n_events`` through the calibrators
-        ``batched``, or None for a run shorter than ``POOL_RUN``."""
-        return self._side_by_side(len(batched)) if n_events >= POOL_RUN else None
+        return self._pool
 
     def _predict_learn_run(self, indices, scores, labels, as_lists=True) -> list:
         """A run of events each predicted then learnt at once: one prequential pass per
@@ -241,13 +236,14 @@ class ColumnarReplay(ReplayRun):
         s = y = None
         short = len(scores) < SHORT_RUN
         batched = [] if short else [n for n in self.names if n != "raw" and self.batch[n]]
-        pool = self._pool_for(batched, len(scores))
+        pool = self._pool_for(len(batched), len(scores))
         if batched:
             s = np.asarray(scores, dtype=np.float64)
             y = np.asarray(labels, dtype=np.float64)
         if pool is not None:
-            futures = {n: pool.submit(self.cals[n].predict_learn_many, s, y) for n in batched}
-            done = dict(zip(batched, _results(list(futures.values()))))
+            done = dict(zip(batched, _results(
+                [pool.submit(self.cals[n].predict_learn_many, s, y) for n in batched]
+            )))
         for name in self.names:
             if name == "raw":
                 out.append(scores)
@@ -705,7 +701,6 @@ class ColumnarReplay(ReplayRun):
         self._fast = self._fast_blocks = self._fast_tail = None
 
 
-
 def _share_parts(calibrators: list) -> bool:
     """Whether two of ``calibrators`` are, or hold, the same estimator object (the same
     calibrator under two names, one as another's base, or a base shared by two): these
@@ -744,6 +739,7 @@ def _results(futures: list) -> list:
                 break
             except KeyboardInterrupt:
                 continue
+
 
 class _ChunkTail:
     """The rows of a parsed chunk (a plain block or a row chunk) after its first ``k``,
