@@ -40,6 +40,7 @@ def test_side_by_side_in_threads_equals_one_after_another(seed):
     for cal in make():
         alone.append([cal.predict_learn_many(s[a:b], y[a:b], w[a:b]) for a, b in ((0, 2500), (2500, 6000))])
         cal.learn_many(s[:700], y[:700], w[:700])
+        alone[-1].append(cal.predict_many(s[:900]))
         alone[-1].append(cal.to_dict())
     cals = make()
     got = [None] * len(cals)
@@ -49,7 +50,7 @@ def test_side_by_side_in_threads_equals_one_after_another(seed):
         barrier.wait()
         out = [cals[k].predict_learn_many(s[a:b], y[a:b], w[a:b]) for a, b in ((0, 2500), (2500, 6000))]
         cals[k].learn_many(s[:700], y[:700], w[:700])
-        got[k] = out + [cals[k].to_dict()]
+        got[k] = out + [cals[k].predict_many(s[:900]), cals[k].to_dict()]
 
     threads = [threading.Thread(target=run, args=(k,)) for k in range(len(cals))]
     for t in threads:
@@ -57,8 +58,33 @@ def test_side_by_side_in_threads_equals_one_after_another(seed):
     for t in threads:
         t.join()
     for k, cal in enumerate(cals):
-        for a, b in zip(alone[k][:2], got[k][:2]):
+        for a, b in zip(alone[k][:3], got[k][:3]):
             np.testing.assert_array_equal(a, b)
-        assert alone[k][2] == got[k][2], type(cal).__name__
+        assert alone[k][3] == got[k][3], type(cal).__name__
         if hasattr(cal, "_check"):
             cal._check()
+
+
+@pytest.mark.parametrize(
+    "cal",
+    [
+        OnlineIsotonic(),
+        OnlineIsotonic(interpolation="linear"),
+        OnlineIsotonic(half_life=40.0),
+        OnlineIsotonic(half_life=40.0, window_size=100, interpolation="linear"),
+        OnlineIsotonic(prior_strength=2.0),
+        OnlineIsotonic(resolution=1e-2),
+        VennAbers(),
+        VennAbers(half_life=60.0),
+    ],
+    ids=repr,
+)
+def test_predict_many_is_predict_one_bit_for_bit(cal):
+    """predict_many's loop without the GIL gives predict_one's floats, in every state:
+    empty, after each chunk, with forgetting (one hypothetical weight per batch)."""
+    s, y, w = stream(9, 1500)
+    queries = np.concatenate([[0.0, 1.0, 0.5, 1e-300, 1 - 2**-53], s[:200], np.linspace(0, 1, 101)])
+    for a in (0, 1, 300, 1500):
+        if a:
+            cal.learn_many(s[:a], y[:a], w[:a])
+        np.testing.assert_array_equal(cal.predict_many(queries), [cal.predict_one(q) for q in queries])

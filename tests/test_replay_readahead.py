@@ -91,6 +91,25 @@ def test_keyboard_interrupt_in_the_consumer_joins_the_thread():
     assert sys.getswitchinterval() == interval
 
 
+@pytest.mark.parametrize("order", ["first-closes-first", "last-closes-first"])
+def test_readers_open_at_once_put_the_switch_interval_back(order):
+    """Replays in several threads of one process: the interval is the process's, and
+    it comes back to what it was before the first reader, whatever the closing order."""
+    interval = sys.getswitchinterval()
+    a = ReadAhead(iter(range(3)))
+    lowered = sys.getswitchinterval()
+    b = ReadAhead(iter(range(3)))
+    assert sys.getswitchinterval() == lowered <= interval
+    first, second = (a, b) if order == "first-closes-first" else (b, a)
+    first.close()
+    assert sys.getswitchinterval() == lowered  # the other reader still runs
+    first.close()  # closing twice counts once
+    assert sys.getswitchinterval() == lowered
+    second.close()
+    assert sys.getswitchinterval() == interval
+    assert not _readers()
+
+
 # ---------------------------------------------------------------------- in the engine
 
 

@@ -402,6 +402,9 @@ cdef class IsotonicStream:
         cdef double e = 0.0, ws = w  # e: set and used only with forgetting
         cdef long long shift = 0
         if self.half_life > 0.0:
+            # nodes for the add first: it cannot then run out of memory after the
+            # evictions or a renormalisation
+            self._st.reserve_c()
             if w > 0.0:
                 e = (t - self.t_ref) / self.half_life + self.phase  # decay.clock_exponent
                 ws = self._plan(w, e, t, &shift)   # may refuse w: nothing changed yet
@@ -434,6 +437,7 @@ cdef class IsotonicStream:
         stored weight ``ws`` (already planned by the forgetting clock, if any) joins the
         window, pushing out its oldest event when full, and the store."""
         if self.window_size > 0:
+            self._st.reserve_c()  # the add below cannot then run out of memory
             if self._count == self.window_size:
                 self._pop_oldest()  # before the new event joins: it is not re-added twice
             self._push(x, y, ws, self.n_events)
@@ -552,10 +556,19 @@ cdef class IsotonicStream:
         return (p0, p1)
 
     def predict_many(self, const double[::1] scores):
-        """Predictions for validated scores, one :meth:`predict_one` each, in C."""
+        """Predictions for validated scores, one :meth:`predict_one` each, in C; on the
+        exact store without a prior, releasing the GIL (a prediction does not move the
+        forgetting clock: one hypothetical weight for the whole batch)."""
         cdef Py_ssize_t i, n = scores.shape[0]
+        cdef double wh, res = self.resolution
         out = np.empty(n, dtype=np.float64)
         cdef double[::1] o = out
+        if self._grid is None and not (self.prior_strength > 0.0 and self._st.n_blocks_c() != 0):
+            wh = self.next_weight_c()
+            with nogil:
+                for i in range(n):
+                    o[i] = self._exact_predict(scores[i], _key(scores[i], res), wh)
+            return out
         for i in range(n):
             o[i] = self.predict_c(scores[i])
         return out

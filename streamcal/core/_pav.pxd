@@ -160,6 +160,12 @@ cdef class IsotonicBlockStore:
     cdef long long _tdn
     cdef int _tsh
     cdef Node* _cnode
+    # nodes held for the next leaf split (reserve_c), so that an add after it cannot
+    # fail to allocate; and, for tests, the allocations allowed before a MemoryError
+    # (-1: no limit; see _limit_allocations)
+    cdef Node* _spare_leaf
+    cdef Node* _spare_inner
+    cdef long long _alloc_budget
 
     # the per-event C API (stable)
     cdef int add_c(self, double x, double w, double y) except -1 nogil
@@ -179,9 +185,12 @@ cdef class IsotonicBlockStore:
     # raise the template ValueError naming 'w' of owner.method if adding an event of
     # weight w would make a sum overflow; call before mutating anything
     cdef int check_add_c(self, double w, str owner, str method) except -1
+    # allocate what the next add_c could need, so that it cannot fail; call before
+    # mutating anything when an add must follow another change (a window's eviction)
+    cdef int reserve_c(self) except -1 nogil
 
     # private (may change)
-    cdef void _reset_empty(self)
+    cdef void _reset_empty(self) except *
     cdef void _note_value(self, double v) noexcept nogil
     cdef void _set_qexp(self, int e) noexcept nogil
     cdef bint _exact(self, Node* frame) noexcept nogil
@@ -198,9 +207,7 @@ cdef class IsotonicBlockStore:
     cdef int _bridge(self, Node* u) except -1 nogil
     cdef int _fix_path(self, Node* v) except -1 nogil
     cdef void _replace_child(self, Node* old, Node* new) noexcept nogil
-    cdef Py_ssize_t _collect_leaves(self, Node* v, Node** out, Py_ssize_t i) noexcept nogil
-    cdef Node* _build(self, Node** leaves, Py_ssize_t lo, Py_ssize_t hi) except NULL nogil
-    cdef Node* _rebuild_subtree(self, Node* v) except NULL nogil
+    cdef Node* _alloc_node(self, bint leaf) except NULL nogil
     cdef Node* _leaf_for(self, double x) noexcept nogil
     cdef double _pred_key(self, double x) noexcept nogil
     cdef double _succ_key(self, double k) noexcept nogil

@@ -93,6 +93,7 @@ from streamcal.core._pav_kernels cimport (  # per-event kernels, inline (see tha
     k_meet_left_of_split, k_note_cell, k_vs, k_vsign, sc_pav_ctzll,
 )
 from streamcal.core._pav_query cimport k_hyp  # the read-only hypothetical query
+from streamcal.core._pav_shape cimport k_rebuild_subtree  # rebalancing, memory-safe
 
 from streamcal.core import _pav_ops  # read-outs, rebuild, checks: off the per-event path
 
@@ -157,16 +158,19 @@ cdef class IsotonicBlockStore:
         self._ck = CH_ANY
         self._cnode = NULL
         self._dirty = 0
+        self._alloc_budget = -1
         self._reset_empty()
 
     def __dealloc__(self):
         _free_tree(self.root)
+        _free_tree(self._spare_leaf)
+        _free_tree(self._spare_inner)
         self.root = NULL
 
-    cdef void _reset_empty(self):
-        _free_tree(self.root)
-        cdef Node* v = _new_leaf_node()
+    cdef void _reset_empty(self) except *:
+        cdef Node* v = self._alloc_node(True)  # before the old tree goes
         cdef Leaf* L = v.leaf
+        _free_tree(self.root)
         L.cnt = 1
         L.x[0] = -INFINITY
         L.w[0] = 0.0
@@ -334,7 +338,7 @@ cdef class IsotonicBlockStore:
         self._cnode = NULL
         self._dirty = 0
         if scape != NULL:
-            u = self._rebuild_subtree(scape)
+            u = k_rebuild_subtree(self, scape)
             u = u.parent
             while u != NULL:
                 self._internal_update(u)
@@ -349,52 +353,6 @@ cdef class IsotonicBlockStore:
             p.left = new
         else:
             p.right = new
-
-    cdef Py_ssize_t _collect_leaves(self, Node* v, Node** out, Py_ssize_t i) noexcept nogil:
-        if v.leaf != NULL:
-            out[i] = v
-            return i + 1
-        i = self._collect_leaves(v.left, out, i)
-        i = self._collect_leaves(v.right, out, i)
-        _free_node(v)  # internal nodes are rebuilt
-        return i
-
-    cdef Node* _build(self, Node** leaves, Py_ssize_t lo, Py_ssize_t hi) except NULL nogil:
-        cdef Py_ssize_t mid
-        cdef Node* u
-        if hi - lo == 1:
-            leaves[lo].parent = NULL
-            return leaves[lo]
-        mid = (lo + hi) >> 1
-        u = _new_node()
-        u.left = self._build(leaves, lo, mid)
-        u.right = self._build(leaves, mid, hi)
-        u.left.parent = u
-        u.right.parent = u
-        self._internal_update(u)
-        return u
-
-    cdef Node* _rebuild_subtree(self, Node* v) except NULL nogil:
-        """Rebuild the subtree of ``v`` perfectly balanced; returns its new root."""
-        cdef Py_ssize_t k = v.nleaves
-        cdef Node* parent = v.parent
-        cdef bint was_left = parent != NULL and parent.left == v
-        cdef Node** leaves = <Node**> PyMem_RawMalloc(k * sizeof(Node*))
-        cdef Node* r
-        if leaves == NULL:
-            with gil:
-                raise MemoryError()
-        self._collect_leaves(v, leaves, 0)
-        r = self._build(leaves, 0, k)
-        PyMem_RawFree(leaves)
-        r.parent = parent
-        if parent == NULL:
-            self.root = r
-        elif was_left:
-            parent.left = r
-        else:
-            parent.right = r
-        return r
 
     # ------------------------------------------------------------------ navigation
 
@@ -464,6 +422,28 @@ cdef class IsotonicBlockStore:
             )
         return 0
 
+    cdef int reserve_c(self) except -1 nogil:
+        if self._spare_leaf == NULL:
+            self._spare_leaf = self._alloc_node(True)
+        if self._spare_inner == NULL:
+            self._spare_inner = self._alloc_node(False)
+        return 0
+
+    cdef Node* _alloc_node(self, bint leaf) except NULL nogil:
+        """A new leaf or internal node; MemoryError (nothing changed) when there is no
+        memory, or when a test's allowance (:meth:`_limit_allocations`) is spent."""
+        if self._alloc_budget == 0:
+            with gil:
+                raise MemoryError()
+        if self._alloc_budget > 0:
+            self._alloc_budget -= 1
+        return _new_leaf_node() if leaf else _new_node()
+
+    def _limit_allocations(self, long long n=-1):
+        """Tests: let ``n`` more nodes be allocated, then raise MemoryError (``-1``: no
+        limit), to check that running out of memory never breaks the store."""
+        self._alloc_budget = n
+
     cdef int add_c(self, double x, double w, double y) except -1 nogil:
         cdef double wy = w * y
         cdef Node* v = self._leaf_for(x)
@@ -509,9 +489,14 @@ cdef class IsotonicBlockStore:
         """Split a full leaf in two halves under a new internal node; return the half
         whose key range holds ``x``."""
         cdef Leaf* L = v.leaf
-        cdef Node* v2 = _new_leaf_node()
-        cdef Leaf* L2 = v2.leaf
-        cdef Node* p = _new_node()
+        cdef Node* v2
+        cdef Node* p
+        cdef Leaf* L2
+        self.reserve_c()  # both nodes, or a MemoryError with nothing changed
+        v2 = self._spare_leaf
+        p = self._spare_inner
+        self._spare_leaf = self._spare_inner = NULL
+        L2 = v2.leaf
         cdef int h = L.cnt >> 1, m = L.cnt - h
         memcpy(&L2.x[0], &L.x[h], m * sizeof(double))
         memcpy(&L2.w[0], &L.w[h], m * sizeof(double))

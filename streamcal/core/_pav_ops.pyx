@@ -11,11 +11,10 @@ from libc.math cimport INFINITY, NAN, ldexp
 from libc.string cimport memcpy
 
 from streamcal.core._pav cimport NO_Q, LEAF_CAP, IsotonicBlockStore, Leaf, Node, Sums
-from streamcal.core._pav_tree cimport (
-    _free_tree, _new_leaf_node, _range, _rank_gt, _rank_le,
-)
+from streamcal.core._pav_tree cimport _free_tree, _range, _rank_gt, _rank_le
 
 from streamcal.core._pav_kernels cimport k_hypothetical
+from streamcal.core._pav_shape cimport k_build
 from streamcal.core._pav_query cimport QLEAF_CAP, k_query
 
 import numpy as np
@@ -204,25 +203,35 @@ def rebuild(IsotonicBlockStore store, xs, ws, ss, ns):
     cdef const double[::1] Wv = np.ascontiguousarray(ws, dtype=np.float64)
     cdef const double[::1] Sv = np.ascontiguousarray(ss, dtype=np.float64)
     cdef const long long[::1] Nv = np.ascontiguousarray(ns, dtype=np.int64)
-    cdef Py_ssize_t m = X.shape[0], i = 0, nl, k
+    cdef Py_ssize_t m = X.shape[0], i = 0, nl, k, got = 0, used = 0
     cdef int fill = (3 * store.cap) // 4
-    cdef Node** leaves
+    cdef Node** nodes
     cdef Leaf* L
     if fill < 2:
         fill = 2
+    nl = (m + 1 + fill - 1) // fill
+    # every node first (nl leaves, nl - 1 internal ones): out of memory, the store is
+    # left as it was
+    nodes = <Node**> PyMem_Malloc((2 * nl - 1) * sizeof(Node*))
+    if nodes == NULL:
+        raise MemoryError()
+    try:
+        while got < 2 * nl - 1:
+            nodes[got] = store._alloc_node(got < nl)
+            got += 1
+    except MemoryError:
+        for k in range(got):
+            _free_tree(nodes[k])
+        PyMem_Free(nodes)
+        raise
     _free_tree(store.root)
     store.root = NULL
-    nl = (m + 1 + fill - 1) // fill
-    leaves = <Node**> PyMem_Malloc(nl * sizeof(Node*))
-    if leaves == NULL:
-        raise MemoryError()
     store.qexp = NO_Q
     store.qscale = 0.0
     store.fscale = 0.0
     store._inexact = False  # every hull is computed afresh below
     for k in range(nl):
-        leaves[k] = _new_leaf_node()
-        L = leaves[k].leaf
+        L = nodes[k].leaf
         if k == 0:
             L.x[0] = -INFINITY
             L.w[0] = 0.0
@@ -238,9 +247,9 @@ def rebuild(IsotonicBlockStore store, xs, ws, ss, ns):
             store._note_value(Sv[i])
             L.cnt += 1
             i += 1
-        store._leaf_update(leaves[k])
-    store.root = store._build(leaves, 0, nl)
-    PyMem_Free(leaves)
+        store._leaf_update(nodes[k])
+    store.root = k_build(store, nodes, 0, nl, nodes + nl, &used)
+    PyMem_Free(nodes)
 
 
 def to_lists(IsotonicBlockStore store):

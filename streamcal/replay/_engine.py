@@ -125,11 +125,20 @@ class ColumnarReplay(ReplayRun):
         """Predictions of every calibrator for a run of events, with no reveal between
         them, stored in each event's slot list."""
         short = len(scores) < SHORT_RUN
+        batched = [] if short else [n for n in self.names if n != "raw" and self.batch[n]]
+        pool = self._pool_for(len(batched), len(scores))
+        if batched:
+            s = np.asarray(scores, dtype=np.float64)
+        if pool is not None:  # side by side in threads, as _predict_learn_run
+            done = dict(zip(batched, _results(
+                [pool.submit(self.cals[n].predict_many, s) for n in batched]
+            )))
         for i, name in enumerate(self.names):
             if name == "raw":
                 values = scores
             elif self.batch[name] and not short:
-                values = self.cals[name].predict_many(np.asarray(scores, dtype=np.float64)).tolist()
+                preds = done[name] if pool is not None else self.cals[name].predict_many(s)
+                values = preds.tolist()
             else:
                 predict = self.cals[name].predict_one
                 values = [predict(s) for s in scores]

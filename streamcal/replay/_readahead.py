@@ -28,6 +28,30 @@ _ITEM, _END, _ERROR = 0, 1, 2
 #: The interpreter's thread switch interval (seconds) while a reader thread runs.
 SWITCH_INTERVAL = 0.0002
 
+# The switch interval is the process's: readers running at once (replays in several
+# threads) lower it once, and the last one to close puts back what it was before the
+# first, whatever order they close in.
+_switch_lock = threading.Lock()
+_switch_users = 0
+_switch_saved = 0.0
+
+
+def _lower_switch_interval() -> None:
+    global _switch_users, _switch_saved
+    with _switch_lock:
+        if _switch_users == 0:
+            _switch_saved = sys.getswitchinterval()
+            sys.setswitchinterval(min(_switch_saved, SWITCH_INTERVAL))
+        _switch_users += 1
+
+
+def _restore_switch_interval() -> None:
+    global _switch_users
+    with _switch_lock:
+        _switch_users -= 1
+        if _switch_users == 0:
+            sys.setswitchinterval(_switch_saved)
+
 
 class ReadAhead:
     """Iterate over ``items`` in a thread, up to ``depth`` items ahead of the caller.
@@ -67,6 +91,7 @@ class ReadAhead:
             raise ValueError(
                 f"The 'depth' parameter of ReadAhead must be an int >= 1. Got {depth!r} instead."
             )
+        self._lowered = False
         self._items = iter(items)
         self._queue = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
@@ -76,8 +101,8 @@ class ReadAhead:
         )
         # the engine's thread takes the GIL back after each pass without it: by default
         # it would wait up to 5 ms for the reader's Python code to hand it over
-        self._interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(self._interval, SWITCH_INTERVAL))
+        _lower_switch_interval()
+        self._lowered = True
         self._thread.start()
 
     def _run(self) -> None:
@@ -123,9 +148,9 @@ class ReadAhead:
         self._finished = True
         self._stop.set()
         self._thread.join()
-        if self._interval is not None:
-            sys.setswitchinterval(self._interval)
-            self._interval = None
+        if self._lowered:
+            self._lowered = False
+            _restore_switch_interval()
         # drop what was read ahead
         while True:
             try:
