@@ -467,13 +467,25 @@ def _numeric_or_raise(arr, name, owner, method, domain, allow_bool=False, source
         return arr.astype(np.float64)
     if len(arr) == 0:
         return arr.astype(np.float64)
+    if isinstance(source, (list, tuple)) and len(source) == len(arr):
+        # numpy made every element text (or bytes) because one was: name that one
+        items = np.empty(len(source), dtype=object)
+        items[:] = source
+        ok = np.fromiter(
+            (is_real(v) or (allow_bool and isinstance(v, (bool, np.bool_))) for v in items),
+            dtype=bool,
+            count=len(items),
+        )
+        if not ok.all():
+            _first_bad(items, ~ok, name, owner, method, domain, TypeError)
     _first_bad(arr, np.ones(len(arr), bool), name, owner, method, domain, TypeError)
 
 
 def _to_double(arr, ok, name, owner, method, domain):
-    """``arr`` (checked with ``ok`` as given) as float64, checked again after rounding."""
+    """``arr`` (checked with ``ok`` as given) as a contiguous float64 array (what the
+    compiled batch loops take), checked again after rounding."""
     if arr.dtype == np.float64:
-        return arr
+        return np.ascontiguousarray(arr)
     with np.errstate(over="ignore"):  # a long double beyond float64 becomes inf: named below
         out = arr.astype(np.float64)
     bad = ~ok(out)
@@ -510,7 +522,10 @@ def check_scores_array(
 def _float64_vector(values, n=None) -> bool:
     """Whether ``values`` is a float64 numpy vector (of length ``n`` if given): a batch of
     the replay or a calibrator, whose domain is then checked without temporary arrays."""
-    return type(values) is np.ndarray and values.dtype == np.float64 and values.ndim == 1 and (n is None or len(values) == n)
+    return (
+        type(values) is np.ndarray and values.dtype == np.float64 and values.ndim == 1
+        and values.flags.c_contiguous and (n is None or len(values) == n)
+    )
 
 
 def _in_unit_interval(arr):
@@ -533,11 +548,11 @@ def check_labels_array(values, n: int, owner: str, method: str | None = None, na
     if _float64_vector(values, n) and np.count_nonzero(values) == np.count_nonzero(values == 1.0):
         return values  # every non-zero is 1.0 (a NaN is non-zero, not 1.0): the general path's result
     raw = _as_1d(values, name, owner, method, "binary label", n)
-    arr = _numeric_or_raise(raw, name, owner, method, LABEL_DOMAIN, allow_bool=True)
+    arr = _numeric_or_raise(raw, name, owner, method, LABEL_DOMAIN, allow_bool=True, source=values)
     bad = ~((arr == 0.0) | (arr == 1.0))
     if bad.any():
         _first_bad(raw, bad, name, owner, method, LABEL_DOMAIN)
-    return arr.astype(np.float64, copy=False)
+    return np.ascontiguousarray(arr, dtype=np.float64)
 
 
 def check_weights_array(values, n: int, owner: str, method: str | None = None, name: str = "w"):

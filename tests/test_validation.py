@@ -200,14 +200,37 @@ def test_float64_batches_are_checked_as_the_general_path_checks_them(values, lay
         (V.check_labels_array, (n, "Brier", "update_many")),
     ]:
         assert _outcome(check, arr, *args) == _outcome(check, list(values), *args)
+    # a contiguous vector comes back as it is; a strided one as a contiguous copy (the
+    # compiled batch loops take contiguous arrays)
+    kept = arr.flags.c_contiguous
     if not np.isnan(arr).any() and ((arr >= 0) & (arr <= 1)).all():
-        assert V.check_scores_array(arr, "Brier", "update_many") is arr
+        out = V.check_scores_array(arr, "Brier", "update_many")
+        assert (out is arr) == kept and out.flags.c_contiguous
     if ((arr == 0) | (arr == 1)).all():
-        assert V.check_labels_array(arr, n, "Brier", "update_many") is arr
+        out = V.check_labels_array(arr, n, "Brier", "update_many")
+        assert (out is arr) == kept and out.flags.c_contiguous
+    if not np.isnan(arr).any() and (arr >= 0).all() and (arr < np.inf).all():
+        assert V.check_weights_array(arr, n, "Brier", "update_many").flags.c_contiguous
     with pytest.raises(ValueError, match="same length"):
         V.check_scores_array(arr, "Brier", "update_many", n=n + 1)
     with pytest.raises(ValueError, match="Got length"):
         V.check_labels_array(arr, n + 1, "Brier", "update_many")
+
+
+@pytest.mark.parametrize(
+    "check, values, expected",
+    [
+        (lambda v: V.check_scores_array(v, "Brier", "update_many"), [0.1, 0.2, "abc", 0.5], "'scores'.*Got 'abc' at index 2"),
+        (lambda v: V.check_labels_array(v, 4, "Brier", "update_many"), [0, 1, 1, "x"], "'labels'.*Got 'x' at index 3"),
+        (lambda v: V.check_weights_array(v, 4, "Brier", "update_many"), [1.0, "w", 1.0, 2.0], "'w'.*Got 'w' at index 1"),
+        (lambda v: V.check_scores_array(v, "Brier", "update_many"), (0.1, b"0.2", 0.5), "'scores'.*Got b'0.2' at index 1"),
+    ],
+)
+def test_text_inside_a_list_is_named_at_its_index(check, values, expected):
+    """numpy turns a whole list into text when one element is text: the error names
+    that element and its index, not the first element."""
+    with pytest.raises(TypeError, match=expected):
+        check(values)
 
 
 @pytest.mark.parametrize(

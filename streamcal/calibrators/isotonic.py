@@ -23,6 +23,15 @@ from streamcal.core.pav import BlockView, IsotonicBlockStore
 __all__ = ["OnlineIsotonic", "VennAbers"]
 
 
+def _integer_weights_fit(w, window_size: int) -> bool:
+    """Are the weights integers whose sums over any ``window_size`` of them stay exact
+    (below 2**53)? Then adding and subtracting them, in any order, is exact. (Below
+    2**20 too: a removal never takes the store's path for a cell whose remaining weight
+    is negligible.)"""
+    top = float(np.max(w))
+    return bool(np.all(w == np.floor(w))) and top < 2.0**20 and top * window_size < 2.0**53
+
+
 class _IsotonicStoreCalibrator(BinaryCalibrator):
     """What :class:`OnlineIsotonic` and :class:`VennAbers` share: the parameters
     ``window_size``, ``half_life`` and ``resolution`` (checked by
@@ -134,31 +143,34 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
             ss = np.concatenate([old[2], w * labels])
             ns = np.concatenate([old[3], np.ones(n, dtype=np.int64)])
         else:
+            # The window's bulk path sums the last N events afresh, while the loop adds
+            # and subtracts as events come and go: the same floats only when every sum
+            # is an exact integer (integer weights whose window sums stay below 2**53)
+            # and every event held before the batch leaves in it (n >= N: cells of
+            # older events may hold a residue of their subtractions, which a rebuild
+            # would drop). Otherwise the loop, compiled and without the GIL, which also
+            # refuses a weight that would overflow the sums exactly as learn_one does.
             N = self.window_size
-            if n * 8 < N:
+            if n < N or not _integer_weights_fit(w, N):
                 stream.learn_many(scores, labels, w)
                 return
-            window = stream.window_events()
-            kept = window[max(0, len(window) + n - N):] if n < N else []
-            tail = slice(max(0, n - N), n)
+            tail = slice(n - N, n)
             tk = np.arange(t0, t0 + n)[tail]
-            xs = np.concatenate([np.array([e[0] for e in kept], dtype=np.float64), keys[tail]])
-            ys = np.concatenate([np.array([e[1] for e in kept], dtype=np.float64), labels[tail]])
-            wk = np.concatenate([np.array([e[2] for e in kept], dtype=np.float64), w[tail]])
-            if not float(np.sum(wk)) < math.inf:
-                stream.learn_many(scores, labels, w)
-                return
-            stream.set_window_events(kept + [list(e) for e in zip(keys[tail].tolist(), labels[tail].tolist(), w[tail].tolist(), tk.tolist())])
-            ws, ss, ns = wk, wk * ys, np.ones(len(xs), dtype=np.int64)
+            xs, ys, ws = keys[tail], labels[tail], w[tail]
+            window = [list(e) for e in zip(xs.tolist(), ys.tolist(), ws.tolist(), tk.tolist())]
+            ss, ns = ws * ys, np.ones(len(xs), dtype=np.int64)
         pos = ws > 0
         xs, ws, ss, ns = xs[pos], ws[pos], ss[pos], ns[pos]
         ux, inv = np.unique(xs, return_inverse=True)
+        # the store first: its rebuild changes nothing when it fails (out of memory)
         store.rebuild(
             ux,
             np.bincount(inv, weights=ws, minlength=len(ux)),
             np.bincount(inv, weights=ss, minlength=len(ux)),
             np.bincount(inv, weights=ns, minlength=len(ux)).astype(np.int64),
         )
+        if self.window_size is not None:
+            stream.set_window_events(window)
         stream.n_events = t0 + n
         stream.reset_total()
 

@@ -36,13 +36,13 @@ Calibrators and metrics without the batch methods (a user's object with only
 same runs.
 
 Calibrators side by side. The calibrators of a run are independent, so their
-``predict_learn_many`` (``learn_many``) calls of a run of ``POOL_RUN`` events or more go
-to a pool of threads (``threads``: by default one per CPU available to the process, at
-most one per calibrator), and the engine waits for all of them before it scores the
-run. The isotonic family's compiled loops release the GIL, so several run at once on
-several cores; the results are the same floats as one after another, since each
-calibrator sees the same calls in the same order. Calibrators that are, or hold, the
-same object always run one after another.
+``predict_learn_many`` (``predict_many``, ``learn_many``) calls of a run of ``POOL_RUN``
+events or more go to a pool of threads (``threads``: by default one per CPU available
+to the process, at most one per calibrator), and the engine waits for all of them
+before it scores the run. The isotonic family's compiled loops release the GIL, so
+several run at once on several cores; the results are the same floats as one after
+another, since each calibrator sees the same calls in the same order. Calibrators
+that are, or hold, the same object always run one after another.
 """
 
 from __future__ import annotations
