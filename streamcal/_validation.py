@@ -454,6 +454,10 @@ def _numeric_or_raise(arr, name, owner, method, domain, allow_bool=False, source
         return arr  # long double: checked as given, converted by _to_double
     if kind in "biuf":
         return arr.astype(np.float64, copy=False)
+    if kind in "SU" and isinstance(source, (list, tuple)) and len(source) == len(arr):
+        arr = np.empty(len(source), dtype=object)  # all text because one was: which?
+        arr[:] = source
+        kind = "O"
     if kind == "O":
         ok = np.fromiter(
             (is_real(v) or (allow_bool and isinstance(v, (bool, np.bool_))) for v in arr),
@@ -467,23 +471,11 @@ def _numeric_or_raise(arr, name, owner, method, domain, allow_bool=False, source
         return arr.astype(np.float64)
     if len(arr) == 0:
         return arr.astype(np.float64)
-    if isinstance(source, (list, tuple)) and len(source) == len(arr):
-        # numpy made every element text (or bytes) because one was: name that one
-        items = np.empty(len(source), dtype=object)
-        items[:] = source
-        ok = np.fromiter(
-            (is_real(v) or (allow_bool and isinstance(v, (bool, np.bool_))) for v in items),
-            dtype=bool,
-            count=len(items),
-        )
-        if not ok.all():
-            _first_bad(items, ~ok, name, owner, method, domain, TypeError)
     _first_bad(arr, np.ones(len(arr), bool), name, owner, method, domain, TypeError)
 
 
 def _to_double(arr, ok, name, owner, method, domain):
-    """``arr`` (checked with ``ok`` as given) as a contiguous float64 array (what the
-    compiled batch loops take), checked again after rounding."""
+    """``arr`` (checked with ``ok`` as given) as contiguous float64, checked again after rounding."""
     if arr.dtype == np.float64:
         return np.ascontiguousarray(arr)
     with np.errstate(over="ignore"):  # a long double beyond float64 becomes inf: named below
@@ -522,10 +514,8 @@ def check_scores_array(
 def _float64_vector(values, n=None) -> bool:
     """Whether ``values`` is a float64 numpy vector (of length ``n`` if given): a batch of
     the replay or a calibrator, whose domain is then checked without temporary arrays."""
-    return (
-        type(values) is np.ndarray and values.dtype == np.float64 and values.ndim == 1
-        and values.flags.c_contiguous and (n is None or len(values) == n)
-    )
+    return (type(values) is np.ndarray and values.dtype == np.float64 and values.ndim == 1
+            and values.flags.c_contiguous and (n is None or len(values) == n))
 
 
 def _in_unit_interval(arr):

@@ -176,10 +176,13 @@ class PerEventReplay(ReplayRun):
                 continue
             for up in raw_ups:
                 up(y, s)
-            for predict, ups, learn in units:
-                p = predict(s)
+            # every calibrator predicts before any learns (the same as one after
+            # another, unless two share state)
+            preds = [predict(s) for predict, _, _ in units]
+            for (_, ups, _), p in zip(units, preds):
                 for up in ups:
                     up(y, p)
+            for _, _, learn in units:
                 learn(s, y)
             n += 1
             last = row

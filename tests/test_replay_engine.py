@@ -4,8 +4,10 @@ chunk size; its fingerprint check on resume; its stop hook."""
 
 from __future__ import annotations
 
+import functools
 import json
 import random
+import sys
 
 import pytest
 
@@ -18,6 +20,7 @@ from streamcal import (
     VennAbers,
     replay,
 )
+from streamcal.base import BinaryCalibrator
 from streamcal.replay import _engine
 from streamcal.replay._engine import ColumnarReplay
 from tests.references_replay import PerEventReplay as _Replay
@@ -1122,21 +1125,145 @@ def test_short_runs_skip_the_pool(monkeypatch):
     assert made == [1]
 
 
-def test_shared_objects_never_learn_in_two_threads(monkeypatch):
-    # the same calibrator under two names, or a base shared by two calibrators: one
-    # after another (a compiled store learning in two threads at once would be
-    # corrupted), so the result is the sequential one
+class _Holder:
+    """A plain object (not a river estimator) holding a calibrator."""
+
+    def __init__(self, cal):
+        self.cal = cal
+
+    def __eq__(self, other):  # a snapshot's parameters compare by the held state
+        return type(other) is _Holder and self.cal.to_dict() == other.cal.to_dict()
+
+
+class _Delegate(BinaryCalibrator):
+    """A user's calibrator delegating to one held inside a plain object."""
+
+    def __init__(self, holder=None):
+        self.holder = holder
+
+    def _reset(self):
+        pass
+
+    def predict_one(self, s):
+        return self.holder.cal.predict_one(s)
+
+    def learn_one(self, s, y, w=1.0):
+        self.holder.cal.learn_one(s, y, w)
+
+    def _get_state(self):
+        return {}
+
+    def _set_state(self, state):
+        pass
+
+
+def _shared_sets():
+    iso, platt, va, hist = OnlineIsotonic(), OnlinePlatt(), VennAbers(), HistogramBinning()
+    return {
+        "a": iso, "b": iso,  # one object under two names
+        "c": TrackingCalibeater(base=platt), "d": TrackingCalibeater(base=platt),
+        "e": va, "f": _Delegate(_Holder(va)),  # held through a plain object
+        "g": hist, "h": _Delegate(_Holder(hist)),
+        "i": VennAbers(), "j": OnlineIsotonic(window_size=50),  # independent
+    }
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"every": 10}, {"every": 333, "keep_forecasts": True}, {"time": "t", "label_time": "lt", "every": 50}],
+    ids=["plain", "every-10", "every-333", "label-times"],
+)
+def test_calibrators_sharing_state_follow_the_per_event_protocol(kw, monkeypatch):
+    """Calibrators that are, or hold, the same object (through a river estimator, a
+    plain object, a partial) run event by event: every one predicts an event before any
+    learns it, so the results are the per-event oracle's whatever the runs, the
+    sampling or the threads (before: batch passes, one calibrator after another,
+    predicted events whose labels the shared object had already learnt, and in threads
+    corrupted it)."""
     monkeypatch.setattr(_engine, "POOL_RUN", 1)
-    rows = binary_rows(600, 3, bad=False)
+    rows = binary_rows(900, 3, bad=False)
+    if "label_time" in kw:
+        rng = random.Random(0)
+        rows = [dict(r, lt=r["t"] + rng.choice([0, 0, 5, 40])) for r in rows]
+    metrics = ["brier", "log_loss"]
+    expected = run(_Replay, rows, _shared_sets(), metrics=metrics, **dict(kw))
+    for threads in (1, 4):
+        got = run(ColumnarReplay, rows, _shared_sets(), metrics=metrics, threads=threads, **dict(kw))
+        assert state(got) == state(expected), threads
+        assert got.forecasts == expected.forecasts
+    # the per-event protocol itself: both names of one object predict the same
+    if kw.get("keep_forecasts"):
+        assert expected.forecasts["a"] == expected.forecasts["b"]
 
-    def shared():
-        iso, platt = OnlineIsotonic(), OnlinePlatt()
-        return {"a": iso, "b": iso, "c": TrackingCalibeater(base=platt),
-                "d": TrackingCalibeater(base=platt), "e": VennAbers()}
 
-    one = replay(rows, shared(), threads=1, keep_forecasts=True)
-    many = replay(rows, shared(), threads=4, keep_forecasts=True)
-    assert one.forecasts == many.forecasts
-    assert _engine._share_parts(list(shared().values()))
-    assert not _engine._share_parts(list(cals().values()))
-    assert _engine._share_parts([TrackingCalibeater(base=OnlinePlatt())] * 2)
+def test_sharing_names():
+    from streamcal.replay._sharing import sharing_names
+
+    assert sharing_names(_shared_sets()) == set("abcdefgh")
+    assert sharing_names(cals()) == set()
+    assert sharing_names({"x": TrackingCalibeater(base=OnlinePlatt()), "y": OnlinePlatt()}) == set()
+    # cycles end; text, numbers and read-only arrays shared are not state
+    a, b = OnlinePlatt(), OnlinePlatt()
+    a.loop, b.tag = [a], "same text"
+    a.tag = b.tag
+    assert sharing_names({"a": a, "b": b}) == set()
+    # through a partial or a bound method
+    hist = HistogramBinning()
+    assert sharing_names({"p": hist, "q": _Holder(functools.partial(max, hist))}) == {"p", "q"}
+    assert sharing_names({"p": hist, "q": _Holder(hist.predict_one)}) == {"p", "q"}
+
+
+class _FailsAt(BinaryCalibrator):
+    """Raises ValueError in its ``learn_one`` at its ``at``-th event."""
+
+    def __init__(self, at=300):
+        self.at = at
+        self.seen = 0
+
+    def _reset(self):
+        self.seen = 0
+
+    def predict_one(self, s):
+        return s
+
+    def learn_one(self, s, y, w=1.0):
+        self.seen += 1
+        if self.seen == self.at:
+            raise ValueError("learnt too much")
+
+    def _get_state(self):
+        return {"seen": self.seen}
+
+    def _set_state(self, state):
+        self.seen = state["seen"]
+
+
+class _PlainFailsAt:
+    """The same, river-style (no batch passes)."""
+
+    def __init__(self, at=300):
+        self.inner = _FailsAt(at)
+
+    def predict_one(self, s):
+        return s
+
+    def learn_one(self, s, y):
+        self.inner.learn_one(s, y)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="exception notes: Python 3.11+")
+@pytest.mark.parametrize("threads", [1, 4])
+@pytest.mark.parametrize("kind", ["batch", "event-by-event"])
+@pytest.mark.parametrize("delayed", [False, True])
+def test_an_error_of_a_calibrator_names_it(kind, threads, delayed, monkeypatch):
+    monkeypatch.setattr(_engine, "POOL_RUN", 1)
+    rows = binary_rows(900, 4, bad=False)
+    kw = {}
+    if delayed:
+        rows = [dict(r, lt=r["t"] + 7) for r in rows]
+        kw = {"time": "t", "label_time": "lt"}
+    failing = _FailsAt() if kind == "batch" else _PlainFailsAt()
+    calibrators = {"iso": OnlineIsotonic(), "bad one": failing, "platt": OnlinePlatt()}
+    with pytest.raises(ValueError, match="learnt too much") as info:
+        replay(rows, calibrators, ["brier"], threads=threads, **kw)
+    assert "(raised by the replay's calibrator 'bad one')" in getattr(info.value, "__notes__", [])

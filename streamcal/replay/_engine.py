@@ -42,19 +42,21 @@ to the process, at most one per calibrator), and the engine waits for all of the
 before it scores the run. The isotonic family's compiled loops release the GIL, so
 several run at once on several cores; the results are the same floats as one after
 another, since each calibrator sees the same calls in the same order. Calibrators
-that are, or hold, the same object always run one after another.
+that share state (are, or hold, the same object: :mod:`streamcal.replay._sharing`)
+leave the batch passes: with the calibrators that have none, they run event by event
+in one loop, every one predicting an event before any learns it.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import gc
 import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
-from river.base import Base as RiverBase
 
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
@@ -65,6 +67,7 @@ from streamcal.replay._fastcsv import open_fast_csv
 from streamcal.replay._readahead import ReadAhead
 from streamcal.replay._rows import BINARY_LABELS, RowError
 from streamcal.replay._setup import ReplayRun
+from streamcal.replay._sharing import sharing_names
 
 __all__ = ["ColumnarReplay"]
 
@@ -104,7 +107,6 @@ class ColumnarReplay(ReplayRun):
         super().__init__(*args, **kwargs)
         self.threads = threads
         self._pool = None
-        self._shared = None  # whether two calibrators share an object (then no pool)
         self.ops = []
         self.hash = RowFingerprint() if self.checkpoint else None
         # batch paths of each calibrator (None: run event by event)
@@ -126,22 +128,16 @@ class ColumnarReplay(ReplayRun):
         them, stored in each event's slot list."""
         short = len(scores) < SHORT_RUN
         batched = [] if short else [n for n in self.names if n != "raw" and self.batch[n]]
-        pool = self._pool_for(len(batched), len(scores))
-        if batched:
-            s = np.asarray(scores, dtype=np.float64)
-        if pool is not None:  # side by side in threads, as _predict_learn_run
-            done = dict(zip(batched, _results(
-                [pool.submit(self.cals[n].predict_many, s) for n in batched]
-            )))
+        done = self._batch_calls(batched, "predict_many", scores)
         for i, name in enumerate(self.names):
             if name == "raw":
                 values = scores
-            elif self.batch[name] and not short:
-                preds = done[name] if pool is not None else self.cals[name].predict_many(s)
-                values = preds.tolist()
+            elif name in done:
+                values = done[name].tolist()
             else:
                 predict = self.cals[name].predict_one
-                values = [predict(s) for s in scores]
+                with _raised_by(name):
+                    values = [predict(s) for s in scores]
             for slot, p in zip(slots, values):
                 slot[i] = p
 
@@ -187,21 +183,19 @@ class ColumnarReplay(ReplayRun):
         """A run of reveals: one ``learn_many`` per calibrator (side by side in threads,
         as :meth:`_predict_learn_run`)."""
         short = len(scores) < SHORT_RUN
-        batched = [] if short else [n for n, cal in self.cals.items() if self.batch[n]]
-        pool = self._pool_for(len(batched), len(scores))
-        if batched:
-            s = np.asarray(scores, dtype=np.float64)
-            y = np.asarray(labels, dtype=np.float64)
-        if pool is not None:
-            _results([pool.submit(self.cals[n].learn_many, s, y) for n in batched])
-        for name, cal in self.cals.items():
-            if self.batch[name] and not short:
-                if pool is None:
-                    cal.learn_many(s, y)
-            else:
-                learn = cal.learn_one
-                for si, yi in zip(scores, labels):
+        batched = [] if short else [n for n in self.cals if self.batch[n]]
+        self._batch_calls(batched, "learn_many", scores, labels)
+        # the others event by event, every one learning an event before the next
+        singles = [n for n in self.cals if n not in batched]
+        learns = [self.cals[n].learn_one for n in singles]
+        k = 0
+        try:
+            for si, yi in zip(scores, labels):
+                for k, learn in enumerate(learns):
                     learn(si, yi)
+        except Exception as exc:
+            _note_calibrator(exc, singles[k])
+            raise
 
     def run(self, events):
         try:
@@ -219,10 +213,6 @@ class ColumnarReplay(ReplayRun):
         if count < 2 or n_events < POOL_RUN:
             return None
         if self._pool is None:
-            if self._shared is None:
-                self._shared = _share_parts([c for n, c in self.cals.items() if self.batch[n]])
-            if self._shared:
-                return None  # one object learning twice at once would corrupt it
             n = self.threads
             if n is None:
                 try:
@@ -242,34 +232,62 @@ class ColumnarReplay(ReplayRun):
         calls' arrays as they are (the metrics take arrays; a list per chunk and
         calibrator cost about as much as the metrics)."""
         out = []
-        s = y = None
         short = len(scores) < SHORT_RUN
         batched = [] if short else [n for n in self.names if n != "raw" and self.batch[n]]
-        pool = self._pool_for(len(batched), len(scores))
-        if batched:
-            s = np.asarray(scores, dtype=np.float64)
-            y = np.asarray(labels, dtype=np.float64)
-        if pool is not None:
-            done = dict(zip(batched, _results(
-                [pool.submit(self.cals[n].predict_learn_many, s, y) for n in batched]
-            )))
+        done = self._batch_calls(batched, "predict_learn_many", scores, labels)
+        singles = self._event_by_event(
+            [n for n in self.names if n != "raw" and n not in batched], scores, labels
+        )
         for name in self.names:
             if name == "raw":
                 out.append(scores)
-                continue
-            cal = self.cals[name]
-            if self.batch[name] and not short:
-                preds = done[name] if pool is not None else cal.predict_learn_many(s, y)
-                out.append(preds.tolist() if as_lists else preds)
+            elif name in done:
+                out.append(done[name].tolist() if as_lists else done[name])
             else:
-                predict, learn = cal.predict_one, cal.learn_one
-                preds = []
-                for si, yi in zip(scores, labels):
-                    preds.append(predict(si))
-                    learn(si, yi)
-                out.append(preds)
+                out.append(singles[name])
         self._score_run(indices, labels, out)
         return out
+
+    def _event_by_event(self, names: list, scores, labels) -> dict:
+        """The calibrators ``names`` (those without batch passes, or sharing state)
+        over a run, event by event in one loop: every one predicts an event, then every
+        one learns it (the per-event protocol, which calibrators that share state need).
+        Returns the predictions per name."""
+        if not names:
+            return {}
+        predicts = [self.cals[n].predict_one for n in names]
+        learns = [self.cals[n].learn_one for n in names]
+        columns = [[] for _ in names]
+        k = 0
+        try:
+            for si, yi in zip(scores, labels):
+                for k, predict in enumerate(predicts):
+                    columns[k].append(predict(si))
+                for k, learn in enumerate(learns):
+                    learn(si, yi)
+        except Exception as exc:
+            _note_calibrator(exc, names[k])
+            raise
+        return dict(zip(names, columns))
+
+    def _batch_calls(self, names: list, method: str, *args) -> dict:
+        """``method(*args)`` of each calibrator of ``names`` (a batch pass over a run; the
+        arguments as float64 arrays):
+        side by side in threads when the run is long enough (:meth:`_pool_for`), else
+        one after another. Returns the results per name; an error names the calibrator
+        that raised it (a note, from Python 3.11)."""
+        if not names:
+            return {}
+        args = [np.asarray(a, dtype=np.float64) for a in args]
+        pool = self._pool_for(len(names), len(args[0]))
+        if pool is not None:
+            futures = [pool.submit(getattr(self.cals[n], method), *args) for n in names]
+            return dict(zip(names, _results(futures, names)))
+        done = {}
+        for name in names:
+            with _raised_by(name):
+                done[name] = getattr(self.cals[name], method)(*args)
+        return done
 
     def _flush(self) -> None:
         """Execute the recorded operations, a maximal run at a time."""
@@ -386,6 +404,10 @@ class ColumnarReplay(ReplayRun):
                 return
 
     def _run_rows(self, log, keys) -> None:
+        # calibrators sharing state run event by event (after a resume's restore,
+        # which may have given a calibrator new parts)
+        for name in sharing_names(self.cals):
+            self.batch[name] = False
         if self.delay is None and not self.multiclass:
             self._run_lean(log, keys)
         else:
@@ -710,37 +732,34 @@ class ColumnarReplay(ReplayRun):
         self._fast = self._fast_blocks = self._fast_tail = None
 
 
-def _share_parts(calibrators: list) -> bool:
-    """Whether two of ``calibrators`` are, or hold, the same estimator object (the same
-    calibrator under two names, one as another's base, or a base shared by two): these
-    cannot learn in two threads at once. Follows the estimators' attributes, and the
-    lists, tuples and dicts among them."""
-    owner = {}
-
-    def walk(obj, k, depth):
-        if isinstance(obj, (list, tuple)):
-            items = obj
-        elif isinstance(obj, dict):
-            items = obj.values()
-        elif isinstance(obj, RiverBase):
-            if id(obj) in owner:
-                return owner[id(obj)] != k
-            owner[id(obj)] = k
-            items = getattr(obj, "__dict__", {}).values()
-        else:
-            return False
-        return depth < 8 and any(walk(v, k, depth + 1) for v in items)
-
-    return any(walk(cal, k, 0) for k, cal in enumerate(calibrators))
+def _note_calibrator(exc: BaseException, name: str) -> None:
+    """Add to ``exc`` a note naming the calibrator that raised it (Python 3.11+)."""
+    add_note = getattr(exc, "add_note", None)
+    if add_note is not None:
+        add_note(f"(raised by the replay's calibrator {name!r})")
 
 
-def _results(futures: list) -> list:
-    """The results of ``futures`` in order; returns or raises (the first error in that
-    order) only once every one has finished, so that no calibrator is still learning in
-    a worker when the caller goes on (after an error, or a second Ctrl-C during the
-    wait: it waits on)."""
+@contextlib.contextmanager
+def _raised_by(name: str):
+    """An error raised inside names the calibrator ``name``."""
     try:
-        return [f.result() for f in futures]
+        yield
+    except Exception as exc:
+        _note_calibrator(exc, name)
+        raise
+
+
+def _results(futures: list, names: list) -> list:
+    """The results of ``futures`` (one per calibrator of ``names``) in order; returns or
+    raises (the first error in that order, naming its calibrator) only once every one
+    has finished, so that no calibrator is still learning in a worker when the caller
+    goes on (after an error, or a second Ctrl-C during the wait: it waits on)."""
+    try:
+        out = []
+        for future, name in zip(futures, names):
+            with _raised_by(name):
+                out.append(future.result())
+        return out
     finally:
         while True:
             try:
