@@ -33,6 +33,12 @@ __all__ = ["BinaryCalibrator", "MulticlassCalibrator", "SNAPSHOT_FORMAT"]
 SNAPSHOT_FORMAT = _snapshot.SNAPSHOT_FORMAT
 
 
+
+def _unit(w: np.ndarray) -> bool:
+    """Every weight of a validated batch is 1: its loop calls ``learn_one(s, y)``, as a
+    caller without weights does (a user's ``learn_one`` may take no ``w``)."""
+    return bool((w == 1.0).all())
+
 class _Calibrator(abc.ABC):
     """What the binary and the multiclass interface share: the class attributes the
     shared checks read, the package that exports the classes (snapshots import it), the
@@ -130,8 +136,13 @@ class BinaryCalibrator(_Calibrator, _snapshot.Snapshot, _merge.Mergeable, base.E
     def _learn_many_validated(
         self, scores: np.ndarray, labels: np.ndarray, w: np.ndarray
     ) -> None:
+        learn = self.learn_one
+        if _unit(w):  # as the replay's per-event loop calls it: no weight, int labels
+            for s, y in zip(scores.tolist(), labels.astype(np.int64).tolist()):
+                learn(s, y)
+            return
         for s, y, wi in zip(scores.tolist(), labels.tolist(), w.tolist()):
-            self.learn_one(s, y, wi)
+            learn(s, y, wi)
 
     def _weight_refusal(self, scores, labels, w) -> int:
         """The index of the first event the weight rule (:mod:`streamcal._validation`)
@@ -225,6 +236,11 @@ class BinaryCalibrator(_Calibrator, _snapshot.Snapshot, _merge.Mergeable, base.E
         out = np.empty(len(scores), dtype=np.float64)
         predict = self.predict_one
         learn = self.learn_one
+        if _unit(w):  # as the replay's per-event loop calls it: no weight, int labels
+            for i, (s, y) in enumerate(zip(scores.tolist(), labels.astype(np.int64).tolist())):
+                out[i] = predict(s)
+                learn(s, y)
+            return out
         for i, (s, y, wi) in enumerate(zip(scores.tolist(), labels.tolist(), w.tolist())):
             out[i] = predict(s)
             learn(s, y, wi)

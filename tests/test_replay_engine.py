@@ -1267,3 +1267,43 @@ def test_an_error_of_a_calibrator_names_it(kind, threads, delayed, monkeypatch):
     with pytest.raises(ValueError, match="learnt too much") as info:
         replay(rows, calibrators, ["brier"], threads=threads, **kw)
     assert "(raised by the replay's calibrator 'bad one')" in getattr(info.value, "__notes__", [])
+
+
+class _NoWeight(BinaryCalibrator):
+    """A user's calibrator whose ``learn_one`` takes no weight, keeping the labels it
+    is given as they are."""
+
+    def __init__(self):
+        self.labels = []
+
+    def _reset(self):
+        self.labels = []
+
+    def predict_one(self, s):
+        return sum(self.labels[-5:]) / 5 if self.labels else s
+
+    def learn_one(self, s, y):
+        self.labels.append(y)
+
+    def _get_state(self):
+        return {"labels": self.labels}
+
+    def _set_state(self, state):
+        self.labels = state["labels"]
+
+
+def test_a_learn_one_without_weights_works_whatever_the_run_length(monkeypatch):
+    """The default batch loops call ``learn_one(s, y)`` with int labels when every
+    weight is 1, as the per-event loop does: a user's ``learn_one`` without ``w`` works
+    in short runs and long ones alike, with the same results."""
+    rows = binary_rows(900, 5, bad=False)
+    expected = run(_Replay, rows, {"user": _NoWeight()}, metrics=["brier"], keep_forecasts=True)
+    got = run(ColumnarReplay, rows, {"user": _NoWeight()}, metrics=["brier"], keep_forecasts=True)
+    assert state(got) == state(expected)
+    assert got.forecasts == expected.forecasts
+    cal = _NoWeight()
+    cal.predict_learn_many([0.2, 0.4], [1, 0])
+    cal.learn_many([0.3], [True])
+    assert cal.labels == [1, 0, 1] and all(type(y) is int for y in cal.labels)
+    with pytest.raises(TypeError):  # weights given: passed on, as the loop would
+        cal.learn_many([0.3], [1], [2.0])
