@@ -88,3 +88,39 @@ def test_predict_many_is_predict_one_bit_for_bit(cal):
         if a:
             cal.learn_many(s[:a], y[:a], w[:a])
         np.testing.assert_array_equal(cal.predict_many(queries), [cal.predict_one(q) for q in queries])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [VennAbers, OnlineIsotonic, lambda: OnlineIsotonic(interpolation="linear"), lambda: VennAbers(window_size=500)],
+    ids=["va", "iso", "iso-linear", "va-window"],
+)
+def test_threads_predicting_from_one_calibrator_at_once(make):
+    """Predictions only read: threads may call predict_many on one calibrator at once
+    (a server answering requests). Weights that are not powers of two make Venn-ABERS
+    take its insert-and-remove path, which must then not run in two threads at once."""
+    rng = np.random.default_rng(0)
+    cal = make()
+    s = rng.random(3000)
+    cal.learn_many(s, (rng.random(3000) < s).astype(float), rng.choice([0.1, 0.3, 0.7], 3000))
+    before = cal.to_dict()
+    queries = rng.random(20000)
+    expected = cal.predict_many(queries)
+    bad, errors = [], []
+
+    def work():
+        try:
+            for _ in range(6):
+                if not np.array_equal(cal.predict_many(queries), expected):
+                    bad.append(1)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and not bad
+    assert cal.to_dict() == before
+    cal._check()

@@ -17,6 +17,7 @@ import random
 import numpy as np
 import pytest
 
+import streamcal.calibrators.isotonic as isotonic_module
 from streamcal import OnlineIsotonic
 from streamcal.core._pav import IsotonicBlockStore
 
@@ -110,8 +111,12 @@ def test_rebuild_out_of_memory_keeps_the_old_store():
     [{}, {"window_size": 300}, {"window_size": 200, "half_life": 150.0}, {"half_life": 25.0}],
     ids=["exact", "window", "window-half-life", "half-life"],
 )
-def test_calibrator_learn_one_out_of_memory_loses_nothing(params):
-    """A window's eviction comes before its add: the add must not then fail."""
+@pytest.mark.parametrize("cap", [4, 64])
+def test_calibrator_learn_one_out_of_memory_loses_nothing(params, cap, monkeypatch):
+    """A window's eviction comes before its add: the add must not then fail. Leaves of
+    4 cells split, empty and merge all the time (the cases the reservation before an
+    eviction must foresee)."""
+    monkeypatch.setattr(isotonic_module, "IsotonicBlockStore", lambda: IsotonicBlockStore(leaf_capacity=cap))
     rng = random.Random(3)
     cal, twin = OnlineIsotonic(**params), OnlineIsotonic(**params)
     failures = 0
@@ -132,3 +137,42 @@ def test_calibrator_learn_one_out_of_memory_loses_nothing(params):
     assert cal.to_dict() == twin.to_dict()
     for q in np.linspace(0.0, 1.0, 21):
         assert cal.predict_one(q) == twin.predict_one(q)
+
+
+def _stream_state(stream, store):
+    return [a.tolist() for a in store.cells()], [list(e) for e in stream.window_events()], stream.n_events
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_window_eviction_then_add_out_of_memory_changes_nothing(seed):
+    """Leaves of 4 cells, few keys, weights of 1e-7 beside 1 and 2: evictions drop
+    cells whose rest is negligible and re-add the window's other events of that key
+    (IsotonicStream._readd), which can split a leaf, and keys move to neighbour leaves
+    when the first key of a leaf goes. With no allocation allowed, every event either
+    learns or changes nothing; retried with memory, the stream is its twin's."""
+    from streamcal.core._isotonic_stream import IsotonicStream
+
+    rng = random.Random(seed)
+    window, half_life = rng.choice([6, 10, 20]), rng.choice([0.0, 0.0, 50.0])
+    store, twin_store = IsotonicBlockStore(4), IsotonicBlockStore(4)
+    stream = IsotonicStream(store, window_size=window, half_life=half_life)
+    twin = IsotonicStream(twin_store, window_size=window, half_life=half_life)
+    keys = [rng.random() for _ in range(8)]
+    failures = 0
+    for _ in range(300):
+        x = rng.choice(keys) if rng.random() < 0.6 else rng.random()
+        w, y = rng.choice([1.0, 1e-7, 1e-7, 2.0]), float(rng.random() < 0.5)
+        twin.learn_one(x, y, w)
+        before = _stream_state(stream, store)
+        store._limit_allocations(0)
+        try:
+            stream.learn_one(x, y, w)
+        except MemoryError:
+            failures += 1
+            store._limit_allocations(-1)
+            assert _stream_state(stream, store) == before
+            stream.learn_one(x, y, w)
+        store._limit_allocations(-1)
+        assert _stream_state(stream, store) == _stream_state(twin, twin_store)
+    store._check()
+    assert failures > 0

@@ -9,6 +9,7 @@ import json
 import random
 import sys
 
+import numpy as np
 import pytest
 
 from streamcal import (
@@ -1211,6 +1212,66 @@ def test_sharing_names():
     hist = HistogramBinning()
     assert sharing_names({"p": hist, "q": _Holder(functools.partial(max, hist))}) == {"p", "q"}
     assert sharing_names({"p": hist, "q": _Holder(hist.predict_one)}) == {"p", "q"}
+
+
+class _OneSlot:
+    __slots__ = "inner"  # one slot, given as a string
+
+    def __init__(self, inner):
+        self.inner = inner
+
+
+class _PrivateSlot:
+    __slots__ = ("__inner",)  # stored name-mangled
+
+    def __init__(self, inner):
+        self.__inner = inner
+
+
+class _Answers:
+    """``__getattr__`` answering anything, or raising what a dict raises."""
+
+    __slots__ = ("inner", "table")
+
+    def __init__(self, inner, table):
+        self.inner, self.table = inner, table
+
+    def __getattr__(self, name):
+        if self.table:
+            return self.table[name]
+        return None
+
+
+def test_sharing_names_on_users_objects():
+    from streamcal.replay._sharing import sharing_names
+
+    iso = OnlineIsotonic()
+    log = []
+
+    def closure(s):
+        return iso.predict_one(s)
+
+    for holder in (_OneSlot(iso), _PrivateSlot(iso), _Answers(iso, {}), _Answers(iso, None), _Holder(closure)):
+        assert sharing_names({"a": iso, "b": holder}) == {"a", "b"}, type(holder).__name__
+    assert sharing_names({"a": _Holder(log.append), "b": _Holder(log.append)}) == {"a", "b"}
+    # shared, but not state: loggers, enum members, patterns, module functions, dtypes
+    import enum
+    import logging
+    import math
+    import re
+
+    class Mode(enum.Enum):
+        FAST = 1
+
+    def plain():
+        return _Holder([logging.getLogger("streamcal.x"), Mode.FAST, re.compile("x"), math.log,
+                        np.dtype("float64"), ..., closure.__name__, len, print])
+
+    assert sharing_names({"a": plain(), "b": plain()}) == set()
+    nested = ()
+    for _ in range(40):  # shared nested tuples: walked once each, not once per path
+        nested = (nested, nested)
+    assert sharing_names({"a": _Holder(nested), "b": _Holder(nested)}) == set()
 
 
 class _FailsAt(BinaryCalibrator):

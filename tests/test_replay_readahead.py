@@ -222,3 +222,19 @@ def test_a_stop_hook_stops_the_reader(tmp_path, monkeypatch):
     assert threaded == inline
     assert 0 < threaded["n_events"] < 4000
     assert used1 and not used0
+
+
+def test_a_reader_that_cannot_start_puts_the_switch_interval_back(monkeypatch):
+    interval = sys.getswitchinterval()
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    with pytest.raises(RuntimeError, match="can't start"):
+        ReadAhead(iter(range(3)))
+    monkeypatch.undo()
+    assert sys.getswitchinterval() == interval
+    with ReadAhead(iter(range(3))) as ahead:  # the count is right for the next ones
+        assert list(ahead) == [0, 1, 2]
+    assert sys.getswitchinterval() == interval

@@ -402,9 +402,9 @@ cdef class IsotonicStream:
         cdef double e = 0.0, ws = w  # e: set and used only with forgetting
         cdef long long shift = 0
         if self.half_life > 0.0:
-            # nodes for the add first: it cannot then run out of memory after the
-            # evictions or a renormalisation
-            self._st.reserve_c()
+            # nodes first: the add (and the re-add of the evicted cell) cannot then run
+            # out of memory after the eviction or a renormalisation; released below
+            self._st.reserve_c(2 if self.window_size > 0 else 1)
             if w > 0.0:
                 e = (t - self.t_ref) / self.half_life + self.phase  # decay.clock_exponent
                 ws = self._plan(w, e, t, &shift)   # may refuse w: nothing changed yet
@@ -421,7 +421,9 @@ cdef class IsotonicStream:
         elif w > 0.0 and not (self._total - self._leaving_weight() + w <= _DBL_MAX):
             raise _overflow_error(self.owner, "learn_one", w, "")
         if self._grid is None:
-            return self._store_event(x, y, ws)
+            self._store_event(x, y, ws)
+            self._st.release_c()  # what a reservation above did not use
+            return 0
         if ws > 0.0:  # the grid store (no window)
             if self._grid.add_c(x, ws, y):
                 self._leave_grid()  # its sums would not stay exact: the general store
@@ -436,14 +438,16 @@ cdef class IsotonicStream:
         """The end of :meth:`learn_c` on the exact store: the event of key ``x`` and
         stored weight ``ws`` (already planned by the forgetting clock, if any) joins the
         window, pushing out its oldest event when full, and the store."""
-        if self.window_size > 0:
-            self._st.reserve_c()  # the add below cannot then run out of memory
-            if self._count == self.window_size:
-                self._pop_oldest()  # before the new event joins: it is not re-added twice
-            self._push(x, y, ws, self.n_events)
+        if self.window_size > 0 and self._count == self.window_size:
+            # the eviction and the add cannot then run out of memory halfway
+            self._st.reserve_for_c(x, self._wx[self._head])
+            self._pop_oldest()  # before the new event joins: it is not re-added twice
         if ws > 0.0:
             self._st.add_c(x, ws, y)
             self._total += ws
+        if self.window_size > 0:
+            self._push(x, y, ws, self.n_events)  # after the add, which alone can fail
+            self._st.release_c()
         self.n_events += 1
         return 0
 
@@ -556,14 +560,17 @@ cdef class IsotonicStream:
         return (p0, p1)
 
     def predict_many(self, const double[::1] scores):
-        """Predictions for validated scores, one :meth:`predict_one` each, in C; on the
-        exact store without a prior, releasing the GIL (a prediction does not move the
-        forgetting clock: one hypothetical weight for the whole batch)."""
+        """Predictions for validated scores, one :meth:`predict_one` each, in C; the
+        step and linear read-outs of the exact store without a prior release the GIL
+        (they only read the store, so threads may predict from one calibrator at once;
+        a Venn-ABERS pair may insert and remove a hypothetical event, so it keeps the
+        GIL; a prediction does not move the forgetting clock)."""
         cdef Py_ssize_t i, n = scores.shape[0]
         cdef double wh, res = self.resolution
         out = np.empty(n, dtype=np.float64)
         cdef double[::1] o = out
-        if self._grid is None and not (self.prior_strength > 0.0 and self._st.n_blocks_c() != 0):
+        if (self._grid is None and self.mode != MODE_VENN_ABERS
+                and not (self.prior_strength > 0.0 and self._st.n_blocks_c() != 0)):
             wh = self.next_weight_c()
             with nogil:
                 for i in range(n):

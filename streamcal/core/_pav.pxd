@@ -160,11 +160,14 @@ cdef class IsotonicBlockStore:
     cdef long long _tdn
     cdef int _tsh
     cdef Node* _cnode
-    # nodes held for the next leaf split (reserve_c), so that an add after it cannot
-    # fail to allocate; and, for tests, the allocations allowed before a MemoryError
-    # (-1: no limit; see _limit_allocations)
+    # nodes held for the next leaf splits (reserve_c: stacks linked through .parent,
+    # and their sizes), so that adds after a reservation cannot fail to allocate; and,
+    # for tests, the allocations allowed before a MemoryError (-1: no limit; see
+    # _limit_allocations)
     cdef Node* _spare_leaf
     cdef Node* _spare_inner
+    cdef int _nspare_leaf
+    cdef int _nspare_inner
     cdef long long _alloc_budget
 
     # the per-event C API (stable)
@@ -187,7 +190,12 @@ cdef class IsotonicBlockStore:
     cdef int check_add_c(self, double w, str owner, str method) except -1
     # allocate what the next add_c could need, so that it cannot fail; call before
     # mutating anything when an add must follow another change (a window's eviction)
-    cdef int reserve_c(self) except -1 nogil
+    cdef int reserve_c(self, int splits) except -1 nogil
+    # reserve_c(2) when the removal of key k then the add of key x could split leaves
+    # (a window's eviction: the removal may re-add k's cell, see IsotonicStream._readd);
+    # release_c() after them frees what they did not use
+    cdef int reserve_for_c(self, double x, double k) except -1 nogil
+    cdef void release_c(self) noexcept nogil
 
     # private (may change)
     cdef void _reset_empty(self) except *

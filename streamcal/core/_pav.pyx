@@ -93,7 +93,9 @@ from streamcal.core._pav_kernels cimport (  # per-event kernels, inline (see tha
     k_meet_left_of_split, k_note_cell, k_vs, k_vsign, sc_pav_ctzll,
 )
 from streamcal.core._pav_query cimport k_hyp  # the read-only hypothetical query
-from streamcal.core._pav_shape cimport k_rebuild_subtree  # rebalancing, memory-safe
+from streamcal.core._pav_shape cimport (  # rebalancing and spare nodes, memory-safe
+    k_rebuild_subtree, k_release, k_reserve, k_reserve_for,
+)
 
 from streamcal.core import _pav_ops  # read-outs, rebuild, checks: off the per-event path
 
@@ -163,8 +165,7 @@ cdef class IsotonicBlockStore:
 
     def __dealloc__(self):
         _free_tree(self.root)
-        _free_tree(self._spare_leaf)
-        _free_tree(self._spare_inner)
+        self.release_c()
         self.root = NULL
 
     cdef void _reset_empty(self) except *:
@@ -422,12 +423,14 @@ cdef class IsotonicBlockStore:
             )
         return 0
 
-    cdef int reserve_c(self) except -1 nogil:
-        if self._spare_leaf == NULL:
-            self._spare_leaf = self._alloc_node(True)
-        if self._spare_inner == NULL:
-            self._spare_inner = self._alloc_node(False)
-        return 0
+    cdef int reserve_c(self, int splits) except -1 nogil:
+        return k_reserve(self, splits)
+
+    cdef int reserve_for_c(self, double x, double k) except -1 nogil:
+        return k_reserve_for(self, x, k)
+
+    cdef void release_c(self) noexcept nogil:
+        k_release(self)
 
     cdef Node* _alloc_node(self, bint leaf) except NULL nogil:
         """A new leaf or internal node; MemoryError (nothing changed) when there is no
@@ -492,10 +495,14 @@ cdef class IsotonicBlockStore:
         cdef Node* v2
         cdef Node* p
         cdef Leaf* L2
-        self.reserve_c()  # both nodes, or a MemoryError with nothing changed
+        self.reserve_c(1)  # both nodes, or a MemoryError with nothing changed
         v2 = self._spare_leaf
         p = self._spare_inner
-        self._spare_leaf = self._spare_inner = NULL
+        self._spare_leaf = v2.parent
+        self._spare_inner = p.parent
+        self._nspare_leaf -= 1
+        self._nspare_inner -= 1
+        v2.parent = p.parent = NULL
         L2 = v2.leaf
         cdef int h = L.cnt >> 1, m = L.cnt - h
         memcpy(&L2.x[0], &L.x[h], m * sizeof(double))

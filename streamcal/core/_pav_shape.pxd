@@ -1,18 +1,22 @@
-# The shape of the compiled isotonic block store's tree (streamcal/core/_pav.pyx):
-# building a balanced tree over leaves, and the scapegoat rebuild of a subtree. Inline
-# functions of the store (``st``), compiled into the modules that cimport them.
+# The shape and memory of the compiled isotonic block store's tree
+# (streamcal/core/_pav.pyx): building a balanced tree over leaves, the scapegoat rebuild
+# of a subtree, and the spare nodes that make a leaf split unable to fail halfway.
+# Inline functions of the store (``st``), compiled into the modules that cimport them.
 #
-# Neither can leave the tree broken when memory runs out: a rebuild reuses the
-# subtree's own internal nodes (a subtree of k leaves has k - 1 of them) and needs one
-# array of pointers, allocated before anything moves; without it the rebuild is put
-# off (the tree stays valid, only less balanced, and the next change on that path
-# finds the same scapegoat). A build from fresh leaves (_pav_ops.rebuild) takes its
-# internal nodes from an array its caller allocated in full beforehand.
+# None can leave the tree broken when memory runs out: a rebuild reuses the subtree's
+# own internal nodes (a subtree of k leaves has k - 1 of them) and needs one array of
+# pointers, allocated before anything moves; without it the rebuild is put off (the
+# tree stays valid, only less balanced, and the next change on that path finds the
+# same scapegoat). A build from fresh leaves (_pav_ops.rebuild) takes its internal
+# nodes from an array its caller allocated in full beforehand. A split takes its two
+# nodes from the spares (k_reserve), allocated before the change that needs them; a
+# window's eviction followed by an add reserves for both first (k_reserve_for).
 
 from cpython.mem cimport PyMem_RawMalloc, PyMem_RawFree
 from libc.string cimport memset
 
-from streamcal.core._pav cimport IsotonicBlockStore, Node
+from streamcal.core._pav cimport IsotonicBlockStore, Leaf, Node
+from streamcal.core._pav_tree cimport _free_node
 
 
 # The leaves of ``v``'s subtree in key order into ``leaves`` from index ``i``, and its
@@ -76,3 +80,48 @@ cdef inline Node* k_rebuild_subtree(IsotonicBlockStore st, Node* v) except NULL 
     else:
         parent.right = r
     return r
+
+
+# IsotonicBlockStore.reserve_c: hold nodes for ``splits`` leaf splits (stacks linked
+# through .parent), so that adds after it cannot fail to allocate halfway.
+cdef inline int k_reserve(IsotonicBlockStore st, int splits) except -1 nogil:
+    cdef Node* v
+    while st._nspare_leaf < splits:
+        v = st._alloc_node(True)
+        v.parent = st._spare_leaf
+        st._spare_leaf = v
+        st._nspare_leaf += 1
+    while st._nspare_inner < splits:
+        v = st._alloc_node(False)
+        v.parent = st._spare_inner
+        st._spare_inner = v
+        st._nspare_inner += 1
+    return 0
+
+
+# IsotonicBlockStore.reserve_for_c: before the removal of key k (which may re-add k's
+# cell) and the add of key x. No split can follow unless x's leaf is (nearly) full,
+# x's or k's leaf may be emptied, or k is the first key of its leaf (the leaf then
+# starts later: k, and x just after it, go to the neighbour leaf); otherwise a removal
+# leaves each leaf no fuller (a merged leaf holds <= 3/4 of the capacity), and the
+# re-add puts back the one cell it took.
+cdef inline int k_reserve_for(IsotonicBlockStore st, double x, double k) except -1 nogil:
+    cdef Leaf* Lx = st._leaf_for(x).leaf
+    cdef Leaf* Lk = st._leaf_for(k).leaf
+    if Lx.cnt <= 1 or Lx.cnt >= st.cap - 1 or Lk.cnt <= 1 or Lk.x[0] == k:
+        k_reserve(st, 2)
+    return 0
+
+
+# IsotonicBlockStore.release_c: free the nodes held and not used.
+cdef inline void k_release(IsotonicBlockStore st) noexcept nogil:
+    cdef Node* v
+    while st._spare_leaf != NULL:
+        v = st._spare_leaf
+        st._spare_leaf = v.parent
+        _free_node(v)
+    while st._spare_inner != NULL:
+        v = st._spare_inner
+        st._spare_inner = v.parent
+        _free_node(v)
+    st._nspare_leaf = st._nspare_inner = 0

@@ -103,7 +103,12 @@ class ReadAhead:
         # it would wait up to 5 ms for the reader's Python code to hand it over
         _lower_switch_interval()
         self._lowered = True
-        self._thread.start()
+        try:
+            self._thread.start()
+        except BaseException:  # no thread (e.g. none can be made): the interval back
+            self._lowered = False
+            _restore_switch_interval()
+            raise
 
     def _run(self) -> None:
         try:
