@@ -33,11 +33,11 @@ __all__ = ["BinaryCalibrator", "MulticlassCalibrator", "SNAPSHOT_FORMAT"]
 SNAPSHOT_FORMAT = _snapshot.SNAPSHOT_FORMAT
 
 
-
 def _unit(w: np.ndarray) -> bool:
     """Every weight of a validated batch is 1: its loop calls ``learn_one(s, y)``, as a
     caller without weights does (a user's ``learn_one`` may take no ``w``)."""
     return bool((w == 1.0).all())
+
 
 class _Calibrator(abc.ABC):
     """What the binary and the multiclass interface share: the class attributes the

@@ -402,12 +402,17 @@ cdef class IsotonicStream:
         cdef double e = 0.0, ws = w  # e: set and used only with forgetting
         cdef long long shift = 0
         if self.half_life > 0.0:
-            # nodes first: the add (and the re-add of the evicted cell) cannot then run
-            # out of memory after the eviction or a renormalisation; released below
-            self._st.reserve_c(2 if self.window_size > 0 else 1)
             if w > 0.0:
                 e = (t - self.t_ref) / self.half_life + self.phase  # decay.clock_exponent
                 ws = self._plan(w, e, t, &shift)   # may refuse w: nothing changed yet
+            # evictions or a renormalisation before the add: the nodes the add (and the
+            # re-add of an evicted cell) could need first, so that it cannot then run
+            # out of memory (released by _store_event)
+            if shift or (self.window_size > 0 and self._count and t - self._wt[self._head]
+                         > _FORGET_HALF_LIVES * self.half_life):
+                self._st.reserve_c(2 if self.window_size > 0 else 1)
+            elif self.window_size > 0 and self._count == self.window_size:
+                self._st.reserve_for_c(x, self._wx[self._head])
             if self.window_size > 0:
                 # events beyond the forgetting horizon leave first, then the one the new
                 # event pushes out (the plan kept neither: they must not be rescaled)
@@ -421,9 +426,7 @@ cdef class IsotonicStream:
         elif w > 0.0 and not (self._total - self._leaving_weight() + w <= _DBL_MAX):
             raise _overflow_error(self.owner, "learn_one", w, "")
         if self._grid is None:
-            self._store_event(x, y, ws)
-            self._st.release_c()  # what a reservation above did not use
-            return 0
+            return self._store_event(x, y, ws)
         if ws > 0.0:  # the grid store (no window)
             if self._grid.add_c(x, ws, y):
                 self._leave_grid()  # its sums would not stay exact: the general store
@@ -447,7 +450,7 @@ cdef class IsotonicStream:
             self._total += ws
         if self.window_size > 0:
             self._push(x, y, ws, self.n_events)  # after the add, which alone can fail
-            self._st.release_c()
+        self._st.release_c()  # what a reservation (here or in learn_c) did not use
         self.n_events += 1
         return 0
 

@@ -188,8 +188,9 @@ cdef class IsotonicBlockStore:
     # raise the template ValueError naming 'w' of owner.method if adding an event of
     # weight w would make a sum overflow; call before mutating anything
     cdef int check_add_c(self, double w, str owner, str method) except -1
-    # allocate what the next add_c could need, so that it cannot fail; call before
-    # mutating anything when an add must follow another change (a window's eviction)
+    # hold the nodes of ``splits`` leaf splits, so that the adds after it cannot fail
+    # to allocate; call before mutating anything when an add must follow another
+    # change (a window's eviction, a renormalisation); release_c() after them
     cdef int reserve_c(self, int splits) except -1 nogil
     # reserve_c(2) when the removal of key k then the add of key x could split leaves
     # (a window's eviction: the removal may re-add k's cell, see IsotonicStream._readd);

@@ -94,7 +94,7 @@ from streamcal.core._pav_kernels cimport (  # per-event kernels, inline (see tha
 )
 from streamcal.core._pav_query cimport k_hyp  # the read-only hypothetical query
 from streamcal.core._pav_shape cimport (  # rebalancing and spare nodes, memory-safe
-    k_rebuild_subtree, k_release, k_reserve, k_reserve_for,
+    k_rebuild_subtree, k_release, k_reserve, k_reserve_for, k_take_spares,
 )
 
 from streamcal.core import _pav_ops  # read-outs, rebuild, checks: off the per-event path
@@ -495,14 +495,7 @@ cdef class IsotonicBlockStore:
         cdef Node* v2
         cdef Node* p
         cdef Leaf* L2
-        self.reserve_c(1)  # both nodes, or a MemoryError with nothing changed
-        v2 = self._spare_leaf
-        p = self._spare_inner
-        self._spare_leaf = v2.parent
-        self._spare_inner = p.parent
-        self._nspare_leaf -= 1
-        self._nspare_inner -= 1
-        v2.parent = p.parent = NULL
+        k_take_spares(self, &v2, &p)  # or a MemoryError with nothing changed
         L2 = v2.leaf
         cdef int h = L.cnt >> 1, m = L.cnt - h
         memcpy(&L2.x[0], &L.x[h], m * sizeof(double))

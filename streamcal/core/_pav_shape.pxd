@@ -113,6 +113,20 @@ cdef inline int k_reserve_for(IsotonicBlockStore st, double x, double k) except 
     return 0
 
 
+# The two nodes of a leaf split (a leaf, an internal node), from the spares: reserved
+# now if none are held (a MemoryError then changes nothing).
+cdef inline int k_take_spares(IsotonicBlockStore st, Node** leaf, Node** inner) except -1 nogil:
+    k_reserve(st, 1)
+    leaf[0] = st._spare_leaf
+    inner[0] = st._spare_inner
+    st._spare_leaf = leaf[0].parent
+    st._spare_inner = inner[0].parent
+    st._nspare_leaf -= 1
+    st._nspare_inner -= 1
+    leaf[0].parent = inner[0].parent = NULL
+    return 0
+
+
 # IsotonicBlockStore.release_c: free the nodes held and not used.
 cdef inline void k_release(IsotonicBlockStore st) noexcept nogil:
     cdef Node* v

@@ -185,17 +185,7 @@ class ColumnarReplay(ReplayRun):
         short = len(scores) < SHORT_RUN
         batched = [] if short else [n for n in self.cals if self.batch[n]]
         self._batch_calls(batched, "learn_many", scores, labels)
-        # the others event by event, every one learning an event before the next
-        singles = [n for n in self.cals if n not in batched]
-        learns = [self.cals[n].learn_one for n in singles]
-        k = 0
-        try:
-            for si, yi in zip(scores, labels):
-                for k, learn in enumerate(learns):
-                    learn(si, yi)
-        except Exception as exc:
-            _note_calibrator(exc, singles[k])
-            raise
+        self._event_by_event([n for n in self.cals if n not in batched], scores, labels, False)
 
     def run(self, events):
         try:
@@ -208,8 +198,8 @@ class ColumnarReplay(ReplayRun):
     def _pool_for(self, count: int, n_events: int):
         """The pool running the batch calls of ``count`` calibrators over a run of
         ``n_events`` side by side, or None when they run one after another (fewer than
-        two of them, a run shorter than ``POOL_RUN``, one thread allowed or available,
-        or calibrators sharing an object)."""
+        two of them, a run shorter than ``POOL_RUN``, or one thread allowed or
+        available). Calibrators sharing state never get here (:meth:`_run_rows`)."""
         if count < 2 or n_events < POOL_RUN:
             return None
         if self._pool is None:
@@ -248,14 +238,15 @@ class ColumnarReplay(ReplayRun):
         self._score_run(indices, labels, out)
         return out
 
-    def _event_by_event(self, names: list, scores, labels) -> dict:
+    def _event_by_event(self, names: list, scores, labels, predict: bool = True) -> dict:
         """The calibrators ``names`` (those without batch passes, or sharing state)
-        over a run, event by event in one loop: every one predicts an event, then every
-        one learns it (the per-event protocol, which calibrators that share state need).
-        Returns the predictions per name."""
+        over a run, event by event in one loop: every one predicts an event (unless
+        ``predict`` is False: a run of reveals), then every one learns it (the per-event
+        protocol, which calibrators that share state need). Returns the predictions per
+        name."""
         if not names:
             return {}
-        predicts = [self.cals[n].predict_one for n in names]
+        predicts = [self.cals[n].predict_one for n in names] if predict else []
         learns = [self.cals[n].learn_one for n in names]
         columns = [[] for _ in names]
         k = 0
@@ -271,11 +262,10 @@ class ColumnarReplay(ReplayRun):
         return dict(zip(names, columns))
 
     def _batch_calls(self, names: list, method: str, *args) -> dict:
-        """``method(*args)`` of each calibrator of ``names`` (a batch pass over a run; the
-        arguments as float64 arrays):
-        side by side in threads when the run is long enough (:meth:`_pool_for`), else
-        one after another. Returns the results per name; an error names the calibrator
-        that raised it (a note, from Python 3.11)."""
+        """``method(*args)`` of each calibrator of ``names`` (a batch pass over a run,
+        the arguments as float64 arrays): side by side in threads when the run is long
+        enough (:meth:`_pool_for`), else one after another. Returns the results per
+        name; an error names the calibrator that raised it (a note, from Python 3.11)."""
         if not names:
             return {}
         args = [np.asarray(a, dtype=np.float64) for a in args]

@@ -47,6 +47,9 @@ _THROUGH = (
 )
 
 
+_MISSING = object()
+
+
 def _attribute(obj, name: str):
     """``obj.name`` without the object's own ``__getattr__`` (which may answer anything
     or raise anything); ``_MISSING`` if there is none."""
@@ -54,9 +57,6 @@ def _attribute(obj, name: str):
         return object.__getattribute__(obj, name)
     except Exception:
         return _MISSING
-
-
-_MISSING = object()
 
 
 def _children(obj) -> list:
