@@ -1368,3 +1368,110 @@ def test_a_learn_one_without_weights_works_whatever_the_run_length(monkeypatch):
     assert cal.labels == [1, 0, 1] and all(type(y) is int for y in cal.labels)
     with pytest.raises(TypeError):  # weights given: passed on, as the loop would
         cal.learn_many([0.3], [1], [2.0])
+
+
+# ---------------------------------------------------------------------- delayed labels, a chunk at a time
+
+
+def _plain_delayed_rows(n, seed, dates=False):
+    """Delayed-label rows with nothing malformed (the chunks go through the columnar
+    schedule): label times before, at and after the event's, ties, long delays that
+    cross chunks and segments, and labels that never come before the end."""
+    rng = random.Random(seed)
+    rows = []
+    for i, (t, lt, s, y) in enumerate(delayed_events(n, seed, max_delay=6)):
+        kind = rng.random()
+        if kind < 0.1:
+            lt = t - rng.randint(1, 3)  # known before the event: revealed right after it
+        elif kind < 0.2:
+            lt = t + rng.randint(50, 400)  # long after
+        elif kind < 0.22:
+            lt = float("inf")  # only at the end
+        row = {"t": t, "lt": lt, "score": s, "label": y}
+        if dates:
+            base = 1_356_998_400  # 2013-01-01
+            row["t"] = _iso(base + 60 * t)
+            row["lt"] = "9999-12-31T00:00:00" if lt == float("inf") else _iso(base + 60 * lt)
+        elif i % 3 == 0:
+            row = {k: str(v) for k, v in row.items()}  # numbers as text, as a CSV gives them
+        rows.append(row)
+    return rows
+
+
+def _iso(seconds):
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("dates", [False, True], ids=["numbers", "dates"])
+@pytest.mark.parametrize("window", [None, 20])
+def test_delayed_label_times_a_chunk_at_a_time(seed, dates, window, tmp_path, monkeypatch):
+    """Chunks of plain rows go through the columnar schedule
+    (``Schedule.events_at_once``): the results, series, forecasts and checkpoints of
+    the per-event oracle, bit for bit, whatever the chunk size and with the stop hook
+    polled every few events."""
+    rows = _plain_delayed_rows(250, seed, dates)
+    kw = {"time": "t", "label_time": "lt", "window": window, "every": 11, "keep_forecasts": True,
+          "checkpoint": str(tmp_path / "c.json"), "checkpoint_every": 37}
+    calls = []
+    real = _engine.ColumnarReplay._delayed_chunk
+
+    def spy(self, chunk, columns, read):
+        calls.append(len(chunk))
+        return real(self, chunk, columns, read)
+
+    monkeypatch.setattr(_engine.ColumnarReplay, "_delayed_chunk", spy)
+    same(kw, lambda: [dict(r) for r in rows], plain=seed == 0)
+    assert sum(calls) >= 6 * 250  # every chunk of every run went the columnar way
+    # a stop hook polled every 5 events that never stops: the same again
+    monkeypatch.setattr(_engine, "STOP_EVENTS", 5)
+    expected = run(_Replay, [dict(r) for r in rows], cals(), **dict(kw, checkpoint=None))
+    for chunk_rows in (3, 64):
+        obj_kw = dict(kw, checkpoint=None)
+        got = _engine.ColumnarReplay(
+            cals(), ALL_BINARY, score="score", label="label", time="t", label_time="lt", id=None,
+            labels=None, include_raw=True, every=11, window=window, checkpoint=None,
+            checkpoint_every=10000, resume=False, on_error="skip", progress=None,
+            keep_forecasts=True, max_errors=1000, stop=lambda: False,
+        )
+        got.chunk_rows = chunk_rows
+        got = got.run([dict(r) for r in rows])
+        assert state(got) == state(expected), (chunk_rows, obj_kw)
+        assert got.forecasts == expected.forecasts
+
+
+def test_parse_events_at_once_agrees_with_the_row_parser():
+    """``RowParser.parse_events_at_once`` gives the row parser's values for plain rows,
+    and None as soon as one row is one the row parser refuses (or a bool score)."""
+    from streamcal.replay._readers import open_log
+    from streamcal.replay._rows import RowError, RowParser
+
+    good = [{"s": 0.25, "y": 1, "t": 1, "lt": 3}, {"s": "0.5", "y": " 0", "t": "2", "lt": "2.5"},
+            {"s": 1, "y": "true", "t": 2.0, "lt": "2013-01-01T00:00:00Z"}]
+    bad_values = [("s", "x"), ("s", 1.5), ("s", float("nan")), ("s", True), ("s", None), ("s", ""),
+                  ("y", 2), ("y", ""), ("y", None), ("t", "noon"), ("t", float("nan")), ("t", True),
+                  ("t", 0), ("lt", None), ("lt", "nan"), ("lt", [1])]
+    for delay, extra in (("time", {"label_time": "lt", "id": None}), ("id", {"label_time": None, "id": "t"})):
+        parser = RowParser(open_log(good), score_columns=["s"], classes=None, label="y", time="t",
+                           delay=delay, **extra)
+        columns = parser.parse_events_at_once(good)
+        rows_parsed, last = [], -float("inf")
+        for row in good:
+            rows_parsed.append(parser.parse_event(row, last))
+            last = rows_parsed[-1][2]
+        assert list(zip(*columns)) == rows_parsed
+        assert parser.parse_events_at_once(good, last_time=1.5) is None  # before the last event
+        for key, value in bad_values:
+            rows = [dict(r) for r in good]
+            rows[1][key] = value
+            if (key == "lt" and delay == "id") or (key == "y" and delay == "id"):
+                continue  # no label time; the labels come from the label records
+            assert parser.parse_events_at_once(rows) is None, (delay, key, value)
+            if not (key == "s" and value is True):
+                with pytest.raises(RowError):
+                    last = -float("inf")
+                    for row in rows:
+                        last = parser.parse_event(row, last)[2]
+        assert parser.parse_events_at_once([good[0], ["not", "a", "record"]]) is None

@@ -212,6 +212,11 @@ class Codec:
         return self.classes[x]
 
 
+def _heap_order(entry) -> tuple:
+    """The order a pending label leaves the schedule's heap in: label time, event."""
+    return entry[0], entry[1]
+
+
 def document(run, codec: Codec, fingerprint=None) -> dict:
     """The checkpoint document of the replay ``run`` (its configuration, counts,
     calibrators, metrics, window, schedule, series and forecasts), with the
@@ -252,9 +257,10 @@ def document(run, codec: Codec, fingerprint=None) -> dict:
             },
             "events": [[enc(y), [enc(p) for p in preds]] for y, preds in run.wbuf],
         },
+        # sorted: a valid heap, the same whatever order the events were pushed in
         "heap": [
             [lt, i, enc(s), enc(y), [enc(p) for p in preds]]
-            for lt, i, s, y, preds in schedule.heap
+            for lt, i, s, y, preds in sorted(schedule.heap, key=_heap_order)
         ],
         "pending": [
             [eid, i, enc(s), [enc(p) for p in preds]]

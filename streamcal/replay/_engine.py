@@ -4,19 +4,23 @@ of events.
 The per-event protocol (see :func:`streamcal.replay`) is a sequence of operations:
 *predict* event ``i`` (every calibrator, with the labels known so far) and *reveal* the
 label of event ``j`` (score the predictions stored for ``j``, then learn ``j``). This
-engine builds that sequence and executes maximal runs of it at once:
+engine records that sequence and executes it a stretch at a time
+(:mod:`streamcal.replay._ops`): each calibrator runs the whole stretch in one call,
+independently of the others, its maximal runs as batch calls:
 
 - a run of events each predicted and then revealed at once (labels known at once, or a
-  label time not after the event's) is one ``predict_learn_many`` call per calibrator;
+  label time not after the event's) is one ``predict_learn_many`` call;
 - a run of predictions with no reveal between them is one ``predict_many`` call;
 - a run of reveals is one ``learn_many`` call;
+- runs shorter than ``SHORT_RUN`` events (delayed labels interleave predictions and
+  reveals one by one) go through ``predict_one`` / ``learn_one`` in one flat loop;
 
-and the metrics take each run's predictions with one ``update_many`` call. These
-batch calls return exactly the floats of the per-event loop and leave exactly its state
-(the shared checks ``check_predict_learn_many_matches_loop`` and
+then the metrics take the stretch's reveals, in order, with one ``update_many`` call
+each. These batch calls return exactly the floats of the per-event loop and leave
+exactly its state (the shared checks ``check_predict_learn_many_matches_loop`` and
 ``check_update_many_matches_update`` test every calibrator and metric), so the results,
 the series and the checkpoints are the per-event protocol's, bit for bit, whatever the
-chunk size. Runs are cut where the protocol samples the metrics, reports progress or
+chunk size. Stretches end where the protocol samples the metrics, reports progress or
 writes a checkpoint, so that each of these sees the state after exactly that event.
 
 Binary logs with labels known at once are parsed a chunk at a time (one ``float`` per
@@ -26,25 +30,23 @@ reason exactly as the row parser words it. With pyarrow installed, CSV, JSON Lin
 Parquet files are read as columns a block at a time instead
 (:mod:`streamcal.replay._fastcsv`, :mod:`streamcal.replay._fastblocks`), a block that is
 not plain going through the row path; a resume skips the rows already replayed with
-the same block reader and goes on with it. Logs with delayed labels or several score
-columns are parsed row by row (the schedule of reveals, :mod:`streamcal.replay._schedule`,
-needs each row's times or id), and still run the calibrators and metrics a run at a
-time.
+the same block reader and goes on with it. Binary logs with delayed labels are parsed a
+chunk at a time too (:meth:`RowParser.parse_events_at_once`); with a label-time column,
+the schedule of reveals (:mod:`streamcal.replay._schedule`) then takes a chunk's events
+at once (:meth:`Schedule.events_at_once`), and with label records joined by id it takes
+them one by one. Multiclass logs, and chunks holding a malformed row, are parsed row by
+row.
 
-Calibrators and metrics without the batch methods (a user's object with only
-``predict_one`` / ``learn_one``, multiclass metrics) are run event by event inside the
-same runs.
-
-Calibrators side by side. The calibrators of a run are independent, so their
-``predict_learn_many`` (``predict_many``, ``learn_many``) calls of a run of ``POOL_RUN``
-events or more go to a pool of threads (``threads``: by default one per CPU available
-to the process, at most one per calibrator), and the engine waits for all of them
-before it scores the run. The isotonic family's compiled loops release the GIL, so
-several run at once on several cores; the results are the same floats as one after
-another, since each calibrator sees the same calls in the same order. Calibrators
-that share state (are, or hold, the same object: :mod:`streamcal.replay._sharing`)
-leave the batch passes: with the calibrators that have none, they run event by event
-in one loop, every one predicting an event before any learns it.
+Calibrators side by side. The calibrators are independent, so when a stretch holds
+``POOL_RUN`` events or more in batch calls, each calibrator's part of it goes to a pool
+of threads (``threads``: by default one per CPU available to the process, at most one
+per calibrator), and the engine waits for all of them before it scores the stretch.
+The isotonic family's compiled loops release the GIL, so several run at once on
+several cores; the results are the same floats as one after another, since each
+calibrator sees the same calls in the same order. Calibrators that share state (are,
+or hold, the same object: :mod:`streamcal.replay._sharing`) leave the batch passes:
+with the calibrators that have none, they run event by event in one loop, every one
+predicting an event before any learns it.
 """
 
 from __future__ import annotations
@@ -64,6 +66,14 @@ from streamcal.metrics import update_many_each
 from streamcal.replay._checkpoint import RowFingerprint
 from streamcal.replay._fastblocks import open_fast_blocks
 from streamcal.replay._fastcsv import open_fast_csv
+from streamcal.replay._ops import (
+    PREDICT,
+    PREDICT_THEN_LEARN,
+    REVEAL,
+    OperationRuns,
+    execute,
+    execute_jointly,
+)
 from streamcal.replay._readahead import ReadAhead
 from streamcal.replay._rows import BINARY_LABELS, RowError
 from streamcal.replay._setup import ReplayRun
@@ -78,10 +88,9 @@ CHUNK_ROWS = 65536
 #: (delayed labels interleave predictions and reveals one by one). Both give the same
 #: floats (the shared checks).
 SHORT_RUN = 8
-#: Runs shorter than this run their calibrators one after another even with a pool of
-#: threads: handing a run to the pool and waiting costs tens of microseconds, which a
-#: short run (delayed labels interleave short runs of predictions and reveals) does not
-#: repay.
+#: Stretches with fewer events than this in batch calls run their calibrators one after
+#: another even with a pool of threads: handing work to the pool and waiting costs tens
+#: of microseconds, and the flat loops of short runs hold the GIL.
 POOL_RUN = 256
 #: With a ``stop`` hook, it is polled at least every this many events (and the work
 #: done between two polls is at most this many events through every calibrator and
@@ -94,7 +103,6 @@ STOP_EVENTS = 8192
 #: thread. The same blocks in the same order either way.
 READ_AHEAD = 1
 
-_PREDICT, _REVEAL = 0, 1
 
 
 class ColumnarReplay(ReplayRun):
@@ -122,24 +130,6 @@ class ColumnarReplay(ReplayRun):
             self.hash.update(rows)
 
     # ------------------------------------------------------------------ executing runs
-
-    def _predict_run(self, scores: list, slots: list) -> None:
-        """Predictions of every calibrator for a run of events, with no reveal between
-        them, stored in each event's slot list."""
-        short = len(scores) < SHORT_RUN
-        batched = [] if short else [n for n in self.names if n != "raw" and self.batch[n]]
-        done = self._batch_calls(batched, "predict_many", scores)
-        for i, name in enumerate(self.names):
-            if name == "raw":
-                values = scores
-            elif name in done:
-                values = done[name].tolist()
-            else:
-                predict = self.cals[name].predict_one
-                with _raised_by(name):
-                    values = [predict(s) for s in scores]
-            for slot, p in zip(slots, values):
-                slot[i] = p
 
     def _score_run(self, indices, labels, preds_by_name) -> None:
         """Score a run of revealed events: the metrics, the window, the forecasts."""
@@ -178,14 +168,6 @@ class ColumnarReplay(ReplayRun):
             for name, preds in zip(self.names, preds_by_name):
                 f[name].extend(preds)
         self.n_learnt += len(labels)
-
-    def _learn_run(self, scores, labels) -> None:
-        """A run of reveals: one ``learn_many`` per calibrator (side by side in threads,
-        as :meth:`_predict_learn_run`)."""
-        short = len(scores) < SHORT_RUN
-        batched = [] if short else [n for n in self.cals if self.batch[n]]
-        self._batch_calls(batched, "learn_many", scores, labels)
-        self._event_by_event([n for n in self.cals if n not in batched], scores, labels, False)
 
     def run(self, events):
         try:
@@ -226,7 +208,8 @@ class ColumnarReplay(ReplayRun):
         batched = [] if short else [n for n in self.names if n != "raw" and self.batch[n]]
         done = self._batch_calls(batched, "predict_learn_many", scores, labels)
         singles = self._event_by_event(
-            [n for n in self.names if n != "raw" and n not in batched], scores, labels
+            [n for n in self.names if n != "raw" and n not in batched],
+            ((PREDICT_THEN_LEARN, s, y) for s, y in zip(scores, labels)),
         )
         for name in self.names:
             if name == "raw":
@@ -238,96 +221,63 @@ class ColumnarReplay(ReplayRun):
         self._score_run(indices, labels, out)
         return out
 
-    def _event_by_event(self, names: list, scores, labels, predict: bool = True) -> dict:
+    def _event_by_event(self, names: list, entries) -> dict:
         """The calibrators ``names`` (those without batch passes, or sharing state)
-        over a run, event by event in one loop: every one predicts an event (unless
-        ``predict`` is False: a run of reveals), then every one learns it (the per-event
-        protocol, which calibrators that share state need). Returns the predictions per
-        name."""
+        over flat ``entries`` (:func:`execute_jointly`) in one loop. Returns the
+        predictions per name."""
         if not names:
             return {}
-        predicts = [self.cals[n].predict_one for n in names] if predict else []
-        learns = [self.cals[n].learn_one for n in names]
-        columns = [[] for _ in names]
-        k = 0
-        try:
-            for si, yi in zip(scores, labels):
-                for k, predict in enumerate(predicts):
-                    columns[k].append(predict(si))
-                for k, learn in enumerate(learns):
-                    learn(si, yi)
-        except Exception as exc:
-            _note_calibrator(exc, names[k])
-            raise
+        columns = execute_jointly(
+            [self.cals[n] for n in names], entries, lambda k, exc: _note_calibrator(exc, names[k])
+        )
         return dict(zip(names, columns))
 
     def _batch_calls(self, names: list, method: str, *args) -> dict:
         """``method(*args)`` of each calibrator of ``names`` (a batch pass over a run,
-        the arguments as float64 arrays): side by side in threads when the run is long
-        enough (:meth:`_pool_for`), else one after another. Returns the results per
-        name; an error names the calibrator that raised it (a note, from Python 3.11)."""
+        the arguments as float64 arrays): see :meth:`_each`."""
+        args = [np.asarray(a, dtype=np.float64) for a in args]
+        return self._each(names, lambda cal: getattr(cal, method)(*args), len(args[0]) if args else 0)
+
+    def _each(self, names: list, call, n_events: int) -> dict:
+        """``call(calibrator)`` for each calibrator of ``names``, work over
+        ``n_events`` in compiled batch passes: side by side in threads when there are
+        enough of them (:meth:`_pool_for`), else one after another. Returns the results
+        per name; an error names the calibrator that raised it (a note, from Python
+        3.11)."""
         if not names:
             return {}
-        args = [np.asarray(a, dtype=np.float64) for a in args]
-        pool = self._pool_for(len(names), len(args[0]))
+        pool = self._pool_for(len(names), n_events)
         if pool is not None:
-            futures = [pool.submit(getattr(self.cals[n], method), *args) for n in names]
+            futures = [pool.submit(call, self.cals[n]) for n in names]
             return dict(zip(names, _results(futures, names)))
         done = {}
         for name in names:
             with _raised_by(name):
-                done[name] = getattr(self.cals[name], method)(*args)
+                done[name] = call(self.cals[name])
         return done
 
     def _flush(self) -> None:
-        """Execute the recorded operations, a maximal run at a time."""
+        """Execute the recorded operations: each calibrator runs the whole sequence
+        (:mod:`streamcal.replay._ops`; those without batch passes, or sharing state,
+        together event by event), then the reveals are scored in their order."""
         ops = self.ops
         if not ops:
             return
         self.ops = []
-        n = len(ops)
-        i = 0
-        while i < n:
-            kind = ops[i][0]
-            if kind == _PREDICT and i + 1 < n and ops[i + 1][0] == _REVEAL and ops[i + 1][4] is ops[i][2]:
-                # predicted then revealed at once: a prequential run
-                j = i
-                indices, scores, labels, slots = [], [], [], []
-                while j + 1 < n and ops[j][0] == _PREDICT and ops[j + 1][0] == _REVEAL and ops[j + 1][4] is ops[j][2]:
-                    _, index, s, y, slot = ops[j + 1]
-                    indices.append(index)
-                    scores.append(s)
-                    labels.append(y)
-                    slots.append(slot)
-                    j += 2
-                # learn: the scores and labels; predictions into the slots
-                preds_by_name = self._predict_learn_run(indices, scores, labels)
-                for i_name, column in enumerate(preds_by_name):
-                    for slot, p in zip(slots, column):
-                        slot[i_name] = p
-                i = j
-            elif kind == _PREDICT:
-                j = i
-                while j < n and ops[j][0] == _PREDICT and not (
-                    j + 1 < n and ops[j + 1][0] == _REVEAL and ops[j + 1][4] is ops[j][2]
-                ):
-                    j += 1
-                if j == i:  # pragma: no cover - the first branch takes it
-                    j = i + 1
-                self._predict_run([op[1] for op in ops[i:j]], [op[2] for op in ops[i:j]])
-                i = j
-            else:
-                j = i
-                while j < n and ops[j][0] == _REVEAL:
-                    j += 1
-                run = ops[i:j]
-                indices = [op[1] for op in run]
-                scores = [op[2] for op in run]
-                labels = [op[3] for op in run]
-                preds_by_name = [[op[4][k] for op in run] for k in range(len(self.names))]
-                self._score_run(indices, labels, preds_by_name)
-                self._learn_run(scores, labels)
-                i = j
+        batched = [n for n in self.names if n != "raw" and self.batch[n]]
+        # nothing batched (a multiclass log, users' calibrators): one flat segment
+        runs = OperationRuns(ops, SHORT_RUN if batched else len(ops) + 1)
+        columns = self._each(batched, lambda cal: execute(cal, runs), runs.n_batched)
+        columns.update(
+            self._event_by_event([n for n in self.names if n != "raw" and n not in columns], runs.flat())
+        )
+        slots = runs.pred_slots
+        for i_name, name in enumerate(self.names):
+            for slot, p in zip(slots, runs.pred_scores if name == "raw" else columns[name]):
+                slot[i_name] = p
+        if runs.rev_index:
+            preds_by_name = [[slot[k] for slot in runs.rev_slots] for k in range(len(self.names))]
+            self._score_run(runs.rev_index, runs.rev_labels, preds_by_name)
 
     # ------------------------------------------------------------------ the protocol's hooks
 
@@ -335,12 +285,12 @@ class ColumnarReplay(ReplayRun):
         """Record the prediction of an event; its slot list is filled when the run is
         executed."""
         slot = [None] * len(self.names)
-        self.ops.append((_PREDICT, s, slot))
+        self.ops.append((PREDICT, s, slot))
         return slot
 
     def _reveal(self, index, s, y, preds) -> None:
         """Record the reveal of event ``index`` (executed with its run)."""
-        self.ops.append((_REVEAL, index, s, y, preds))
+        self.ops.append((REVEAL, index, s, y, preds))
 
     def _bad(self, line, reason, source="events") -> None:
         self._flush()  # the state before the row, for a checkpoint and the error
@@ -415,8 +365,22 @@ class ColumnarReplay(ReplayRun):
         read = self.events_read
         predicted = self._predicted
         polling = self.stop is not None
+        at_once = self.parser.parse_events_at_once
         for chunk in self._chunks(log):
             first = read + 1
+            # a chunk of plain rows parsed a column at a time; else row by row
+            parsed = at_once(chunk, self.last_time)
+            if parsed is not None and delay == "time":
+                self.next_mark = mark
+                read = self._delayed_chunk(chunk, parsed, read)
+                mark = self.next_mark
+                last = chunk[read - first] if read >= first else last
+                self._flush()
+                if self.stopped:
+                    break
+                continue
+            if parsed is not None:
+                parsed = list(zip(*parsed))
             for row in chunk:
                 if polling and read - first + 1 and (read - first + 1) % STOP_EVENTS == 0:
                     # every STOP_EVENTS rows: execute what was recorded, then ask
@@ -424,14 +388,17 @@ class ColumnarReplay(ReplayRun):
                     if self._poll_stop():
                         break
                 read += 1
-                try:
-                    s, y, t, lt, eid = parse(row)
-                except RowError as exc:
-                    self.events_read = read - 1
-                    self._bad(self._lines[read - first], str(exc))
-                    self._hash_rows((row,))
-                    self.events_read = read
-                    continue
+                if parsed is not None:
+                    s, y, t, lt, eid = parsed[read - first]
+                else:
+                    try:
+                        s, y, t, lt, eid = parse(row)
+                    except RowError as exc:
+                        self.events_read = read - 1
+                        self._bad(self._lines[read - first], str(exc))
+                        self._hash_rows((row,))
+                        self.events_read = read
+                        continue
                 if delay is not None:
                     # labels known at t are revealed even if the row then proves
                     # malformed (a duplicate id): the next event, at a time >= t,
@@ -462,6 +429,41 @@ class ColumnarReplay(ReplayRun):
         self.events_read = read
         if last is not None:
             self.last_time_raw = self._time_raw(last)
+
+    def _delayed_chunk(self, chunk, columns, read) -> int:
+        """A chunk of plain rows of a log with a label-time column (``columns``:
+        :meth:`RowParser.parse_events_at_once`), the schedule taking a segment of it at
+        a time (:meth:`Schedule.events_at_once`); segments end where the row loop of
+        :meth:`_run_general` would sample, checkpoint or poll ``stop``, leaving the
+        same state there. Returns the rows read."""
+        scores, labels, times, label_times, _ = columns
+        m = len(chunk)
+        mark = self.next_mark
+        polling = self.stop is not None
+        at_once = self.schedule.events_at_once
+        start = 0
+        while start < m:
+            n = self.n_events
+            stop = m if mark < 0 else min(m, start + (mark - n))
+            if polling:
+                stop = min(stop, (start // STOP_EVENTS + 1) * STOP_EVENTS)
+            at_once(n, scores[start:stop], labels[start:stop], times[start:stop],
+                    label_times[start:stop], self._predicted)
+            self._hash_rows(chunk[start:stop])
+            if n == 0:
+                self._first_event(chunk[start])
+            self.n_events = n + stop - start
+            self.events_read = read + stop
+            self.last_time = times[stop - 1]
+            if self.n_events == mark:
+                mark = self._mark(chunk[stop - 1])
+            start = stop
+            if polling and start < m and start % STOP_EVENTS == 0:
+                self._flush()
+                if self._poll_stop():
+                    break
+        self.next_mark = mark
+        return read + start
 
     def _run_lean(self, log, keys) -> None:
         """Binary log, labels known at once: chunks parsed at once (plain CSV blocks by

@@ -8,6 +8,7 @@ saying what is wrong (without the line number, which the engine adds).
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import math
 import numbers
 from collections.abc import Mapping
@@ -266,6 +267,26 @@ def json_safe_time(value):
 # ---------------------------------------------------------------------- rows
 
 
+_NUMBER_TYPES = {str, float, int}
+
+
+def _times_at_once(rows, key, column: str, role: str) -> list:
+    """:func:`parse_time` of the field ``key`` of each row: numbers and numeric text
+    (the common case) by one ``float`` each, else value by value; raises RowError (or
+    LookupError, TypeError) for a row :func:`parse_time` refuses."""
+    raw = [row[key] for row in rows]
+    if set(map(type, raw)) <= _NUMBER_TYPES:
+        try:
+            times = list(map(float, raw))
+        except ValueError:  # dates as text
+            pass
+        else:
+            if any(map(math.isnan, times)):
+                raise RowError(f"{role} is NaN (column {column!r})")
+            return times
+    return [parse_time(v, column, role) for v in raw]
+
+
 class RowParser:
     """The one home of row validation: a log's rows parsed into events and label
     records, or :class:`RowError` saying what is wrong with the row.
@@ -380,6 +401,64 @@ class RowParser:
             else:
                 eid = parse_id(field(row, keys["id"], self.id, "id"), self.id)
         return s, y, t, lt, eid
+
+    def parse_events_at_once(self, rows, last_time: float = -math.inf):
+        """The columns of the :meth:`parse_event` tuples of ``rows`` of a binary log with
+        delayed labels (scores, labels, times, label times, ids: five lists), each
+        field taken a column at a time, or None when a row is not plain: one that
+        :meth:`parse_event` would refuse (a caller then parses the rows one by one,
+        which words each row's error), a bool score, or an event earlier than the one
+        before it (or than ``last_time``). The same floats as :meth:`parse_event`: each
+        field goes through the same conversion.
+
+        Examples
+        --------
+        >>> from streamcal.replay._readers import open_log
+        >>> rows = [{"p": "0.25", "y": "1", "t": "3", "lt": "5"}, {"p": 0.5, "y": 0, "t": 4, "lt": 4}]
+        >>> parser = RowParser(open_log(rows), score_columns=["p"], classes=None, label="y",
+        ...                    time="t", label_time="lt", id=None, delay="time")
+        >>> parser.parse_events_at_once(rows)
+        ([0.25, 0.5], [1, 0], [3.0, 4.0], [5.0, 4.0], [None, None])
+        >>> parser.parse_events_at_once(rows[::-1]) is None  # out of time order
+        True
+        """
+        delay = self.delay
+        if self.classes is not None or delay is None:
+            return None
+        keys = self.keys
+        n = len(rows)
+        collecting = gc.isenabled()
+        gc.disable()  # tens of thousands of containers that all stay alive
+        try:
+            key = keys["score"]
+            raw = [row[key] for row in rows]
+            if bool in set(map(type, raw)):
+                return None
+            scores = list(map(float, raw))
+            labels = [None] * n
+            if delay != "id":
+                key = keys["label"]
+                labels = [BINARY_LABELS[row[key]] for row in rows]
+            times = _times_at_once(rows, keys["time"], self.time, "time")
+            label_times = ids = [None] * n
+            if delay == "time":
+                label_times = _times_at_once(rows, keys["label_time"], self.label_time, "label_time")
+            else:
+                key, column = keys["id"], self.id
+                ids = [parse_id(row[key], column) for row in rows]
+        except (LookupError, TypeError, ValueError):  # RowError is a ValueError
+            return None
+        finally:
+            if collecting:
+                gc.enable()
+        if not all(0.0 <= s <= 1.0 for s in scores):  # NaN fails too
+            return None
+        previous = last_time
+        for t in times:
+            if t < previous:
+                return None
+            previous = t
+        return scores, labels, times, label_times, ids
 
     def parse_label_record(self, row, last_label_time: float = -math.inf) -> tuple:
         """``(time, id, label)`` of a label record, or raise :class:`RowError` (also

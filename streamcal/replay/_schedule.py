@@ -19,6 +19,7 @@ record whose id is not waiting yet while events of its time may still come.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 
@@ -169,6 +170,59 @@ class Schedule:
         else:
             self.pending[eid] = (index, s, payload)
 
+    def events_at_once(self, first, scores, labels, times, label_times, predict) -> None:
+        """Way 1: the events ``first``, ``first + 1``, ... (their scores, labels, times
+        and label times: the times in order, none earlier than a previous event's) each
+        predicted in turn by ``predict(score) -> payload``, with the labels revealed
+        exactly as :meth:`release` and :meth:`event` would reveal them one event at a
+        time, in the same order. A label due within the run is revealed before the
+        first event whose time is at or after its label time (a binary search), those
+        due before one event in order of label time, then of the events; the labels
+        due later are kept waiting.
+
+        Examples
+        --------
+        >>> done = []
+        >>> schedule = Schedule("time", lambda i, s, y, payload: done.append(i), None)
+        >>> schedule.events_at_once(0, [0.5] * 3, [1] * 3, [0, 1, 2], [2, 1, 3], lambda s: done.append("p"))
+        >>> done, len(schedule.heap)  # as in the class's example; event 2's label waits
+        (['p', 'p', 1, 0, 'p'], 1)
+
+        """
+        m = len(scores)
+        if not m:
+            return
+        heap = self.heap
+        last = times[-1]
+        # the labels due within the run: (position of the event they come before,
+        # label time, index, score, label, payload or None for an event of the run)
+        due = []
+        while heap and heap[0][0] <= last:
+            lt, index, s, y, payload = heapq.heappop(heap)
+            due.append((bisect.bisect_left(times, lt), lt, index, s, y, payload))
+        waiting = []
+        for j, (t, lt) in enumerate(zip(times, label_times)):
+            if lt <= t:
+                continue  # revealed right after its own prediction
+            if lt <= last:
+                due.append((bisect.bisect_left(times, lt, j + 1), lt, first + j, scores[j], labels[j], None))
+            else:
+                waiting.append(j)
+        due.sort(key=_due_order)
+        payloads = [None] * m
+        reveal = self.reveal
+        d, n_due = 0, len(due)
+        for j in range(m):
+            while d < n_due and due[d][0] == j:
+                _, _, index, s, y, payload = due[d]
+                reveal(index, s, y, payloads[index - first] if payload is None else payload)
+                d += 1
+            payload = payloads[j] = predict(scores[j])
+            if label_times[j] <= times[j]:
+                reveal(first + j, scores[j], labels[j], payload)
+        for j in waiting:
+            heapq.heappush(heap, (label_times[j], first + j, scores[j], labels[j], payloads[j]))
+
     def finish(self) -> int:
         """The end of the log: reveal every label still pending (way 1) or read the
         remaining label records (way 2); returns the number of events left without a
@@ -186,3 +240,9 @@ class Schedule:
             "for its label (an unknown id, a second label, or a label earlier than its "
             "event)"
         )
+
+
+def _due_order(entry) -> tuple:
+    """The order of the labels due within a run: before which event, then as the
+    heap would give them (label time, event)."""
+    return entry[0], entry[1], entry[2]

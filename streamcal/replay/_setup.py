@@ -11,6 +11,7 @@ per-event test oracle (``tests/references_replay.py``) subclass it and add their
 from __future__ import annotations
 
 import collections
+import heapq
 import json
 import math
 import os
@@ -607,6 +608,7 @@ class ReplayRun:
             (lt, i, dec(s), dec(y), [dec(p) for p in preds])
             for lt, i, s, y, preds in state["heap"]
         ]
+        heapq.heapify(schedule.heap)  # a no-op on the heaps checkpoints hold
         # ids are compared as text (checkpoints of earlier versions kept integer ids)
         schedule.pending = {
             parse_id(eid, self.id): (i, dec(s), [dec(p) for p in preds])
