@@ -27,10 +27,67 @@ from river import base
 from streamcal import _merge, _snapshot
 from streamcal import _validation as V
 
-__all__ = ["BinaryCalibrator", "MulticlassCalibrator", "SNAPSHOT_FORMAT"]
+__all__ = [
+    "PREDICT",
+    "PREDICT_REVEAL",
+    "REVEAL",
+    "BinaryCalibrator",
+    "MulticlassCalibrator",
+    "SNAPSHOT_FORMAT",
+]
 
 #: Version tag written into every snapshot made by :meth:`BinaryCalibrator.to_dict`.
 SNAPSHOT_FORMAT = _snapshot.SNAPSHOT_FORMAT
+
+
+#: The operations of :meth:`BinaryCalibrator.predict_reveal_many`: predict a score,
+#: learn a labelled event (reveal its label), or both at once.
+PREDICT, REVEAL, PREDICT_REVEAL = 0, 1, 2
+
+
+def _check_kinds(kinds, name: str) -> np.ndarray:
+    """``kinds`` of :meth:`BinaryCalibrator.predict_reveal_many` as an int8 array, or
+    raise naming the first element that is not 0, 1 or 2 (bools refused)."""
+
+    def refuse(value, index=None):
+        where = "" if index is None else f" at index {index}"
+        raise ValueError(
+            f"The 'kinds' argument of {name}.predict_reveal_many must be a sequence of "
+            f"0 (predict), 1 (reveal) or 2 (both). Got {value!r}{where} instead."
+        )
+
+    if isinstance(kinds, np.ndarray):
+        if kinds.ndim != 1:
+            refuse(kinds)
+        values = kinds
+        if values.dtype.kind not in "iu":
+            for i, v in enumerate(values.tolist()):
+                if type(v) is not int:
+                    refuse(v, i)
+    else:
+        if isinstance(kinds, (str, bytes)) or not hasattr(kinds, "__iter__"):
+            refuse(kinds)
+        listed = list(kinds)
+        for i, v in enumerate(listed):
+            if type(v) is bool or not isinstance(v, (int, np.integer)):
+                refuse(v, i)
+        values = np.asarray(listed, dtype=np.int64)
+    outside = np.flatnonzero((values < PREDICT) | (values > PREDICT_REVEAL))
+    if outside.size:
+        i = int(outside[0])
+        refuse(values[i].item(), i)
+    return values.astype(np.int8)
+
+
+def _unused_at(values, unused: np.ndarray, fill):
+    """``values`` (labels or weights, one per operation) with ``fill`` where ``unused``
+    (a prediction's): as a float array for numeric arrays, else a list; unchanged when
+    the lengths differ (the batch check then says so)."""
+    if len(values) != len(unused):
+        return values
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
+        return np.where(unused, fill, values)
+    return [fill if u else v for v, u in zip(values, unused.tolist())]
 
 
 def _unit(w: np.ndarray) -> bool:
@@ -245,6 +302,96 @@ class BinaryCalibrator(_Calibrator, _snapshot.Snapshot, _merge.Mergeable, base.E
             out[i] = predict(s)
             learn(s, y, wi)
         return out
+
+    def predict_reveal_many(self, kinds, scores, labels, w=None) -> np.ndarray:
+        """Predict and learn events in the order given: labels that arrive late.
+
+        Operation ``i`` is ``kinds[i]``: ``PREDICT`` (0) predicts ``scores[i]`` (its
+        label and weight are not used: any value, NaN or None, will do), ``REVEAL`` (1)
+        learns ``(scores[i], labels[i], w[i])`` (the label of an event predicted
+        earlier has arrived), ``PREDICT_REVEAL`` (2) predicts ``scores[i]`` then learns
+        it. Returns the predictions of the operations 0 and 2, in order: exactly those
+        of the loop of ``predict_one`` / ``learn_one`` doing the same, which it leaves
+        the calibrator as. It is the stream of questions and answers of river's
+        ``stream.simulate_qa`` in one call, what a replay with delayed labels runs on;
+        the isotonic family runs it compiled, without the GIL.
+
+        The whole batch is validated first: if an element is bad, the error names its
+        argument and index and nothing is learnt.
+
+        Parameters
+        ----------
+        kinds
+            Sequence of 0, 1 or 2, one per operation.
+        scores
+            Sequence of scores in [0, 1], same length.
+        labels
+            Sequence of binary labels, same length (unused for predictions).
+        w
+            Optional sequence of non-negative sample weights (default: all 1; unused
+            for predictions).
+
+        Returns
+        -------
+        numpy.ndarray
+            The predictions, float64, one per operation 0 or 2.
+
+        Examples
+        --------
+        >>> from streamcal import OnlineIsotonic
+        >>> cal = OnlineIsotonic()
+        >>> # predict events a and b, then a's label (0) arrives, then c is predicted
+        >>> # and its label (1) is known at once
+        >>> cal.predict_reveal_many([0, 0, 1, 2], [0.2, 0.8, 0.2, 0.6], [None, None, 0, 1]).tolist()
+        [0.2, 0.8, 0.0]
+        >>> cal.predict_one(0.7)
+        1.0
+
+        """
+        name = type(self).__name__
+        k = _check_kinds(kinds, name)
+        asking = k == PREDICT
+        labels = _unused_at(labels, asking, 0)
+        w = None if w is None else _unused_at(w, asking, 0.0)
+        s, y, ww = self._check_batch(scores, labels, w, "predict_reveal_many")
+        if len(s) != len(k):
+            raise ValueError(
+                f"The 'kinds' argument of {name}.predict_reveal_many must have one element "
+                f"per score ({len(s)}). Got {len(k)} elements instead."
+            )
+        return self._predict_reveal_many_validated(k, s, y, np.where(asking, 0.0, ww))
+
+    def _predict_reveal_many_validated(
+        self, kinds: np.ndarray, scores: np.ndarray, labels: np.ndarray, w: np.ndarray
+    ) -> np.ndarray:
+        # atomic: unless every weight surely fits the state (the weight rule), the
+        # operations run on a copy first, whose error (a refused weight, or a user's
+        # learn_one raising) then propagates with nothing changed here
+        learning = kinds != PREDICT
+        if not self._weights_surely_fit(w[learning]):
+            copy.deepcopy(self)._operations_loop(kinds, scores, labels, w)
+        return self._operations_loop(kinds, scores, labels, w)
+
+    def _operations_loop(self, kinds, scores, labels, w) -> np.ndarray:
+        """The loop of :meth:`predict_reveal_many` over validated arrays."""
+        learning = kinds != PREDICT
+        preds = []
+        append = preds.append
+        predict = self.predict_one
+        learn = self.learn_one
+        if _unit(w[learning]):  # as the replay's per-event loop calls it: no weight, int labels
+            for k, s, y in zip(kinds.tolist(), scores.tolist(), labels.astype(np.int64).tolist()):
+                if k != REVEAL:
+                    append(predict(s))
+                if k != PREDICT:
+                    learn(s, y)
+        else:
+            for k, s, y, wi in zip(kinds.tolist(), scores.tolist(), labels.tolist(), w.tolist()):
+                if k != REVEAL:
+                    append(predict(s))
+                if k != PREDICT:
+                    learn(s, y, wi)
+        return np.array(preds, dtype=np.float64)
 
     def predict_many(self, scores) -> np.ndarray:
         """Return calibrated probabilities for a batch of scores (no learning)."""

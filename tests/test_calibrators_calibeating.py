@@ -1019,3 +1019,20 @@ def test_multicalibeater_applies_the_weight_rule_atomically(method):
     out = cal.predict_many([(0.1, 0.2), (0.5, 0.4), (0.9, 0.9)])
     assert np.isfinite(out).all() and ((0 <= out) & (out <= 1)).all()
     json.dumps(cal.to_dict(), allow_nan=False)
+
+
+def test_a_batch_whose_weights_sum_beyond_the_largest_double_is_refused_by_name():
+    """Regression: the headroom test summed the weights with ``math.fsum``, which raises
+    OverflowError past the largest double; such a batch is now refused as any weight
+    the state cannot hold: a ValueError naming ``w``, nothing learnt."""
+    from streamcal import OnlinePlatt, TrackingCalibeater
+
+    for cal in (TrackingCalibeater(), TrackingCalibeater(base=OnlinePlatt())):
+        cal.learn_one(0.3, 1)
+        before = cal.to_dict()
+        for call in (lambda: cal.learn_many([0.5, 0.6], [1, 0], [1e308, 1e308]),
+                     lambda: cal.predict_learn_many([0.5, 0.6], [1, 0], [1e308, 1e308]),
+                     lambda: cal.predict_reveal_many([1, 2], [0.5, 0.6], [1, 0], [1e308, 1e308])):
+            with pytest.raises(ValueError, match="'w' argument"):
+                call()
+            assert cal.to_dict() == before

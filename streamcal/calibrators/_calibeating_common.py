@@ -101,7 +101,7 @@ class _Compiled(_Calibeating):
         (:mod:`streamcal._validation`): when the batch may hold an event the state
         cannot take (its weights exceed the kernel's headroom), the state, and the
         base's, are saved first and restored before the error propagates."""
-        if math.fsum(w) <= self._kernel.headroom():
+        if self._within_headroom(w):
             return run(*args)
         base = getattr(self, "base", None)
         saved, saved_base = self._get_state(), None if base is None else base._get_state()
@@ -112,6 +112,19 @@ class _Compiled(_Calibeating):
             if base is not None:
                 base._set_state(saved_base)
             raise
+
+    def _within_headroom(self, w) -> bool:
+        """The weights ``w`` sum within the kernel's headroom (a sum beyond the largest
+        double is not)."""
+        try:
+            return math.fsum(w) <= self._kernel.headroom()
+        except OverflowError:
+            return False
+
+    def _weights_surely_fit(self, w) -> bool:
+        # the kernel's headroom, as _atomic trusts it, and the base's own rule
+        base = getattr(self, "base", None)
+        return self._within_headroom(w) and (base is None or base._weights_surely_fit(w))
 
     def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
         # one event at a time, with the base's predict_one: a base's vectorised

@@ -177,6 +177,9 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
     def _predict_learn_many_validated(self, scores, labels, w) -> np.ndarray:
         return self._stream.predict_learn_many(scores, labels, w)
 
+    def _predict_reveal_many_validated(self, kinds, scores, labels, w) -> np.ndarray:
+        return self._stream.predict_reveal_many(kinds, scores, labels, w)
+
     # ------------------------------------------------------------------ Venn-ABERS
 
     def predict_interval_one(self, score: float) -> tuple[float, float]:

@@ -12,6 +12,7 @@ import numpy as np
 
 from streamcal import _merge
 from streamcal import _validation as V
+from streamcal.base import PREDICT, REVEAL
 from streamcal.calibrators._calibeating_common import (
     _Calibeating,
     _check_n_bins,
@@ -302,10 +303,7 @@ class MultiCalibeater(_Calibeating):
     def learn_many(self, scores, labels, w=None) -> None:
         """Learn from a batch (``scores`` a sequence of tuples), as a loop of
         ``learn_one`` would; the whole batch is validated first."""
-        name = "MultiCalibeater"
-        x = self._check_forecasts_array(scores, "learn_many")
-        y = V.check_labels_array(labels, len(x), name, "learn_many")
-        ws = V.check_weights_array(w, len(x), name, "learn_many")
+        x, y, ws = self._check_batch(scores, labels, w, "learn_many")
         with self._atomic_batch(ws):
             for i, (row, yi, wi) in enumerate(zip(x.tolist(), y.tolist(), ws.tolist())):
                 self._learn(tuple(row), yi, wi, "learn_many", f" at index {i}")
@@ -343,16 +341,33 @@ class MultiCalibeater(_Calibeating):
         [0.30000000000000004, 0.65]
 
         """
-        name = "MultiCalibeater"
-        x = self._check_forecasts_array(scores, "predict_learn_many")
-        y = V.check_labels_array(labels, len(x), name, "predict_learn_many")
-        ws = V.check_weights_array(w, len(x), name, "predict_learn_many")
+        x, y, ws = self._check_batch(scores, labels, w, "predict_learn_many")
         out = np.empty(len(x), dtype=np.float64)
         with self._atomic_batch(ws):
             for i, (row, yi, wi) in enumerate(zip(x.tolist(), y.tolist(), ws.tolist())):
                 row = tuple(row)
                 out[i] = self._predict(row)
                 self._learn(row, yi, wi, "predict_learn_many", f" at index {i}")
+        return out
+
+    def _check_batch(self, scores, labels, w, method: str):
+        """Validate a batch of the experts' forecasts (a sequence of tuples), labels and
+        weights for ``method``."""
+        x = self._check_forecasts_array(scores, method)
+        name = "MultiCalibeater"
+        return x, V.check_labels_array(labels, len(x), name, method), V.check_weights_array(w, len(x), name, method)
+
+    def _predict_reveal_many_validated(self, kinds, x, y, ws) -> np.ndarray:
+        out = np.empty(int(np.count_nonzero(kinds != REVEAL)), dtype=np.float64)
+        j = 0
+        with self._atomic_batch(ws):
+            for i, (k, row, yi, wi) in enumerate(zip(kinds.tolist(), x.tolist(), y.tolist(), ws.tolist())):
+                row = tuple(row)
+                if k != REVEAL:
+                    out[j] = self._predict(row)
+                    j += 1
+                if k != PREDICT:
+                    self._learn(row, yi, wi, "predict_reveal_many", f" at index {i}")
         return out
 
     def _predict(self, x: tuple[float, ...]) -> float:

@@ -70,6 +70,7 @@ def yield_checks(calibrator: BinaryCalibrator) -> typing.Iterator[typing.Callabl
     yield _cal.check_predict_many_matches_predict_one
     yield _cal.check_learn_many_matches_learn_one
     yield _cal.check_predict_learn_many_matches_loop
+    yield _cal.check_predict_reveal_many_matches_loop
     yield _cal.check_clone_is_independent
     yield _cal.check_pickle_roundtrip
     yield _cal.check_dict_roundtrip

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from streamcal.base import BinaryCalibrator
+from streamcal.base import PREDICT, REVEAL, BinaryCalibrator
 from streamcal.checks import _common
 from streamcal.checks._common import (
     BAD_LABELS,
@@ -48,6 +48,7 @@ __all__ = [
     "check_outputs_finite_in_unit_interval",
     "check_pickle_roundtrip",
     "check_predict_learn_many_matches_loop",
+    "check_predict_reveal_many_matches_loop",
     "check_predict_many_matches_predict_one",
     "yield_stream",
 ]
@@ -120,9 +121,10 @@ def _predictions(cal):
 
 def check_huge_weights(cal: BinaryCalibrator) -> None:
     """The weight rule (:mod:`streamcal._validation`): weights of 1e308 and 1.7e308,
-    fed to a fresh and a trained calibrator by ``learn_one`` and ``learn_many``, are
+    fed to a fresh and a trained calibrator by ``learn_one``, ``learn_many`` and
     accepted with a finite state and finite predictions, or refused with a ValueError
-    naming ``w`` and the state unchanged (through a refit when there is one)."""
+    naming ``w`` and the state unchanged (through a refit when there is one); the same
+    through ``predict_reveal_many``."""
     n = 2 + (getattr(cal, "refit_every", 0) or 0)
     x, z = _inputs(cal, [0.5, 0.8])
 
@@ -132,7 +134,10 @@ def check_huge_weights(cal: BinaryCalibrator) -> None:
     def batch(c, w):
         c.learn_many([x, z], [1, 0], [1.0, w])
 
-    for step in (one, batch):
+    def operations(c, w):  # a prediction between the two learns
+        c.predict_reveal_many([1, 0, 2], [x, z, z], [1, None, 0], [1.0, None, w])
+
+    for step in (one, batch, operations):
         for c in (cal.clone(), _trained(cal, 100, seed=21)):
             _common.assert_huge_weights_refused_or_finite(c, step, _predictions, n)
 
@@ -370,6 +375,56 @@ def check_predict_learn_many_matches_loop(cal: BinaryCalibrator) -> None:
             ((good, [0, 2, 1]), "labels", 1),
             ((good, [0, 1, 1], [1.0, 1.0, -1.0]), "w", 2),
             ((_inputs(loop, [0.1, 0.5, float("nan")]), [0, 1, 1]), "scores", 2),
+        ),
+    )
+
+
+def check_predict_reveal_many_matches_loop(cal: BinaryCalibrator) -> None:
+    """``predict_reveal_many`` returns exactly the floats of the loop of ``predict_one``
+    and ``learn_one`` doing the same operations (labels arriving late), and leaves the
+    same state, whatever the batch sizes; the labels and weights of predictions are
+    not used; a bad element names its index and changes nothing."""
+    s, y, w = yield_stream(2000, seed=9)
+    kinds = np.random.default_rng(9).integers(0, 3, 2000)
+    loop = cal.clone()
+    expected = []
+    for k, a, b, c in zip(kinds.tolist(), _inputs(loop, s.tolist()), y.tolist(), w.tolist()):
+        if k != REVEAL:
+            expected.append(loop.predict_one(a))
+        if k != PREDICT:
+            loop.learn_one(a, b, c)
+    unused = kinds == PREDICT
+    for cuts in ([2000], [1, 999, 1000], [1500, 500]):
+        batch = cal.clone()
+        got = []
+        start = 0
+        for n in cuts:
+            part = slice(start, start + n)
+            labels = np.where(unused[part], np.nan, y[part])  # not used: NaN will do
+            weights = np.where(unused[part], -1.0, w[part])
+            out = batch.predict_reveal_many(kinds[part].tolist(), _inputs(batch, s[part]), labels, weights)
+            assert isinstance(out, np.ndarray) and out.dtype == np.float64
+            got.extend(out.tolist())
+            start += n
+        assert got == expected, (
+            f"predict_reveal_many {cuts} differs from the loop at prediction "
+            f"{next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), len(got))}"
+        )
+        assert _predictions(batch) == _predictions(loop), f"state after {cuts} differs from the loop's"
+    unweighted, ref = cal.clone(), cal.clone()
+    a = unweighted.predict_reveal_many(kinds[:300], _inputs(unweighted, s[:300]), y[:300])
+    b = ref.predict_reveal_many(kinds[:300], _inputs(ref, s[:300]), y[:300], np.ones(300))
+    assert a.tolist() == b.tolist(), "w=None is not unit weights"
+    good = _inputs(loop, [0.1, 0.5, 0.9])
+    _common.expect_bad_batches_rejected(
+        loop,
+        loop.predict_reveal_many,
+        (
+            (([1, 3, 1], good, [0, 1, 1]), "kinds", 1),
+            (([1, 2, True], good, [0, 1, 1]), "kinds", 2),
+            (([2, 1, 2], good, [0, 2, 1]), "labels", 1),
+            (([0, 1, 1], good, [0, 1, 1], [1.0, 1.0, -1.0]), "w", 2),
+            (([0, 0, 0], _inputs(loop, [0.1, 0.5, float("nan")]), [0, 1, 1]), "scores", 2),
         ),
     )
 

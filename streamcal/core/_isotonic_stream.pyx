@@ -586,51 +586,68 @@ cdef class IsotonicStream:
     def learn_many(self, const double[::1] scores, const double[::1] labels, const double[::1] w):
         """Learn validated arrays, event by event (a weight that would overflow the
         sums raises first, naming its index, and nothing is learnt)."""
-        cdef Py_ssize_t i = 0
-        self.check_batch(w, "learn_many")
-        if self._grid is None and self.half_life == 0.0 and self.prior_strength == 0.0:
-            self._exact_run(scores, labels, w, None, False)  # without the GIL
-            return
-        saved = self._save_if_refusable(w)
-        try:
-            for i in range(scores.shape[0]):
-                self.learn_c(scores[i], labels[i], w[i])
-        except ValueError:
-            self._refused(saved, w, i, "learn_many")
+        self._run(None, scores, labels, w, "learn_many")
 
     def predict_learn_many(self, const double[::1] scores, const double[::1] labels, const double[::1] w):
         """The prequential loop over validated arrays: the predictions before each event."""
-        cdef Py_ssize_t i, n = scores.shape[0]
-        out = np.empty(n, dtype=np.float64)
+        return self._run(None, scores, labels, w, "predict_learn_many")
+
+    def predict_reveal_many(self, const signed char[::1] kinds, const double[::1] scores,
+                            const double[::1] labels, const double[::1] w):
+        """Validated operations (:meth:`streamcal.base.BinaryCalibrator.predict_reveal_many`:
+        ``kinds[i]`` 0 predicts ``scores[i]``, 1 learns event ``i``, 2 does both; the
+        weights of predictions are 0): the predictions, in order."""
+        return self._run(kinds, scores, labels, w, "predict_reveal_many")
+
+    cdef object _run(self, const signed char[::1] kinds, const double[::1] scores,
+                     const double[::1] labels, const double[::1] w, str method):
+        """The loop of the batch methods: for each event, predict (kind 0 or 2; without
+        ``kinds``: every event with ``predict_learn_many``) then learn (kind 1 or 2;
+        every event without ``kinds``), each as :meth:`predict_c` / :meth:`learn_c`
+        would. Returns the predictions (None for ``learn_many``)."""
+        cdef bint learning_only = method == "learn_many"
+        cdef signed char k = 1 if learning_only else 2
+        cdef Py_ssize_t i, j = 0, n = scores.shape[0], n_out = 0 if learning_only else n
+        if kinds is not None:
+            n_out = 0
+            for i in range(n):
+                n_out += kinds[i] != 1
+        out = np.empty(n_out, dtype=np.float64)
         cdef double[::1] o = out
-        self.check_batch(w, "predict_learn_many")
+        self.check_batch(w, method)
         saved = self._save_if_refusable(w)
         # Venn-ABERS without a window: an event of unit weight and label 0 or 1 takes
         # the shortcut of _va_predict_learn_c (the same floats, three store operations
         # instead of four); a window, another weight or label takes both hypotheticals
         cdef bint shortcut = self.mode == MODE_VENN_ABERS and self.window_size == 0
         i = 0
-        if (self._grid is not None and self.half_life == 0.0 and self.window_size == 0
-                and self.mode != MODE_VENN_ABERS):
-            i = self._grid_run(scores, labels, w, o)  # without the GIL
+        if (kinds is None and k == 2 and self._grid is not None and self.half_life == 0.0
+                and self.window_size == 0 and self.mode != MODE_VENN_ABERS):
+            i = j = self._grid_run(scores, labels, w, o)  # without the GIL
         if self._grid is None and self.half_life == 0.0 and self.prior_strength == 0.0:
-            self._exact_run(scores, labels, w, o, True)  # without the GIL
-            return out
+            self._exact_run(kinds, k, scores, labels, w, o)  # without the GIL
+            return None if learning_only else out
         try:
             for i in range(i, n):
-                if shortcut and w[i] == 1.0 and (labels[i] == 0.0 or labels[i] == 1.0):
-                    o[i] = self._va_predict_learn_c(scores[i], labels[i])
-                else:
-                    o[i] = self.predict_c(scores[i])
+                if kinds is not None:
+                    k = kinds[i]
+                if k == 2 and shortcut and w[i] == 1.0 and (labels[i] == 0.0 or labels[i] == 1.0):
+                    o[j] = self._va_predict_learn_c(scores[i], labels[i])
+                    j += 1
+                    continue
+                if k != 1:
+                    o[j] = self.predict_c(scores[i])
+                    j += 1
+                if k != 0:
                     self.learn_c(scores[i], labels[i], w[i])
         except ValueError:
-            self._refused(saved, w, i, "predict_learn_many")
-        return out
+            self._refused(saved, w, i, method)
+        return None if learning_only else out
 
-    cdef int _exact_run(self, const double[::1] scores, const double[::1] labels,
-                        const double[::1] w, double[::1] o, bint predict) except -1:
-        """The loop of :meth:`learn_many` (``predict``: of :meth:`predict_learn_many`,
-        the predictions into ``o``) on the exact store, with or without a window, but no
+    cdef int _exact_run(self, const signed char[::1] kinds, signed char k,
+                        const double[::1] scores, const double[::1] labels,
+                        const double[::1] w, double[::1] o) except -1:
+        """The loop of :meth:`_run` on the exact store, with or without a window, but no
         grid, forgetting or prior (the caller checks), releasing the GIL, so that
         calibrators replayed side by side run on several cores: per event what
         :meth:`predict_c` then :meth:`learn_c` do (Venn-ABERS without a window:
@@ -639,24 +656,32 @@ cdef class IsotonicStream:
         :meth:`check_batch` has already ruled out an overflow of the total, so no event
         is refused; the store raises only MemoryError."""
         cdef IsotonicBlockStore st = self._st
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, j = 0
         cdef double s, x, y, ws, a, res = self.resolution
         cdef bint shortcut = self.mode == MODE_VENN_ABERS and self.window_size == 0
+        cdef const signed char* kp = NULL
+        if kinds is not None and kinds.shape[0] != 0:
+            kp = &kinds[0]
         with nogil:
             for i in range(scores.shape[0]):
+                if kp != NULL:
+                    k = kp[i]
                 s = scores[i]
                 y = labels[i]
                 ws = w[i]
                 x = _key(s, res)
-                if (predict and shortcut and ws == 1.0 and (y == 0.0 or y == 1.0)
+                if (k == 2 and shortcut and ws == 1.0 and (y == 0.0 or y == 1.0)
                         and st.n_blocks_c() != 0):
                     a = st.hypothetical_c(x, 1.0, 1.0 - y)
                     self._store_event(x, y, 1.0)
-                    o[i] = _va_after_learn(st, x, a, y)
+                    o[j] = _va_after_learn(st, x, a, y)
+                    j += 1
                     continue
-                if predict:
-                    o[i] = self._exact_predict(s, x, 1.0)
-                self._store_event(x, y, ws)
+                if k != 1:
+                    o[j] = self._exact_predict(s, x, 1.0)
+                    j += 1
+                if k != 0:
+                    self._store_event(x, y, ws)
         return 0
 
     cdef Py_ssize_t _grid_run(self, const double[::1] scores, const double[::1] labels,

@@ -13,7 +13,7 @@ independently of the others, its maximal runs as batch calls:
 - a run of predictions with no reveal between them is one ``predict_many`` call;
 - a run of reveals is one ``learn_many`` call;
 - runs shorter than ``SHORT_RUN`` events (delayed labels interleave predictions and
-  reveals one by one) go through ``predict_one`` / ``learn_one`` in one flat loop;
+  reveals one by one) go together into one ``predict_reveal_many`` call;
 
 then the metrics take the stretch's reveals, in order, with one ``update_many`` call
 each. These batch calls return exactly the floats of the per-event loop and leave
@@ -38,7 +38,7 @@ them one by one. Multiclass logs, and chunks holding a malformed row, are parsed
 row.
 
 Calibrators side by side. The calibrators are independent, so when a stretch holds
-``POOL_RUN`` events or more in batch calls, each calibrator's part of it goes to a pool
+``POOL_RUN`` events or more, each calibrator's part of it goes to a pool
 of threads (``threads``: by default one per CPU available to the process, at most one
 per calibrator), and the engine waits for all of them before it scores the stretch.
 The isotonic family's compiled loops release the GIL, so several run at once on
@@ -68,7 +68,7 @@ from streamcal.replay._fastblocks import open_fast_blocks
 from streamcal.replay._fastcsv import open_fast_csv
 from streamcal.replay._ops import (
     PREDICT,
-    PREDICT_THEN_LEARN,
+    PREDICT_REVEAL,
     REVEAL,
     OperationRuns,
     execute,
@@ -83,14 +83,15 @@ __all__ = ["ColumnarReplay"]
 
 #: Rows read and parsed at a time.
 CHUNK_ROWS = 65536
-#: Runs shorter than this call the per-event methods: a batch call costs a few
-#: microseconds of array conversion, which a run of one or two events does not repay
-#: (delayed labels interleave predictions and reveals one by one). Both give the same
-#: floats (the shared checks).
+#: Runs shorter than this are merged with their neighbours into one
+#: ``predict_reveal_many`` call: a batch call costs a few microseconds of array
+#: conversion, which a run of one or two events does not repay (delayed labels
+#: interleave predictions and reveals one by one). All give the same floats (the
+#: shared checks).
 SHORT_RUN = 8
-#: Stretches with fewer events than this in batch calls run their calibrators one after
-#: another even with a pool of threads: handing work to the pool and waiting costs tens
-#: of microseconds, and the flat loops of short runs hold the GIL.
+#: Stretches with fewer events than this run their calibrators one after another even
+#: with a pool of threads: handing work to the pool and waiting costs tens of
+#: microseconds.
 POOL_RUN = 256
 #: With a ``stop`` hook, it is polled at least every this many events (and the work
 #: done between two polls is at most this many events through every calibrator and
@@ -209,7 +210,7 @@ class ColumnarReplay(ReplayRun):
         done = self._batch_calls(batched, "predict_learn_many", scores, labels)
         singles = self._event_by_event(
             [n for n in self.names if n != "raw" and n not in batched],
-            ((PREDICT_THEN_LEARN, s, y) for s, y in zip(scores, labels)),
+            ((PREDICT_REVEAL, s, y) for s, y in zip(scores, labels)),
         )
         for name in self.names:
             if name == "raw":
@@ -266,8 +267,8 @@ class ColumnarReplay(ReplayRun):
         self.ops = []
         batched = [n for n in self.names if n != "raw" and self.batch[n]]
         # nothing batched (a multiclass log, users' calibrators): one flat segment
-        runs = OperationRuns(ops, SHORT_RUN if batched else len(ops) + 1)
-        columns = self._each(batched, lambda cal: execute(cal, runs), runs.n_batched)
+        runs = OperationRuns(ops, SHORT_RUN if batched else len(ops) + 1, arrays=bool(batched))
+        columns = self._each(batched, lambda cal: execute(cal, runs), len(ops))
         columns.update(
             self._event_by_event([n for n in self.names if n != "raw" and n not in columns], runs.flat())
         )

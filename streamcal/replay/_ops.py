@@ -10,26 +10,27 @@ threads when the sequence holds long runs): a maximal run of events each predict
 then revealed at once is one ``predict_learn_many``, a run of predictions one
 ``predict_many``, a run of reveals one ``learn_many``, and runs shorter than
 ``short_run`` (delayed labels interleave predictions and reveals one by one) go
-through ``predict_one`` / ``learn_one`` in one flat loop. The batch calls give the
-loop's floats and state (the shared checks), so the predictions are the per-event
-protocol's whatever the cut.
+through one ``predict_reveal_many`` (compiled, without the GIL, for the isotonic
+family). The batch calls give the loop's floats and state (the shared checks), so the
+predictions are the per-event protocol's whatever the cut.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PREDICT", "PREDICT_THEN_LEARN", "REVEAL", "OperationRuns", "execute", "execute_jointly"]
+from streamcal.base import PREDICT, PREDICT_REVEAL, REVEAL
 
-#: The recorded operations: ``(PREDICT, score, slot)`` and
-#: ``(REVEAL, index, score, label, slot)``, ``slot`` the predicted event's list of
-#: predictions (one per calibrator name), filled once the sequence is executed.
-PREDICT, REVEAL = 0, 1
+__all__ = ["PREDICT", "PREDICT_REVEAL", "REVEAL", "OperationRuns", "execute", "execute_jointly"]
 
-#: The entries of a flat segment, ``(kind, score, label)``: predict, learn, or (the
-#: kind ``PREDICT_THEN_LEARN``) an event predicted then revealed at once.
-_P, _L, PREDICT_THEN_LEARN = 0, 1, 2
-_PL = PREDICT_THEN_LEARN
+# The recorded operations: ``(PREDICT, score, slot)`` and
+# ``(REVEAL, index, score, label, slot)``, ``slot`` the predicted event's list of
+# predictions (one per calibrator name), filled once the sequence is executed. The
+# entries of a flat segment are ``(kind, score, label)``, the kind one of
+# ``predict_reveal_many``'s: PREDICT, REVEAL, or PREDICT_REVEAL for an event predicted
+# then revealed at once.
+_P, _L, _PL = PREDICT, REVEAL, PREDICT_REVEAL
+
 # kinds of segment
 _FLAT, _PREQUENTIAL, _PREDICTIONS, _REVEALS = range(4)
 
@@ -54,19 +55,17 @@ class OperationRuns:
     segments
         What :func:`execute` runs: ``(_FLAT, entries)`` with entries
         ``(kind, score, label)``, or a batch call's kind and its float64 arrays.
-    n_batched
-        The events in batch segments.
 
     Examples
     --------
     >>> a, b = [None], [None]
     >>> runs = OperationRuns([(PREDICT, 0.2, a), (PREDICT, 0.7, b), (REVEAL, 0, 0.2, 1, a)], 8)
-    >>> runs.pred_scores, runs.rev_index, runs.n_batched
-    ([0.2, 0.7], [0], 0)
+    >>> runs.pred_scores, runs.rev_index
+    ([0.2, 0.7], [0])
 
     """
 
-    def __init__(self, ops: list, short_run: int):
+    def __init__(self, ops: list, short_run: int, arrays: bool = True):
         self.pred_scores, self.pred_slots = [], []
         self.rev_index, self.rev_labels, self.rev_slots = [], [], []
         self._rev_scores = []
@@ -91,8 +90,7 @@ class OperationRuns:
                 units.append((_L, op[2], op[3]))
             i += 1
         self.segments = []
-        self.n_batched = 0
-        self._cut(units, short_run)
+        self._cut(units, short_run, arrays)
 
     def _reveal(self, op) -> None:
         _, index, s, y, slot = op
@@ -101,9 +99,10 @@ class OperationRuns:
         self.rev_labels.append(y)
         self.rev_slots.append(slot)
 
-    def _cut(self, units: list, short_run: int) -> None:
+    def _cut(self, units: list, short_run: int, arrays: bool) -> None:
         """Maximal runs of one kind of unit; the long ones batch segments, the short
-        ones merged into flat segments."""
+        ones merged into flat segments (with ``arrays``, each also as the arrays of
+        ``predict_reveal_many``)."""
         flat = []
         n = len(units)
         i = 0
@@ -116,13 +115,12 @@ class OperationRuns:
                 flat.extend(units[i:j])
             else:
                 if flat:
-                    self.segments.append((_FLAT, flat))
+                    self.segments.append(_flat_segment(flat, arrays))
                     flat = []
                 self.segments.append(_batch_segment(kind, units[i:j]))
-                self.n_batched += j - i
             i = j
         if flat:
-            self.segments.append((_FLAT, flat))
+            self.segments.append(_flat_segment(flat, arrays))
 
     def flat(self):
         """The whole sequence as flat entries ``(kind, score, label)``."""
@@ -131,6 +129,15 @@ class OperationRuns:
                 yield from segment[1]
             else:
                 yield from segment[3]
+
+
+def _flat_segment(units: list, arrays: bool) -> tuple:
+    if not arrays:
+        return (_FLAT, units, None)
+    kinds = np.fromiter((u[0] for u in units), dtype=np.int8, count=len(units))
+    scores = np.fromiter((u[1] for u in units), dtype=np.float64, count=len(units))
+    labels = np.fromiter((0.0 if u[0] == _P else u[2] for u in units), dtype=np.float64, count=len(units))
+    return (_FLAT, units, (kinds, scores, labels))
 
 
 def _batch_segment(kind: int, units: list) -> tuple:
@@ -159,19 +166,11 @@ def execute(calibrator, runs: OperationRuns) -> list:
 
     """
     out = []
-    append, extend = out.append, out.extend
-    predict, learn = calibrator.predict_one, calibrator.learn_one
+    extend = out.extend
     for segment in runs.segments:
         kind = segment[0]
         if kind == _FLAT:
-            for entry, s, y in segment[1]:
-                if entry == _P:
-                    append(predict(s))
-                elif entry == _L:
-                    learn(s, y)
-                else:
-                    append(predict(s))
-                    learn(s, y)
+            extend(calibrator.predict_reveal_many(*segment[2]).tolist())
         elif kind == _PREQUENTIAL:
             extend(calibrator.predict_learn_many(segment[1], segment[2]).tolist())
         elif kind == _PREDICTIONS:
@@ -182,7 +181,7 @@ def execute(calibrator, runs: OperationRuns) -> list:
 
 
 def execute_jointly(calibrators: list, entries, blame=None) -> list:
-    """Execute flat ``entries`` (:meth:`OperationRuns.flat`; ``PREDICT_THEN_LEARN``
+    """Execute flat ``entries`` (:meth:`OperationRuns.flat`; ``PREDICT_REVEAL``
     entries for a run of events each predicted then revealed at once) on ``calibrators`` together, event by
     event: every one predicts an event before any learns it (the per-event protocol,
     which calibrators that share state need). Returns the predictions per calibrator;
