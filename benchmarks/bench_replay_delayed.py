@@ -33,7 +33,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_replay_engine import PY, timed  # noqa: E402
+from bench_replay_engine import PY, interleaved_rounds  # noqa: E402
 
 
 def make_log(path: str, n: int, max_delay: int, seed: int = 0) -> str:
@@ -96,17 +96,7 @@ def main() -> None:
     for tree in {os.getcwd(), *cwds.values()}:
         subprocess.run([PY, "-m", "compileall", "-q", "streamcal"], cwd=tree, check=True,
                        stdout=subprocess.DEVNULL)
-    walls = {k: [] for k in cmds}
-    cpus = {k: [] for k in cmds}
-    for r in range(args.rounds):
-        names = list(cmds)
-        names = names[r % len(names):] + names[: r % len(names)]  # rotate the order
-        for name in names:
-            w, c = timed(cmds[name], cwds.get(name))
-            walls[name].append(w)
-            cpus[name].append(c)
-        print(f"round {r + 1}: " + ", ".join(
-            f"{k} {cpus[k][-1]:.2f}s CPU / {walls[k][-1]:.2f}s wall" for k in cmds), flush=True)
+    walls, cpus = interleaved_rounds(cmds, cwds, args.rounds)
     print(f"\n{args.rows:,} rows, delays 0..{args.max_delay} events, {args.rounds} rounds, medians:")
     for k in cmds:
         print(f"  {k}: {statistics.median(cpus[k]):.2f} s CPU, {statistics.median(walls[k]):.2f} s wall, "

@@ -99,6 +99,23 @@ def peak_rss_mb(cmd: list) -> float:
     return usage.ru_maxrss / 1024
 
 
+def interleaved_rounds(cmds: dict, cwds: dict, rounds: int) -> tuple:
+    """Time each command of ``cmds`` (name -> argv, run in ``cwds.get(name)``) once per
+    round, the order rotated each round; returns the wall and CPU seconds per name."""
+    walls = {k: [] for k in cmds}
+    cpus = {k: [] for k in cmds}
+    for r in range(rounds):
+        names = list(cmds)
+        names = names[r % len(names):] + names[: r % len(names)]  # rotate the order
+        for name in names:
+            w, c = timed(cmds[name], cwds.get(name))
+            walls[name].append(w)
+            cpus[name].append(c)
+        print(f"round {r + 1}: " + ", ".join(
+            f"{k} {cpus[k][-1]:.2f}s CPU / {walls[k][-1]:.2f}s wall" for k in cmds), flush=True)
+    return walls, cpus
+
+
 RIVER = """
 import sys
 from river import evaluate, metrics, dummy, stream
@@ -154,17 +171,7 @@ def main() -> None:
         for tree in {os.getcwd(), *(os.path.abspath(c) for c in cwds.values())}:
             subprocess.run([PY, "-m", "compileall", "-q", "streamcal"], cwd=tree, check=True,
                            stdout=subprocess.DEVNULL)
-    walls = {k: [] for k in cmds}
-    cpus = {k: [] for k in cmds}
-    for r in range(args.rounds):
-        names = list(cmds)
-        names = names[r % len(names):] + names[: r % len(names)]  # rotate the order
-        for name in names:
-            w, c = timed(cmds[name], cwds.get(name))
-            walls[name].append(w)
-            cpus[name].append(c)
-        print(f"round {r + 1}: " + ", ".join(
-            f"{k} {cpus[k][-1]:.2f}s CPU / {walls[k][-1]:.2f}s wall" for k in cmds), flush=True)
+    walls, cpus = interleaved_rounds(cmds, cwds, args.rounds)
     print(f"\n{args.rows:,} rows, {args.rounds} rounds, medians:")
     for k in cmds:
         print(f"  {k}: {statistics.median(cpus[k]):.2f} s CPU, {statistics.median(walls[k]):.2f} s wall")

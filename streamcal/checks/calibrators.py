@@ -333,6 +333,27 @@ def check_predict_many_matches_predict_one(cal: BinaryCalibrator) -> None:
     assert c.predict_many(_inputs(c, [])).shape == (0,)
 
 
+def _batches_equal_loop(cal, loop, expected: list, method: str, run, splits) -> None:
+    """For each way of cutting the stream (``splits``: the batch sizes), ``run(batch,
+    part)`` on a clone of ``cal``, batch after batch (``part`` a slice), returns float64
+    arrays whose concatenation is ``expected``, the loop's predictions, bit for bit, and
+    leaves the state of ``loop``."""
+    for cuts in splits:
+        batch = cal.clone()
+        got = []
+        start = 0
+        for n in cuts:
+            out = run(batch, slice(start, start + n))
+            assert isinstance(out, np.ndarray) and out.dtype == np.float64
+            got.extend(out.tolist())
+            start += n
+        assert got == expected, (
+            f"{method} {cuts} differs from the loop at prediction "
+            f"{next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), len(got))}"
+        )
+        assert _predictions(batch) == _predictions(loop), f"state after {cuts} differs from the loop's"
+
+
 def check_predict_learn_many_matches_loop(cal: BinaryCalibrator) -> None:
     """``predict_learn_many`` returns exactly the floats of the prequential loop
     ``predict_one`` then ``learn_one``, and leaves the same state, whatever the batch
@@ -344,22 +365,13 @@ def check_predict_learn_many_matches_loop(cal: BinaryCalibrator) -> None:
     for a, b, c in zip(_inputs(loop, s.tolist()), y.tolist(), w.tolist()):
         expected.append(loop.predict_one(a))
         loop.learn_one(a, b, c)
-    for cuts in ([2000], [1, 999, 1000], [3, 3, 1994], [1500, 500]):
-        batch = cal.clone()
-        got = []
-        start = 0
-        for n in cuts:
-            out = batch.predict_learn_many(
-                _inputs(batch, s[start : start + n]), y[start : start + n].tolist(), w[start : start + n]
-            )
-            assert isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == (n,)
-            got.extend(out.tolist())
-            start += n
-        assert got == expected, (
-            f"predict_learn_many {cuts} differs from the loop at event "
-            f"{next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)}"
-        )
-        assert _predictions(batch) == _predictions(loop), f"state after {cuts} differs from the loop's"
+    def run(batch, part):
+        out = batch.predict_learn_many(_inputs(batch, s[part]), y[part].tolist(), w[part])
+        assert out.shape == (part.stop - part.start,)
+        return out
+
+    _batches_equal_loop(cal, loop, expected, "predict_learn_many", run,
+                        ([2000], [1, 999, 1000], [3, 3, 1994], [1500, 500]))
     fresh = cal.clone()
     assert fresh.predict_learn_many(_inputs(fresh, []), []).shape == (0,)
     unweighted = cal.clone()
@@ -394,23 +406,13 @@ def check_predict_reveal_many_matches_loop(cal: BinaryCalibrator) -> None:
         if k != PREDICT:
             loop.learn_one(a, b, c)
     unused = kinds == PREDICT
-    for cuts in ([2000], [1, 999, 1000], [1500, 500]):
-        batch = cal.clone()
-        got = []
-        start = 0
-        for n in cuts:
-            part = slice(start, start + n)
-            labels = np.where(unused[part], np.nan, y[part])  # not used: NaN will do
-            weights = np.where(unused[part], -1.0, w[part])
-            out = batch.predict_reveal_many(kinds[part].tolist(), _inputs(batch, s[part]), labels, weights)
-            assert isinstance(out, np.ndarray) and out.dtype == np.float64
-            got.extend(out.tolist())
-            start += n
-        assert got == expected, (
-            f"predict_reveal_many {cuts} differs from the loop at prediction "
-            f"{next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), len(got))}"
-        )
-        assert _predictions(batch) == _predictions(loop), f"state after {cuts} differs from the loop's"
+
+    def run(batch, part):
+        labels = np.where(unused[part], np.nan, y[part])  # not used: NaN will do
+        weights = np.where(unused[part], -1.0, w[part])
+        return batch.predict_reveal_many(kinds[part].tolist(), _inputs(batch, s[part]), labels, weights)
+
+    _batches_equal_loop(cal, loop, expected, "predict_reveal_many", run, ([2000], [1, 999, 1000], [1500, 500]))
     unweighted, ref = cal.clone(), cal.clone()
     a = unweighted.predict_reveal_many(kinds[:300], _inputs(unweighted, s[:300]), y[:300])
     b = ref.predict_reveal_many(kinds[:300], _inputs(ref, s[:300]), y[:300], np.ones(300))

@@ -23,7 +23,8 @@ line by line with :func:`streamcal.replay._readers.jsonl_row`, a Parquet batch r
 row), so each malformed row is reported with its line number, column and value as the
 row reader reports it; only a JSON Lines block with a lone carriage return (a line
 break to the row reader, not to this one) ends the fast reading, the row reader going
-on from its first row. Ids are not read here: delayed labels are read row by row.
+on from its first row. Ids are not read here: logs with delayed labels are read by the
+row reader (and parsed a chunk at a time by the engine).
 
 Nothing here imports pyarrow unless the log is such a file and pyarrow is installed.
 """
