@@ -18,6 +18,7 @@ what one calibrator fed both streams would; the others raise a TypeError saying 
 from __future__ import annotations
 
 import abc
+import collections.abc
 import copy
 import typing
 
@@ -59,34 +60,29 @@ def _check_kinds(kinds, name: str) -> np.ndarray:
     if isinstance(kinds, np.ndarray):
         if kinds.ndim != 1:
             refuse(kinds)
-        values = kinds
-        if values.dtype.kind not in "iu":
-            for i, v in enumerate(values.tolist()):
-                if type(v) is not int:
-                    refuse(v, i)
+        if kinds.dtype.kind in "iu":
+            outside = np.flatnonzero((kinds < PREDICT) | (kinds > PREDICT_REVEAL))
+            if outside.size:
+                i = int(outside[0])
+                refuse(kinds[i].item(), i)
+            return kinds.astype(np.int8)
+        listed = kinds.tolist()
+    elif isinstance(kinds, (str, bytes)) or not isinstance(kinds, collections.abc.Sequence):
+        refuse(kinds)  # a set or a dict has no order; a text is not a sequence of kinds
     else:
-        if isinstance(kinds, (str, bytes)) or not hasattr(kinds, "__iter__"):
-            refuse(kinds)
         listed = list(kinds)
-        for i, v in enumerate(listed):
-            if type(v) is bool or not isinstance(v, (int, np.integer)):
-                refuse(v, i)
-        values = np.asarray(listed, dtype=np.int64)
-    outside = np.flatnonzero((values < PREDICT) | (values > PREDICT_REVEAL))
-    if outside.size:
-        i = int(outside[0])
-        refuse(values[i].item(), i)
-    return values.astype(np.int8)
+    for i, v in enumerate(listed):
+        if type(v) is bool or not isinstance(v, (int, np.integer)) or not PREDICT <= v <= PREDICT_REVEAL:
+            refuse(v, i)
+    return np.asarray(listed, dtype=np.int8)
 
 
 def _unused_at(values, unused: np.ndarray, fill):
     """``values`` (labels or weights, one per operation) with ``fill`` where ``unused``
-    (a prediction's): as a float array for numeric arrays, else a list; unchanged when
-    the lengths differ (the batch check then says so)."""
-    if len(values) != len(unused):
-        return values
-    if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
-        return np.where(unused, fill, values)
+    (a prediction's): as a float array for numeric arrays (bool arrays are left as they
+    are, for the batch check to judge), else a list."""
+    if isinstance(values, np.ndarray):
+        return np.where(unused, fill, values) if values.dtype.kind in "iuf" else values
     return [fill if u else v for v, u in zip(values, unused.tolist())]
 
 
@@ -350,26 +346,31 @@ class BinaryCalibrator(_Calibrator, _snapshot.Snapshot, _merge.Mergeable, base.E
         """
         name = type(self).__name__
         k = _check_kinds(kinds, name)
+        for argument, values in (("scores", scores), ("labels", labels), ("w", w)):
+            if values is not None and hasattr(values, "__len__") and len(values) != len(k):
+                raise ValueError(
+                    f"The 'kinds' argument of {name}.predict_reveal_many must have one element "
+                    f"per operation: '{argument}' has {len(values)}. Got {len(k)} elements instead."
+                )
         asking = k == PREDICT
         labels = _unused_at(labels, asking, 0)
         w = None if w is None else _unused_at(w, asking, 0.0)
         s, y, ww = self._check_batch(scores, labels, w, "predict_reveal_many")
-        if len(s) != len(k):
-            raise ValueError(
-                f"The 'kinds' argument of {name}.predict_reveal_many must have one element "
-                f"per score ({len(s)}). Got {len(k)} elements instead."
-            )
         return self._predict_reveal_many_validated(k, s, y, np.where(asking, 0.0, ww))
 
     def _predict_reveal_many_validated(
         self, kinds: np.ndarray, scores: np.ndarray, labels: np.ndarray, w: np.ndarray
     ) -> np.ndarray:
-        # atomic: unless every weight surely fits the state (the weight rule), the
-        # operations run on a copy first, whose error (a refused weight, or a user's
-        # learn_one raising) then propagates with nothing changed here
+        # atomic under the weight rule: a weight the state cannot hold is refused
+        # before anything is learnt (the predictions change nothing, so the learns
+        # alone decide). A class that does not state its rule (a user's, without
+        # _weights_surely_fit) runs its loop as learn_many does, with no dry run.
         learning = kinds != PREDICT
-        if not self._weights_surely_fit(w[learning]):
-            copy.deepcopy(self)._operations_loop(kinds, scores, labels, w)
+        if type(self)._weights_surely_fit is not BinaryCalibrator._weights_surely_fit:
+            refused = self._weight_refusal(scores[learning], labels[learning], w[learning])
+            if refused >= 0:
+                i = int(np.flatnonzero(learning)[refused])
+                raise V.weight_overflow_error(type(self).__name__, "predict_reveal_many", float(w[i]), f" at index {i}")
         return self._operations_loop(kinds, scores, labels, w)
 
     def _operations_loop(self, kinds, scores, labels, w) -> np.ndarray:

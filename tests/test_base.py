@@ -1,9 +1,11 @@
 """The calibrator interface itself: snapshots of parameters given as numpy scalars or
-nested calibrators."""
+nested calibrators; the checks of predict_reveal_many."""
 
 import json
+import re
 
 import numpy as np
+import pytest
 
 import streamcal
 from streamcal.base import BinaryCalibrator
@@ -56,3 +58,37 @@ def test_prior_strength_is_stored_as_the_python_number_it_equals():
         for given, stored in [(np.float32(0.5), 0.5), (np.int64(3), 3.0), (2, 2), (0.25, 0.25)]:
             value = cls(prior_strength=given).prior_strength
             assert type(value) is type(stored) and value == stored, (cls.__name__, given)
+
+
+def test_predict_reveal_many_refuses_bad_kinds_and_lengths():
+    """``kinds`` must be a sequence (not a set, a dict or a text) of 0, 1 or 2, bools
+    and huge integers refused by name and index; its length must be that of the
+    scores, labels and weights (said as such, not as a bad label); a bool weight
+    array is refused as everywhere else; nothing is learnt."""
+    from streamcal import OnlineIsotonic, OnlinePlatt
+
+    for cal in (OnlinePlatt(), OnlineIsotonic()):
+        cal.learn_one(0.3, 1)
+        before = cal.to_dict()
+        for kinds, match in (
+            ({0, 1}, "Got {0, 1} instead"),
+            ({0: 1}, "Got {0: 1} instead"),
+            ("01", "Got '01' instead"),
+            ([0, 2**70], "at index 1"),
+            ([0, True], "Got True at index 1"),
+            (np.array([0, 1], dtype=object), None),
+            (np.array([[0, 1]]), "must be a sequence"),
+        ):
+            if match is None:  # integers in an object array are integers
+                assert cal.clone().predict_reveal_many(kinds, [0.2, 0.4], [None, 1]).shape == (1,)
+                continue
+            with pytest.raises(ValueError, match=re.escape(match) if "{" in match else match) as info:
+                cal.predict_reveal_many(kinds, [0.2, 0.4], [0, 1])
+            assert "'kinds'" in str(info.value)
+        with pytest.raises(ValueError, match="'scores' has 3. Got 2 elements"):
+            cal.predict_reveal_many([0, 1], [0.2, 0.3, 0.4], [None, 1, 1])
+        with pytest.raises(ValueError, match="'w' has 2. Got 3 elements"):
+            cal.predict_reveal_many([0, 1, 1], [0.2, 0.3, 0.4], [None, 1, 1], [1.0, 1.0])
+        with pytest.raises(TypeError, match="'w' argument"):
+            cal.predict_reveal_many([1, 1], [0.2, 0.3], [0, 1], np.array([True, True]))
+        assert cal.to_dict() == before

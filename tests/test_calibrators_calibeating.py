@@ -1036,3 +1036,20 @@ def test_a_batch_whose_weights_sum_beyond_the_largest_double_is_refused_by_name(
             with pytest.raises(ValueError, match="'w' argument"):
                 call()
             assert cal.to_dict() == before
+
+
+def test_multicalibeater_refuses_weights_summing_past_the_largest_double_by_name():
+    """Regression: ``MultiCalibeater``'s batch guard summed the weights with
+    ``math.fsum``, which raises OverflowError past the largest double."""
+    from streamcal import MultiCalibeater
+
+    cal = MultiCalibeater(n_experts=2)
+    cal.learn_one((0.3, 0.4), 1)
+    before = cal.to_dict()
+    x = [(0.5, 0.6), (0.6, 0.7)]
+    for call in (lambda: cal.learn_many(x, [1, 0], [1e308, 1e308]),
+                 lambda: cal.predict_learn_many(x, [1, 0], [1e308, 1e308]),
+                 lambda: cal.predict_reveal_many([1, 2], x, [1, 0], [1e308, 1e308])):
+        with pytest.raises(ValueError, match="'w' argument"):
+            call()
+        assert cal.to_dict() == before

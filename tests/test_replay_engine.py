@@ -8,6 +8,7 @@ import functools
 import json
 import random
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -341,6 +342,7 @@ def test_stop_hook_ends_at_a_chunk_with_a_checkpoint(tmp_path):
 
 RESUMING_SCRIPT = """
 import sys
+import threading
 from streamcal import OnlineIsotonic, OnlinePlatt, TrackingCalibeater, replay
 log, ckpt, out = sys.argv[1:4]
 result = replay(
@@ -1475,3 +1477,59 @@ def test_parse_events_at_once_agrees_with_the_row_parser():
                     for row in rows:
                         last = parser.parse_event(row, last)[2]
         assert parser.parse_events_at_once([good[0], ["not", "a", "record"]]) is None
+
+
+class _CountingLocked(BinaryCalibrator):
+    """A user's calibrator with a side effect outside the object (a count of its
+    learns) and an attribute that cannot be copied (a lock)."""
+
+    calls = 0
+
+    def __init__(self):
+        self.n, self.s = 0, 0.0
+        self._lock = threading.Lock()
+
+    def _reset(self):
+        self.n, self.s = 0, 0.0
+
+    def learn_one(self, score, label, w=1.0):
+        type(self).calls += 1
+        self.n += 1
+        self.s += label
+
+    def predict_one(self, score):
+        return (self.s + 0.5) / (self.n + 1)
+
+    def _get_state(self):
+        return {"n": self.n, "s": self.s}
+
+    def _set_state(self, state):
+        self.n, self.s = state["n"], state["s"]
+
+
+def test_a_users_calibrator_learns_each_event_once_with_delayed_labels():
+    """Regression: the short runs of delayed labels go through ``predict_reveal_many``,
+    whose default once ran every operation on a deep copy first (a dry run for the
+    weight rule): a user's ``learn_one`` ran twice per event, and a calibrator holding
+    a lock could not be replayed. A class that does not state a weight rule now runs
+    its loop once, as ``learn_many`` does."""
+    rows = [{"t": i, "lt": i + (3 if i % 2 else 0), "score": 0.5, "label": i % 2} for i in range(200)]
+    _CountingLocked.calls = 0
+    result = replay([dict(r) for r in rows], {"c": _CountingLocked()}, ["brier"], time="t", label_time="lt")
+    assert _CountingLocked.calls == result.n_events == 200
+    expected = run(_Replay, [dict(r) for r in rows], {"c": _CountingLocked()}, metrics=["brier"],
+                   time="t", label_time="lt")
+    assert state(result) == state(expected)
+
+
+def test_integers_beyond_the_doubles_are_malformed_rows():
+    """Regression: a score, time or label time given as an integer too large for a
+    float (JSON ``1e400`` written out in digits) crashed both engines with
+    OverflowError; each such row is now reported as malformed."""
+    rows = [{"t": i, "lt": i + 1, "score": 0.5, "label": i % 2} for i in range(30)]
+    for k, column in enumerate(("t", "lt", "score")):
+        rows[5 + k][column] = 10**400
+    for kw in ({"time": "t", "label_time": "lt"}, {}):
+        result = replay([dict(r) for r in rows], {"p": OnlinePlatt()}, ["brier"], **kw)
+        bad = [line for line, _ in result.errors]
+        assert (bad == [5, 6, 7]) if kw else (bad == [7]), (kw, result.errors)

@@ -318,7 +318,11 @@ class MultiCalibeater(_Calibeating):
         held = max((wt for _, wt, _ in self._stats.items()), default=0.0)
         if self._weights is not None:
             held = max([held, *self._weights.losses])
-        if held + math.fsum(ws) <= _BIN_CAPACITY:
+        try:
+            fits = held + math.fsum(ws) <= _BIN_CAPACITY
+        except OverflowError:  # the weights sum past the largest double
+            fits = False
+        if fits:
             yield
             return
         saved = self._get_state()

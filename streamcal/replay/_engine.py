@@ -808,7 +808,7 @@ class _RowChunk:
             raw = [row[si] for row in rows]
             scores = list(map(float, raw))
             labels = [BINARY_LABELS[row[li]] for row in rows]
-        except (LookupError, TypeError, ValueError):
+        except (LookupError, TypeError, ValueError, OverflowError):
             return None
         finally:
             if collecting:

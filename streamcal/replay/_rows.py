@@ -11,6 +11,7 @@ import datetime as dt
 import gc
 import math
 import numbers
+import sys
 from collections.abc import Mapping
 
 __all__ = [
@@ -133,6 +134,10 @@ def parse_score(value, column: str, role: str = "score") -> float:
         raise RowError(
             f"non-numeric {role} {short_repr(value)} (column {column!r})"
         ) from None
+    except OverflowError:  # an integer beyond the doubles
+        raise RowError(
+            f"{role} {short_repr(value)} out of range [0, 1] (column {column!r})"
+        ) from None
     if math.isnan(s):
         raise RowError(f"{role} is NaN (column {column!r})")
     if not 0.0 <= s <= 1.0:
@@ -186,6 +191,8 @@ def parse_id(value, column: str) -> str:
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+# the largest integer ``float`` takes (beyond it, OverflowError)
+_MAX_INT_TIME = int(sys.float_info.max)
 
 
 def _datetime_seconds(d: dt.datetime) -> float:
@@ -204,6 +211,8 @@ def parse_time(value, column: str, role: str = "time") -> float:
     log must use the same form (numbers are not converted to dates).
     """
     t = type(value)
+    if t is int and not -_MAX_INT_TIME <= value <= _MAX_INT_TIME:
+        raise RowError(f"{role} {short_repr(value)} is beyond the range of a float (column {column!r})")
     if t is float or t is int:
         x = float(value)
         if math.isnan(x):
@@ -446,7 +455,7 @@ class RowParser:
             else:
                 key, column = keys["id"], self.id
                 ids = [parse_id(row[key], column) for row in rows]
-        except (LookupError, TypeError, ValueError):  # RowError is a ValueError
+        except (LookupError, TypeError, ValueError, OverflowError):  # RowError is a ValueError
             return None
         finally:
             if collecting:
