@@ -151,6 +151,23 @@ class BinaryCalibrator(_Calibrator, _snapshot.Snapshot, _merge.Mergeable, base.E
 
     # ------------------------------------------------------------------ interface
 
+    @property
+    def releases_gil(self) -> bool:
+        """Whether :meth:`predict_reveal_many` (and the other batch methods) run as
+        compiled loops that release the GIL, so that threads running several such
+        calibrators at once use several cores; False by default. A replay hands its
+        calibrators to a pool of threads only when one of them does (or long batch runs
+        do).
+
+        Examples
+        --------
+        >>> from streamcal import OnlineIsotonic, OnlinePlatt
+        >>> OnlineIsotonic().releases_gil, OnlinePlatt().releases_gil
+        (True, False)
+
+        """
+        return False
+
     @abc.abstractmethod
     def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
         """Update the calibrator with one labelled score."""

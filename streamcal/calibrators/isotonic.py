@@ -70,6 +70,12 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         )
 
     @property
+    def releases_gil(self) -> bool:
+        """True on the exact store without forgetting, grid or prior (with or without a
+        window): then the batch loops run without the GIL."""
+        return self.half_life is None and self.resolution is None and not getattr(self, "prior_strength", 0.0)
+
+    @property
     def _store(self) -> IsotonicBlockStore:
         """The PAV block store (keys are grid cells with ``resolution``)."""
         return self._stream.store

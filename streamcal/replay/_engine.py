@@ -38,7 +38,8 @@ them one by one. Multiclass logs, and chunks holding a malformed row, are parsed
 row.
 
 Calibrators side by side. The calibrators are independent, so when a stretch holds
-``POOL_RUN`` events or more, each calibrator's part of it goes to a pool
+``POOL_RUN`` events or more, in long batch runs or with a calibrator whose loops release
+the GIL (``releases_gil``), each calibrator's part of it goes to a pool
 of threads (``threads``: by default one per CPU available to the process, at most one
 per calibrator), and the engine waits for all of them before it scores the stretch.
 The isotonic family's compiled loops release the GIL, so several run at once on
@@ -268,7 +269,10 @@ class ColumnarReplay(ReplayRun):
         batched = [n for n in self.names if n != "raw" and self.batch[n]]
         # nothing batched (a multiclass log, users' calibrators): one flat segment
         runs = OperationRuns(ops, SHORT_RUN if batched else len(ops) + 1, arrays=bool(batched))
-        columns = self._each(batched, lambda cal: execute(cal, runs), len(ops))
+        # side by side in threads when that can use several cores: long batch runs, or
+        # a calibrator whose loops release the GIL (else the flat loops would contend)
+        releasing = runs.n_batched >= POOL_RUN or any(self.cals[n].releases_gil for n in batched)
+        columns = self._each(batched, lambda cal: execute(cal, runs), len(ops) if releasing else 0)
         columns.update(
             self._event_by_event([n for n in self.names if n != "raw" and n not in columns], runs.flat())
         )

@@ -52,6 +52,8 @@ class OperationRuns:
         :func:`execute` returns follow this order.
     rev_index, rev_labels, rev_slots
         The index, label and slot of each revealed event, in order.
+    n_batched
+        The events in batch segments.
     segments
         What :func:`execute` runs: ``(_FLAT, entries)`` with entries
         ``(kind, score, label)``, or a batch call's kind and its float64 arrays.
@@ -90,6 +92,7 @@ class OperationRuns:
                 units.append((_L, op[2], op[3]))
             i += 1
         self.segments = []
+        self.n_batched = 0
         self._cut(units, short_run, arrays)
 
     def _reveal(self, op) -> None:
@@ -118,6 +121,7 @@ class OperationRuns:
                     self.segments.append(_flat_segment(flat, arrays))
                     flat = []
                 self.segments.append(_batch_segment(kind, units[i:j]))
+                self.n_batched += j - i
             i = j
         if flat:
             self.segments.append(_flat_segment(flat, arrays))
