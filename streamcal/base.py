@@ -381,13 +381,20 @@ class BinaryCalibrator(_Calibrator, _snapshot.Snapshot, _merge.Mergeable, base.E
         # atomic under the weight rule: a weight the state cannot hold is refused
         # before anything is learnt (the predictions change nothing, so the learns
         # alone decide). A class that does not state its rule (a user's, without
-        # _weights_surely_fit) runs its loop as learn_many does, with no dry run.
+        # _weights_surely_fit) is not dry-run on a copy (its learn_one would run twice,
+        # side effects and all): its state is saved, and restored if the loop raises.
         learning = kinds != PREDICT
-        if type(self)._weights_surely_fit is not BinaryCalibrator._weights_surely_fit:
-            refused = self._weight_refusal(scores[learning], labels[learning], w[learning])
-            if refused >= 0:
-                i = int(np.flatnonzero(learning)[refused])
-                raise V.weight_overflow_error(type(self).__name__, "predict_reveal_many", float(w[i]), f" at index {i}")
+        if type(self)._weights_surely_fit is BinaryCalibrator._weights_surely_fit:
+            saved = copy.deepcopy(self._get_state())
+            try:
+                return self._operations_loop(kinds, scores, labels, w)
+            except Exception:
+                self._set_state(saved)
+                raise
+        refused = self._weight_refusal(scores[learning], labels[learning], w[learning])
+        if refused >= 0:
+            i = int(np.flatnonzero(learning)[refused])
+            raise V.weight_overflow_error(type(self).__name__, "predict_reveal_many", float(w[i]), f" at index {i}")
         return self._operations_loop(kinds, scores, labels, w)
 
     def _operations_loop(self, kinds, scores, labels, w) -> np.ndarray:
