@@ -17,7 +17,16 @@ import numpy as np
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
 
-__all__ = ["MixedForecast"]
+__all__ = ["MixedForecast", "sums_within"]
+
+
+def sums_within(w, room: float, held: float = 0.0) -> bool:
+    """Whether ``held`` plus the weights ``w`` stays within ``room``, summed exactly (a
+    sum past the largest double does not: ``math.fsum`` raises OverflowError there)."""
+    try:
+        return held + math.fsum(w) <= room
+    except OverflowError:
+        return False
 
 
 class MixedForecast(typing.NamedTuple):
@@ -114,12 +123,7 @@ class _Compiled(_Calibeating):
             raise
 
     def _within_headroom(self, w) -> bool:
-        """The weights ``w`` sum within the kernel's headroom (a sum beyond the largest
-        double is not)."""
-        try:
-            return math.fsum(w) <= self._kernel.headroom()
-        except OverflowError:
-            return False
+        return sums_within(w, self._kernel.headroom())
 
     def _weights_surely_fit(self, w) -> bool:
         # the kernel's headroom, as _atomic trusts it, and the base's own rule

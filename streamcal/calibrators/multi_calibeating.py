@@ -17,6 +17,7 @@ from streamcal.calibrators._calibeating_common import (
     _Calibeating,
     _check_n_bins,
     _check_prior_weight,
+    sums_within,
 )
 from streamcal.core.calibeating import (
     BinOutcomes,
@@ -318,11 +319,7 @@ class MultiCalibeater(_Calibeating):
         held = max((wt for _, wt, _ in self._stats.items()), default=0.0)
         if self._weights is not None:
             held = max([held, *self._weights.losses])
-        try:
-            fits = held + math.fsum(ws) <= _BIN_CAPACITY
-        except OverflowError:  # the weights sum past the largest double
-            fits = False
-        if fits:
+        if sums_within(ws, _BIN_CAPACITY, held):
             yield
             return
         saved = self._get_state()

@@ -122,9 +122,9 @@ def _predictions(cal):
 def check_huge_weights(cal: BinaryCalibrator) -> None:
     """The weight rule (:mod:`streamcal._validation`): weights of 1e308 and 1.7e308,
     fed to a fresh and a trained calibrator by ``learn_one``, ``learn_many`` and
-    accepted with a finite state and finite predictions, or refused with a ValueError
-    naming ``w`` and the state unchanged (through a refit when there is one); the same
-    through ``predict_reveal_many``."""
+    ``predict_reveal_many``, are accepted with a finite state and finite predictions,
+    or refused with a ValueError naming ``w`` and the state unchanged (through a refit
+    when there is one)."""
     n = 2 + (getattr(cal, "refit_every", 0) or 0)
     x, z = _inputs(cal, [0.5, 0.8])
 

@@ -76,7 +76,7 @@ from streamcal.replay._ops import (
     execute_jointly,
 )
 from streamcal.replay._readahead import ReadAhead
-from streamcal.replay._rows import BINARY_LABELS, RowError
+from streamcal.replay._rows import RowError, binary_columns_at_once
 from streamcal.replay._setup import ReplayRun
 from streamcal.replay._sharing import sharing_names
 
@@ -267,8 +267,7 @@ class ColumnarReplay(ReplayRun):
             return
         self.ops = []
         batched = [n for n in self.names if n != "raw" and self.batch[n]]
-        # nothing batched (a multiclass log, users' calibrators): one flat segment
-        runs = OperationRuns(ops, SHORT_RUN if batched else len(ops) + 1, arrays=bool(batched))
+        runs = OperationRuns(ops, SHORT_RUN if batched else None)
         # side by side in threads when that can use several cores: long batch runs, or
         # a calibrator whose loops release the GIL (else the flat loops would contend)
         releasing = runs.n_batched >= POOL_RUN or any(self.cals[n].releases_gil for n in batched)
@@ -806,23 +805,8 @@ class _RowChunk:
 
     @staticmethod
     def _at_once(rows, si, li):
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            raw = [row[si] for row in rows]
-            scores = list(map(float, raw))
-            labels = [BINARY_LABELS[row[li]] for row in rows]
-        except (LookupError, TypeError, ValueError, OverflowError):
-            return None
-        finally:
-            if collecting:
-                gc.enable()
-        s = np.asarray(scores, dtype=np.float64)
-        if not bool(np.all((s >= 0.0) & (s <= 1.0))):
-            return None
-        if any(type(v) is bool for v in raw):
-            return None
-        return scores, labels, range(1, len(rows) + 1)
+        columns = binary_columns_at_once(rows, si, li)
+        return None if columns is None else (*columns, range(1, len(rows) + 1))
 
     def _row_by_row(self, rows, replay):
         parse = replay._parse_event

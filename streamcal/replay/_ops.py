@@ -43,7 +43,9 @@ class OperationRuns:
     ops
         The operations, in the order of the protocol (see ``PREDICT``).
     short_run
-        Runs of fewer events go to a flat segment, executed event by event.
+        Runs of fewer events go to flat segments, each one ``predict_reveal_many``;
+        None: the whole sequence is one flat segment, without arrays (nothing to run
+        in batches: a multiclass log, users' calibrators).
 
     Attributes
     ----------
@@ -55,8 +57,9 @@ class OperationRuns:
     n_batched
         The events in batch segments.
     segments
-        What :func:`execute` runs: ``(_FLAT, entries)`` with entries
-        ``(kind, score, label)``, or a batch call's kind and its float64 arrays.
+        What :func:`execute` runs: ``(_FLAT, entries, arrays)`` with entries
+        ``(kind, score, label)`` and the arrays of ``predict_reveal_many`` (or None),
+        or a batch call's kind, its float64 arrays and its entries.
 
     Examples
     --------
@@ -67,10 +70,9 @@ class OperationRuns:
 
     """
 
-    def __init__(self, ops: list, short_run: int, arrays: bool = True):
+    def __init__(self, ops: list, short_run: int | None):
         self.pred_scores, self.pred_slots = [], []
         self.rev_index, self.rev_labels, self.rev_slots = [], [], []
-        self._rev_scores = []
         # units: (kind, score, label) with kind _P, _L or _PL, consecutive ops of one
         # event predicted and revealed at once being one _PL unit
         units = []
@@ -93,19 +95,20 @@ class OperationRuns:
             i += 1
         self.segments = []
         self.n_batched = 0
-        self._cut(units, short_run, arrays)
+        if short_run is None:
+            self.segments.append((_FLAT, units, None))
+        else:
+            self._cut(units, short_run)
 
     def _reveal(self, op) -> None:
         _, index, s, y, slot = op
         self.rev_index.append(index)
-        self._rev_scores.append(s)
         self.rev_labels.append(y)
         self.rev_slots.append(slot)
 
-    def _cut(self, units: list, short_run: int, arrays: bool) -> None:
+    def _cut(self, units: list, short_run: int) -> None:
         """Maximal runs of one kind of unit; the long ones batch segments, the short
-        ones merged into flat segments (with ``arrays``, each also as the arrays of
-        ``predict_reveal_many``)."""
+        ones merged into flat segments."""
         flat = []
         n = len(units)
         i = 0
@@ -118,13 +121,13 @@ class OperationRuns:
                 flat.extend(units[i:j])
             else:
                 if flat:
-                    self.segments.append(_flat_segment(flat, arrays))
+                    self.segments.append(_flat_segment(flat))
                     flat = []
                 self.segments.append(_batch_segment(kind, units[i:j]))
                 self.n_batched += j - i
             i = j
         if flat:
-            self.segments.append(_flat_segment(flat, arrays))
+            self.segments.append(_flat_segment(flat))
 
     def flat(self):
         """The whole sequence as flat entries ``(kind, score, label)``."""
@@ -135,9 +138,7 @@ class OperationRuns:
                 yield from segment[3]
 
 
-def _flat_segment(units: list, arrays: bool) -> tuple:
-    if not arrays:
-        return (_FLAT, units, None)
+def _flat_segment(units: list) -> tuple:
     kinds = np.fromiter((u[0] for u in units), dtype=np.int8, count=len(units))
     scores = np.fromiter((u[1] for u in units), dtype=np.float64, count=len(units))
     labels = np.fromiter((0.0 if u[0] == _P else u[2] for u in units), dtype=np.float64, count=len(units))
@@ -186,9 +187,9 @@ def execute(calibrator, runs: OperationRuns) -> list:
 
 def execute_jointly(calibrators: list, entries, blame=None) -> list:
     """Execute flat ``entries`` (:meth:`OperationRuns.flat`; ``PREDICT_REVEAL``
-    entries for a run of events each predicted then revealed at once) on ``calibrators`` together, event by
-    event: every one predicts an event before any learns it (the per-event protocol,
-    which calibrators that share state need). Returns the predictions per calibrator;
+    entries for a run of events each predicted then revealed at once) on
+    ``calibrators`` together, event by event: every one predicts an event before any
+    learns it (the per-event protocol, which calibrators that share state need). Returns the predictions per calibrator;
     an error is passed to ``blame(position, error)`` (the position of the calibrator
     that raised it) before it propagates.
 

@@ -19,6 +19,7 @@ __all__ = [
     "BadRow",
     "RowError",
     "RowParser",
+    "binary_columns_at_once",
     "field",
     "json_safe_time",
     "parse_binary_label",
@@ -276,6 +277,42 @@ def json_safe_time(value):
 # ---------------------------------------------------------------------- rows
 
 
+def binary_columns_at_once(rows, score_key, label_key=None):
+    """The scores (floats) and, with ``label_key``, the binary labels (ints) of
+    ``rows``, a column at a time: ``(scores, labels or None)``, or None when a row is
+    not plain (a field missing or unreadable, a bool score, a score outside [0, 1] or
+    NaN, an unknown label): the caller then parses the rows one by one, which words
+    each row's error. The same values as :func:`parse_score` and
+    :func:`parse_binary_label`.
+
+    Examples
+    --------
+    >>> binary_columns_at_once([{"s": "0.5", "y": " 1"}, {"s": 0.25, "y": 0}], "s", "y")
+    ([0.5, 0.25], [1, 0])
+    >>> binary_columns_at_once([{"s": 1.5, "y": 1}], "s", "y") is None
+    True
+    """
+    import numpy as np  # only where a chunk is parsed (start-up: see the package)
+
+    collecting = gc.isenabled()
+    gc.disable()  # tens of thousands of containers that all stay alive
+    try:
+        raw = [row[score_key] for row in rows]
+        if bool in set(map(type, raw)):
+            return None
+        scores = list(map(float, raw))
+        labels = None if label_key is None else [BINARY_LABELS[row[label_key]] for row in rows]
+    except (LookupError, TypeError, ValueError, OverflowError):
+        return None
+    finally:
+        if collecting:
+            gc.enable()
+    s = np.asarray(scores, dtype=np.float64)
+    if not bool(np.all((s >= 0.0) & (s <= 1.0))):  # NaN fails too
+        return None
+    return scores, labels
+
+
 _NUMBER_TYPES = {str, float, int}
 
 
@@ -436,18 +473,13 @@ class RowParser:
             return None
         keys = self.keys
         n = len(rows)
+        columns = binary_columns_at_once(rows, keys["score"], keys["label"] if delay != "id" else None)
+        if columns is None:
+            return None
+        scores, labels = columns
         collecting = gc.isenabled()
         gc.disable()  # tens of thousands of containers that all stay alive
         try:
-            key = keys["score"]
-            raw = [row[key] for row in rows]
-            if bool in set(map(type, raw)):
-                return None
-            scores = list(map(float, raw))
-            labels = [None] * n
-            if delay != "id":
-                key = keys["label"]
-                labels = [BINARY_LABELS[row[key]] for row in rows]
             times = _times_at_once(rows, keys["time"], self.time, "time")
             label_times = ids = [None] * n
             if delay == "time":
@@ -460,14 +492,12 @@ class RowParser:
         finally:
             if collecting:
                 gc.enable()
-        if not all(0.0 <= s <= 1.0 for s in scores):  # NaN fails too
-            return None
         previous = last_time
         for t in times:
             if t < previous:
                 return None
             previous = t
-        return scores, labels, times, label_times, ids
+        return scores, [None] * n if labels is None else labels, times, label_times, ids
 
     def parse_label_record(self, row, last_label_time: float = -math.inf) -> tuple:
         """``(time, id, label)`` of a label record, or raise :class:`RowError` (also
