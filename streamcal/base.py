@@ -79,11 +79,18 @@ def _check_kinds(kinds, name: str) -> np.ndarray:
 
 def _unused_at(values, unused: np.ndarray, fill):
     """``values`` (labels or weights, one per operation) with ``fill`` where ``unused``
-    (a prediction's): as a float array for numeric arrays (bool arrays are left as they
-    are, for the batch check to judge), else a list."""
-    if isinstance(values, np.ndarray):
-        return np.where(unused, fill, values) if values.dtype.kind in "iuf" else values
-    return [fill if u else v for v, u in zip(values, unused.tolist())]
+    (a prediction's): a float array for numeric input, a list for other one-dimensional
+    input (objects, text, None among numbers); bool arrays and anything that is not one
+    value per operation are returned as they are, for the batch check to judge by name."""
+    try:
+        arr = np.asarray(values)
+    except Exception:  # ragged or exotic: the batch check names it
+        return values
+    if arr.ndim != 1 or arr.dtype.kind == "b":
+        return values
+    if arr.dtype.kind in "iuf":
+        return np.where(unused, fill, arr)
+    return [fill if u else v for v, u in zip(arr.tolist(), unused.tolist())]
 
 
 def _unit(w: np.ndarray) -> bool:

@@ -92,3 +92,70 @@ def test_predict_reveal_many_refuses_bad_kinds_and_lengths():
         with pytest.raises(TypeError, match="'w' argument"):
             cal.predict_reveal_many([1, 1], [0.2, 0.3], [0, 1], np.array([True, True]))
         assert cal.to_dict() == before
+
+
+def test_predict_reveal_many_window_overflow_counts_only_the_learnt_events():
+    """A full window's sums: the predictions take no window slot, so they push no held
+    weight out of the dry run of the overflow rule (regression: a weight the loop
+    refuses was accepted, leaving NaN block values, or refused halfway with a prior,
+    one event learnt)."""
+    from streamcal import OnlineIsotonic, VennAbers
+
+    cases = [
+        (OnlineIsotonic(window_size=2), [0, 0, 1], [0.3, 0.4, 0.6], [None, None, 1], [None, None, 1e308], 2),
+        (VennAbers(window_size=2), [0, 0, 1], [0.3, 0.4, 0.6], [None, None, 1], [None, None, 1e308], 2),
+        (OnlineIsotonic(window_size=2, resolution=0.05), [0, 0, 1], [0.3, 0.4, 0.6], [None, None, 1],
+         [None, None, 1e308], 2),
+        (OnlineIsotonic(window_size=3, prior_strength=1.0), [0, 1, 0, 1], [0.3, 0.2, 0.4, 0.6],
+         [None, 0, None, 1], [None, 1.0, None, 1e308], 3),
+    ]
+    for cal, kinds, scores, labels, w, index in cases:
+        cal.learn_one(0.5, 1, 1e308)
+        loop = cal.clone()
+        loop.learn_one(0.5, 1, 1e308)
+        with pytest.raises(ValueError, match="'w' argument"):  # the loop refuses it too
+            for k, s, y, wi in zip(kinds, scores, labels, w):
+                if k != 0:
+                    loop.learn_one(s, y, wi)
+        before = cal.to_dict()
+        with pytest.raises(ValueError, match=f"predict_reveal_many .* at index {index}"):
+            cal.predict_reveal_many(kinds, scores, labels, w)
+        assert cal.to_dict() == before
+        cal._check()
+        # a weight that fits: the same predictions and state as the loop
+        light = [None if x is None else 1.0 for x in w]
+        copy = BinaryCalibrator.from_dict(cal.to_dict())
+        got = cal.predict_reveal_many(kinds, scores, labels, light)
+        want = []
+        for k, s, y, wi in zip(kinds, scores, labels, light):
+            if k != 1:
+                want.append(copy.predict_one(s))
+            if k != 0:
+                copy.learn_one(s, y, wi)
+        assert got.tolist() == want and cal.to_dict() == copy.to_dict()
+        cal._check()
+
+
+def test_predict_reveal_many_unused_labels_and_weights_take_any_form():
+    """A prediction's label and weight are unused whatever the container (object or
+    text arrays included); labels or weights that are not one value per operation are
+    refused by name, not with a bare TypeError."""
+    from streamcal import OnlineIsotonic, OnlinePlatt
+
+    for cal in (OnlinePlatt(), OnlineIsotonic()):
+        expected = cal.clone().predict_reveal_many([0, 1], [0.3, 0.4], [0, 1])
+        for labels, w in (
+            (np.array([None, 1], dtype=object), None),
+            ([0, 1], np.array([None, 1.0], dtype=object)),
+            (np.array(["pending", True], dtype=object), None),
+            ((None, 1), (float("nan"), 1.0)),
+        ):
+            got = cal.clone().predict_reveal_many([0, 1], [0.3, 0.4], labels, w)
+            assert got.tolist() == expected.tolist()
+        before = cal.to_dict()
+        with pytest.raises(TypeError, match="'labels' argument .* at index 1"):
+            cal.predict_reveal_many([0, 1], [0.3, 0.4], np.array(["pending", "1"]))
+        for labels, w, name in ((None, None, "labels"), ([0, 1], 5, "w"), ({0, 1}, None, "labels")):
+            with pytest.raises(ValueError, match=f"'{name}' argument .* one-dimensional sequence"):
+                cal.predict_reveal_many([1, 1], [0.1, 0.2], labels, w)
+        assert cal.to_dict() == before

@@ -60,6 +60,7 @@ def test_parse_score_accepts(value, expected):
         (-0.1, "score -0.1 out of range [0, 1] (column 'p')"),
         ("inf", "score 'inf' out of range [0, 1] (column 'p')"),
         (True, "score True is a bool, not a number (column 'p')"),
+        (np.True_, "score np.True_ is a bool, not a number (column 'p')"),
         ([0.5], "non-numeric score [0.5] (column 'p')"),
     ],
 )

@@ -465,10 +465,12 @@ cdef class IsotonicStream:
             return self._ww[self._head]
         return 0.0
 
-    cdef check_batch(self, const double[::1] w, str method):
+    cdef check_batch(self, const signed char[::1] kinds, const double[::1] w, str method):
         """Raise the error of the first event of a batch whose weight would make the
         stored sums overflow (without forgetting; with it, the data sets the scale and
-        nothing can), before anything is learnt."""
+        nothing can), before anything is learnt. ``kinds`` (None: every event is
+        learnt): the operations of :meth:`predict_reveal_many`, whose predictions (0)
+        take no window slot."""
         cdef Py_ssize_t i, j, n = w.shape[0]
         cdef double total = self._total
         if self.half_life > 0.0:
@@ -481,6 +483,8 @@ cdef class IsotonicStream:
         window = [] if self.window_size == 0 else [e[2] for e in self.window_events()]
         total = self._total
         for i in range(n):
+            if kinds is not None and kinds[i] == 0:
+                continue  # a prediction: its weight (0) is not learnt
             if self.window_size > 0 and len(window) == self.window_size:
                 total -= window.pop(0)
             if w[i] > 0.0 and not (total + w[i] <= _DBL_MAX):
@@ -614,7 +618,7 @@ cdef class IsotonicStream:
                 n_out += kinds[i] != 1
         out = np.empty(n_out, dtype=np.float64)
         cdef double[::1] o = out
-        self.check_batch(w, method)
+        self.check_batch(kinds, w, method)
         saved = self._save_if_refusable(w)
         # Venn-ABERS without a window: an event of unit weight and label 0 or 1 takes
         # the shortcut of _va_predict_learn_c (the same floats, three store operations

@@ -121,13 +121,18 @@ def field(row, key, column: str, role: str):
     return value
 
 
+def _is_bool(value) -> bool:
+    """A Python or numpy bool (refused where a number is expected)."""
+    return value is True or value is False or getattr(getattr(value, "dtype", None), "kind", None) == "b"
+
+
 def parse_score(value, column: str, role: str = "score") -> float:
     """``value`` as a float in [0, 1], or raise :class:`RowError`.
 
     Accepts what ``float()`` accepts (numbers, numeric text) except bools; rejects NaN
     and values outside [0, 1].
     """
-    if value is True or value is False:
+    if _is_bool(value):
         raise RowError(f"{role} {value!r} is a bool, not a number (column {column!r})")
     try:
         s = float(value)
@@ -177,7 +182,7 @@ def parse_id(value, column: str) -> str:
         if not text:
             raise RowError(f"missing id (column {column!r})")
         return text
-    if value is True or value is False or getattr(getattr(value, "dtype", None), "kind", None) == "b":
+    if _is_bool(value):
         raise RowError(f"id {short_repr(value)} is a bool, not a text or a number (column {column!r})")
     if isinstance(value, numbers.Integral):
         return str(int(value))
@@ -298,8 +303,8 @@ def binary_columns_at_once(rows, score_key, label_key=None):
     gc.disable()  # tens of thousands of containers that all stay alive
     try:
         raw = [row[score_key] for row in rows]
-        if bool in set(map(type, raw)):
-            return None
+        if any(t is bool or issubclass(t, np.bool_) for t in set(map(type, raw))):
+            return None  # the row parser refuses bools, numpy's included
         scores = list(map(float, raw))
         labels = None if label_key is None else [BINARY_LABELS[row[label_key]] for row in rows]
     except (LookupError, TypeError, ValueError, OverflowError):
