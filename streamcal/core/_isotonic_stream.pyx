@@ -467,10 +467,8 @@ cdef class IsotonicStream:
 
     cdef check_batch(self, const signed char[::1] kinds, const double[::1] w, str method):
         """Raise the error of the first event of a batch whose weight would make the
-        stored sums overflow (without forgetting; with it, the data sets the scale and
-        nothing can), before anything is learnt. ``kinds`` (None: every event is
-        learnt): the operations of :meth:`predict_reveal_many`, whose predictions (0)
-        take no window slot."""
+        sums overflow (not with forgetting), before anything is learnt. ``kinds``: see
+        :meth:`_run` (predictions take no window slot)."""
         cdef Py_ssize_t i, j, n = w.shape[0]
         cdef double total = self._total
         if self.half_life > 0.0:
@@ -484,7 +482,7 @@ cdef class IsotonicStream:
         total = self._total
         for i in range(n):
             if kinds is not None and kinds[i] == 0:
-                continue  # a prediction: its weight (0) is not learnt
+                continue
             if self.window_size > 0 and len(window) == self.window_size:
                 total -= window.pop(0)
             if w[i] > 0.0 and not (total + w[i] <= _DBL_MAX):
