@@ -22,8 +22,8 @@ calibrator name    object built
 ``platt``          ``OnlinePlatt()``
 ``beta``           ``OnlineBeta()``
 ``tracking``       ``TrackingCalibeater()``
-``hedging``        ``HedgingCalibeater()``
-``foster``         ``EpsilonCalibratedForecaster()``
+``hedging``        ``HedgingCalibeater(seed=0)``
+``foster``         ``EpsilonCalibratedForecaster(seed=0)``
 ``tops``           ``TrackingCalibeater(base=OnlinePlatt())`` (TOPS)
 ``hops``           ``HedgingCalibeater(base=OnlinePlatt(), seed=0)`` (HOPS)
 =================  ====================================================
@@ -132,8 +132,8 @@ _CALIBRATOR_TABLE = _ClassTable(
         "platt": ("OnlinePlatt", {}),
         "beta": ("OnlineBeta", {}),
         "tracking": ("TrackingCalibeater", {}),
-        "hedging": ("HedgingCalibeater", {}),
-        "foster": ("EpsilonCalibratedForecaster", {}),
+        "hedging": ("HedgingCalibeater", {"seed": 0}),  # seeded: a replay is reproducible
+        "foster": ("EpsilonCalibratedForecaster", {"seed": 0}),
         "tops": ("TrackingCalibeater", {"base": "platt"}),
         "hops": ("HedgingCalibeater", {"base": "platt", "seed": 0}),
         "irp": ("IRP", {}),

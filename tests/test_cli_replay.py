@@ -213,6 +213,32 @@ def test_usage_errors_about_files(tmp_path, capsys):
     assert "The 'id' and 'labels' arguments of replay go together" in capsys.readouterr().err
 
 
+def test_out_and_checkpoint_paths_are_checked_before_the_replay(tmp_path, capsys):
+    """An empty --out, a report file name taken by a folder, and a checkpoint that
+    cannot be written (empty name, a folder, a missing folder) are usage errors named
+    by option before any event is replayed (they failed with a traceback, or an
+    unnamed error, after the whole replay)."""
+    log = str(tmp_path / "log.csv")
+    write_log(tmp_path / "log.csv", n=10)
+    (tmp_path / "rep" / "index.html").mkdir(parents=True)
+    for extra, option in (
+        (["--out", ""], "--out"),
+        (["--out", str(tmp_path / "rep")], "--out"),
+        (["--checkpoint", ""], "--checkpoint"),
+        (["--checkpoint", str(tmp_path)], "--checkpoint"),
+        (["--checkpoint", str(tmp_path / "nodir" / "x.ckpt")], "--checkpoint"),
+    ):
+        assert main(["replay", log, "--calibrator", "platt", *extra]) == 2, extra
+        captured = capsys.readouterr()
+        assert f"argument {option}" in captured.err and "Traceback" not in captured.err
+        assert "calibrator" not in captured.out  # no table: nothing was replayed
+    assert not (tmp_path / "nodir").exists()
+    lab = tmp_path / "labels.csv"
+    lab.write_text("id,label,t\n1,1,3\n")
+    assert main(["replay", log, "--id", "time", "--labels", str(lab)]) == 2
+    assert "argument --labels: needs --time" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("damage", ["cut_short", "not_gzip", "corrupt"])
 @pytest.mark.parametrize("fast", [False, True])
 def test_a_damaged_gzip_log_is_one_line_naming_the_file(damage, fast, tmp_path, capsys, monkeypatch):

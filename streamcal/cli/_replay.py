@@ -227,6 +227,8 @@ def _check_out(out: str) -> list[str]:
     --out says why not."""
     import tempfile
 
+    if not out:
+        raise UsageError("--out", "the report folder's name is empty.")
     if os.path.exists(out) and not os.path.isdir(out):
         raise UsageError("--out", f"{out!r} exists and is not a directory.")
     created = []
@@ -248,6 +250,9 @@ def _check_out(out: str) -> list[str]:
         fd, probe = tempfile.mkstemp(prefix=".streamcal-probe-", dir=out)
         os.close(fd)
         os.remove(probe)
+        for name in ("index.html", "summary.json"):
+            if os.path.isdir(os.path.join(out, name)):
+                raise IsADirectoryError(0, f"{name} there is a directory")
     except OSError as exc:
         _remove_folders(created)
         reason = exc.strerror or str(exc)
@@ -255,6 +260,26 @@ def _check_out(out: str) -> list[str]:
             "--out", f"cannot write the report into {out!r}: {reason}."
         ) from None
     return created
+
+
+def _check_checkpoint(path: str) -> None:
+    """Make sure a checkpoint can be written at ``path`` before replaying anything (it
+    is written beside itself, then renamed): a UsageError naming --checkpoint says why
+    not."""
+    import tempfile
+
+    if not path:
+        raise UsageError("--checkpoint", "the checkpoint file's name is empty.")
+    if os.path.isdir(path):
+        raise UsageError("--checkpoint", f"{path!r} is a directory, not a file.")
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".streamcal-probe-", dir=folder)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise UsageError("--checkpoint", f"cannot write the checkpoint {path!r}: {reason}.") from None
 
 
 def _remove_folders(folders) -> None:
@@ -330,6 +355,8 @@ def _replay_inputs(args) -> dict:
     if args.labels is not None and args.id is not None:
         label_header = _csv_header(args.labels, delimiter)
     if label_header is not None:
+        if time_col is None:
+            raise UsageError("--labels", "needs --time: label records are placed by their time column.")
         for option, column in (
             ("--id", args.id),
             ("--label", label),
@@ -341,6 +368,8 @@ def _replay_inputs(args) -> dict:
                     f"no column {column!r} (the {option} column) in {args.labels!r}. "
                     f"Its columns: {', '.join(label_header)}.",
                 )
+    if args.checkpoint is not None:
+        _check_checkpoint(args.checkpoint)
     # last of the checks, as it creates the folder
     created = [] if args.out is None else _check_out(args.out)
 
