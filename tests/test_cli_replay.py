@@ -180,7 +180,7 @@ def test_nice_ceiling_and_row_count(tmp_path):
             ["Delayed labels need the events' 'time' column"],
         ),
         (["--labels", "x.csv"], ["The 'id' and 'labels' arguments of replay go together"]),
-        (["--resume"], ["'resume' parameter of replay must be a bool, True only with a"]),
+        (["--resume"], ["argument --resume: needs --checkpoint"]),
         (["--window", "0"], ["argument --window", "must be an int >= 1"]),
         (["--every", "x"], ["argument --every", "must be an int >= 1. Got 'x'"]),
         (["--on-error", "ignore"], ["argument --on-error", "invalid choice: 'ignore'"]),
@@ -237,6 +237,26 @@ def test_out_and_checkpoint_paths_are_checked_before_the_replay(tmp_path, capsys
     lab.write_text("id,label,t\n1,1,3\n")
     assert main(["replay", log, "--id", "time", "--labels", str(lab)]) == 2
     assert "argument --labels: needs --time" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_an_empty_log_says_no_events(source, tmp_path, capsys, monkeypatch):
+    """A 0-byte log (not even a header), as a file or on standard input, is a log of no
+    events: exit 1 and "no events", as a header-only log (it was a usage error listing
+    no columns), and no report."""
+    path = tmp_path / "empty.csv"
+    path.write_bytes(b"")
+    out = tmp_path / "rep"
+    if source == "stdin":
+        _stdin_bytes(monkeypatch, b"")
+    arg = str(path) if source == "file" else "-"
+    assert main(["replay", arg, "--no-progress", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "no events:" in err and "Its columns" not in err
+    assert not out.exists()
+    from streamcal.replay import read_header
+
+    assert read_header(str(path)) is None  # no columns to check
 
 
 @pytest.mark.parametrize("damage", ["cut_short", "not_gzip", "corrupt"])

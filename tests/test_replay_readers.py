@@ -14,6 +14,7 @@ import os
 import numpy as np
 import pytest
 
+import streamcal
 from streamcal.replay import _readers as R
 from streamcal.replay import _rows as L
 from streamcal.datasets import RAIN_FORECAST_LOG_COLUMNS, rain_forecast_log_path
@@ -218,10 +219,14 @@ def test_csv_short_rows_are_rows(tmp_path):
 def test_empty_csv(tmp_path):
     path = tmp_path / "log.csv"
     path.write_text("")
+    # not even a header: a log of no events, as a header-only one (there are no
+    # columns to check a name against; it was "score is not in log.csv")
     log = R.open_log(str(path))
-    assert log.columns == [] and list(log.rows) == []
-    with pytest.raises(ValueError, match="The score column 'score' is not in log.csv"):
-        log.key("score", "score")
+    assert log.columns is None and list(log.rows) == []
+    assert log.key("score", "score") == "score"
+    assert R.read_header(str(path)) is None
+    result = streamcal.replay(str(path), {"p": streamcal.OnlinePlatt()})
+    assert (result.n_events, result.n_skipped) == (0, 0)
 
 
 def test_missing_column_is_named(tmp_path):

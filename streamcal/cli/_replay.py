@@ -220,13 +220,21 @@ def _calibrators_and_metrics(args, multiclass: bool) -> tuple[dict, dict]:
     return calibrators, metrics
 
 
+def _probe_folder(folder: str) -> None:
+    """Create and remove a file in ``folder``: OSError if nothing can be written there.
+    The one home of the up-front write checks of --out and --checkpoint."""
+    import tempfile
+
+    fd, probe = tempfile.mkstemp(prefix=".streamcal-probe-", dir=folder)
+    os.close(fd)
+    os.remove(probe)
+
+
 def _check_out(out: str) -> list[str]:
     """Make sure the report can be written into ``out`` before replaying anything:
     create the folder (and its missing parents) and try a file in it. Returns the
     folders created (removed again if the replay writes no report); a UsageError naming
     --out says why not."""
-    import tempfile
-
     if not out:
         raise UsageError("--out", "the report folder's name is empty.")
     if os.path.exists(out) and not os.path.isdir(out):
@@ -243,22 +251,21 @@ def _check_out(out: str) -> list[str]:
         raise UsageError(
             "--out", f"{out!r} cannot be created: {head!r} is a file, not a directory."
         )
+    reason = None
     try:
         for folder in reversed(missing):
             os.mkdir(folder)
             created.append(folder)
-        fd, probe = tempfile.mkstemp(prefix=".streamcal-probe-", dir=out)
-        os.close(fd)
-        os.remove(probe)
-        for name in ("index.html", "summary.json"):
-            if os.path.isdir(os.path.join(out, name)):
-                raise IsADirectoryError(0, f"{name} there is a directory")
+        _probe_folder(out)
     except OSError as exc:
-        _remove_folders(created)
         reason = exc.strerror or str(exc)
-        raise UsageError(
-            "--out", f"cannot write the report into {out!r}: {reason}."
-        ) from None
+    else:
+        taken = [n for n in ("index.html", "summary.json") if os.path.isdir(os.path.join(out, n))]
+        if taken:
+            reason = f"{taken[0]} there is a directory"
+    if reason is not None:
+        _remove_folders(created)
+        raise UsageError("--out", f"cannot write the report into {out!r}: {reason}.")
     return created
 
 
@@ -266,20 +273,17 @@ def _check_checkpoint(path: str) -> None:
     """Make sure a checkpoint can be written at ``path`` before replaying anything (it
     is written beside itself, then renamed): a UsageError naming --checkpoint says why
     not."""
-    import tempfile
-
     if not path:
         raise UsageError("--checkpoint", "the checkpoint file's name is empty.")
     if os.path.isdir(path):
         raise UsageError("--checkpoint", f"{path!r} is a directory, not a file.")
-    folder = os.path.dirname(os.path.abspath(path))
     try:
-        fd, probe = tempfile.mkstemp(prefix=".streamcal-probe-", dir=folder)
-        os.close(fd)
-        os.remove(probe)
+        _probe_folder(os.path.dirname(os.path.abspath(path)))
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        raise UsageError("--checkpoint", f"cannot write the checkpoint {path!r}: {reason}.") from None
+        raise UsageError(
+            "--checkpoint", f"cannot write the checkpoint {path!r}: {reason}."
+        ) from None
 
 
 def _remove_folders(folders) -> None:
@@ -331,9 +335,11 @@ def _replay_inputs(args) -> dict:
             time_col = "time"
         if label_time is None and args.id is None and "label_time" in header:
             label_time = "label_time"
-    # which options go together (--id with --labels, --time for delayed labels,
-    # --checkpoint for --resume) is checked by streamcal.replay: its ValueError is
-    # reported as a usage error (exit status 2) by _replay
+    # which options go together (--id with --labels, --time for delayed labels) is
+    # checked by streamcal.replay: its ValueError is reported as a usage error (exit
+    # status 2) by _replay
+    if args.resume and args.checkpoint is None:
+        raise UsageError("--resume", "needs --checkpoint FILE: the checkpoint to go on from.")
     if args.id is not None and args.labels is not None and not os.path.isfile(args.labels):
         raise UsageError("--labels", f"no such file: {args.labels!r}.")
     if header is not None:  # catch a misspelt column before replaying anything
@@ -356,7 +362,9 @@ def _replay_inputs(args) -> dict:
         label_header = _csv_header(args.labels, delimiter)
     if label_header is not None:
         if time_col is None:
-            raise UsageError("--labels", "needs --time: label records are placed by their time column.")
+            raise UsageError(
+                "--labels", "needs --time: label records are placed by their time column."
+            )
         for option, column in (
             ("--id", args.id),
             ("--label", label),

@@ -141,7 +141,9 @@ class OperationRuns:
 def _flat_segment(units: list) -> tuple:
     kinds = np.fromiter((u[0] for u in units), dtype=np.int8, count=len(units))
     scores = np.fromiter((u[1] for u in units), dtype=np.float64, count=len(units))
-    labels = np.fromiter((0.0 if u[0] == _P else u[2] for u in units), dtype=np.float64, count=len(units))
+    labels = np.fromiter(
+        (0.0 if u[0] == _P else u[2] for u in units), dtype=np.float64, count=len(units)
+    )
     return (_FLAT, units, (kinds, scores, labels))
 
 
@@ -189,9 +191,10 @@ def execute_jointly(calibrators: list, entries, blame=None) -> list:
     """Execute flat ``entries`` (:meth:`OperationRuns.flat`; ``PREDICT_REVEAL``
     entries for a run of events each predicted then revealed at once) on
     ``calibrators`` together, event by event: every one predicts an event before any
-    learns it (the per-event protocol, which calibrators that share state need). Returns the predictions per calibrator;
-    an error is passed to ``blame(position, error)`` (the position of the calibrator
-    that raised it) before it propagates.
+    learns it (the per-event protocol, which calibrators that share state need).
+    Returns the predictions per calibrator; an error is passed to
+    ``blame(position, error)`` (the position of the calibrator that raised it) before
+    it propagates.
 
     Examples
     --------

@@ -295,8 +295,9 @@ def log_format(path, format=None) -> tuple:
 def read_header(path, delimiter=None, format=None) -> list | None:
     """The column names of the CSV (or TSV) log at ``path``, read as :func:`open_log`
     reads them (stripped of surrounding whitespace), or None when ``path`` is not a
-    CSV or TSV file (by its suffix, or ``format``) or is standard input (``"-"``,
-    which cannot be read twice). ValueError if the header is not valid UTF-8.
+    CSV or TSV file (by its suffix, or ``format``), is standard input (``"-"``,
+    which cannot be read twice) or is empty (not even a header: a log of no events).
+    ValueError if the header is not valid UTF-8.
 
     Examples
     --------
@@ -323,11 +324,12 @@ def read_header(path, delimiter=None, format=None) -> list | None:
 csv_header = read_header
 
 
-def _csv_header(reader, watch, name: str, what: str) -> list:
+def _csv_header(reader, watch, name: str, what: str) -> list | None:
+    """The stripped column names of the first line, None for an empty file."""
     try:
         header = next(reader)
     except StopIteration:
-        return []
+        return None
     except csv.Error as exc:
         raise ValueError(
             f"The {what} log {name}: line {reader.line_num} (the header) cannot be read "
@@ -387,6 +389,7 @@ def _csv_log(name, text, watch, delimiter, what) -> Log:
         _csv_rows(reader, watch),
         lambda n: reader.line_num,
         text.close,
+        by_name=header is None,  # an empty file: no columns to look up, no rows
         delimiter=delimiter,
     )
 
