@@ -14,7 +14,9 @@ import json
 import numpy as np
 import pytest
 
+import streamcal.calibrators.isotonic as isotonic_module
 from streamcal import OnlineIsotonic, VennAbers
+from streamcal.core.pav import IsotonicBlockStore
 
 MAKERS = {
     "window": lambda: OnlineIsotonic(window_size=50),
@@ -82,7 +84,10 @@ def test_window_overflow_refused_as_the_loop_refuses(name):
 
 @pytest.mark.parametrize("name", ["window", "va-window", "exact"])
 @pytest.mark.parametrize("allowed", [0, 1, 2])
-def test_bulk_path_out_of_memory_changes_nothing(name, allowed):
+def test_bulk_path_out_of_memory_changes_nothing(name, allowed, monkeypatch):
+    # leaves of 8 cells: the batch needs new nodes whatever the default capacity (a
+    # window of 50 fits in one leaf of 128)
+    monkeypatch.setattr(isotonic_module, "IsotonicBlockStore", lambda: IsotonicBlockStore(8))
     rng = np.random.default_rng(2)
     cal, twin = MAKERS[name](), MAKERS[name]()
     s0 = rng.random(300)

@@ -1,6 +1,6 @@
 """Every internal path of the PAV store, forced on small streams: leaves of 4 and 5
 cells (so that leaf splits, merges, subtree rebuilds and bridges between many leaves run
-within 250 events) as well as the default 64, compared with the batch oracle after every
+within 250 events) as well as the default 128, compared with the batch oracle after every
 event. Shrinking the node sizes is how sortedcontainers tests its split/merge paths.
 
 (Before the compiled store, the paths were the plain-Python and numpy scans, shrunk with
@@ -16,7 +16,7 @@ from streamcal.core.pav import IsotonicBlockStore
 from tests import references as ref
 
 
-@pytest.fixture(params=[4, 5, 64], ids=lambda c: f"leaf={c}")
+@pytest.fixture(params=[4, 5, 128], ids=lambda c: f"leaf={c}")
 def thresholds(request, monkeypatch):
     capacity = request.param
     monkeypatch.setattr(isotonic_module, "IsotonicBlockStore", lambda: IsotonicBlockStore(leaf_capacity=capacity))

@@ -9,7 +9,7 @@ both must be the correctly rounded value of exact isotonic regression (PAV in
 Fractions, the textbook stack of ``tests/references.pav_cells``) of the cells plus the
 event. Elsewhere it must decline (the store then inserts and restores). Stores are
 random: ties, dyadic weights from 2**-40 to 2**40 and extreme ones (2**-900, 2**900),
-removals, leaf capacity 4 (deep trees) to 64; queries at stored keys, new keys, below
+removals, leaf capacity 4 (deep trees) to 128; queries at stored keys, new keys, below
 and above every key, with labels 0, 1 and in between, weights 1, 2, 0.5, 3 and others.
 """
 
@@ -79,7 +79,7 @@ def _queries(rng, store):
 @pytest.mark.parametrize("seed", range(40))
 def test_readonly_query_is_the_insert_restore_path_bit_for_bit(seed):
     rng = random.Random(seed)
-    cap = rng.choice([4, 4, 5, 8, 64])
+    cap = rng.choice([4, 4, 5, 8, 64, 128])
     keys = rng.choice(["float", 7, 40])
     weights = rng.choice(["unit", "unit", "int", "dyadic", "extreme"])
     store = _random_store(rng, cap, rng.choice([1, 3, 30, 200, 600]), keys, weights)
@@ -113,7 +113,7 @@ def test_readonly_query_is_the_insert_restore_path_bit_for_bit(seed):
         assert store._op_query == q + len(queries)
 
 
-@pytest.mark.parametrize("cap", [4, 64])
+@pytest.mark.parametrize("cap", [4, 64, 128])
 def test_readonly_query_declines_without_exact_coordinates(cap):
     """A weight or label sum whose lowest bit would put the total past 2**53 of its
     units (weight 0.1 or label 0.3 among unit weights), a total past 2**53 units, or a

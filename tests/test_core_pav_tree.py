@@ -206,7 +206,7 @@ def test_leaf_hull_resumes_at_the_first_changed_cell():
     coordinates) recompute the whole leaf."""
     rng = random.Random(11)
     for w, resumes in ((1.0, True), (0.1, False)):
-        store = IsotonicBlockStore()  # 64-cell leaves: one leaf below 63 cells
+        store = IsotonicBlockStore()  # 128-cell leaves: one leaf below 127 cells
         live = []
         for i in range(50):
             x, y = (i + 1) / 100, float(rng.random() < (i + 1) / 60)
@@ -248,7 +248,7 @@ def test_hypothetical_value_resumes_the_leaf_hull():
     oracle's fit with the event added, and the content is left bit for bit as it was."""
     rng = random.Random(12)
     for w, resumes in ((1.0, True), (0.1, False)):
-        store = IsotonicBlockStore()  # 64-cell leaves: one leaf
+        store = IsotonicBlockStore()  # 128-cell leaves: one leaf
         live = []
         for i in range(50):
             x, y = (i + 1) / 100, float(rng.random() < (i + 1) / 60)
@@ -362,7 +362,7 @@ def test_operation_count_per_event_is_polylogarithmic(name):
             if window is not None and i > window:
                 xo, yo = events[i - 1 - window]
                 store.remove(xo, 1.0, yo)
-            assert store._op_moved - moved <= 2 * 64
+            assert store._op_moved - moved <= 2 * store.leaf_capacity
             if i % 1000 == 0:
                 per_event = (ops(store) - prev) / 1000
                 worst = max(worst, per_event / math.log2(i) ** 2)
@@ -464,7 +464,7 @@ def test_add_refuses_a_weight_that_would_overflow_and_leaves_the_store_unchanged
 
 
 def test_leaf_capacity_is_checked():
-    for bad in (3, 65, 0):
+    for bad in (3, 129, 0):
         with pytest.raises(ValueError, match="'leaf_capacity' parameter of IsotonicBlockStore"):
             IsotonicBlockStore(leaf_capacity=bad)
 

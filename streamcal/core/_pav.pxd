@@ -9,7 +9,7 @@
 cimport cython
 
 cdef enum:
-    LEAF_CAP = 64
+    LEAF_CAP = 128
     NO_Q = 1 << 20                # qexp of a store without exact coordinates
     # kinds of change of one cell (IsotonicBlockStore._ck): any; the points of the
     # cells before the key keep their place (a label-1 event added, a label-0 event
@@ -73,6 +73,7 @@ cdef struct Node:
     Leaf* leaf                    # NULL for an internal node
     Node* left
     Node* right
+    double kmid                   # internal: right.kmin (a descent reads no sibling)
     double akey                   # keys of the bridge's cells (see ax, bx below)
     double bkey
     double kmin                   # smallest key of the subtree

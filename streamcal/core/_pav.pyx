@@ -10,7 +10,7 @@ slope of the greatest convex minorant of the CSD: its *blocks* (maximal level se
 the edges of the lower hull, a block's value its weighted mean. Collinear hull points
 are not vertices, so block values strictly increase (equal neighbours pooled).
 
-The tree. Leaves hold up to ``leaf_capacity`` (at most 64) cells in contiguous C arrays,
+The tree. Leaves hold up to ``leaf_capacity`` (at most 128) cells in contiguous C arrays,
 so a new key moves O(B) memory, never O(m). Every node keeps its subtree totals (sums of
 its children's: nothing is ever kept by subtraction) and, for an internal node, the
 *bridge* of its children's hulls: vertex ``a`` of the left child's hull and vertex ``b``
@@ -84,7 +84,8 @@ from libc.math cimport fabs, ldexp, frexp, INFINITY, NAN, isfinite
 
 from streamcal.core._search cimport bisect_right
 from streamcal.core._pav_tree cimport (
-    _dd_add, _free_node, _free_tree, _leaf_rank_le, _new_leaf_node, _new_node, _range, _rank_le,
+    _dd_add, _edge_at, _free_node, _free_tree, _leaf_rank_le, _new_leaf_node, _new_node,
+    _prefetch_keys, _prefetch_node, _range, _rank_le,
 )
 
 import numpy as np
@@ -262,6 +263,7 @@ cdef class IsotonicBlockStore:
         u.ncells = l.ncells + r.ncells
         u.nleaves = l.nleaves + r.nleaves
         u.kmin = l.kmin
+        u.kmid = r.kmin
         u.zmax = r.zmax if r.zmax > l.zmax else l.zmax
         u.fmax = r.fmax if r.fmax > l.fmax else l.fmax
         if not (reuse and self._bridge_still_valid(u)):
@@ -317,10 +319,16 @@ cdef class IsotonicBlockStore:
         k_bridge(self, u)
 
     cdef int _fix_path(self, Node* v) except -1 nogil:
-        """Recompute ``v`` and its ancestors; rebuild the highest unbalanced one."""
-        cdef Node* u
+        """Recompute ``v`` and its ancestors; rebuild the highest unbalanced one. The
+        path's siblings, which their updates read, are prefetched all at once first."""
         cdef Node* scape = NULL
+        cdef Node* w = v
+        cdef Node* u = v.parent
         cdef Py_ssize_t big
+        while u != NULL:
+            _prefetch_node(u.right if u.left == w else u.left)
+            w = u
+            u = u.parent
         if v.leaf != NULL:
             self._leaf_update(v)
         else:
@@ -358,10 +366,12 @@ cdef class IsotonicBlockStore:
     # ------------------------------------------------------------------ navigation
 
     cdef inline Node* _leaf_for(self, double x) noexcept nogil:
-        """The leaf whose key range holds ``x`` (the last leaf starting at or below)."""
+        """The leaf whose key range holds ``x`` (the last leaf starting at or below),
+        its keys prefetched (see _prefetch_keys)."""
         cdef Node* v = self.root
         while v.leaf == NULL:
-            v = v.right if x >= v.right.kmin else v.left
+            v = v.right if x >= v.kmid else v.left
+        _prefetch_keys(v.leaf)
         return v
 
     cdef double _pred_key(self, double x) noexcept nogil:
@@ -376,8 +386,8 @@ cdef class IsotonicBlockStore:
         cdef double best = INFINITY
         cdef int j
         while v.leaf == NULL:
-            if k < v.right.kmin:
-                best = v.right.kmin
+            if k < v.kmid:
+                best = v.kmid
                 v = v.left
             else:
                 v = v.right
@@ -387,25 +397,15 @@ cdef class IsotonicBlockStore:
     cdef void _edge_of(self, double c, double* ka, double* kb) noexcept nogil:
         """Keys of the hull vertices bounding the block that holds key ``c`` (> -inf):
         the block is the cells with ka < key <= kb. O(depth + log B)."""
-        cdef Node* v = self.root
-        cdef Leaf* L
         cdef int j
-        while v.leaf == NULL:
-            if c <= v.akey:
-                v = v.left
-            elif c <= v.bkey:
-                ka[0] = v.akey
-                kb[0] = v.bkey
-                return
-            else:
-                v = v.right
-        L = v.leaf
-        j = <int> _leaf_rank_le(L, c)  # vertices with key <= c
-        if j > 0 and L.x[L.hidx[j - 1]] == c:
-            j -= 1
-        # vertex j is the first with key >= c, j >= 1
-        ka[0] = L.x[L.hidx[j - 1]]
-        kb[0] = L.x[L.hidx[j]]
+        cdef Node* v = _edge_at(self.root, c, &j)
+        cdef Leaf* L = v.leaf
+        if L == NULL:
+            ka[0] = v.akey
+            kb[0] = v.bkey
+        else:
+            ka[0] = L.x[L.hidx[j - 1]]
+            kb[0] = L.x[L.hidx[j]]
 
     cdef inline double _block_value(self, double ka, double kb) noexcept nogil:
         cdef Sums s = _range(self.root, ka, kb, self._exact(self.root))
@@ -508,6 +508,7 @@ cdef class IsotonicBlockStore:
         self._replace_child(v, p)
         p.left = v
         p.right = v2
+        p.kmid = L2.x[0]  # before any descent reaches p (its update sets it again)
         v.parent = p
         v2.parent = p
         self._leaf_update(v)
@@ -610,8 +611,22 @@ cdef class IsotonicBlockStore:
         return 0
 
     cdef double _value_at(self, double c) noexcept nogil:
-        # the value of the block holding key c (one home of the step read-out)
+        # the value of the block holding key c (one home of the step read-out). With
+        # exact coordinates, the slope of its hull edge where _edge_at finds it (a
+        # node's bridge, or two vertices of a leaf's own hull, computed exactly): the
+        # exact sums of the block's cells, as the range sums give them, so the same
+        # double, without visiting the leaves at the block's ends
         cdef double ka, kb
+        cdef int j
+        cdef Node* v
+        cdef Leaf* L
+        if self._exact(self.root):
+            v = _edge_at(self.root, c, &j)
+            L = v.leaf
+            if L == NULL:
+                return (v.by - v.ay) / (v.bx - v.ax)
+            if L.hexact:
+                return (L.hy[j] - L.hy[j - 1]) / (L.hx[j] - L.hx[j - 1])
         self._edge_of(c, &ka, &kb)
         return self._block_value(ka, kb)
 

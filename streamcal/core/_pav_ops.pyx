@@ -359,6 +359,7 @@ cdef void check_node(IsotonicBlockStore store, Node* v, Node* parent) except *:
         f"{(_rank_le(v.left, akey), _rank_gt(v.right, bkey) + 1)}"
     )
     assert v.kmin == v.left.kmin and v.left.kmin < v.right.kmin, "key order"
+    assert v.kmid == v.right.kmin, "the right child's first key kept in its parent"
 
 
 class _LiveBlock:

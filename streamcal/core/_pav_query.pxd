@@ -48,7 +48,7 @@ cdef enum:
     QMAX_ROUNDS = 48
     # LEAF_CAP of _pav.pxd (a struct here cannot size its arrays with it: _pav.c would
     # declare this struct before that constant)
-    QLEAF_CAP = 64
+    QLEAF_CAP = 128
 
 
 cdef struct QCtx:
@@ -338,7 +338,7 @@ cdef inline bint k_query_prepare(IsotonicBlockStore st, double x, double w, doub
     while v.leaf == NULL:
         if c.nl == QMAX_DEPTH or c.nr == QMAX_DEPTH:
             return False
-        if x >= v.right.kmin:
+        if x >= v.kmid:
             c.ln[c.nl] = v.left
             c.lx[c.nl] = ox
             c.ly[c.nl] = oy

@@ -195,6 +195,54 @@ cdef inline bint _hull_prefix(Leaf* L, double k, double* w, double* s) noexcept 
     return True
 
 
+cdef extern from *:
+    """
+    #define sc_prefetch(p) __builtin_prefetch((const void*) (p))
+    """
+    void sc_prefetch(const void* p) noexcept nogil
+
+
+# Prefetches. The tree is far larger than the caches at 1e6 cells, and a descent is a
+# chain of reads each waiting for the one before: what is asked for ahead is fetched
+# side by side instead (measured: a third off an exact event at 1e6 distinct scores).
+cdef inline void _prefetch_keys(Leaf* L) noexcept nogil:
+    """A leaf's keys: the bisection that follows then waits for memory once."""
+    cdef int i
+    for i in range(0, L.cnt, 8):
+        sc_prefetch(&L.x[i])
+
+
+cdef inline void _prefetch_node(Node* v) noexcept nogil:
+    """The fields an update of ``v``'s parent reads (totals, bridge, stamps)."""
+    cdef char* p = <char*> v
+    sc_prefetch(p)
+    sc_prefetch(p + 64)
+    sc_prefetch(p + 128)
+    sc_prefetch(p + 192)
+
+
+cdef inline Node* _edge_at(Node* root, double c, int* j) noexcept nogil:
+    """Where the hull edge bounding the block that holds key ``c`` (> -inf) is kept:
+    an internal node whose bridge it is, or a leaf (``j``: the edge joins vertices
+    j - 1 and j of the leaf's hull, j >= 1). O(depth + log B)."""
+    cdef Node* v = root
+    cdef Leaf* L
+    cdef int k
+    while v.leaf == NULL:
+        if c <= v.akey:
+            v = v.left
+        elif c <= v.bkey:
+            return v
+        else:
+            v = v.right
+    L = v.leaf
+    k = <int> _leaf_rank_le(L, c)  # vertices with key <= c
+    if k > 0 and L.x[L.hidx[k - 1]] == c:
+        k -= 1
+    j[0] = k  # vertex k is the first with key >= c, k >= 1
+    return v
+
+
 cdef inline Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) noexcept nogil:
     """Sums of the leaf's cells with k1 < key <= k2. ``plain``: the caller knows every
     partial sum is exact (exact mode, below 2**(qexp + 53)): plain sums then equal the
@@ -233,7 +281,7 @@ cdef inline Sums _range_from(Node* v, double k1, bint plain=False) noexcept nogi
     """Sums of the cells of ``v`` with key > k1."""
     cdef Sums acc = _zero_sums()
     while v.leaf == NULL:
-        if k1 >= v.right.kmin:
+        if k1 >= v.kmid:
             v = v.right
         else:
             acc = _sums_add(acc, _node_sums(v.right))
@@ -245,7 +293,7 @@ cdef inline Sums _range_upto(Node* v, double k2, bint plain=False) noexcept nogi
     """Sums of the cells of ``v`` with key <= k2."""
     cdef Sums acc = _zero_sums()
     while v.leaf == NULL:
-        if k2 >= v.right.kmin:
+        if k2 >= v.kmid:
             acc = _sums_add(acc, _node_sums(v.left))
             v = v.right
         else:
@@ -257,9 +305,9 @@ cdef inline Sums _range(Node* v, double k1, double k2, bint plain=False) noexcep
     """Sums of the cells of ``v`` with k1 < key <= k2, from subtree totals: the result
     is accurate relative to the range itself. O(depth + B)."""
     while v.leaf == NULL:
-        if k2 < v.right.kmin:
+        if k2 < v.kmid:
             v = v.left
-        elif k1 >= v.right.kmin:
+        elif k1 >= v.kmid:
             v = v.right
         else:
             return _sums_add(_range_from(v.left, k1, plain), _range_upto(v.right, k2, plain))
