@@ -13,7 +13,7 @@ from streamcal.core._pav cimport (
     CH_PREFIX, CH_SUFFIX, IsotonicBlockStore, LEAF_CAP, Leaf, Loc, Node, Pt, Sums,
 )
 from streamcal.core._pav_tree cimport (
-    _bridge_vertex, _dd_add, _fsign, _into_right, _leaf_vertex, _loc_from_cache, _loc_shift,
+    _bridge_vertex, _dd_add, _dd_sum, _fsign, _into_right, _leaf_vertex, _loc_from_cache, _loc_shift,
     _loc_to_cache, _locate, _pure_slope, _range, _range_from,
     _range_upto, _sign, k_enter, k_rest_after, k_side_edge, k_side_local,
 )
@@ -434,11 +434,8 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
         # every cell sum is a multiple of 2**qexp and so is every partial sum
         # (s <= w): below 2**(qexp + 53) the plain sums are exact, which is what
         # the double-double sums give (low parts 0); otherwise sum in double-double
-        cw = 0.0
-        cs = 0.0
-        for t in range(L.cnt):
-            _dd_add(&cw, &wlo, L.w[t], 0.0)
-            _dd_add(&cs, &slo, L.s[t], 0.0)
+        _dd_sum(L.w, 0, L.cnt, &cw, &wlo)
+        _dd_sum(L.s, 0, L.cnt, &cs, &slo)
     v.W = cw
     v.Wlo = wlo
     v.S = cs
