@@ -404,7 +404,7 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
     balanced tree over the scores whose nodes keep the bridges of their children's
     lower hulls (see :mod:`streamcal.core.pav`), so an event re-bridges the O(log n)
     nodes above its score, O(log n) steps each, and a new score moves at most one
-    leaf's 64 cells of memory. Prediction is O(log n). With ``resolution=r``,
+    leaf's 128 cells of memory. Prediction is O(log n). With ``resolution=r``,
     ``n <= floor(1/r + 1/2) + 1``; with ``resolution`` alone (no window, forgetting or
     prior, at most 65,536 cells) the events go to a store specialised for the fixed grid
     (:mod:`streamcal.core._grid_pav`: exact integer coordinates; the fit kept as its
