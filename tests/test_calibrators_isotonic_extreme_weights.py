@@ -251,3 +251,38 @@ def test_half_life_extreme_weights_hypothesis(half_life, window_size, events):
             continue
         _assert_matches(cal, [k for k, _, _ in sample], [float(y) for _, y, _ in sample], weights,
                         [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0], tol=1e-9)
+
+
+def test_a_removal_leaving_finer_bits_than_any_sum_keeps_the_store_exact():
+    """Found by an outside review: a restore rebuilds the store with its exactness scale
+    (``qexp``) taken from the cell sums alone, so two events ``b + d`` and ``b - d`` in
+    one cell leave it coarser than ``d``; evicting ``b + d`` from the window then left a
+    sum finer than the scale, the store still called its coordinates exact, ``_check()``
+    failed and ``predict_one`` (which reads exact coordinates) differed from
+    ``predict_many``. The residue of a removal now refines the scale."""
+    import pickle
+    import random
+
+    import numpy as np
+
+    rng = random.Random(0)
+    d, n = 2.0 ** -45, 400
+    first = []
+    for _ in range(n // 2):
+        x, b = round(rng.random(), 2), rng.randint(2**25, 2**27) * 2.0**-25
+        first.append((x, int(rng.random() < x), b + d))
+    events = first + [(x, y, w - 2 * d) for x, y, w in first]
+    events += [(round(rng.random(), 2), int(rng.random() < 0.5), 1.0) for _ in range(20)]
+    cal = OnlineIsotonic(window_size=n)
+    for e in events[:n]:
+        cal.learn_one(*e)
+    cal = pickle.loads(pickle.dumps(cal))  # rebuilt from its cells
+    for k, e in enumerate(events[n:], n):
+        cal.learn_one(*e)  # evicts events[k - n], a b + d
+        cal._check()
+        window = events[k - n + 1 : k + 1]
+        keys = [x for x, _, _ in window]
+        _assert_matches(cal, keys, [y for _, y, _ in window], [w for _, _, w in window],
+                        sorted(set(keys)))
+        xs = np.array(sorted(set(keys)))
+        assert [cal.predict_one(float(x)) for x in xs] == list(cal.predict_many(xs))

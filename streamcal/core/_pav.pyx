@@ -47,9 +47,10 @@ Algorithms.
   O(1) from there: ``_op_hull`` counts the nodes visited). Together they cut
   the hull steps of an add on a random stream of 1e6 events by a third. Operation
   counters (``_op_nodes``, ``_op_hull``, ``_op_moved``) let tests check the bound.
-- The block holding a key: descend by bridge keys, O(log n); its value: the range sums
-  of its cells from subtree totals, O(log n + B) -- never a difference of cumulative
-  sums, which would lose all digits of a light block after heavy cells.
+- The block holding a key: descend by bridge keys, O(log n); its value: with exact
+  coordinates the slope of that edge (exact sums), else the range sums of its cells
+  from subtree totals, O(log n + B) -- never a difference of inexact cumulative sums,
+  which would lose all digits of a light block after heavy cells.
 - The number of blocks and a block's index: vertex ranks, O(log n).
 
 Exactness. Orientation tests use a filter. When every cell sum is a multiple of a power
@@ -131,8 +132,7 @@ cdef class IsotonicBlockStore:
     Parameters
     ----------
     leaf_capacity
-        Cells per leaf bucket, 4 to 64 (small values exercise splits and merges in
-        tests).
+        Cells per leaf bucket, 4 to 128 (small values exercise splits and merges).
 
     Examples
     --------
@@ -395,8 +395,7 @@ cdef class IsotonicBlockStore:
         return v.leaf.x[j] if j < v.leaf.cnt else best
 
     cdef void _edge_of(self, double c, double* ka, double* kb) noexcept nogil:
-        """Keys of the hull vertices bounding the block that holds key ``c`` (> -inf):
-        the block is the cells with ka < key <= kb. O(depth + log B)."""
+        """Keys of the block holding key ``c`` > -inf: cells ka < key <= kb."""
         cdef int j
         cdef Node* v = _edge_at(self.root, c, &j)
         cdef Leaf* L = v.leaf
@@ -548,6 +547,9 @@ cdef class IsotonicBlockStore:
             elif cs_left > cw_left:
                 cs_left = cw_left
             self._note_removal(x, cw_left - L.w[j], cs_left - L.s[j])
+            # what is left may be finer than any sum was (after a rebuild's qexp)
+            self._note_value(cw_left)
+            self._note_value(cs_left)
             L.w[j] = cw_left
             L.s[j] = cs_left
             L.n[j] = count - 1
@@ -611,11 +613,9 @@ cdef class IsotonicBlockStore:
         return 0
 
     cdef double _value_at(self, double c) noexcept nogil:
-        # the value of the block holding key c (one home of the step read-out). With
-        # exact coordinates, the slope of its hull edge where _edge_at finds it (a
-        # node's bridge, or two vertices of a leaf's own hull, computed exactly): the
-        # exact sums of the block's cells, as the range sums give them, so the same
-        # double, without visiting the leaves at the block's ends
+        # the value of the block holding key c (one home of the step read-out); with
+        # exact coordinates the slope of its edge where _edge_at finds it: the block's
+        # exact sums, so the range sums' double, without the leaves at its ends
         cdef double ka, kb
         cdef int j
         cdef Node* v
