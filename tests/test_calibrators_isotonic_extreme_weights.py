@@ -7,8 +7,11 @@ weights divided by a common power of two where the raw ones would leave the doub
 """
 
 import math
+import pickle
+import random
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -260,11 +263,6 @@ def test_a_removal_leaving_finer_bits_than_any_sum_keeps_the_store_exact():
     sum finer than the scale, the store still called its coordinates exact, ``_check()``
     failed and ``predict_one`` (which reads exact coordinates) differed from
     ``predict_many``. The residue of a removal now refines the scale."""
-    import pickle
-    import random
-
-    import numpy as np
-
     rng = random.Random(0)
     d, n = 2.0 ** -45, 400
     first = []

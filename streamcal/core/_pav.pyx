@@ -85,7 +85,7 @@ from libc.math cimport fabs, ldexp, frexp, INFINITY, NAN, isfinite
 
 from streamcal.core._search cimport bisect_right
 from streamcal.core._pav_tree cimport (
-    _dd_add, _edge_at, _free_node, _free_tree, _leaf_rank_le, _new_leaf_node, _new_node,
+    _dd_add, _edge_at, _edge_keys, _free_node, _free_tree, _leaf_rank_le, _new_leaf_node, _new_node,
     _prefetch_keys, _prefetch_node, _range, _rank_le,
 )
 
@@ -398,13 +398,7 @@ cdef class IsotonicBlockStore:
         """Keys of the block holding key ``c`` > -inf: cells ka < key <= kb."""
         cdef int j
         cdef Node* v = _edge_at(self.root, c, &j)
-        cdef Leaf* L = v.leaf
-        if L == NULL:
-            ka[0] = v.akey
-            kb[0] = v.bkey
-        else:
-            ka[0] = L.x[L.hidx[j - 1]]
-            kb[0] = L.x[L.hidx[j]]
+        _edge_keys(v, j, ka, kb)
 
     cdef inline double _block_value(self, double ka, double kb) noexcept nogil:
         cdef Sums s = _range(self.root, ka, kb, self._exact(self.root))
@@ -618,16 +612,14 @@ cdef class IsotonicBlockStore:
         # exact sums, so the range sums' double, without the leaves at its ends
         cdef double ka, kb
         cdef int j
-        cdef Node* v
-        cdef Leaf* L
+        cdef Node* v = _edge_at(self.root, c, &j)
+        cdef Leaf* L = v.leaf
         if self._exact(self.root):
-            v = _edge_at(self.root, c, &j)
-            L = v.leaf
             if L == NULL:
                 return (v.by - v.ay) / (v.bx - v.ax)
             if L.hexact:
                 return (L.hy[j] - L.hy[j - 1]) / (L.hx[j] - L.hx[j - 1])
-        self._edge_of(c, &ka, &kb)
+        _edge_keys(v, j, &ka, &kb)  # one descent either way
         return self._block_value(ka, kb)
 
     cdef double _step_key(self, double x) noexcept nogil:

@@ -13,8 +13,8 @@ from streamcal.core._pav cimport (
     CH_PREFIX, CH_SUFFIX, IsotonicBlockStore, LEAF_CAP, Leaf, Loc, Node, Pt, Sums,
 )
 from streamcal.core._pav_tree cimport (
-    _bridge_vertex, _dd_add, _dd_sum, _fsign, _into_right, _leaf_vertex, _loc_from_cache, _loc_shift,
-    _loc_to_cache, _locate, _pure_slope, _range, _range_from,
+    _bridge_vertex, _dd_add, _dd_sum, _fsign, _into_right, _leaf_vertex, _loc_from_cache,
+    _loc_shift, _loc_to_cache, _locate, _pure_slope, _range, _range_from,
     _range_upto, _sign, k_enter, k_rest_after, k_side_edge, k_side_local,
 )
 

@@ -261,6 +261,18 @@ cdef inline Node* _edge_at(Node* root, double c, int* j) noexcept nogil:
     return v
 
 
+cdef inline void _edge_keys(Node* v, int j, double* ka, double* kb) noexcept nogil:
+    """The keys of the edge :func:`_edge_at` found (``v``, ``j``): its block is the
+    cells with ka < key <= kb."""
+    cdef Leaf* L = v.leaf
+    if L == NULL:
+        ka[0] = v.akey
+        kb[0] = v.bkey
+    else:
+        ka[0] = L.x[L.hidx[j - 1]]
+        kb[0] = L.x[L.hidx[j]]
+
+
 cdef inline Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) noexcept nogil:
     """Sums of the leaf's cells with k1 < key <= k2. ``plain``: the caller knows every
     partial sum is exact (exact mode, below 2**(qexp + 53)): plain sums then equal the
