@@ -10,6 +10,7 @@ cimport cython
 
 cdef enum:
     LEAF_CAP = 128
+    SHORT_HULL = 6                # internal nodes keep hulls of at most this many vertices
     NO_Q = 1 << 20                # qexp of a store without exact coordinates
     # kinds of change of one cell (IsotonicBlockStore._ck): any; the points of the
     # cells before the key keep their place (a label-1 event added, a label-0 event
@@ -100,6 +101,7 @@ cdef struct Node:
     double bz
     double bf
     int bvalid                    # internal node: the bridge above was computed (once)
+    int nsh                       # internal: vertices kept in sh (0 none, -1 not computed)
     long long stamp               # a new value whenever the node's hull is recomputed
     long long ostamp              # the stamp before the last recomputation (0: none)
     Py_ssize_t onv                # nvl + nvr before the last recomputation
@@ -116,6 +118,9 @@ cdef struct Node:
     double cr[10]
     Py_ssize_t lrank              # rank of a (vertices <= a.k) in hull(left)
     Py_ssize_t rrank              # rank of b from the right (vertices >= b.k) in hull(right)
+    # with exact coordinates, the node's hull when it has at most SHORT_HULL vertices
+    # (in this frame; nsh above): see _pav_short.pxd
+    Pt sh[SHORT_HULL]
 
 
 @cython.final
@@ -135,6 +140,8 @@ cdef class IsotonicBlockStore:
     cdef public long long _op_moved
     cdef public long long _op_fallback
     cdef public long long _op_reused   # cached locates kept through a change of a child
+    cdef public long long _op_short    # bridges found from short hulls (_pav_short.pxd)
+    cdef public bint _short_off        # tests: no short hulls (the other paths run)
     # a hull or bridge was computed without exact coordinates since the last rebuild
     # (k_leaf_update, k_bridge): the read-only hypothetical query (_pav_query.pxd) is off
     cdef readonly bint _inexact

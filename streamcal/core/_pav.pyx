@@ -19,7 +19,7 @@ of the right child's such that every point of the node lies on or above the line
 LOCAL frame (measured from the point before its first cell), so a change in one cell
 translates every later point implicitly: only the nodes on that cell's path change.
 The hull of a node is the left child's hull up to ``a``, then the right child's from
-``b``: it is never stored. A leaf stores its own hull (vertex indices and coordinates).
+``b``: kept only when short (below). A leaf stores its own hull (indices, coordinates).
 
 Algorithms.
 
@@ -33,6 +33,10 @@ Algorithms.
   still the bridge (its keys located in the children's hulls, O(depth + log B), the
   off-path child's locate cached; four exact tangency tests) and descends only if
   not: the same bridge, the same O(log^2 n) bound.
+- Short hulls: with exact coordinates a node whose hull has at most 6 vertices keeps
+  them, and its parent first walks the two lists for its bridge (a few exact tests,
+  certified as above; ``_op_short`` counts them): nearly flat fits (no skill, labels
+  all 0, scores in key order) have short hulls at every level (``_pav_short.pxd``).
 - Cache: a node keeps its last locate of each bridge key in each child (child's frame).
   It stays right while the child is unchanged, and through one add to the child of a
   label-1 event after the vertex's right neighbour (the points before it keep their
@@ -95,6 +99,7 @@ from streamcal.core._pav_kernels cimport (  # per-event kernels, inline (see tha
     k_meet_left_of_split, k_note_cell, k_vs, k_vsign, sc_pav_ctzll,
 )
 from streamcal.core._pav_query cimport k_hyp  # the read-only hypothetical query
+from streamcal.core._pav_short cimport k_short_bridge  # nearly flat fits
 from streamcal.core._pav_shape cimport (  # rebalancing and spare nodes, memory-safe
     k_rebuild_subtree, k_release, k_reserve, k_reserve_for, k_take_spares,
 )
@@ -248,7 +253,8 @@ cdef class IsotonicBlockStore:
     cdef int _internal_update(self, Node* u, bint reuse=True) except -1 nogil:
         """Totals, bridge and vertex counts of an internal node from its children. With
         ``reuse``, the node's previous bridge is kept when it is still the bridge (see
-        :meth:`_bridge_still_valid`), else it is found by descent."""
+        :meth:`_bridge_still_valid`), else taken from the children's short hulls
+        (``_pav_short.pxd``) or found by descent."""
         cdef Node* l = u.left
         cdef Node* r = u.right
         u.ostamp = u.stamp
@@ -266,11 +272,10 @@ cdef class IsotonicBlockStore:
         u.kmid = r.kmin
         u.zmax = r.zmax if r.zmax > l.zmax else l.zmax
         u.fmax = r.fmax if r.fmax > l.fmax else l.fmax
-        if not (reuse and self._bridge_still_valid(u)):
+        # the kept bridge, else the one of the children's short hulls, else by descent
+        if not reuse or not (self._bridge_still_valid(u) or k_short_bridge(self, u)):
             self._bridge(u)
-            u.bvalid = 1
-            u.lcs = 0
-            u.rcs = 0
+        u.nsh = -(u.nvl + u.nvr <= SHORT_HULL)  # computed when asked (k_fill_short)
         self._clock += 1
         u.stamp = self._clock
         self._op_nodes += 1
@@ -317,6 +322,9 @@ cdef class IsotonicBlockStore:
     cdef int _bridge(self, Node* u) except -1 nogil:
         """Bridge of the children's hulls by simultaneous descent. O(depth + log B)."""
         k_bridge(self, u)
+        u.bvalid = 1
+        u.lcs = 0
+        u.rcs = 0
 
     cdef int _fix_path(self, Node* v) except -1 nogil:
         """Recompute ``v`` and its ancestors; rebuild the highest unbalanced one. The

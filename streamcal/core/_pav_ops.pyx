@@ -15,6 +15,7 @@ from streamcal.core._pav_tree cimport _free_tree, _range, _rank_gt, _rank_le
 
 from streamcal.core._pav_kernels cimport k_hypothetical
 from streamcal.core._pav_shape cimport k_build
+from streamcal.core._pav_short cimport k_fill_short
 from streamcal.core._pav_query cimport QLEAF_CAP, k_query
 
 import numpy as np
@@ -183,6 +184,9 @@ cdef void scale_tree(IsotonicBlockStore store, Node* v, int e) noexcept:
     v.ay = ldexp(v.ay, e)
     v.bx = ldexp(v.bx, e)
     v.by = ldexp(v.by, e)
+    for t in range(v.nsh):
+        v.sh[t].x = ldexp(v.sh[t].x, e)
+        v.sh[t].y = ldexp(v.sh[t].y, e)
     scale_tree(store, v.left, e)
     scale_tree(store, v.right, e)
 
@@ -349,7 +353,19 @@ cdef void check_node(IsotonicBlockStore store, Node* v, Node* parent) except *:
     W, S = v.W, v.S
     ax, ay, bx, by, akey, bkey, nvl, nvr = v.ax, v.ay, v.bx, v.by, v.akey, v.bkey, v.nvl, v.nvr
     runs = (v.zmax, v.fmax, v.az, v.af, v.bz, v.bf)
+    nsh = v.nsh
+    short = [(v.sh[t].x, v.sh[t].y, v.sh[t].k, v.sh[t].z, v.sh[t].f) for t in range(nsh)]
     store._internal_update(v, False)
+    # a kept short hull is the one its (checked) children give; none kept, or none
+    # computed yet, is allowed (a node last updated without exact coordinates, or not
+    # asked for since its update): the check leaves it as it was
+    if nsh > 0:
+        k_fill_short(store, v)
+        assert not store._exact(v) or (v.nsh == nsh and short == [
+            (v.sh[t].x, v.sh[t].y, v.sh[t].k, v.sh[t].z, v.sh[t].f) for t in range(nsh)]), (
+            "short hull")
+        assert nsh == nvl + nvr, "short hull size"
+    v.nsh = nsh
     assert v.W == W and v.S == S, "node totals"
     assert (v.ax, v.ay, v.bx, v.by, v.akey, v.bkey) == (ax, ay, bx, by, akey, bkey), "bridge"
     assert (v.zmax, v.fmax, v.az, v.af, v.bz, v.bf) == runs, "label runs"
