@@ -14,8 +14,8 @@ from streamcal.core._pav cimport (
 )
 from streamcal.core._pav_tree cimport (
     _bridge_vertex, _dd_add, _dd_sum, _fsign, _into_right, _leaf_vertex, _loc_from_cache,
-    _loc_shift, _loc_to_cache, _locate, _pure_slope, _range, _range_from,
-    _range_upto, _sign, k_enter, k_rest_after, k_side_edge, k_side_local,
+    _loc_shift, _loc_to_cache, _locate, _pure_slope, _range, _range_from, _range_upto,
+    _set_bridge, _sign, k_enter, k_rest_after, k_side_edge, k_side_local,
 )
 
 cdef extern from *:
@@ -704,16 +704,7 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u) noexcept nogil:
                 gx += rn.left.W
                 gy += rn.left.S
                 rn = k_enter(_into_right(rn, &rox, &roy, &rz0, &rf0), &rlo, &rhi)
-    u.ax = a.x
-    u.ay = a.y
-    u.akey = a.k
-    u.az = a.z
-    u.af = a.f
-    u.bx = c.x
-    u.by = c.y
-    u.bkey = c.k
-    u.bz = c.z
-    u.bf = c.f
+    _set_bridge(u, a, c)
     # vertices of this node's hull: those of the left child's up to q, of the right
     # child's from r (counted on the way down)
     u.nvl = lcount + llo + 1
@@ -772,16 +763,7 @@ cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u) noexcept n
         return False
     if lb.has_succ and k_vs(st, u, fast, la.at, lb.at, lb.at, lb.succ) <= 0:
         return False
-    u.ax = la.at.x
-    u.ay = la.at.y
-    u.akey = la.at.k
-    u.az = la.at.z
-    u.af = la.at.f
-    u.bx = lb.at.x
-    u.by = lb.at.y
-    u.bkey = lb.at.k
-    u.bz = lb.at.z
-    u.bf = lb.at.f
+    _set_bridge(u, la.at, lb.at)
     u.nvl = u.lrank
     u.nvr = u.rrank
     return True

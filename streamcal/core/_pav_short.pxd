@@ -11,7 +11,7 @@
 from libc.math cimport INFINITY
 
 from streamcal.core._pav cimport IsotonicBlockStore, Leaf, Node, Pt, SHORT_HULL
-from streamcal.core._pav_tree cimport _bridge_vertex, _leaf_vertex
+from streamcal.core._pav_tree cimport _bridge_vertex, _leaf_vertex, _set_bridge
 from streamcal.core._pav_kernels cimport k_vs
 
 
@@ -105,16 +105,7 @@ cdef inline bint k_short_bridge(IsotonicBlockStore st, Node* u) noexcept nogil:
         return False
     if j > 0 and k_vs(st, u, fast, lh[i], rh[j - 1], rh[j - 1], rh[j]) > 0:
         return False
-    u.ax = lh[i].x
-    u.ay = lh[i].y
-    u.akey = lh[i].k
-    u.az = lh[i].z
-    u.af = lh[i].f
-    u.bx = rh[j].x
-    u.by = rh[j].y
-    u.bkey = rh[j].k
-    u.bz = rh[j].z
-    u.bf = rh[j].f
+    _set_bridge(u, lh[i], rh[j])
     u.nvl = i + 1
     u.nvr = nr - j
     u.bvalid = 1

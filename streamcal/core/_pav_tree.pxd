@@ -127,6 +127,21 @@ cdef inline Pt _leaf_vertex(Leaf* L, int j, double ox, double oy, double z0,
     return p
 
 
+cdef inline void _set_bridge(Node* u, Pt a, Pt b) noexcept nogil:
+    """The bridge of internal node ``u``: vertex ``a`` of its left child's hull, ``b`` of
+    its right child's, in ``u``'s frame (every way of finding it ends here)."""
+    u.ax = a.x
+    u.ay = a.y
+    u.akey = a.k
+    u.az = a.z
+    u.af = a.f
+    u.bx = b.x
+    u.by = b.y
+    u.bkey = b.k
+    u.bz = b.z
+    u.bf = b.f
+
+
 cdef inline Pt _bridge_vertex(double x, double y, double k, double z, double f,
                               double ox, double oy, double z0, double f0) noexcept nogil:
     cdef Pt p
