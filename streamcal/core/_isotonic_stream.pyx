@@ -466,10 +466,9 @@ cdef class IsotonicStream:
         return 0.0
 
     cdef check_batch(self, const signed char[::1] kinds, const double[::1] w, str method):
-        """Raise the error of the first event of a batch whose weight would make the
-        sums overflow (not with forgetting), before anything is learnt. ``kinds``: see
-        :meth:`_run` (predictions take no window slot)."""
-        cdef Py_ssize_t i, j, n = w.shape[0]
+        """Raise the error of the first event of a batch whose weight would overflow the
+        sums (not with forgetting), before anything is learnt; ``kinds``: see :meth:`_run`."""
+        cdef Py_ssize_t i, n = w.shape[0]
         cdef double total = self._total
         if self.half_life > 0.0:
             return
@@ -477,14 +476,15 @@ cdef class IsotonicStream:
             total += w[i]
         if total <= _DBL_MAX:
             return
-        # replay the window's sums without touching it
+        # replay the window's sums without touching it (window[first:]: the weights held)
         window = [] if self.window_size == 0 else [e[2] for e in self.window_events()]
-        total = self._total
+        total, first = self._total, 0
         for i in range(n):
             if kinds is not None and kinds[i] == 0:
                 continue
-            if self.window_size > 0 and len(window) == self.window_size:
-                total -= window.pop(0)
+            if self.window_size > 0 and len(window) - first == self.window_size:
+                total -= window[first]
+                first += 1
             if w[i] > 0.0 and not (total + w[i] <= _DBL_MAX):
                 raise _overflow_error(self.owner, method, w[i], f" at index {i}")
             total += w[i]
