@@ -356,16 +356,6 @@ cdef void check_node(IsotonicBlockStore store, Node* v, Node* parent) except *:
     nsh = v.nsh
     short = [(v.sh[t].x, v.sh[t].y, v.sh[t].k, v.sh[t].z, v.sh[t].f) for t in range(nsh)]
     store._internal_update(v, False)
-    # a kept short hull is the one its (checked) children give; none kept, or none
-    # computed yet, is allowed (a node last updated without exact coordinates, or not
-    # asked for since its update): the check leaves it as it was
-    if nsh > 0:
-        k_fill_short(store, v)
-        assert not store._exact(v) or (v.nsh == nsh and short == [
-            (v.sh[t].x, v.sh[t].y, v.sh[t].k, v.sh[t].z, v.sh[t].f) for t in range(nsh)]), (
-            "short hull")
-        assert nsh == nvl + nvr, "short hull size"
-    v.nsh = nsh
     assert v.W == W and v.S == S, "node totals"
     assert (v.ax, v.ay, v.bx, v.by, v.akey, v.bkey) == (ax, ay, bx, by, akey, bkey), "bridge"
     assert (v.zmax, v.fmax, v.az, v.af, v.bz, v.bf) == runs, "label runs"
@@ -374,6 +364,16 @@ cdef void check_node(IsotonicBlockStore store, Node* v, Node* parent) except *:
         f"vertex counts {(nvl, nvr)} != ranks "
         f"{(_rank_le(v.left, akey), _rank_gt(v.right, bkey) + 1)}"
     )
+    # a kept short hull is the one its (checked) children give; none kept, or none
+    # computed yet, is allowed (a node last updated without exact coordinates, or not
+    # asked for since its update): the check leaves it as it was
+    if nsh > 0:
+        assert nsh == nvl + nvr, "short hull size"
+        k_fill_short(store, v)
+        assert not store._exact(v) or (v.nsh == nsh and short == [
+            (v.sh[t].x, v.sh[t].y, v.sh[t].k, v.sh[t].z, v.sh[t].f) for t in range(nsh)]), (
+            "short hull")
+    v.nsh = nsh
     assert v.kmin == v.left.kmin and v.left.kmin < v.right.kmin, "key order"
     assert v.kmid == v.right.kmin, "the right child's first key kept in its parent"
 

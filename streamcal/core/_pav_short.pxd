@@ -72,8 +72,8 @@ cdef inline void _fill_children(IsotonicBlockStore st, Node* u) noexcept nogil:
 # hull's last vertex and the right hull's first, the left end moves left while its left
 # neighbour is on or below the line of the two ends, the right end right while its
 # right neighbour is; the result is then certified by the four tangency tests of
-# k_bridge_still_valid (the left end's right neighbour strictly above the line, the
-# right end's left one on or above), which with exact tests hold for the unique bridge
+# k_bridge_still_valid (the walk's two, and the left end's right neighbour and the right
+# end's left one on or above the line), which with exact tests hold for the unique bridge
 # alone (leftmost a, rightmost b): the same bridge as k_bridge's descent, bit for bit.
 # O(SHORT_HULL) tests; False (nothing changed) when a hull is not short or not known.
 cdef inline bint k_short_bridge(IsotonicBlockStore st, Node* u) noexcept nogil:
@@ -92,15 +92,21 @@ cdef inline bint k_short_bridge(IsotonicBlockStore st, Node* u) noexcept nogil:
     fast = st._fast(u)
     i = nl - 1
     j = 0
-    while moved:
+    while moved:  # _op_hull counts every test
         moved = False
-        while i > 0 and k_vs(st, u, fast, lh[i - 1], lh[i], lh[i], rh[j]) <= 0:
+        while i > 0:
+            st._op_hull += 1
+            if k_vs(st, u, fast, lh[i - 1], lh[i], lh[i], rh[j]) > 0:
+                break
             i -= 1
             moved = True
-        while j < nr - 1 and k_vs(st, u, fast, lh[i], rh[j], rh[j], rh[j + 1]) <= 0:
+        while j < nr - 1:
+            st._op_hull += 1
+            if k_vs(st, u, fast, lh[i], rh[j], rh[j], rh[j + 1]) > 0:
+                break
             j += 1
             moved = True
-        st._op_hull += 1
+    st._op_hull += 2
     if i < nl - 1 and k_vs(st, u, fast, lh[i], lh[i + 1], lh[i + 1], rh[j]) > 0:
         return False
     if j > 0 and k_vs(st, u, fast, lh[i], rh[j - 1], rh[j - 1], rh[j]) > 0:
