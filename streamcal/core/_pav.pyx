@@ -34,9 +34,9 @@ Algorithms.
   off-path child's locate cached; four exact tangency tests) and descends only if
   not: the same bridge, the same O(log^2 n) bound.
 - Short hulls: with exact coordinates a node whose hull has at most 6 vertices keeps
-  them, and its parent first walks the two lists for its bridge (a few exact tests,
-  certified as above; ``_op_short`` counts them): nearly flat fits (no skill, labels
-  all 0, scores in key order) have short hulls at every level (``_pav_short.pxd``).
+  them; when its parent's kept bridge fails, the parent walks the two lists before any
+  descent (a few exact tests, certified as above; ``_op_short`` counts them): nearly
+  flat fits (no skill, scores in key order) have short hulls at every level.
 - Cache: a node keeps its last locate of each bridge key in each child (child's frame).
   It stays right while the child is unchanged, and through one add to the child of a
   label-1 event after the vertex's right neighbour (the points before it keep their
