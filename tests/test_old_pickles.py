@@ -22,13 +22,27 @@ def old():
         return pickle.load(f)  # noqa: S301 - our own fixture
 
 
+# state entries added since the fixture was written (derived on restore from the rest)
+_ADDED = ("exactness_scale",)
+
+
+def _as_written_then(d):
+    """The snapshot ``d`` without the entries added since."""
+    if isinstance(d, dict):
+        return {k: _as_written_then(v) for k, v in d.items() if k not in _ADDED}
+    if isinstance(d, list):
+        return [_as_written_then(v) for v in d]
+    return d
+
+
 @pytest.mark.parametrize("name", ["tece", "keyed", "kmon"])
 def test_old_pickle_restores_the_state_it_had(old, name):
     obj, snapshot = old[name]
-    assert json.dumps(obj.to_dict()) == json.dumps(snapshot)
+    assert json.dumps(_as_written_then(obj.to_dict())) == json.dumps(snapshot)
     fresh = type(obj).from_dict(snapshot)
+    assert json.dumps(fresh.to_dict()) == json.dumps(obj.to_dict())
     again = pickle.loads(pickle.dumps(obj))
-    assert json.dumps(again.to_dict()) == json.dumps(snapshot)
+    assert json.dumps(again.to_dict()) == json.dumps(obj.to_dict())
     # and both go on as the object restored from the snapshot does
     for o in (obj, fresh):
         if name == "tece":

@@ -32,6 +32,23 @@ def _integer_weights_fit(w, window_size: int) -> bool:
     return bool(np.all(w == np.floor(w))) and top < 2.0**20 and top * window_size < 2.0**53
 
 
+def _finest_bit(values: np.ndarray) -> int | None:
+    """The exponent of the lowest set bit among the finite ``values`` > 0:
+    the ``e`` such that all are multiples of ``2**e``, as the store notes them
+    (``IsotonicBlockStore.exactness_scale``); None when all are 0."""
+    v = values[np.isfinite(values) & (values > 0)]
+    if not len(v):
+        return None
+    m, e = np.frexp(v)
+    mant = np.ldexp(m, 53).astype(np.uint64)
+    low = mant & (~mant + np.uint64(1))  # the lowest set bit of each mantissa
+    return int(np.min(e - 53 + np.frexp(low.astype(np.float64))[1] - 1))
+
+
+#: bound of a snapshot's ``exactness_scale`` (IsotonicBlockStore.exactness_scale)
+_MAX_SCALE = 1 << 20
+
+
 class _IsotonicStoreCalibrator(BinaryCalibrator):
     """What :class:`OnlineIsotonic` and :class:`VennAbers` share: the parameters
     ``window_size``, ``half_life`` and ``resolution`` (checked by
@@ -168,12 +185,19 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         pos = ws > 0
         xs, ws, ss, ns = xs[pos], ws[pos], ss[pos], ns[pos]
         ux, inv = np.unique(xs, return_inverse=True)
+        # the scale of exact coordinates the loop would leave: every weight and label
+        # sum it adds (a grid store's copy derives it from the cells)
+        qexp = None
+        if stream.grid_store is None:
+            scales = [store.exactness_scale, _finest_bit(w), _finest_bit(w * labels)]
+            qexp = min((q for q in scales if q is not None), default=None)
         # the store first: its rebuild changes nothing when it fails (out of memory)
         store.rebuild(
             ux,
             np.bincount(inv, weights=ws, minlength=len(ux)),
             np.bincount(inv, weights=ss, minlength=len(ux)),
             np.bincount(inv, weights=ns, minlength=len(ux)).astype(np.int64),
+            qexp,
         )
         if self.window_size is not None:
             stream.set_window_events(window)
@@ -264,18 +288,35 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         new = self.clone()
         stream = new._stream
         cells = _merge.merge_cells(a.store.cells(), b.store.cells())
+        # the scale of exact coordinates one object fed both streams would have
+        scales = [q for q in (a.store.exactness_scale, b.store.exactness_scale) if q is not None]
         if len(cells[0]):
-            stream.store.rebuild(*cells)
+            stream.store.rebuild(*cells, qexp=min(scales, default=None))
         stream.n_events = a.n_events + b.n_events
         stream.reset_total()
         return new
 
     # ------------------------------------------------------------------ state
 
+    @classmethod
+    def _upgrade_snapshot(cls, params: dict, state: dict, fmt: int):
+        # written before the store kept its scale of exact coordinates: the one its
+        # cells give (what the store derived on every restore then); a malformed entry
+        # is left to the checks
+        if isinstance(state, dict) and "exactness_scale" not in state:
+            try:
+                sums = [v for block in state["blocks"] for v in (*block[1], *block[2])]
+                scale = _finest_bit(np.array(sums, dtype=np.float64))
+            except (KeyError, IndexError, TypeError, ValueError):
+                scale = None
+            state = {**state, "exactness_scale": scale}
+        return params, state
+
     def _get_state(self) -> dict:
         stream = self._stream
         return {
             "blocks": stream.store.to_lists(),
+            "exactness_scale": stream.store.exactness_scale,
             "window": stream.window_events(),
             "n_events": stream.n_events,
             "t_ref": stream.t_ref,
@@ -287,6 +328,9 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         # the last renormalisation (0 and 0.0 without half_life); the blocks and the
         # window are checked by the store's own _check() once built
         n = check.int(check.entry(state, "n_events"), "state['n_events']")
+        scale = check.entry(state, "exactness_scale")
+        if scale is not None:
+            check.int(scale, "state['exactness_scale']", -_MAX_SCALE, _MAX_SCALE)
         if self.half_life is None:
             check.int(check.entry(state, "t_ref"), "state['t_ref']", 0, 0)
             check.real(check.entry(state, "phase"), "state['phase']", 0.0, 0.0)
@@ -297,7 +341,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
     def _set_state(self, state: dict) -> None:
         self._reset()
         stream = self._stream
-        stream.store = IsotonicBlockStore.from_lists(state["blocks"])
+        stream.store = IsotonicBlockStore.from_lists(state["blocks"], state["exactness_scale"])
         if state["window"] is not None:
             stream.set_window_events(state["window"])
         stream.n_events = int(state["n_events"])

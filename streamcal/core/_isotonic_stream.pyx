@@ -756,8 +756,8 @@ cdef class IsotonicStream:
             return None
         for i in range(w.shape[0]):
             if w[i] > 0.0 and not (1.0 / _SAFE_W <= w[i] <= _SAFE_W):
-                return (self._st.cells(), self.window_events(), self.n_events, self.t_ref,
-                        self.phase)
+                return ((self._st.cells(), self._st.exactness_scale), self.window_events(),
+                        self.n_events, self.t_ref, self.phase)
         return None
 
     cdef _refused(self, object saved, const double[::1] w, Py_ssize_t i, str method):
@@ -765,8 +765,8 @@ cdef class IsotonicStream:
         and raise the error naming the index."""
         if saved is None:
             raise  # cannot happen (see _save_if_refusable): not silently
-        (xs, ws, ss, ns), window, n_events, t_ref, phase = saved
-        self._st.rebuild(xs, ws, ss, ns)
+        ((xs, ws, ss, ns), qexp), window, n_events, t_ref, phase = saved
+        self._st.rebuild(xs, ws, ss, ns, qexp)
         self.restore_counters(window, n_events, t_ref, phase)
         raise _span_error(self.owner, method, w[i], f" at index {i}")
 

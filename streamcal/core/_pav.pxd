@@ -134,6 +134,11 @@ cdef class IsotonicBlockStore:
     # qscale when products of two coordinates below 2**(qexp + 26) are exact doubles
     # (qexp in [-500, 480]: no underflow, no overflow), else 0: the fast double tests
     cdef double fscale
+    # a change of qexp not yet carried to the tree (_set_qexp; _pav_requalify.pxd), and
+    # the exactness threshold before it: a node of total W had exact coordinates when
+    # W < _qthr (2**(qexp + 53), 0 without exact coordinates)
+    cdef bint _qpend
+    cdef double _qthr
     # operation counters (always on, integer increments)
     cdef public long long _op_nodes
     cdef public long long _op_hull

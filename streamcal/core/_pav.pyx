@@ -103,6 +103,7 @@ from streamcal.core._pav_short cimport k_short_bridge  # nearly flat fits
 from streamcal.core._pav_shape cimport (  # rebalancing and spare nodes, memory-safe
     k_rebuild_subtree, k_release, k_reserve, k_reserve_for, k_take_spares,
 )
+from streamcal.core._pav_requalify cimport k_requalify  # when qexp changes
 
 from streamcal.core import _pav_ops  # read-outs, rebuild, checks: off the per-event path
 
@@ -187,6 +188,7 @@ cdef class IsotonicBlockStore:
         self.qexp = NO_Q
         self.qscale = 0.0
         self.fscale = 0.0
+        self._qpend = False
         self._leaf_update(v)
 
     # ------------------------------------------------------------------ exactness
@@ -199,6 +201,9 @@ cdef class IsotonicBlockStore:
                 self._set_qexp(e)
 
     cdef void _set_qexp(self, int e) noexcept nogil:
+        if not self._qpend:  # the first change since the tree last matched qexp
+            self._qpend = True
+            self._qthr = ldexp(1.0, 53 + self.qexp) if self.qscale > 0.0 else 0.0
         self.qexp = e
         if -1000 <= e <= 1000:
             self.qscale = ldexp(1.0, -e)
@@ -297,26 +302,8 @@ cdef class IsotonicBlockStore:
                               bint rank_from_left) noexcept nogil:
         """Is a locate cached in ``child``'s frame (``c``, ``fl``, ``rank``: see Node)
         still right after the change ``_ck`` just made to ``child``? If so, bring it up
-        to date (coordinates, Pt.f, the rank) and return True. Exact coordinates only.
-
-        A label-1 event added at key x (CH_PREFIX) translates the points from x on by
-        (w, w), of slope 1, which no hull edge exceeds: relative to a supporting line of
-        slope m < 1 at a vertex before x, every later point (and the new one, if the
-        cell is new) rises; so the hull's vertices before x, and their order, are
-        unchanged. A label-0 event (CH_SUFFIX) moves the points before x by (-w, 0)
-        relative to the later ones: relative to a supporting line of slope m >= 0 they
-        rise, so the vertices from x on keep their place relative to each other; the
-        new cell's point (if any) lands on its predecessor's old place, above such a
-        line, unless it is the child's new first cell. A cached vertex and its two
-        neighbours entirely on the kept side are still consecutive vertices.
-
-        A removal (``_crem``, :meth:`_note_removal`) translates the points from x on by
-        the cell's change (dw, ds), dw < 0. With ds == 0 (label 0) they move left
-        along slope 0, which no hull edge undercuts: the vertices before x stay, as for
-        CH_PREFIX. With ds == dw (label 1) the points before x move by (-dw, -dw)
-        relative to the later ones, along slope 1: the vertices after x stay, as for
-        CH_SUFFIX, if the cell at x (possibly deleted, or left with s == 0) is neither
-        the cached predecessor nor the vertex's Pt.z or Pt.f."""
+        to date and return True. Exact coordinates only (why it holds: the comment of
+        ``k_cache_survives``, ``_pav_kernels.pxd``)."""
         return k_cache_survives(self, child, c, fl, rank, rank_from_left)
 
     cdef int _bridge(self, Node* u) except -1 nogil:
@@ -360,6 +347,7 @@ cdef class IsotonicBlockStore:
             while u != NULL:
                 self._internal_update(u)
                 u = u.parent
+        k_requalify(self)  # after a change of qexp, the nodes off the path
 
     cdef void _replace_child(self, Node* old, Node* new) noexcept nogil:
         cdef Node* p = old.parent
@@ -557,6 +545,7 @@ cdef class IsotonicBlockStore:
             L.n[j] = count - 1
             k_note_cell(self, j, self._cdw, self._cds, -1, 0)
             self._fix_path(v)
+        k_requalify(self)  # _after_delete may end without a path to fix
         return dropped
 
     cdef inline void _note_removal(self, double x, double dw, double ds) noexcept nogil:
@@ -861,10 +850,18 @@ cdef class IsotonicBlockStore:
         Returns the number of cells dropped. O(cells)."""
         return _pav_ops.drop_light_cells(self, threshold)
 
-    def rebuild(self, xs, ws, ss, ns):
+    def rebuild(self, xs, ws, ss, ns, qexp=None):
         """Replace the whole content by the given cells (sorted, distinct keys, positive
-        weights) and build the tree from scratch. O(cells + (cells / B) log n)."""
-        return _pav_ops.rebuild(self, xs, ws, ss, ns)
+        weights) and build the tree from scratch. O(cells + (cells / B) log n). ``qexp``:
+        a finer :attr:`exactness_scale` to keep than the cells' own."""
+        return _pav_ops.rebuild(self, xs, ws, ss, ns, qexp)
+
+    @property
+    def exactness_scale(self):
+        """The ``e`` such that every weight and label sum held since the last rebuild is
+        a multiple of ``2**e`` (None before any): coordinates below ``2**(e + 53)`` are
+        exact. Snapshots keep it: the tree depends on it (``_pav_requalify.pxd``)."""
+        return None if self.qexp == NO_Q else self.qexp
 
     # ------------------------------------------------------------------ state
 
@@ -873,14 +870,16 @@ cdef class IsotonicBlockStore:
         return _pav_ops.to_lists(self)
 
     @classmethod
-    def from_lists(cls, data):
+    def from_lists(cls, data, qexp=None):
         """Inverse of :meth:`to_lists` (also of the pure-Python store's format, which is
-        the same); restores the same cells, hence the same fit."""
-        return _pav_ops.from_lists(cls, data)
+        the same); restores the same cells, hence the same fit (``qexp``: see
+        :meth:`rebuild`)."""
+        return _pav_ops.from_lists(cls, data, qexp)
 
     def __reduce__(self):
         xs, ws, ss, ns = self.cells()
-        return _restore, (self.cap, xs.tobytes(), ws.tobytes(), ss.tobytes(), ns.tobytes())
+        return _restore, (self.cap, xs.tobytes(), ws.tobytes(), ss.tobytes(), ns.tobytes(),
+                          self.exactness_scale)
 
     # ------------------------------------------------------------------ checks
 
@@ -891,10 +890,11 @@ cdef class IsotonicBlockStore:
         return _pav_ops.check(self, rtol)
 
 
-def _restore(cap, xs, ws, ss, ns):
+def _restore(cap, xs, ws, ss, ns, qexp=None):
     store = IsotonicBlockStore(cap)
     xs = np.frombuffer(xs, dtype=np.float64)
-    if len(xs):
+    if len(xs) or qexp is not None:
         store.rebuild(xs, np.frombuffer(ws, dtype=np.float64),
-                      np.frombuffer(ss, dtype=np.float64), np.frombuffer(ns, dtype=np.int64))
+                      np.frombuffer(ss, dtype=np.float64), np.frombuffer(ns, dtype=np.int64),
+                      qexp)
     return store

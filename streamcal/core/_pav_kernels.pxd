@@ -768,7 +768,29 @@ cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u) noexcept n
     u.nvr = u.rrank
     return True
 
-# IsotonicBlockStore._cache_survives: does a cached locate survive the change just made?
+# IsotonicBlockStore._cache_survives: is a locate cached in ``child``'s frame (``c``,
+# ``fl``, ``rank``: see Node) still right after the change ``_ck`` just made to
+# ``child``? If so, bring it up to date (coordinates, Pt.f, the rank) and return True.
+# Exact coordinates only.
+#
+# A label-1 event added at key x (CH_PREFIX) translates the points from x on by
+# (w, w), of slope 1, which no hull edge exceeds: relative to a supporting line of
+# slope m < 1 at a vertex before x, every later point (and the new one, if the
+# cell is new) rises; so the hull's vertices before x, and their order, are
+# unchanged. A label-0 event (CH_SUFFIX) moves the points before x by (-w, 0)
+# relative to the later ones: relative to a supporting line of slope m >= 0 they
+# rise, so the vertices from x on keep their place relative to each other; the
+# new cell's point (if any) lands on its predecessor's old place, above such a
+# line, unless it is the child's new first cell. A cached vertex and its two
+# neighbours entirely on the kept side are still consecutive vertices.
+#
+# A removal (``_crem``, :meth:`_note_removal`) translates the points from x on by
+# the cell's change (dw, ds), dw < 0. With ds == 0 (label 0) they move left
+# along slope 0, which no hull edge undercuts: the vertices before x stay, as for
+# CH_PREFIX. With ds == dw (label 1) the points before x move by (-dw, -dw)
+# relative to the later ones, along slope 1: the vertices after x stay, as for
+# CH_SUFFIX, if the cell at x (possibly deleted, or left with s == 0) is neither
+# the cached predecessor nor the vertex's Pt.z or Pt.f.
 cdef inline bint k_cache_survives(IsotonicBlockStore st, Node* child, double* c, int fl,
                                  Py_ssize_t* rank, bint rank_from_left) noexcept nogil:
     cdef double x = st._cx
@@ -837,6 +859,8 @@ cdef inline double k_hypothetical(IsotonicBlockStore st, double x, double w, dou
     v = st._leaf_for(x)
     L = v.leaf
     j = bisect_right(L.x, L.cnt, x) - 1
+    if oq != st.qexp:
+        st._set_qexp(oq)  # before the restore: its path update carries it to the tree
     if existed:
         # only cell j changed: the leaf's hull before it is kept
         k_note_cell(st, j, ow - L.w[j], os - L.s[j], on - L.n[j], 0)
@@ -847,6 +871,4 @@ cdef inline double k_hypothetical(IsotonicBlockStore st, double x, double w, dou
     else:
         L.n[j] = 1
         st.remove_c(x, w, y)
-    if oq != st.qexp:
-        st._set_qexp(oq)
     return value

@@ -15,6 +15,7 @@ from streamcal.core._pav_tree cimport _free_tree, _range, _rank_gt, _rank_le
 
 from streamcal.core._pav_kernels cimport k_hypothetical
 from streamcal.core._pav_shape cimport k_build
+from streamcal.core._pav_requalify cimport k_requalify
 from streamcal.core._pav_short cimport k_fill_short
 from streamcal.core._pav_query cimport QLEAF_CAP, k_query
 
@@ -154,9 +155,15 @@ def live_blocks(IsotonicBlockStore store):
 
 def scale_by_power_of_two(IsotonicBlockStore store, int exponent):
     """The body of :meth:`IsotonicBlockStore.scale_by_power_of_two`."""
+    cdef bint was_exact = store.qscale > 0.0
     scale_tree(store, store.root, exponent)
     if store.qexp != NO_Q:
         store._set_qexp(store.qexp + exponent)
+        # the threshold of exact totals before, in the scaled coordinates: the
+        # classification changes only where the new qexp leaves (or re-enters) the
+        # range of exact scales
+        store._qthr = ldexp(1.0, 53 + store.qexp) if was_exact else 0.0
+        k_requalify(store)
 
 
 cdef void scale_tree(IsotonicBlockStore store, Node* v, int e) noexcept:
@@ -201,7 +208,7 @@ def drop_light_cells(IsotonicBlockStore store, double threshold):
     return dropped
 
 
-def rebuild(IsotonicBlockStore store, xs, ws, ss, ns):
+def rebuild(IsotonicBlockStore store, xs, ws, ss, ns, qexp=None):
     """The body of :meth:`IsotonicBlockStore.rebuild`."""
     cdef const double[::1] X = np.ascontiguousarray(xs, dtype=np.float64)
     cdef const double[::1] Wv = np.ascontiguousarray(ws, dtype=np.float64)
@@ -234,6 +241,16 @@ def rebuild(IsotonicBlockStore store, xs, ws, ss, ns):
     store.qscale = 0.0
     store.fscale = 0.0
     store._inexact = False  # every hull is computed afresh below
+    # the scale of exact coordinates first, from every cell (and, restoring a store,
+    # its own qexp, which may be finer than its cells need: its history's), so that
+    # every leaf is computed under the same one (_pav_requalify.pxd)
+    for i in range(m):
+        store._note_value(Wv[i])
+        store._note_value(Sv[i])
+    if qexp is not None and qexp < store.qexp:
+        store._set_qexp(qexp)
+    store._qpend = False
+    i = 0
     for k in range(nl):
         L = nodes[k].leaf
         if k == 0:
@@ -247,8 +264,6 @@ def rebuild(IsotonicBlockStore store, xs, ws, ss, ns):
             L.w[L.cnt] = Wv[i]
             L.s[L.cnt] = Sv[i]
             L.n[L.cnt] = Nv[i]
-            store._note_value(Wv[i])
-            store._note_value(Sv[i])
             L.cnt += 1
             i += 1
         store._leaf_update(nodes[k])
@@ -264,7 +279,7 @@ def to_lists(IsotonicBlockStore store):
     ]
 
 
-def from_lists(cls, data):
+def from_lists(cls, data, qexp=None):
     """The body of :meth:`IsotonicBlockStore.from_lists`."""
     store = cls()
     xs, ws, ss, ns = [], [], [], []
@@ -273,10 +288,10 @@ def from_lists(cls, data):
         ws.extend(bw)
         ss.extend(bs)
         ns.extend(bn)
-    if xs:
+    if xs or qexp is not None:
         rebuild(store, 
             np.array(xs, dtype=np.float64), np.array(ws, dtype=np.float64),
-            np.array(ss, dtype=np.float64), np.array(ns, dtype=np.int64),
+            np.array(ss, dtype=np.float64), np.array(ns, dtype=np.int64), qexp,
         )
     return store
 

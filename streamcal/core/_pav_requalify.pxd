@@ -1,0 +1,55 @@
+# The compiled isotonic block store's tree (streamcal/core/_pav.pyx) kept a function of
+# its cells and its exactness scale ``qexp``, when ``qexp`` changes.
+#
+# Whether a node's coordinates are exact (``st._exact(v)``: its total below
+# 2**(qexp + 53)) decides how its hull or bridge is found: exact tests, or the
+# inexact filter whose tie band pools edges whose slopes agree to within a few units
+# of roundoff. An update recomputes only its path, under the current ``qexp``. When an
+# event lowers ``qexp`` (a weight finer than any before), a node off the path can go
+# from exact to inexact; a hypothetical event's restore, a scaling out of (or back
+# into) the range of exact scales, the other way round. Such a node would keep a hull
+# found the other way, and the tree would depend on the order of the events (a
+# restored copy, built afresh, could then differ from the original in the last bit).
+#
+# k_requalify recomputes, bottom up, every node whose classification changed and
+# every ancestor of one: the tree is then what a rebuild under the same ``qexp``
+# gives. Nodes exact both before and after are skipped with their subtree (their
+# descendants' totals are smaller). Each change of ``qexp`` costs a walk over the
+# nodes without exact coordinates afterwards; ``qexp`` only falls between two
+# scalings, about 2,000 times at most, and on a stream of weights drawn from one
+# distribution it falls about log(n) times in n events.
+
+from streamcal.core._pav cimport IsotonicBlockStore, Node
+
+
+# Node ``v``'s subtree: returns 1 if ``v`` was recomputed. ``thr``: the threshold of
+# exact totals before the change (IsotonicBlockStore._qthr).
+cdef inline int _requalify_node(IsotonicBlockStore st, Node* v, double thr) except -1 nogil:
+    cdef bint was = v.W < thr
+    cdef bint now = st._exact(v)
+    cdef int left, right
+    if was and now:
+        return 0
+    if v.leaf != NULL:
+        if was == now:
+            return 0
+        st._dirty = 0  # the whole hull, from the cells
+        st._leaf_update(v)
+        return 1
+    left = _requalify_node(st, v.left, thr)
+    right = _requalify_node(st, v.right, thr)
+    if left or right or was != now:
+        st._internal_update(v, False)
+        return 1
+    return 0
+
+
+# Carry a pending change of qexp (st._qpend, set by _set_qexp) to the tree.
+cdef inline int k_requalify(IsotonicBlockStore st) except -1 nogil:
+    if not st._qpend:
+        return 0
+    st._qpend = 0
+    if st._qthr == 0.0 and st.qscale == 0.0:
+        return 0  # inexact before and after
+    _requalify_node(st, st.root, st._qthr)
+    return 0
