@@ -18,7 +18,9 @@ from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
 from streamcal.core.kernels import IsotonicStream
-from streamcal.core.pav import BlockView, IsotonicBlockStore
+from streamcal.core.pav import (
+    EXACTNESS_SCALE_RANGE, BlockView, IsotonicBlockStore, finest_bit, upgrade_exactness_scale,
+)
 
 __all__ = ["OnlineIsotonic", "VennAbers"]
 
@@ -30,23 +32,6 @@ def _integer_weights_fit(w, window_size: int) -> bool:
     is negligible.)"""
     top = float(np.max(w))
     return bool(np.all(w == np.floor(w))) and top < 2.0**20 and top * window_size < 2.0**53
-
-
-def _finest_bit(values: np.ndarray) -> int | None:
-    """The exponent of the lowest set bit among the finite ``values`` > 0:
-    the ``e`` such that all are multiples of ``2**e``, as the store notes them
-    (``IsotonicBlockStore.exactness_scale``); None when all are 0."""
-    v = values[np.isfinite(values) & (values > 0)]
-    if not len(v):
-        return None
-    m, e = np.frexp(v)
-    mant = np.ldexp(m, 53).astype(np.uint64)
-    low = mant & (~mant + np.uint64(1))  # the lowest set bit of each mantissa
-    return int(np.min(e - 53 + np.frexp(low.astype(np.float64))[1] - 1))
-
-
-#: bound of a snapshot's ``exactness_scale`` (IsotonicBlockStore.exactness_scale)
-_MAX_SCALE = 1 << 20
 
 
 class _IsotonicStoreCalibrator(BinaryCalibrator):
@@ -148,7 +133,10 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         if n == 0:
             return
         stream = self._stream
-        if self.half_life is not None or n * 256 < stream.n_cells or n < 16:
+        if (self.half_life is not None or n * 256 < stream.n_cells or n < 16
+                or stream.grid_store is not None):
+            # the compiled loop (a grid store's is as fast as a rebuild, and leaves the
+            # grid at the event the loop would)
             stream.learn_many(scores, labels, w)
             return
         store = stream.store
@@ -186,11 +174,9 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         xs, ws, ss, ns = xs[pos], ws[pos], ss[pos], ns[pos]
         ux, inv = np.unique(xs, return_inverse=True)
         # the scale of exact coordinates the loop would leave: every weight and label
-        # sum it adds (a grid store's copy derives it from the cells)
-        qexp = None
-        if stream.grid_store is None:
-            scales = [store.exactness_scale, _finest_bit(w), _finest_bit(w * labels)]
-            qexp = min((q for q in scales if q is not None), default=None)
+        # sum it adds
+        scales = [store.exactness_scale, finest_bit(w), finest_bit(w * labels)]
+        qexp = min((q for q in scales if q is not None), default=None)
         # the store first: its rebuild changes nothing when it fails (out of memory)
         store.rebuild(
             ux,
@@ -288,8 +274,11 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         new = self.clone()
         stream = new._stream
         cells = _merge.merge_cells(a.store.cells(), b.store.cells())
-        # the scale of exact coordinates one object fed both streams would have
+        # the scale of exact coordinates one object fed both streams would have (a
+        # grid store's copy derives it from the cells)
         scales = [q for q in (a.store.exactness_scale, b.store.exactness_scale) if q is not None]
+        if a.grid_store is not None and b.grid_store is not None:
+            scales = []
         if len(cells[0]):
             stream.store.rebuild(*cells, qexp=min(scales, default=None))
         stream.n_events = a.n_events + b.n_events
@@ -300,17 +289,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
 
     @classmethod
     def _upgrade_snapshot(cls, params: dict, state: dict, fmt: int):
-        # written before the store kept its scale of exact coordinates: the one its
-        # cells give (what the store derived on every restore then); a malformed entry
-        # is left to the checks
-        if isinstance(state, dict) and "exactness_scale" not in state:
-            try:
-                sums = [v for block in state["blocks"] for v in (*block[1], *block[2])]
-                scale = _finest_bit(np.array(sums, dtype=np.float64))
-            except (KeyError, IndexError, TypeError, ValueError):
-                scale = None
-            state = {**state, "exactness_scale": scale}
-        return params, state
+        return params, upgrade_exactness_scale(state)
 
     def _get_state(self) -> dict:
         stream = self._stream
@@ -330,7 +309,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         n = check.int(check.entry(state, "n_events"), "state['n_events']")
         scale = check.entry(state, "exactness_scale")
         if scale is not None:
-            check.int(scale, "state['exactness_scale']", -_MAX_SCALE, _MAX_SCALE)
+            check.int(scale, "state['exactness_scale']", *EXACTNESS_SCALE_RANGE)
         if self.half_life is None:
             check.int(check.entry(state, "t_ref"), "state['t_ref']", 0, 0)
             check.real(check.entry(state, "phase"), "state['phase']", 0.0, 0.0)

@@ -12,6 +12,7 @@ cdef enum:
     LEAF_CAP = 128
     SHORT_HULL = 6                # internal nodes keep hulls of at most this many vertices
     NO_Q = 1 << 20                # qexp of a store without exact coordinates
+    QEXP_MIN = -1074              # the finest bit of any double
     # kinds of change of one cell (IsotonicBlockStore._ck): any; the points of the
     # cells before the key keep their place (a label-1 event added, a label-0 event
     # removed); those from the key on are all translated by one vector (a label-0 event
@@ -139,6 +140,7 @@ cdef class IsotonicBlockStore:
     # W < _qthr (2**(qexp + 53), 0 without exact coordinates)
     cdef bint _qpend
     cdef double _qthr
+    cdef bint _qhold   # a hypothetical event runs: only its paths follow qexp
     # operation counters (always on, integer increments)
     cdef public long long _op_nodes
     cdef public long long _op_hull

@@ -103,7 +103,7 @@ from streamcal.core._pav_short cimport k_short_bridge  # nearly flat fits
 from streamcal.core._pav_shape cimport (  # rebalancing and spare nodes, memory-safe
     k_rebuild_subtree, k_release, k_reserve, k_reserve_for, k_take_spares,
 )
-from streamcal.core._pav_requalify cimport k_requalify  # when qexp changes
+from streamcal.core._pav_requalify cimport k_exact_threshold, k_requalify  # qexp moves
 
 from streamcal.core import _pav_ops  # read-outs, rebuild, checks: off the per-event path
 
@@ -203,8 +203,8 @@ cdef class IsotonicBlockStore:
     cdef void _set_qexp(self, int e) noexcept nogil:
         if not self._qpend:  # the first change since the tree last matched qexp
             self._qpend = True
-            self._qthr = ldexp(1.0, 53 + self.qexp) if self.qscale > 0.0 else 0.0
-        self.qexp = e
+            self._qthr = k_exact_threshold(self)
+        self.qexp = e if e > QEXP_MIN else QEXP_MIN  # every double: a multiple of 2**-1074
         if -1000 <= e <= 1000:
             self.qscale = ldexp(1.0, -e)
         else:

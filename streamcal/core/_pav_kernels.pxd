@@ -8,6 +8,7 @@
 from libc.math cimport fabs, fma, frexp, ldexp, INFINITY
 
 from streamcal.core._search cimport bisect_right
+from streamcal.core._pav_requalify cimport k_exact_threshold, k_requalify_since
 
 from streamcal.core._pav cimport (
     CH_PREFIX, CH_SUFFIX, IsotonicBlockStore, LEAF_CAP, Leaf, Loc, Node, Pt, Sums,
@@ -850,25 +851,38 @@ cdef inline double k_hypothetical(IsotonicBlockStore st, double x, double w, dou
         ow = L.w[j]
         os = L.s[j]
         on = L.n[j]
-    st.add_c(x, w, y)
-    value = st.predict_step_c(x)
-    if then1 != NULL:
-        st.relabel_c(x, w)
-        then1[0] = st.predict_step_c(x)
-        y = 1.0
-    v = st._leaf_for(x)
-    L = v.leaf
-    j = bisect_right(L.x, L.cnt, x) - 1
-    if oq != st.qexp:
-        st._set_qexp(oq)  # before the restore: its path update carries it to the tree
-    if existed:
-        # only cell j changed: the leaf's hull before it is kept
-        k_note_cell(st, j, ow - L.w[j], os - L.s[j], on - L.n[j], 0)
-        L.w[j] = ow
-        L.s[j] = os
-        L.n[j] = on
-        st._fix_path(v)
-    else:
-        L.n[j] = 1
-        st.remove_c(x, w, y)
+    # an event finer than the cells lowers qexp until the restore puts it back: only
+    # the paths follow it (off them the coordinates stay exact); no tree-wide
+    # requalification (_pav_requalify.pxd) for a read
+    cdef long long c0 = st._clock
+    cdef double thr = 0.0
+    st._qhold = True
+    try:
+        st.add_c(x, w, y)
+        value = st.predict_step_c(x)
+        if then1 != NULL:
+            st.relabel_c(x, w)
+            then1[0] = st.predict_step_c(x)
+            y = 1.0
+        v = st._leaf_for(x)
+        L = v.leaf
+        j = bisect_right(L.x, L.cnt, x) - 1
+        if oq != st.qexp:
+            thr = k_exact_threshold(st)  # the lowered qexp's
+            st._set_qexp(oq)  # before the restore: its path update carries it to the tree
+        if existed:
+            # only cell j changed: the leaf's hull before it is kept
+            k_note_cell(st, j, ow - L.w[j], os - L.s[j], on - L.n[j], 0)
+            L.w[j] = ow
+            L.s[j] = os
+            L.n[j] = on
+            st._fix_path(v)
+        else:
+            L.n[j] = 1
+            st.remove_c(x, w, y)
+    finally:
+        st._qhold = False
+    if st._qpend:  # qexp is back: what was recomputed under the lowered one follows it
+        st._qpend = False
+        k_requalify_since(st, st.root, c0, thr)
     return value

@@ -10,7 +10,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.math cimport INFINITY, NAN, ldexp
 from libc.string cimport memcpy
 
-from streamcal.core._pav cimport NO_Q, LEAF_CAP, IsotonicBlockStore, Leaf, Node, Sums
+from streamcal.core._pav cimport NO_Q, QEXP_MIN, LEAF_CAP, IsotonicBlockStore, Leaf, Node, Sums
 from streamcal.core._pav_tree cimport _free_tree, _range, _rank_gt, _rank_le
 
 from streamcal.core._pav_kernels cimport k_hypothetical
@@ -156,13 +156,14 @@ def live_blocks(IsotonicBlockStore store):
 def scale_by_power_of_two(IsotonicBlockStore store, int exponent):
     """The body of :meth:`IsotonicBlockStore.scale_by_power_of_two`."""
     cdef bint was_exact = store.qscale > 0.0
+    cdef long long e = <long long> store.qexp + exponent
     scale_tree(store, store.root, exponent)
     if store.qexp != NO_Q:
-        store._set_qexp(store.qexp + exponent)
+        store._set_qexp(<int> max(min(e, 2000), -2000))  # _set_qexp: at least QEXP_MIN
         # the threshold of exact totals before, in the scaled coordinates: the
         # classification changes only where the new qexp leaves (or re-enters) the
         # range of exact scales
-        store._qthr = ldexp(1.0, 53 + store.qexp) if was_exact else 0.0
+        store._qthr = ldexp(1.0, <int> max(min(53 + e, 2000), -2000)) if was_exact else 0.0
         k_requalify(store)
 
 
@@ -208,6 +209,13 @@ def drop_light_cells(IsotonicBlockStore store, double threshold):
     return dropped
 
 
+#: the coarsest exactness scale a store can hold: the lowest set bit of a finite double
+#: (2**1023 is its own)
+QEXP_MAX = 1023
+#: every value ``IsotonicBlockStore.exactness_scale`` can take (None aside)
+EXACTNESS_SCALE_RANGE = (QEXP_MIN, QEXP_MAX)
+
+
 def rebuild(IsotonicBlockStore store, xs, ws, ss, ns, qexp=None):
     """The body of :meth:`IsotonicBlockStore.rebuild`."""
     cdef const double[::1] X = np.ascontiguousarray(xs, dtype=np.float64)
@@ -218,6 +226,12 @@ def rebuild(IsotonicBlockStore store, xs, ws, ss, ns, qexp=None):
     cdef int fill = (3 * store.cap) // 4
     cdef Node** nodes
     cdef Leaf* L
+    if qexp is not None and not (isinstance(qexp, int) and not isinstance(qexp, bool)
+                                 and QEXP_MIN <= qexp <= QEXP_MAX):
+        raise ValueError(  # before anything changes
+            f"The 'qexp' argument of IsotonicBlockStore.rebuild must be None or an int in "
+            f"[{QEXP_MIN}, {QEXP_MAX}]. Got {qexp!r} instead."
+        )
     if fill < 2:
         fill = 2
     nl = (m + 1 + fill - 1) // fill

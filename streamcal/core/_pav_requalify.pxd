@@ -20,6 +20,7 @@
 # distribution it falls about log(n) times in n events.
 
 from streamcal.core._pav cimport IsotonicBlockStore, Node
+from libc.math cimport ldexp
 
 
 # Node ``v``'s subtree: returns 1 if ``v`` was recomputed. ``thr``: the threshold of
@@ -44,12 +45,46 @@ cdef inline int _requalify_node(IsotonicBlockStore st, Node* v, double thr) exce
     return 0
 
 
-# Carry a pending change of qexp (st._qpend, set by _set_qexp) to the tree.
+# Carry a pending change of qexp (st._qpend, set by _set_qexp) to the tree; held
+# (st._qhold) during a hypothetical event, which puts qexp back (k_requalify_since).
 cdef inline int k_requalify(IsotonicBlockStore st) except -1 nogil:
-    if not st._qpend:
+    if not st._qpend or st._qhold:
         return 0
     st._qpend = 0
     if st._qthr == 0.0 and st.qscale == 0.0:
         return 0  # inexact before and after
     _requalify_node(st, st.root, st._qthr)
+    return 0
+
+
+# The exactness threshold under the current qexp (see IsotonicBlockStore._qthr).
+cdef inline double k_exact_threshold(IsotonicBlockStore st) noexcept nogil:
+    return ldexp(1.0, 53 + st.qexp) if st.qscale > 0.0 else 0.0
+
+
+# After a hypothetical event lowered qexp and put it back: the nodes recomputed since
+# stamp ``c0`` (the add's and the restore's paths, a split leaf's other half, a
+# rebuilt subtree: every ancestor of such a node was recomputed after it, so they are
+# found from the root) that were computed under the lowered qexp (threshold ``thr``)
+# and are classified otherwise now are recomputed, bottom up; the rest of the tree
+# never changed. O(nodes recomputed since c0).
+cdef inline int k_requalify_since(IsotonicBlockStore st, Node* v, long long c0,
+                                  double thr) except -1 nogil:
+    cdef bint was, now
+    cdef int left, right
+    if v.stamp <= c0:
+        return 0
+    was = v.W < thr
+    now = st._exact(v)
+    if v.leaf != NULL:
+        if was == now:
+            return 0
+        st._dirty = 0
+        st._leaf_update(v)
+        return 1
+    left = k_requalify_since(st, v.left, c0, thr)
+    right = k_requalify_since(st, v.right, c0, thr)
+    if left or right or was != now:
+        st._internal_update(v, False)
+        return 1
     return 0

@@ -37,7 +37,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["IsotonicBlockStore", "BlockView", "pav_blocks"]
+__all__ = [
+    "IsotonicBlockStore", "BlockView", "pav_blocks", "finest_bit", "upgrade_exactness_scale",
+    "EXACTNESS_SCALE_RANGE",
+]
 
 # Below this many cells, pav_blocks runs in plain Python; above it, scipy.
 _SMALL = 48
@@ -108,6 +111,48 @@ def pav_blocks(ws, ss):
     return out
 
 
+def finest_bit(values: np.ndarray) -> int | None:
+    """The exponent of the lowest set bit among the finite ``values`` > 0: the ``e``
+    such that all are multiples of ``2**e``, as the store notes a weight or label sum
+    (:attr:`IsotonicBlockStore.exactness_scale`); None when there is none.
+
+    Examples
+    --------
+    >>> finest_bit(np.array([3.0, 0.75, 0.0])), finest_bit(np.array([0.0]))
+    (-2, None)
+
+    """
+    v = values[np.isfinite(values) & (values > 0)]
+    if not len(v):
+        return None
+    m, e = np.frexp(v)
+    mant = np.ldexp(m, 53).astype(np.uint64)
+    low = mant & (~mant + np.uint64(1))  # the lowest set bit of each mantissa
+    return int(np.min(e - 53 + np.frexp(low.astype(np.float64))[1] - 1))
+
+
+def upgrade_exactness_scale(state):
+    """A snapshot ``state`` holding a store's ``blocks`` (:meth:`to_lists`) written
+    before the store kept its ``exactness_scale``: with the scale its cells give (what
+    every restore derived then). A malformed entry is left as it is, to the checks.
+
+    Examples
+    --------
+    >>> upgrade_exactness_scale({"blocks": [[[0.5], [2.0], [1.0], [2], 2.0, 1.0]]})
+    {'blocks': [[[0.5], [2.0], [1.0], [2], 2.0, 1.0]], 'exactness_scale': 0}
+
+    """
+    if isinstance(state, dict) and "exactness_scale" not in state:
+        try:
+            sums = [v for block in state["blocks"] for v in (*block[1], *block[2])]
+            scale = finest_bit(np.array(sums, dtype=np.float64))
+        except (KeyError, IndexError, TypeError, ValueError):
+            scale = None
+        state = {**state, "exactness_scale": scale}
+    return state
+
+
 # The store is compiled; it imports BlockView from here lazily.
 from streamcal.core._pav import IsotonicBlockStore  # noqa: E402
+from streamcal.core._pav_ops import EXACTNESS_SCALE_RANGE  # noqa: E402,F401
 

@@ -7,7 +7,9 @@ import math
 
 from streamcal import _merge
 from streamcal import _validation as V
-from streamcal.core.pav import BlockView, IsotonicBlockStore
+from streamcal.core.pav import (
+    EXACTNESS_SCALE_RANGE, BlockView, IsotonicBlockStore, upgrade_exactness_scale,
+)
 from streamcal.metrics.base import BinaryCalibrationMetric
 
 __all__ = ["CORP"]
@@ -341,8 +343,11 @@ class CORP(BinaryCalibrationMetric):
         rounding (the cells' sums, bit for bit with unit or integer weights)."""
         new = self.clone()
         cells = _merge.merge_cells(self._store.cells(), other._store.cells())
+        # the scale of exact coordinates one metric fed both streams would have
+        scales = [q for q in (self._store.exactness_scale, other._store.exactness_scale)
+                  if q is not None]
         if len(cells[0]):
-            new._store.rebuild(*cells)
+            new._store.rebuild(*cells, qexp=min(scales, default=None))
         new._weight = self._weight + other._weight
         new._label = self._label + other._label
         new._loss = self._loss + other._loss
@@ -350,9 +355,20 @@ class CORP(BinaryCalibrationMetric):
         new._fit_stale = True
         return new
 
+    @classmethod
+    def _upgrade_snapshot(cls, params: dict, state: dict, fmt: int):
+        return params, upgrade_exactness_scale(state)
+
+    def _validate_state(self, state: dict, check) -> None:
+        super()._validate_state(state, check)
+        scale = check.entry(state, "exactness_scale")
+        if scale is not None:
+            check.int(scale, "state['exactness_scale']", *EXACTNESS_SCALE_RANGE)
+
     def _get_state(self) -> dict:
         return {
             "blocks": self._store.to_lists(),
+            "exactness_scale": self._store.exactness_scale,
             "weight": self._weight,
             "label": self._label,
             "loss": self._loss,
@@ -361,7 +377,7 @@ class CORP(BinaryCalibrationMetric):
         }
 
     def _set_state(self, state: dict) -> None:
-        self._store = IsotonicBlockStore.from_lists(state["blocks"])
+        self._store = IsotonicBlockStore.from_lists(state["blocks"], state["exactness_scale"])
         self._weight = float(state["weight"])
         self._label = float(state["label"])
         self._loss = float(state["loss"])
