@@ -15,9 +15,11 @@
 # every ancestor of one: the tree is then what a rebuild under the same ``qexp``
 # gives. Nodes exact both before and after are skipped with their subtree (their
 # descendants' totals are smaller). Each change of ``qexp`` costs a walk over the
-# nodes without exact coordinates afterwards; ``qexp`` only falls between two
-# scalings, about 2,000 times at most, and on a stream of weights drawn from one
-# distribution it falls about log(n) times in n events.
+# nodes without exact coordinates afterwards; ``qexp`` stays in [-1074, 1023] and only
+# falls between two scalings, about 2,000 times at most, and on a stream of weights
+# drawn from one distribution it falls about log(n) times in n events. A hypothetical
+# event (a read: Venn-ABERS, a prior) puts ``qexp`` back after it: only its paths
+# follow the lowered one, then k_requalify_since revisits the nodes it recomputed.
 
 from streamcal.core._pav cimport IsotonicBlockStore, Node
 from libc.math cimport ldexp
