@@ -19,7 +19,8 @@ from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
 from streamcal.core.kernels import IsotonicStream
 from streamcal.core.pav import (
-    EXACTNESS_SCALE_RANGE, BlockView, IsotonicBlockStore, finest_bit, upgrade_exactness_scale,
+    BlockView, IsotonicBlockStore, check_exactness_scale, finer_scale, finest_bit,
+    upgrade_exactness_scale,
 )
 
 __all__ = ["OnlineIsotonic", "VennAbers"]
@@ -175,8 +176,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         ux, inv = np.unique(xs, return_inverse=True)
         # the scale of exact coordinates the loop would leave: every weight and label
         # sum it adds
-        scales = [store.exactness_scale, finest_bit(w), finest_bit(w * labels)]
-        qexp = min((q for q in scales if q is not None), default=None)
+        qexp = finer_scale(store.exactness_scale, finest_bit(w), finest_bit(w * labels))
         # the store first: its rebuild changes nothing when it fails (out of memory)
         store.rebuild(
             ux,
@@ -276,11 +276,11 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         cells = _merge.merge_cells(a.store.cells(), b.store.cells())
         # the scale of exact coordinates one object fed both streams would have (a
         # grid store's copy derives it from the cells)
-        scales = [q for q in (a.store.exactness_scale, b.store.exactness_scale) if q is not None]
+        qexp = finer_scale(a.store.exactness_scale, b.store.exactness_scale)
         if a.grid_store is not None and b.grid_store is not None:
-            scales = []
+            qexp = None
         if len(cells[0]):
-            stream.store.rebuild(*cells, qexp=min(scales, default=None))
+            stream.store.rebuild(*cells, qexp=qexp)
         stream.n_events = a.n_events + b.n_events
         stream.reset_total()
         return new
@@ -307,9 +307,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         # the last renormalisation (0 and 0.0 without half_life); the blocks and the
         # window are checked by the store's own _check() once built
         n = check.int(check.entry(state, "n_events"), "state['n_events']")
-        scale = check.entry(state, "exactness_scale")
-        if scale is not None:
-            check.int(scale, "state['exactness_scale']", *EXACTNESS_SCALE_RANGE)
+        check_exactness_scale(state, check)
         if self.half_life is None:
             check.int(check.entry(state, "t_ref"), "state['t_ref']", 0, 0)
             check.real(check.entry(state, "phase"), "state['phase']", 0.0, 0.0)

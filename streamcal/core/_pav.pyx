@@ -204,7 +204,7 @@ cdef class IsotonicBlockStore:
         if not self._qpend:  # the first change since the tree last matched qexp
             self._qpend = True
             self._qthr = k_exact_threshold(self)
-        self.qexp = e if e > QEXP_MIN else QEXP_MIN  # every double: a multiple of 2**-1074
+        self.qexp = e = max(e, QEXP_MIN)  # every double is a multiple of 2**-1074
         if -1000 <= e <= 1000:
             self.qscale = ldexp(1.0, -e)
         else:

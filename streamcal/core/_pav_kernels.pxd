@@ -884,5 +884,5 @@ cdef inline double k_hypothetical(IsotonicBlockStore st, double x, double w, dou
         st._qhold = False
     if st._qpend:  # qexp is back: what was recomputed under the lowered one follows it
         st._qpend = False
-        k_requalify_since(st, st.root, c0, thr)
+        k_requalify_since(st, c0, thr)
     return value

@@ -25,12 +25,21 @@ from streamcal.core._pav cimport IsotonicBlockStore, Node
 from libc.math cimport ldexp
 
 
-# Node ``v``'s subtree: returns 1 if ``v`` was recomputed. ``thr``: the threshold of
-# exact totals before the change (IsotonicBlockStore._qthr).
-cdef inline int _requalify_node(IsotonicBlockStore st, Node* v, double thr) except -1 nogil:
-    cdef bint was = v.W < thr
-    cdef bint now = st._exact(v)
+# Node ``v``'s subtree: recompute, bottom up, each node whose classification changed
+# (``thr``: the threshold of exact totals before the change, IsotonicBlockStore._qthr)
+# and each ancestor of one; returns 1 if ``v`` was recomputed. With ``c0 >= 0`` only
+# the nodes recomputed since stamp ``c0`` are visited: after a hypothetical event, the
+# add's and the restore's paths, a split leaf's other half, a rebuilt subtree (every
+# ancestor of such a node was recomputed after it, so they are found from the root);
+# the rest of the tree never changed.
+cdef inline int _requalify_node(IsotonicBlockStore st, Node* v, double thr,
+                                long long c0) except -1 nogil:
+    cdef bint was, now
     cdef int left, right
+    if v.stamp <= c0:
+        return 0
+    was = v.W < thr
+    now = st._exact(v)
     if was and now:
         return 0
     if v.leaf != NULL:
@@ -39,8 +48,8 @@ cdef inline int _requalify_node(IsotonicBlockStore st, Node* v, double thr) exce
         st._dirty = 0  # the whole hull, from the cells
         st._leaf_update(v)
         return 1
-    left = _requalify_node(st, v.left, thr)
-    right = _requalify_node(st, v.right, thr)
+    left = _requalify_node(st, v.left, thr, c0)
+    right = _requalify_node(st, v.right, thr, c0)
     if left or right or was != now:
         st._internal_update(v, False)
         return 1
@@ -55,7 +64,7 @@ cdef inline int k_requalify(IsotonicBlockStore st) except -1 nogil:
     st._qpend = 0
     if st._qthr == 0.0 and st.qscale == 0.0:
         return 0  # inexact before and after
-    _requalify_node(st, st.root, st._qthr)
+    _requalify_node(st, st.root, st._qthr, -1)
     return 0
 
 
@@ -64,29 +73,9 @@ cdef inline double k_exact_threshold(IsotonicBlockStore st) noexcept nogil:
     return ldexp(1.0, 53 + st.qexp) if st.qscale > 0.0 else 0.0
 
 
-# After a hypothetical event lowered qexp and put it back: the nodes recomputed since
-# stamp ``c0`` (the add's and the restore's paths, a split leaf's other half, a
-# rebuilt subtree: every ancestor of such a node was recomputed after it, so they are
-# found from the root) that were computed under the lowered qexp (threshold ``thr``)
-# and are classified otherwise now are recomputed, bottom up; the rest of the tree
-# never changed. O(nodes recomputed since c0).
-cdef inline int k_requalify_since(IsotonicBlockStore st, Node* v, long long c0,
+# After a hypothetical event lowered qexp (threshold ``thr``) and put it back: the
+# nodes recomputed since stamp ``c0`` follow the scale put back. O(those nodes).
+cdef inline int k_requalify_since(IsotonicBlockStore st, long long c0,
                                   double thr) except -1 nogil:
-    cdef bint was, now
-    cdef int left, right
-    if v.stamp <= c0:
-        return 0
-    was = v.W < thr
-    now = st._exact(v)
-    if v.leaf != NULL:
-        if was == now:
-            return 0
-        st._dirty = 0
-        st._leaf_update(v)
-        return 1
-    left = k_requalify_since(st, v.left, c0, thr)
-    right = k_requalify_since(st, v.right, c0, thr)
-    if left or right or was != now:
-        st._internal_update(v, False)
-        return 1
+    _requalify_node(st, st.root, thr, c0)
     return 0

@@ -38,8 +38,8 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = [
-    "IsotonicBlockStore", "BlockView", "pav_blocks", "finest_bit", "upgrade_exactness_scale",
-    "EXACTNESS_SCALE_RANGE",
+    "IsotonicBlockStore", "BlockView", "pav_blocks", "finest_bit", "finer_scale",
+    "check_exactness_scale", "upgrade_exactness_scale", "EXACTNESS_SCALE_RANGE",
 ]
 
 # Below this many cells, pav_blocks runs in plain Python; above it, scipy.
@@ -129,6 +129,38 @@ def finest_bit(values: np.ndarray) -> int | None:
     mant = np.ldexp(m, 53).astype(np.uint64)
     low = mant & (~mant + np.uint64(1))  # the lowest set bit of each mantissa
     return int(np.min(e - 53 + np.frexp(low.astype(np.float64))[1] - 1))
+
+
+def finer_scale(*scales) -> int | None:
+    """The finest of the exactness scales given (None: a store that held nothing), the
+    one a store fed everything the others held would have.
+
+    Examples
+    --------
+    >>> finer_scale(-3, None, 0), finer_scale(None, None)
+    (-3, None)
+
+    """
+    return min((q for q in scales if q is not None), default=None)
+
+
+def check_exactness_scale(state: dict, check) -> None:
+    """Check a snapshot ``state``'s ``exactness_scale`` entry (None, or an int in
+    :data:`EXACTNESS_SCALE_RANGE`) with ``check`` (``streamcal._snapshot.StateChecks``).
+
+    Examples
+    --------
+    >>> from streamcal._snapshot import StateChecks
+    >>> check_exactness_scale({"exactness_scale": -3}, StateChecks("CORP"))
+    >>> check_exactness_scale({"exactness_scale": 2000}, StateChecks("CORP"))
+    Traceback (most recent call last):
+    ...
+    ValueError: The snapshot entry state['exactness_scale'] of CORP must be an int in [-1074, 1023]. Got 2000 instead.
+
+    """
+    scale = check.entry(state, "exactness_scale")
+    if scale is not None:
+        check.int(scale, "state['exactness_scale']", *EXACTNESS_SCALE_RANGE)
 
 
 def upgrade_exactness_scale(state):

@@ -8,7 +8,7 @@ import math
 from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.core.pav import (
-    EXACTNESS_SCALE_RANGE, BlockView, IsotonicBlockStore, upgrade_exactness_scale,
+    BlockView, IsotonicBlockStore, check_exactness_scale, finer_scale, upgrade_exactness_scale,
 )
 from streamcal.metrics.base import BinaryCalibrationMetric
 
@@ -344,10 +344,9 @@ class CORP(BinaryCalibrationMetric):
         new = self.clone()
         cells = _merge.merge_cells(self._store.cells(), other._store.cells())
         # the scale of exact coordinates one metric fed both streams would have
-        scales = [q for q in (self._store.exactness_scale, other._store.exactness_scale)
-                  if q is not None]
+        qexp = finer_scale(self._store.exactness_scale, other._store.exactness_scale)
         if len(cells[0]):
-            new._store.rebuild(*cells, qexp=min(scales, default=None))
+            new._store.rebuild(*cells, qexp=qexp)
         new._weight = self._weight + other._weight
         new._label = self._label + other._label
         new._loss = self._loss + other._loss
@@ -361,9 +360,7 @@ class CORP(BinaryCalibrationMetric):
 
     def _validate_state(self, state: dict, check) -> None:
         super()._validate_state(state, check)
-        scale = check.entry(state, "exactness_scale")
-        if scale is not None:
-            check.int(scale, "state['exactness_scale']", *EXACTNESS_SCALE_RANGE)
+        check_exactness_scale(state, check)
 
     def _get_state(self) -> dict:
         return {
