@@ -25,3 +25,22 @@ def edge_stream(rng: np.random.Generator, n: int, ties: bool, mixed_weights: boo
     if mixed_weights:
         w = np.where(rng.random(n) < 0.3, rng.choice([0.0, 0.5, 3.0], n), 1.0)
     return s, y, w
+
+
+def remove_event(store, live, i):
+    """Remove ``live[i]`` (an event ``(x, w, y)`` held by the isotonic block ``store``)
+    from both, as a window does: when the store deletes the cell with its other events
+    (the rounding residue of its sums could grow too large, see
+    ``IsotonicBlockStore.remove``), put back their sums, summed afresh. Returns what
+    ``remove`` returned."""
+    import math
+
+    x, w, y = live.pop(i)
+    dropped = store.remove(x, w, y)
+    if dropped:
+        rest = [e for e in live if e[0] == x and e[1] > 0]
+        assert len(rest) == dropped
+        W = math.fsum(e[1] for e in rest)
+        S = min(math.fsum(e[1] * e[2] for e in rest), W)
+        store.add_cell(x, W, S, len(rest), 2.0**-52)
+    return dropped

@@ -23,7 +23,7 @@ def old():
 
 
 # state entries added since the fixture was written (derived on restore from the rest)
-_ADDED = ("exactness_scale",)
+_ADDED = ("exactness_scale", "residues")
 
 
 def _as_written_then(d):

@@ -19,8 +19,8 @@ from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
 from streamcal.core.kernels import IsotonicStream
 from streamcal.core.pav import (
-    BlockView, IsotonicBlockStore, check_exactness_scale, finer_scale, finest_bit,
-    upgrade_exactness_scale,
+    BlockView, IsotonicBlockStore, check_exactness_scale, check_residues, finer_scale,
+    finest_bit, residue_entry, upgrade_exactness_scale, upgrade_residues,
 )
 
 __all__ = ["OnlineIsotonic", "VennAbers"]
@@ -289,13 +289,15 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
 
     @classmethod
     def _upgrade_snapshot(cls, params: dict, state: dict, fmt: int):
-        return params, upgrade_exactness_scale(state)
+        return params, upgrade_residues(upgrade_exactness_scale(state))
 
     def _get_state(self) -> dict:
         stream = self._stream
         return {
             "blocks": stream.store.to_lists(),
             "exactness_scale": stream.store.exactness_scale,
+            # only a window removes events, the one use of the bounds
+            "residues": [] if stream.window_size == 0 else residue_entry(stream.store),
             "window": stream.window_events(),
             "n_events": stream.n_events,
             "t_ref": stream.t_ref,
@@ -308,6 +310,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         # window are checked by the store's own _check() once built
         n = check.int(check.entry(state, "n_events"), "state['n_events']")
         check_exactness_scale(state, check)
+        check_residues(state, check)
         if self.half_life is None:
             check.int(check.entry(state, "t_ref"), "state['t_ref']", 0, 0)
             check.real(check.entry(state, "phase"), "state['phase']", 0.0, 0.0)
@@ -318,7 +321,8 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
     def _set_state(self, state: dict) -> None:
         self._reset()
         stream = self._stream
-        stream.store = IsotonicBlockStore.from_lists(state["blocks"], state["exactness_scale"])
+        stream.store = IsotonicBlockStore.from_lists(
+            state["blocks"], state["exactness_scale"], state["residues"])
         if state["window"] is not None:
             stream.set_window_events(state["window"])
         stream.n_events = int(state["n_events"])
@@ -343,16 +347,19 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
             agg: dict = {}
             for x, y, w, _ in window:
                 if w > 0:
-                    W, S, n = agg.get(x, (0.0, 0.0, 0))
-                    agg[x] = (W + w, S + w * y, n + 1)
+                    agg.setdefault(x, []).append((w, w * y))
             xs, ws, ss, ns = self._store.cells()
             assert sorted(agg) == xs.tolist(), "window keys differ from stored cells"
-            for x, W, S, n in zip(xs.tolist(), ws.tolist(), ss.tolist(), ns.tolist()):
-                eW, eS, en = agg[x]
-                assert en == n, f"cell {x}: {n} events stored, {en} in the window"
-                tol = 1e-12 * max(W, eW)  # rounding residue is relative to the cell's weight
-                assert math.isclose(W, eW, rel_tol=1e-9, abs_tol=tol), f"cell {x}: weight {W} != {eW}"
-                assert math.isclose(S, eS, rel_tol=1e-9, abs_tol=tol), f"cell {x}: label sum {S} != {eS}"
+            rs = self._store.residue_bounds().tolist()
+            for x, W, S, n, r in zip(xs.tolist(), ws.tolist(), ss.tolist(), ns.tolist(), rs):
+                events = agg[x]
+                assert len(events) == n, f"cell {x}: {n} events stored, {len(events)} in the window"
+                # the sums of the window's events (correctly rounded) within the cell's
+                # residue bound (core/_pav_residue.pxd), plus their own rounding
+                eW, eS = math.fsum(e[0] for e in events), math.fsum(e[1] for e in events)
+                off = abs(W - eW) + abs(S - eS)
+                assert off <= (r + 2.0**-51) * W + 2.0**-1073, (
+                    f"cell {x}: sums {W}, {S} != window's {eW}, {eS} (residue bound {r})")
 
 
 

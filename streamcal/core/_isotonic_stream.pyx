@@ -44,6 +44,7 @@ from libc.math cimport floor, ldexp, frexp, isfinite, INFINITY, NAN
 
 from streamcal._cvalidation cimport check_score, check_label, check_weight
 from streamcal.core._pav cimport IsotonicBlockStore
+from streamcal.core._pav_residue cimport SC_READD_RESIDUE, k_compensated_add
 from streamcal.core._grid_pav cimport GridIsotonicStore
 from streamcal._validation import argument_error, WEIGHT_DOMAIN
 from streamcal.core.prior import ISOTONIC_PRIOR_MEAN
@@ -74,7 +75,6 @@ cdef enum:
     MODE_STEP = 0
     MODE_LINEAR = 1
     MODE_VENN_ABERS = 2
-
 
 
 cdef inline double _clip01(double v) noexcept nogil:
@@ -251,14 +251,20 @@ cdef class IsotonicStream:
         return 0
 
     cdef int _readd(self, double x) except -1 nogil:
-        """The store dropped the cell of key ``x`` (what was left weighed far less than
-        the event removed, so subtraction would have left a rounding residue): add the
-        window's other events of that key again, exactly."""
+        """The store deleted the cell of key ``x`` (``_pav_residue.pxd``): put back the
+        compensated sums of the window's other events of that key."""
         cdef Py_ssize_t i, k
+        cdef double W = 0.0, Wc = 0.0, S = 0.0, Sc = 0.0
+        cdef long long n = 0
         for i in range(self._count):
             k = self._slot(i)
             if self._wx[k] == x and self._ww[k] > 0.0:
-                self._st.add_c(x, self._ww[k], self._wy[k])
+                k_compensated_add(&W, &Wc, self._ww[k])
+                k_compensated_add(&S, &Sc, self._ww[k] * self._wy[k])
+                n += 1
+        if n:  # each sum within SC_READD_RESIDUE of it; clipping S: 4x bounds both
+            self._st.add_cell_c(x, W + Wc, min(max(S + Sc, 0.0), W + Wc), n,
+                                4.0 * SC_READD_RESIDUE)
         return 0
 
     # ------------------------------------------------------------------ per event
@@ -756,8 +762,9 @@ cdef class IsotonicStream:
             return None
         for i in range(w.shape[0]):
             if w[i] > 0.0 and not (1.0 / _SAFE_W <= w[i] <= _SAFE_W):
-                return ((self._st.cells(), self._st.exactness_scale), self.window_events(),
-                        self.n_events, self.t_ref, self.phase)
+                st = self._st
+                return ((st.cells(), st.exactness_scale, st.residue_bounds()),
+                        self.window_events(), self.n_events, self.t_ref, self.phase)
         return None
 
     cdef _refused(self, object saved, const double[::1] w, Py_ssize_t i, str method):
@@ -765,8 +772,8 @@ cdef class IsotonicStream:
         and raise the error naming the index."""
         if saved is None:
             raise  # cannot happen (see _save_if_refusable): not silently
-        ((xs, ws, ss, ns), qexp), window, n_events, t_ref, phase = saved
-        self._st.rebuild(xs, ws, ss, ns, qexp)
+        (cells, qexp, residues), window, n_events, t_ref, phase = saved
+        self._st.rebuild(*cells, qexp, residues)
         self.restore_counters(window, n_events, t_ref, phase)
         raise _span_error(self.owner, method, w[i], f" at index {i}")
 
@@ -777,9 +784,8 @@ cdef class IsotonicStream:
 
     def weight_scale(self):
         """The factor turning stored weights into weights relative to the newest event."""
-        if self.half_life == 0.0:
-            return 1.0
-        return weight_scale(self.n_events, self.t_ref, self.half_life, self.phase)
+        return 1.0 if self.half_life == 0.0 else weight_scale(
+            self.n_events, self.t_ref, self.half_life, self.phase)
 
     # ------------------------------------------------------------------ state
 
@@ -808,15 +814,13 @@ cdef class IsotonicStream:
 
     def set_window_events(self, events):
         """Replace the window by ``events`` (as :meth:`window_events` gives them)."""
-        cdef Py_ssize_t n = len(events)
-        self._alloc(max(n, min(self.window_size, 1024)))
+        self._alloc(max(len(events), min(self.window_size, 1024)))
         self._head = 0
         self._count = 0
         for x, y, w, t in events:
             self._push(float(x), float(y), float(w), int(t))
 
-    def total_weight(self):
-        """The sum of the stored weights (approximate: for overflow checks)."""
+    def total_weight(self):  # the sum of the stored weights (approximate: overflow checks)
         return self._total
 
     def reset_total(self):
@@ -873,10 +877,8 @@ cdef class IsotonicStream:
 
 
 def _overflow_error(owner, method, w, where):
-    return argument_error(
-        ValueError, "w", owner, method,
-        WEIGHT_DOMAIN + " whose sum with the weights held stays finite", w, suffix=where,
-    )
+    return argument_error(ValueError, "w", owner, method, WEIGHT_DOMAIN + " whose sum with "
+                          "the weights held stays finite", w, suffix=where)
 
 
 def _kept(ws, e):
@@ -886,11 +888,9 @@ def _kept(ws, e):
 
 
 def _span_error(owner, method, w, where):
-    return argument_error(
-        ValueError, "w", owner, method,
-        WEIGHT_DOMAIN + " that can be stored beside the decayed weights held (their ratio "
-        "within about 2**1480)", w, suffix=where,
-    )
+    return argument_error(ValueError, "w", owner, method, WEIGHT_DOMAIN + " that can be "
+                          "stored beside the decayed weights held (their ratio within about "
+                          "2**1480)", w, suffix=where)
 
 
 def _rebuild(cls, store, resolution, half_life, window_size, linear, window, n_events, t_ref, phase,

@@ -29,6 +29,8 @@ cdef struct Leaf:
     double w[LEAF_CAP]            # cell weights
     double s[LEAF_CAP]            # cell weighted label sums
     long long n[LEAF_CAP]         # cell event counts
+    float r[LEAF_CAP]             # bound on the rounding residue of w and s, relative to
+                                  # w (0: none; _pav_residue.pxd)
     unsigned char hidx[LEAF_CAP]  # cell index of each hull vertex
     double hx[LEAF_CAP]           # hull vertex coordinates in the leaf's frame
     double hy[LEAF_CAP]
@@ -188,6 +190,10 @@ cdef class IsotonicBlockStore:
     # the per-event C API (stable)
     cdef int add_c(self, double x, double w, double y) except -1 nogil
     cdef long remove_c(self, double x, double w, double y) except -1 nogil
+    # put back the cell a removal deleted (remove_c returned > 0): key x, sums w, s of
+    # its n events, their residue bound r (_pav_residue.pxd); added to the cell's sums
+    # if one holds the key
+    cdef int add_cell_c(self, double x, double w, double s, long long n, float r) except -1 nogil
     cdef double predict_step_c(self, double x) noexcept nogil
     # predict_step_c at a key the store holds (the read skips finding that key)
     cdef double predict_linear_c(self, double x) noexcept nogil
@@ -215,6 +221,7 @@ cdef class IsotonicBlockStore:
 
     # private (may change)
     cdef void _reset_empty(self) except *
+    cdef int _add(self, double x, double w, double wy, long long n, float r, int kind) except -1 nogil
     cdef void _note_value(self, double v) noexcept nogil
     cdef void _set_qexp(self, int e) noexcept nogil
     cdef bint _exact(self, Node* frame) noexcept nogil
@@ -239,7 +246,6 @@ cdef class IsotonicBlockStore:
     cdef double _block_value(self, double ka, double kb) noexcept nogil
     cdef double _value_at(self, double c) noexcept nogil
     cdef double _step_key(self, double x) noexcept nogil
-    cdef Node* _split_leaf(self, Node* v, double x) except NULL nogil
     cdef void _note_removal(self, double x, double dw, double ds) noexcept nogil
     cdef int _after_delete(self, Node* v) except -1 nogil
     cdef int _edge_sign(self, Node* frame, double uw, double us, double vw, double vs,

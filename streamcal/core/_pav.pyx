@@ -101,19 +101,17 @@ from streamcal.core._pav_kernels cimport (  # per-event kernels, inline (see tha
 from streamcal.core._pav_query cimport k_hyp  # the read-only hypothetical query
 from streamcal.core._pav_short cimport k_short_bridge  # nearly flat fits
 from streamcal.core._pav_shape cimport (  # rebalancing and spare nodes, memory-safe
-    k_rebuild_subtree, k_release, k_reserve, k_reserve_for, k_take_spares,
+    k_rebuild_subtree, k_release, k_reserve, k_reserve_for, k_split_leaf, k_take_spares,
 )
 from streamcal.core._pav_requalify cimport k_exact_threshold, k_requalify  # qexp moves
+from streamcal.core._pav_residue cimport k_cell_add, k_cell_remove, k_residue_after  # windows
 
 from streamcal.core import _pav_ops  # read-outs, rebuild, checks: off the per-event path
 
 __all__ = ["IsotonicBlockStore"]
 
-# a cell left with less than this share of the weight just removed is dropped (see remove)
-cdef double _ABSORBED = 2.0 ** -20
 # weight balance: a child may hold at most this fraction of its parent's leaves (+1)
 cdef double _ALPHA = 0.75
-
 
 cdef int _lsb_exponent(double v) noexcept nogil:
     """Exponent of the lowest set bit of ``v`` (> 0, finite)."""
@@ -184,6 +182,7 @@ cdef class IsotonicBlockStore:
         L.w[0] = 0.0
         L.s[0] = 0.0
         L.n[0] = 0
+        L.r[0] = 0.0
         self.root = v
         self.qexp = NO_Q
         self.qscale = 0.0
@@ -437,18 +436,27 @@ cdef class IsotonicBlockStore:
         self._alloc_budget = n
 
     cdef int add_c(self, double x, double w, double y) except -1 nogil:
-        cdef double wy = w * y
+        return self._add(x, w, w * y, 1, 0.0,
+                         CH_PREFIX if y == 1.0 else (CH_SUFFIX if y == 0.0 else CH_ANY))
+
+    cdef int add_cell_c(self, double x, double w, double s, long long n, float r) except -1 nogil:
+        return self._add(x, w, s, n, r, CH_PREFIX if s == w else (CH_SUFFIX if s == 0.0 else CH_ANY))
+
+    cdef int _add(self, double x, double w, double wy, long long n, float r, int kind) except -1 nogil:
+        """Add sums ``(w, wy)`` of ``n`` events (residue bound ``r``, relative to ``w``)
+        to the cell of key ``x``, new if none; ``kind``: the shape of the change."""
         cdef Node* v = self._leaf_for(x)
         cdef Leaf* L = v.leaf
         cdef int j = bisect_right(L.x, L.cnt, x) - 1
         cdef int m
         if L.x[j] == x:
-            L.w[j] += w
-            L.s[j] += wy
-            L.n[j] += 1
+            k_cell_add(&L.r[j], &L.w[j], &L.s[j], w, wy)
+            if r != 0.0:
+                L.r[j] = k_residue_after(L.r[j], L.w[j], L.w[j], r * w)
+            L.n[j] += n
         else:
             if L.cnt >= self.cap:
-                v = self._split_leaf(v, x)
+                v = k_split_leaf(self, v, x)
                 L = v.leaf
                 j = bisect_right(L.x, L.cnt, x) - 1
             j += 1
@@ -458,57 +466,33 @@ cdef class IsotonicBlockStore:
                 memmove(&L.w[j + 1], &L.w[j], m * sizeof(double))
                 memmove(&L.s[j + 1], &L.s[j], m * sizeof(double))
                 memmove(&L.n[j + 1], &L.n[j], m * sizeof(long long))
+                memmove(&L.r[j + 1], &L.r[j], m * sizeof(float))
                 self._op_moved += m
             L.x[j] = x
             L.w[j] = w
             L.s[j] = wy
-            L.n[j] = 1
+            L.n[j] = n
+            L.r[j] = r
             L.cnt += 1
         self._note_value(w)
         self._note_value(wy)
         # the shape of the change, for the locate caches of the path (_cache_survives)
-        self._ck = CH_PREFIX if y == 1.0 else (CH_SUFFIX if y == 0.0 else CH_ANY)
+        self._ck = kind
         self._cx = x
         self._cdw = w
         self._cds = wy
-        self._cnew = L.n[j] == 1
+        self._cnew = L.n[j] == n
         self._crem = False
-        k_note_cell(self, j, w, wy, 1, 1 if self._cnew else 0)  # the hull before cell j is kept
+        k_note_cell(self, j, w, wy, n, 1 if self._cnew else 0)  # the hull before cell j is kept
         self._fix_path(v)
         return 0
-
-    cdef Node* _split_leaf(self, Node* v, double x) except NULL nogil:
-        """Split a full leaf in two halves under a new internal node; return the half
-        whose key range holds ``x``."""
-        cdef Leaf* L = v.leaf
-        cdef Node* v2
-        cdef Node* p
-        cdef Leaf* L2
-        k_take_spares(self, &v2, &p)  # or a MemoryError with nothing changed
-        L2 = v2.leaf
-        cdef int h = L.cnt >> 1, m = L.cnt - h
-        memcpy(&L2.x[0], &L.x[h], m * sizeof(double))
-        memcpy(&L2.w[0], &L.w[h], m * sizeof(double))
-        memcpy(&L2.s[0], &L.s[h], m * sizeof(double))
-        memcpy(&L2.n[0], &L.n[h], m * sizeof(long long))
-        self._op_moved += m
-        L2.cnt = m
-        L.cnt = h
-        self._replace_child(v, p)
-        p.left = v
-        p.right = v2
-        p.kmid = L2.x[0]  # before any descent reaches p (its update sets it again)
-        v.parent = p
-        v2.parent = p
-        self._leaf_update(v)
-        self._leaf_update(v2)
-        return v2 if x >= L2.x[0] else v
 
     cdef long remove_c(self, double x, double w, double y) except -1 nogil:
         cdef Node* v = self._leaf_for(x)
         cdef Leaf* L = v.leaf
         cdef int j = bisect_right(L.x, L.cnt, x) - 1
-        cdef double wy = w * y, cw_left, cs_left
+        cdef double cw_left, cs_left
+        cdef float r_left
         cdef long long count
         cdef long dropped = 0
         cdef int m
@@ -516,9 +500,8 @@ cdef class IsotonicBlockStore:
             with gil:
                 raise KeyError(x)
         count = L.n[j]
-        cw_left = L.w[j] - w
-        cs_left = L.s[j] - wy
-        if count == 1 or cw_left <= w * _ABSORBED:
+        if count == 1 or not k_cell_remove(L.r[j], L.w[j], L.s[j], w, w * y,
+                                           &cw_left, &cs_left, &r_left):
             dropped = <long> (count - 1)
             self._note_removal(x, -L.w[j], -L.s[j])
             m = L.cnt - j - 1
@@ -527,21 +510,19 @@ cdef class IsotonicBlockStore:
                 memmove(&L.w[j], &L.w[j + 1], m * sizeof(double))
                 memmove(&L.s[j], &L.s[j + 1], m * sizeof(double))
                 memmove(&L.n[j], &L.n[j + 1], m * sizeof(long long))
+                memmove(&L.r[j], &L.r[j + 1], m * sizeof(float))
                 self._op_moved += m
             L.cnt -= 1
             k_note_cell(self, j, self._cdw, self._cds, -count, -1)
             self._after_delete(v)
         else:
-            if cs_left < 0.0:
-                cs_left = 0.0
-            elif cs_left > cw_left:
-                cs_left = cw_left
             self._note_removal(x, cw_left - L.w[j], cs_left - L.s[j])
             # what is left may be finer than any sum was (after a rebuild's qexp)
             self._note_value(cw_left)
             self._note_value(cs_left)
             L.w[j] = cw_left
             L.s[j] = cs_left
+            L.r[j] = r_left
             L.n[j] = count - 1
             k_note_cell(self, j, self._cdw, self._cds, -1, 0)
             self._fix_path(v)
@@ -592,6 +573,7 @@ cdef class IsotonicBlockStore:
             memcpy(&A.w[A.cnt], &B.w[0], B.cnt * sizeof(double))
             memcpy(&A.s[A.cnt], &B.s[0], B.cnt * sizeof(double))
             memcpy(&A.n[A.cnt], &B.n[0], B.cnt * sizeof(long long))
+            memcpy(&A.r[A.cnt], &B.r[0], B.cnt * sizeof(float))
             self._op_moved += B.cnt
             A.cnt += B.cnt
             self._dirty = 0  # a merged leaf's hull is computed afresh
@@ -708,10 +690,10 @@ cdef class IsotonicBlockStore:
         no cell has key ``x``. The cell is deleted when its last event goes. Amortised
         O(log^2 n).
 
-        Returns the number of *other* events deleted with the cell: 0, unless what is
-        left weighs less than 2**-20 of what was removed, when the subtraction would
-        leave a rounding residue above 2**-32 of the remaining sums. The caller, who
-        knows the events, re-adds them (see ``OnlineIsotonic``)."""
+        Returns the number of *other* events deleted with the cell: 0, unless the
+        rounding residue of what is left could exceed ``2**-44`` of it (a bound kept
+        per cell: ``_pav_residue.pxd``; never with integer or dyadic weights). The
+        caller, who knows the events, puts their sums back (:meth:`add_cell`)."""
         return self.remove_c(x, w, y)
 
     def predict_step(self, double x):
@@ -752,6 +734,23 @@ cdef class IsotonicBlockStore:
     def cells(self):
         """All cells as numpy arrays ``(xs, ws, ss, ns)`` in key order. O(cells)."""
         return _pav_ops.cells(self)
+
+    def residue_bounds(self):
+        """Per cell in key order (a float64 array), a bound on the rounding residue
+        that subtracting events left in its sums, relative to its weight (0 unless
+        events were removed with weights that do not add exactly:
+        ``_pav_residue.pxd``). Snapshots of stores that remove events keep them."""
+        return _pav_ops.residue_bounds(self)
+
+    def add_cell(self, double x, double w, double s, long long n, double residue=0.0):
+        """Put back a cell :meth:`remove` deleted: key ``x``, weight ``w`` and label
+        sum ``s`` of its ``n`` events, ``residue`` the bound on their rounding relative
+        to ``w`` (added to the cell's sums if the key is held)."""
+        if not (w > 0.0 and 0.0 <= s <= w and n >= 1 and 0.0 <= residue <= 1e30):
+            raise ValueError(f"add_cell needs w > 0, 0 <= s <= w, n >= 1, 0 <= residue <= 1e30. "
+                             f"Got w={w!r}, s={s!r}, n={n!r}, residue={residue!r}.")
+        self.check_add_c(w, "IsotonicBlockStore", "add_cell")
+        self.add_cell_c(x, w, s, n, <float> residue)
 
     @property
     def live_blocks(self):
@@ -850,11 +849,12 @@ cdef class IsotonicBlockStore:
         Returns the number of cells dropped. O(cells)."""
         return _pav_ops.drop_light_cells(self, threshold)
 
-    def rebuild(self, xs, ws, ss, ns, qexp=None):
+    def rebuild(self, xs, ws, ss, ns, qexp=None, residues=None):
         """Replace the whole content by the given cells (sorted, distinct keys, positive
         weights) and build the tree from scratch. O(cells + (cells / B) log n). ``qexp``:
-        a finer :attr:`exactness_scale` to keep than the cells' own."""
-        return _pav_ops.rebuild(self, xs, ws, ss, ns, qexp)
+        a finer :attr:`exactness_scale` to keep than the cells' own; ``residues``: the
+        cells' residue bounds (:meth:`residue_bounds`; default 0)."""
+        return _pav_ops.rebuild(self, xs, ws, ss, ns, qexp, residues)
 
     @property
     def exactness_scale(self):
@@ -870,16 +870,16 @@ cdef class IsotonicBlockStore:
         return _pav_ops.to_lists(self)
 
     @classmethod
-    def from_lists(cls, data, qexp=None):
-        """Inverse of :meth:`to_lists` (also of the pure-Python store's format, which is
-        the same); restores the same cells, hence the same fit (``qexp``: see
-        :meth:`rebuild`)."""
-        return _pav_ops.from_lists(cls, data, qexp)
+    def from_lists(cls, data, qexp=None, residues=None):
+        """Inverse of :meth:`to_lists`; restores the same cells, hence the same fit
+        (``qexp``: see :meth:`rebuild`; ``residues``: ``[key, bound]`` pairs, as
+        :func:`streamcal.core.pav.residue_entry` gives them)."""
+        return _pav_ops.from_lists(cls, data, qexp, residues)
 
     def __reduce__(self):
         xs, ws, ss, ns = self.cells()
         return _restore, (self.cap, xs.tobytes(), ws.tobytes(), ss.tobytes(), ns.tobytes(),
-                          self.exactness_scale)
+                          self.exactness_scale, self.residue_bounds().tobytes())
 
     # ------------------------------------------------------------------ checks
 
@@ -890,11 +890,11 @@ cdef class IsotonicBlockStore:
         return _pav_ops.check(self, rtol)
 
 
-def _restore(cap, xs, ws, ss, ns, qexp=None):
+def _restore(cap, xs, ws, ss, ns, qexp=None, rs=None):
     store = IsotonicBlockStore(cap)
     xs = np.frombuffer(xs, dtype=np.float64)
     if len(xs) or qexp is not None:
         store.rebuild(xs, np.frombuffer(ws, dtype=np.float64),
                       np.frombuffer(ss, dtype=np.float64), np.frombuffer(ns, dtype=np.int64),
-                      qexp)
+                      qexp, None if rs is None else np.frombuffer(rs, dtype=np.float64))
     return store

@@ -845,12 +845,14 @@ cdef inline double k_hypothetical(IsotonicBlockStore st, double x, double w, dou
     cdef bint existed = L.x[j] == x
     cdef double ow = 0.0, os = 0.0
     cdef long long on = 0
+    cdef float orr = 0.0
     cdef int oq = st.qexp
     cdef double value
     if existed:
         ow = L.w[j]
         os = L.s[j]
         on = L.n[j]
+        orr = L.r[j]
     # an event finer than the cells lowers qexp until the restore puts it back: only
     # the paths follow it (off them the coordinates stay exact); no tree-wide
     # requalification (_pav_requalify.pxd) for a read
@@ -876,6 +878,7 @@ cdef inline double k_hypothetical(IsotonicBlockStore st, double x, double w, dou
             L.w[j] = ow
             L.s[j] = os
             L.n[j] = on
+            L.r[j] = orr
             st._fix_path(v)
         else:
             L.n[j] = 1

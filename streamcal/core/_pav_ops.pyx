@@ -16,6 +16,7 @@ from streamcal.core._pav_tree cimport _free_tree, _range, _rank_gt, _rank_le
 from streamcal.core._pav_kernels cimport k_hypothetical
 from streamcal.core._pav_shape cimport k_build
 from streamcal.core._pav_requalify cimport k_requalify
+from streamcal.core._pav_residue cimport k_residue_after
 from streamcal.core._pav_short cimport k_fill_short
 from streamcal.core._pav_query cimport QLEAF_CAP, k_query
 
@@ -137,6 +138,36 @@ def cells(IsotonicBlockStore store):
     return xs, ws, ss, ns
 
 
+def residue_bounds(IsotonicBlockStore store):
+    """The body of :meth:`IsotonicBlockStore.residue_bounds`."""
+    cdef Py_ssize_t m = store.root.ncells - 1, i = 0
+    rs = np.empty(m, dtype=np.float64)
+    cdef double[::1] R = rs
+    cdef Node* v = store.root
+    cdef int t
+    while v.leaf == NULL:  # the first leaf, then along the leaves
+        v = v.left
+    while v != NULL:
+        for t in range(v.leaf.cnt):
+            if not (v.leaf.n[t] == 0 and v.leaf.x[t] == -INFINITY):  # the sentinel
+                R[i] = v.leaf.r[t]
+                i += 1
+        v = _next_leaf(v)
+    return rs
+
+
+cdef Node* _next_leaf(Node* v) noexcept:
+    """The leaf after leaf ``v`` in key order (NULL after the last)."""
+    while v.parent != NULL and v.parent.right == v:
+        v = v.parent
+    if v.parent == NULL:
+        return NULL
+    v = v.parent.right
+    while v.leaf == NULL:
+        v = v.left
+    return v
+
+
 def live_blocks(IsotonicBlockStore store):
     """The body of :meth:`IsotonicBlockStore.live_blocks`."""
     old = {} if store._live is None else store._live
@@ -170,6 +201,7 @@ def scale_by_power_of_two(IsotonicBlockStore store, int exponent):
 cdef void scale_tree(IsotonicBlockStore store, Node* v, int e) noexcept:
     cdef Leaf* L
     cdef int t
+    cdef double s
     store._clock += 1
     v.stamp = store._clock
     if v.leaf == NULL:
@@ -183,7 +215,10 @@ cdef void scale_tree(IsotonicBlockStore store, Node* v, int e) noexcept:
         L = v.leaf
         for t in range(L.cnt):
             L.w[t] = ldexp(L.w[t], e)
-            L.s[t] = ldexp(L.s[t], e)
+            s = ldexp(L.s[t], e)
+            if L.w[t] != 0.0 and ldexp(s, -e) != L.s[t]:  # rounded to a subnormal
+                L.r[t] = k_residue_after(L.r[t], L.w[t], L.w[t], ldexp(1.0, -1074))
+            L.s[t] = s
         for t in range(L.nh):
             L.hx[t] = ldexp(L.hx[t], e)
             L.hy[t] = ldexp(L.hy[t], e)
@@ -216,9 +251,11 @@ QEXP_MAX = 1023
 EXACTNESS_SCALE_RANGE = (QEXP_MIN, QEXP_MAX)
 
 
-def rebuild(IsotonicBlockStore store, xs, ws, ss, ns, qexp=None):
+def rebuild(IsotonicBlockStore store, xs, ws, ss, ns, qexp=None, residues=None):
     """The body of :meth:`IsotonicBlockStore.rebuild`."""
     cdef const double[::1] X = np.ascontiguousarray(xs, dtype=np.float64)
+    cdef const double[::1] R = None if residues is None else np.ascontiguousarray(
+        residues, dtype=np.float64)
     cdef const double[::1] Wv = np.ascontiguousarray(ws, dtype=np.float64)
     cdef const double[::1] Sv = np.ascontiguousarray(ss, dtype=np.float64)
     cdef const long long[::1] Nv = np.ascontiguousarray(ns, dtype=np.int64)
@@ -231,6 +268,12 @@ def rebuild(IsotonicBlockStore store, xs, ws, ss, ns, qexp=None):
         raise ValueError(  # before anything changes
             f"The 'qexp' argument of IsotonicBlockStore.rebuild must be None or an int in "
             f"[{QEXP_MIN}, {QEXP_MAX}]. Got {qexp!r} instead."
+        )
+    if R is not None and not (R.shape[0] == m and (np.asarray(R) >= 0.0).all()
+                              and (np.asarray(R) <= 1e30).all()):
+        raise ValueError(  # before anything changes
+            "The 'residues' argument of IsotonicBlockStore.rebuild must be None or one "
+            f"bound in [0, 1e30] per cell. Got {np.asarray(R)!r} instead."
         )
     if fill < 2:
         fill = 2
@@ -272,12 +315,14 @@ def rebuild(IsotonicBlockStore store, xs, ws, ss, ns, qexp=None):
             L.w[0] = 0.0
             L.s[0] = 0.0
             L.n[0] = 0
+            L.r[0] = 0.0
             L.cnt = 1
         while L.cnt < fill and i < m:
             L.x[L.cnt] = X[i]
             L.w[L.cnt] = Wv[i]
             L.s[L.cnt] = Sv[i]
             L.n[L.cnt] = Nv[i]
+            L.r[L.cnt] = 0.0 if R is None else <float> R[i]
             L.cnt += 1
             i += 1
         store._leaf_update(nodes[k])
@@ -293,7 +338,7 @@ def to_lists(IsotonicBlockStore store):
     ]
 
 
-def from_lists(cls, data, qexp=None):
+def from_lists(cls, data, qexp=None, residues=None):
     """The body of :meth:`IsotonicBlockStore.from_lists`."""
     store = cls()
     xs, ws, ss, ns = [], [], [], []
@@ -302,11 +347,19 @@ def from_lists(cls, data, qexp=None):
         ws.extend(bw)
         ss.extend(bs)
         ns.extend(bn)
+    X = np.array(xs, dtype=np.float64)
+    R = None
+    if residues:  # [key, bound] pairs (streamcal.core.pav.residue_entry)
+        keys = np.array([p[0] for p in residues], dtype=np.float64)
+        at = np.searchsorted(X, keys)
+        if not ((at < len(X)) & (X[np.minimum(at, max(len(X) - 1, 0))] == keys)).all():
+            raise ValueError("The 'residues' argument of IsotonicBlockStore.from_lists must "
+                             f"name stored keys. Got {residues!r} instead.")
+        R = np.zeros(len(X))
+        R[at] = [p[1] for p in residues]
     if xs or qexp is not None:
-        rebuild(store, 
-            np.array(xs, dtype=np.float64), np.array(ws, dtype=np.float64),
-            np.array(ss, dtype=np.float64), np.array(ns, dtype=np.int64), qexp,
-        )
+        rebuild(store, X, np.array(ws, dtype=np.float64), np.array(ss, dtype=np.float64),
+                np.array(ns, dtype=np.int64), qexp, R)
     return store
 
 

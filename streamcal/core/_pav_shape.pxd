@@ -1,6 +1,7 @@
 # The shape and memory of the compiled isotonic block store's tree
-# (streamcal/core/_pav.pyx): building a balanced tree over leaves, the scapegoat rebuild
-# of a subtree, and the spare nodes that make a leaf split unable to fail halfway.
+# (streamcal/core/_pav.pyx): splitting a leaf, building a balanced tree over leaves,
+# the scapegoat rebuild of a subtree, and the spare nodes that make a leaf split unable
+# to fail halfway.
 # Inline functions of the store (``st``), compiled into the modules that cimport them.
 #
 # None can leave the tree broken when memory runs out: a rebuild reuses the subtree's
@@ -13,7 +14,7 @@
 # window's eviction followed by an add reserves for both first (k_reserve_for).
 
 from cpython.mem cimport PyMem_RawMalloc, PyMem_RawFree
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from streamcal.core._pav cimport IsotonicBlockStore, Leaf, Node
 from streamcal.core._pav_tree cimport _free_node
@@ -139,3 +140,32 @@ cdef inline void k_release(IsotonicBlockStore st) noexcept nogil:
         st._spare_inner = v.parent
         _free_node(v)
     st._nspare_leaf = st._nspare_inner = 0
+
+
+# IsotonicBlockStore._add: split the full leaf ``v`` in two halves under a new internal
+# node (both from the spares); returns the half whose key range holds ``x``.
+cdef inline Node* k_split_leaf(IsotonicBlockStore st, Node* v, double x) except NULL nogil:
+    cdef Leaf* L = v.leaf
+    cdef Node* v2
+    cdef Node* p
+    cdef Leaf* L2
+    k_take_spares(st, &v2, &p)  # or a MemoryError with nothing changed
+    L2 = v2.leaf
+    cdef int h = L.cnt >> 1, m = L.cnt - h
+    memcpy(&L2.x[0], &L.x[h], m * sizeof(double))
+    memcpy(&L2.w[0], &L.w[h], m * sizeof(double))
+    memcpy(&L2.s[0], &L.s[h], m * sizeof(double))
+    memcpy(&L2.n[0], &L.n[h], m * sizeof(long long))
+    memcpy(&L2.r[0], &L.r[h], m * sizeof(float))
+    st._op_moved += m
+    L2.cnt = m
+    L.cnt = h
+    st._replace_child(v, p)
+    p.left = v
+    p.right = v2
+    p.kmid = L2.x[0]  # before any descent reaches p (its update sets it again)
+    v.parent = p
+    v2.parent = p
+    st._leaf_update(v)
+    st._leaf_update(v2)
+    return v2 if x >= L2.x[0] else v

@@ -33,6 +33,7 @@ otherwise.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -40,6 +41,7 @@ import numpy as np
 __all__ = [
     "IsotonicBlockStore", "BlockView", "pav_blocks", "finest_bit", "finer_scale",
     "check_exactness_scale", "upgrade_exactness_scale", "EXACTNESS_SCALE_RANGE",
+    "residue_entry", "check_residues", "upgrade_residues", "merged_residue_bounds",
 ]
 
 # Below this many cells, pav_blocks runs in plain Python; above it, scipy.
@@ -181,6 +183,115 @@ def upgrade_exactness_scale(state):
         except (KeyError, IndexError, TypeError, ValueError):
             scale = None
         state = {**state, "exactness_scale": scale}
+    return state
+
+
+def residue_entry(store) -> list:
+    """The snapshot entry ``residues`` of a store that removes events: ``[key, bound]``
+    for each cell whose residue bound (:meth:`IsotonicBlockStore.residue_bounds`) is
+    not 0, in key order. Removals decide from these bounds whether a cell is put back,
+    so a restored copy needs them to decide the same.
+
+    Examples
+    --------
+    >>> store = IsotonicBlockStore()
+    >>> store.add(0.5, 1e6, 0.0); store.add(0.5, 0.1, 1.0); store.add(0.7, 1.0, 1.0)
+    >>> [(x, r > 0) for x, r in residue_entry(store)]  # 1e6 + 0.1 rounded
+    [(0.5, True)]
+    >>> store.remove(0.5, 1e6, 0.0)  # 0.1 left with 1e6's rounding: deleted, 1 event with it
+    1
+
+    """
+    xs = store.cells()[0]
+    rs = store.residue_bounds()
+    nz = rs != 0.0
+    return [[x, r] for x, r in zip(xs[nz].tolist(), rs[nz].tolist())]
+
+
+def merged_residue_bounds(a, b, merged) -> np.ndarray:
+    """The residue bounds of the cells ``merged`` (``streamcal._merge.merge_cells`` of
+    stores ``a``'s and ``b``'s cells: each key's sums ``a``'s plus ``b``'s): each
+    part's residue plus the rounding of that addition (found exactly, TwoSum),
+    relative to the merged weight, as the store adds a cell to one it holds.
+
+    Examples
+    --------
+    >>> from streamcal._merge import merge_cells
+    >>> a, b = IsotonicBlockStore(), IsotonicBlockStore()
+    >>> a.add(0.5, 1.0, 1.0); b.add(0.5, 2.0**-60, 0.0); b.add(0.7, 1.0, 0.0)
+    >>> merged_residue_bounds(a, b, merge_cells(a.cells(), b.cells())) > 0
+    array([ True, False])
+
+    """
+    xs, ws, ss, _ = merged
+    parts = []
+    for store in (a, b):
+        px, pw, ps, _ = store.cells()
+        at = np.searchsorted(xs, px)
+        full = [np.zeros(len(xs)) for _ in range(3)]
+        for arr, vals in zip(full, (pw, ps, store.residue_bounds())):
+            arr[at] = vals
+        parts.append(full)
+    (wa, sa, ra), (wb, sb, rb) = parts
+    with np.errstate(invalid="ignore", divide="ignore"):
+        err = np.abs(_sum_error(wa, wb, ws)) + np.abs(_sum_error(sa, sb, ss))
+        out = (ra * (wa / ws) + rb * (wb / ws) + err / ws) * (1.0 + 2.0**-20)
+    return np.minimum(np.where(ws > 0, out, 0.0), 1e30)
+
+
+def _sum_error(a, b, s):
+    """The rounding error of ``s = a + b`` as computed (Knuth's TwoSum, elementwise)."""
+    bb = s - a
+    return (a - (s - bb)) + (b - bb)
+
+
+def check_residues(state: dict, check) -> None:
+    """Check a snapshot ``state``'s ``residues`` entry (:func:`residue_entry`): pairs
+    ``[key, bound]``, keys strictly increasing and each a cell of ``state['blocks']``,
+    bounds in (0, 1e30], with ``check`` (``streamcal._snapshot.StateChecks``).
+
+    Examples
+    --------
+    >>> from streamcal._snapshot import StateChecks
+    >>> blocks = [[[0.5], [2.0], [1.0], [2], 2.0, 1.0]]
+    >>> check_residues({"blocks": blocks, "residues": [[0.5, 1e-15]]}, StateChecks("CORP"))
+    >>> check_residues({"blocks": blocks, "residues": [[0.25, 1e-15]]}, StateChecks("CORP"))
+    Traceback (most recent call last):
+    ...
+    ValueError: The snapshot entry state['residues'][0][0] of CORP must be the key of a stored cell. Got 0.25 instead.
+
+    """
+    pairs = check.list(check.entry(state, "residues"), "state['residues']")
+    try:  # a malformed 'blocks' entry is the blocks' checks' to report
+        keys = {x for block in state["blocks"] for x in block[0]}
+    except (KeyError, IndexError, TypeError):
+        keys = None
+    prev = -math.inf
+    for i, pair in enumerate(pairs):
+        where = f"state['residues'][{i}]"
+        x, r = check.list(pair, where, n=2)
+        x = check.real(x, where + "[0]")
+        if keys is not None and x not in keys:
+            check.fail(where + "[0]", "the key of a stored cell", x)
+        check.require(x > prev, where + "[0]", "above the key before it", x)
+        check.real(r, where + "[1]", 0.0, 1e30)
+        if not r > 0.0:
+            check.fail(where + "[1]", "a bound in (0, 1e+30]", r)
+        prev = x
+
+
+def upgrade_residues(state):
+    """A snapshot ``state`` written before stores kept residue bounds: none (0 for
+    every cell, which is what every store restored then held).
+
+    Examples
+    --------
+    >>> upgrade_residues({"blocks": []})
+    {'blocks': [], 'residues': []}
+
+    """
+    if isinstance(state, dict) and "residues" not in state:
+        state = {**state, "residues": []}
     return state
 
 

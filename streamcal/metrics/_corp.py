@@ -8,7 +8,8 @@ import math
 from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.core.pav import (
-    BlockView, IsotonicBlockStore, check_exactness_scale, finer_scale, upgrade_exactness_scale,
+    BlockView, IsotonicBlockStore, check_exactness_scale, check_residues, finer_scale,
+    merged_residue_bounds, residue_entry, upgrade_exactness_scale, upgrade_residues,
 )
 from streamcal.metrics.base import BinaryCalibrationMetric
 
@@ -104,11 +105,11 @@ class CORP(BinaryCalibrationMetric):
     ``river.utils.Rolling(CORP, window_size=n)`` gives the decomposition on the last
     ``n`` events), and raises ValueError for a forecast value the metric does not hold.
     Sums are floats: after reverts the values differ from a fresh computation by rounding
-    only (about 1e-12 relative). With weights at one forecast value spanning more than
-    2**20, a revert may leave that value's other events with a rounding residue larger
-    than that (as for any float sum, :class:`streamcal.metrics.Brier` included); they are
-    then kept as equal shares of what remains. Reverting every event gives back the
-    empty state exactly.
+    only (about 1e-12 relative). With weights at one forecast value spanning many
+    binades, a revert may leave that value's other events with a rounding residue larger
+    than that (as for any float sum, :class:`streamcal.metrics.Brier` included: the
+    metric does not hold the events to sum them again). Reverting every event gives
+    back the empty state exactly.
 
     Before any positive-weight event every value is 0.0.
 
@@ -245,17 +246,13 @@ class CORP(BinaryCalibrationMetric):
         dropped = store.remove(p, w, y)
         self._fit_stale = True
         if dropped:
-            # The other events of this forecast weigh less than 2**-20 of the one just
-            # removed, so the store dropped the cell rather than keep the subtraction's
-            # rounding residue. Only their totals are known: re-add them as equal shares.
+            # The store dropped the cell rather than keep a subtraction whose rounding
+            # residue could exceed 2**-44 of what is left. Only the totals are known: put
+            # them back as one cell, its residue unknown (the largest bound).
             cw = cell[0] - w
             if not cw > 0.0:
                 cw = w * 2.0**-53
-            cs = min(max(cell[1] - w * y, 0.0), cw)
-            share, label = cw / dropped, cs / cw
-            for _ in range(dropped):
-                store.add(p, share, label)
-                self._fit_stale = True
+            store.add_cell(p, cw, min(max(cell[1] - w * y, 0.0), cw), dropped, 1e30)
         self._weight -= w
         self._label -= w * y
         self._loss -= w * self._event_loss(y, p)
@@ -346,7 +343,8 @@ class CORP(BinaryCalibrationMetric):
         # the scale of exact coordinates one metric fed both streams would have
         qexp = finer_scale(self._store.exactness_scale, other._store.exactness_scale)
         if len(cells[0]):
-            new._store.rebuild(*cells, qexp=qexp)
+            residues = merged_residue_bounds(self._store, other._store, cells)
+            new._store.rebuild(*cells, qexp=qexp, residues=residues)
         new._weight = self._weight + other._weight
         new._label = self._label + other._label
         new._loss = self._loss + other._loss
@@ -356,16 +354,18 @@ class CORP(BinaryCalibrationMetric):
 
     @classmethod
     def _upgrade_snapshot(cls, params: dict, state: dict, fmt: int):
-        return params, upgrade_exactness_scale(state)
+        return params, upgrade_residues(upgrade_exactness_scale(state))
 
     def _validate_state(self, state: dict, check) -> None:
         super()._validate_state(state, check)
         check_exactness_scale(state, check)
+        check_residues(state, check)
 
     def _get_state(self) -> dict:
         return {
             "blocks": self._store.to_lists(),
             "exactness_scale": self._store.exactness_scale,
+            "residues": residue_entry(self._store),
             "weight": self._weight,
             "label": self._label,
             "loss": self._loss,
@@ -374,7 +374,8 @@ class CORP(BinaryCalibrationMetric):
         }
 
     def _set_state(self, state: dict) -> None:
-        self._store = IsotonicBlockStore.from_lists(state["blocks"], state["exactness_scale"])
+        self._store = IsotonicBlockStore.from_lists(
+            state["blocks"], state["exactness_scale"], state["residues"])
         self._weight = float(state["weight"])
         self._label = float(state["label"])
         self._loss = float(state["loss"])
