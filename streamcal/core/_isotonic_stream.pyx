@@ -175,8 +175,8 @@ cdef class IsotonicStream:
             raise ValueError("IsotonicStream: 'prior_strength' and 'venn_abers' exclude each other.")
         self.prior_strength = prior_strength
         self._st = store
-        self._grid = None
-        self._st_stale = False
+        store.track_residues = window_size > 0  # only a window removes events
+        self._grid, self._st_stale = None, False
         if (0.0 < resolution and half_life == 0.0 and window_size == 0 and not venn_abers
                 and prior_strength == 0.0 and floor(1.0 / resolution + 0.5) < _GRID_MAX):
             self._grid = GridIsotonicStore(<int> floor(1.0 / resolution + 0.5) + 1)
@@ -842,7 +842,7 @@ cdef class IsotonicStream:
         (O(cells)); code that changes this copy or assigns another store calls
         :meth:`reset_total` after, as restoring does."""
         if self._grid is not None and self._st_stale:
-            st = IsotonicBlockStore(self._st.leaf_capacity)
+            st = IsotonicBlockStore(self._st.leaf_capacity, False)  # no window
             xs, ws, ss, ns = self._grid.cells()
             if len(xs):
                 st.rebuild(xs, ws, ss, ns)
@@ -852,8 +852,8 @@ cdef class IsotonicStream:
 
     @store.setter
     def store(self, IsotonicBlockStore value):
-        self._st = value
-        self._st_stale = False
+        self._st, self._st_stale = value, False
+        value.track_residues = self.window_size > 0
         if self._grid is not None and not self._grid.load(*value.cells()):
             self._grid = None
 

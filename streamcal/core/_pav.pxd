@@ -133,6 +133,9 @@ cdef class IsotonicBlockStore:
     # exact mode: every cell sum is a multiple of 2**qexp and the total weight is below
     # 2**(qexp + 53), so every coordinate is an exact integer multiple of 2**qexp
     cdef int qexp
+    # adds keep each cell's residue bound (Leaf.r, _pav_residue.pxd): a store that
+    # removes events (a window, a metric's revert); off, the bounds stay 0
+    cdef public bint track_residues
     cdef double qscale
     # qscale when products of two coordinates below 2**(qexp + 26) are exact doubles
     # (qexp in [-500, 480]: no underflow, no overflow), else 0: the fast double tests

@@ -104,7 +104,7 @@ from streamcal.core._pav_shape cimport (  # rebalancing and spare nodes, memory-
     k_rebuild_subtree, k_release, k_reserve, k_reserve_for, k_split_leaf, k_take_spares,
 )
 from streamcal.core._pav_requalify cimport k_exact_threshold, k_requalify  # qexp moves
-from streamcal.core._pav_residue cimport k_cell_add, k_cell_remove, k_residue_after  # windows
+from streamcal.core._pav_residue cimport k_cell_add, k_cell_remove  # windows
 
 from streamcal.core import _pav_ops  # read-outs, rebuild, checks: off the per-event path
 
@@ -154,13 +154,14 @@ cdef class IsotonicBlockStore:
 
     """
 
-    def __cinit__(self, int leaf_capacity=LEAF_CAP):
+    def __cinit__(self, int leaf_capacity=LEAF_CAP, bint track_residues=True):
         if not 4 <= leaf_capacity <= LEAF_CAP:
             raise ValueError(
                 f"The 'leaf_capacity' parameter of IsotonicBlockStore must be an int in "
                 f"[4, {LEAF_CAP}]. Got {leaf_capacity!r} instead."
             )
         self.cap = leaf_capacity
+        self.track_residues = track_residues
         self.root = NULL
         self._ck = CH_ANY
         self._cnode = NULL
@@ -450,9 +451,7 @@ cdef class IsotonicBlockStore:
         cdef int j = bisect_right(L.x, L.cnt, x) - 1
         cdef int m
         if L.x[j] == x:
-            k_cell_add(&L.r[j], &L.w[j], &L.s[j], w, wy)
-            if r != 0.0:
-                L.r[j] = k_residue_after(L.r[j], L.w[j], L.w[j], r * w)
+            k_cell_add(self.track_residues, &L.r[j], &L.w[j], &L.s[j], w, wy, r)
             L.n[j] += n
         else:
             if L.cnt >= self.cap:
@@ -472,7 +471,7 @@ cdef class IsotonicBlockStore:
             L.w[j] = w
             L.s[j] = wy
             L.n[j] = n
-            L.r[j] = r
+            L.r[j] = r if self.track_residues else 0.0
             L.cnt += 1
         self._note_value(w)
         self._note_value(wy)
@@ -736,9 +735,8 @@ cdef class IsotonicBlockStore:
         return _pav_ops.cells(self)
 
     def residue_bounds(self):
-        """Per cell in key order (a float64 array), a bound on the rounding residue
-        that subtracting events left in its sums, relative to its weight (0 unless
-        events were removed with weights that do not add exactly:
+        """Per cell in key order (float64), a bound on the rounding residue of its sums
+        relative to its weight (0 unless their weights do not add exactly:
         ``_pav_residue.pxd``). Snapshots of stores that remove events keep them."""
         return _pav_ops.residue_bounds(self)
 
@@ -878,8 +876,10 @@ cdef class IsotonicBlockStore:
 
     def __reduce__(self):
         xs, ws, ss, ns = self.cells()
+        rs = self.residue_bounds().astype(np.float32)  # as held: exact; None when all 0
         return _restore, (self.cap, xs.tobytes(), ws.tobytes(), ss.tobytes(), ns.tobytes(),
-                          self.exactness_scale, self.residue_bounds().tobytes())
+                          self.exactness_scale, rs.tobytes() if rs.any() else None,
+                          self.track_residues)
 
     # ------------------------------------------------------------------ checks
 
@@ -890,11 +890,11 @@ cdef class IsotonicBlockStore:
         return _pav_ops.check(self, rtol)
 
 
-def _restore(cap, xs, ws, ss, ns, qexp=None, rs=None):
-    store = IsotonicBlockStore(cap)
+def _restore(cap, xs, ws, ss, ns, qexp=None, rs=None, track=True):
+    store = IsotonicBlockStore(cap, track)
     xs = np.frombuffer(xs, dtype=np.float64)
     if len(xs) or qexp is not None:
         store.rebuild(xs, np.frombuffer(ws, dtype=np.float64),
                       np.frombuffer(ss, dtype=np.float64), np.frombuffer(ns, dtype=np.int64),
-                      qexp, None if rs is None else np.frombuffer(rs, dtype=np.float64))
+                      qexp, None if rs is None else np.frombuffer(rs, dtype=np.float32))
     return store

@@ -216,7 +216,7 @@ cdef void scale_tree(IsotonicBlockStore store, Node* v, int e) noexcept:
         for t in range(L.cnt):
             L.w[t] = ldexp(L.w[t], e)
             s = ldexp(L.s[t], e)
-            if L.w[t] != 0.0 and ldexp(s, -e) != L.s[t]:  # rounded to a subnormal
+            if store.track_residues and L.w[t] != 0.0 and ldexp(s, -e) != L.s[t]:  # subnormal
                 L.r[t] = k_residue_after(L.r[t], L.w[t], L.w[t], ldexp(1.0, -1074))
             L.s[t] = s
         for t in range(L.nh):

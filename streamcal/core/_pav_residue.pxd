@@ -58,14 +58,18 @@ cdef inline float k_residue_after(float r, double w_old, double w_new, double er
     return <float> v if v < 1e30 else <float> 1e30
 
 
-# Add weight ``w`` and label sum ``wy`` to the sums ``cw``, ``cs`` of an existing cell
-# whose residue bound is ``r``, the bound following.
-cdef inline void k_cell_add(float* r, double* cw, double* cs, double w, double wy) noexcept nogil:
+# Add weight ``w`` and label sum ``wy`` (residue bound ``r_in``, relative to ``w``) to
+# the sums ``cw``, ``cs`` of an existing cell whose residue bound is ``r``; with
+# ``track`` off (a store that never removes events: IsotonicBlockStore.track_residues)
+# the bound stays 0.
+cdef inline void k_cell_add(bint track, float* r, double* cw, double* cs, double w,
+                            double wy, float r_in) noexcept nogil:
     cdef double ow = cw[0], os = cs[0]
     cw[0] = ow + w
     cs[0] = os + wy
-    r[0] = k_residue_after(r[0], ow, cw[0], fabs(k_sum_error(ow, w, cw[0]))
-                           + fabs(k_sum_error(os, wy, cs[0])))
+    if track:
+        r[0] = k_residue_after(r[0], ow, cw[0], fabs(k_sum_error(ow, w, cw[0]))
+                               + fabs(k_sum_error(os, wy, cs[0])) + <double> r_in * w)
 
 
 # Subtract one event (``w``, ``wy``) from a cell holding more than that event, into
