@@ -150,6 +150,10 @@ def test_python_snapshots_restore_and_continue_with_the_same_floats(
         for name in ("keys", "neg_n", "pos_n"):
             assert state[name] == snapshot["state"][name]
     else:
+        if "residues" not in snapshot["state"] and "window" in state:
+            # written before a window kept residue bounds: none (none were held)
+            residues = state.pop("residues")
+            assert residues["weight"] == 0.0 and not any(residues.get("bins", []))
         assert state == snapshot["state"]
     got = []
     for y, p, w in MORE:

@@ -20,7 +20,7 @@ import numpy as np
 from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.core.bins import edge_bins, linear_quantile_edges, uniform_edges
-from streamcal.core.bins import uniform_bin  # noqa: F401  (its old home: the name is kept)
+from streamcal.core.bins import uniform_bin  # (also its old home: the name is kept)
 from streamcal.core.decay import weight_scale
 from streamcal.metrics import _kernels
 from streamcal.metrics.base import BinaryCalibrationMetric
@@ -279,6 +279,29 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
             assert store.weight == 0.0
         if store.window is not None:
             assert len(store.window) == store.n <= self.window_size
+            self._check_window_sums(store)
+
+    def _check_window_sums(self, store) -> None:
+        """Each bin (forecast value) and the total within its residue bound of the
+        window's own sums (correctly rounded), plus their rounding."""
+        groups: dict = {}
+        for y, p, w in store.window:
+            key = p if not self._uniform else uniform_bin(p, self.n_bins)
+            groups.setdefault(key, []).append((w, w * y, w * p))
+        residues = store.get_state()["residues"]
+        total = math.fsum(e[0] for g in groups.values() for e in g)
+        assert abs(store.weight - total) <= residues["weight"] + 2.0**-51 * total, (
+            f"total weight {store.weight} != window's {total}")
+        if self._uniform:
+            bw, by, bp, _, _, _ = store.bin_lists()
+            held = {b: (bw[b], by[b], bp[b], residues["bins"][b]) for b in range(self.n_bins)}
+        else:
+            bounds = dict((v, r) for v, r in residues["values"])
+            held = {v: (e[0], e[1], None, bounds.get(v, 0.0)) for v, e in store.values.items()}
+        for key, (w, y, p, r) in held.items():
+            sums = [math.fsum(e[i] for e in groups.get(key, [])) for i in range(3)]
+            off = abs(w - sums[0]) + abs(y - sums[1]) + (0.0 if p is None else abs(p - sums[2]))
+            assert off <= r + 2.0**-50 * sum(sums), f"bin {key}: sums {(w, y, p)} != window's {sums} (bound {r})"
 
     @property
     def _merge_refusal(self) -> str | None:
@@ -304,6 +327,39 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
         # (a score out of [0, 1] would index outside the bins)
         if self.window_size is not None:
             check.binary_events(check.entry(state, "window"), "state['window']", self.window_size, label_first=True)
+            self._validate_residues(check.entry(state, "residues"), check)
+
+    @classmethod
+    def _upgrade_snapshot(cls, params: dict, state: dict, fmt: int):
+        """A windowed ECE written before the window kept residue bounds: none (what
+        every restore held then)."""
+        if params.get("window_size") is not None and isinstance(state, dict) and "residues" not in state:
+            uniform = params.get("strategy", "uniform") == "uniform"
+            n_bins = params.get("n_bins", 10)
+            state = {**state, "residues": {"weight": 0.0, "bins": [0.0] * n_bins}
+                     if uniform and isinstance(n_bins, int) else {"weight": 0.0, "values": []}}
+        return params, state
+
+    def _validate_residues(self, residues, check) -> None:
+        """The window's residue bounds (``_kernels.Binned``): finite reals >= 0, one
+        per bin, or ``[value, bound]`` pairs for distinct forecast values."""
+        where = "state['residues']"
+        uniform = self.strategy == "uniform"
+        if not isinstance(residues, dict):
+            check.fail(where, "a dict", residues)
+        check.keys(residues, where, ["weight", "bins" if uniform else "values"])
+        check.real(residues["weight"], where + "['weight']", 0.0)
+        key = "bins" if uniform else "values"
+        entries = check.list(residues[key], f"{where}[{key!r}]",
+                             n=self.n_bins if uniform else None)
+        for i, entry in enumerate(entries):
+            at = f"{where}[{key!r}][{i}]"
+            if uniform:
+                check.real(entry, at, 0.0)
+            else:
+                v, r = check.list(entry, at, n=2)
+                check.real(v, at + "[0]", 0.0, 1.0)
+                check.real(r, at + "[1]", 0.0)
 
     def _set_state(self, state: dict) -> None:
         if self._uniform:

@@ -34,11 +34,12 @@ one call from Python, no Python frame.
 """
 
 cimport cython
-from libc.math cimport floor, ldexp, log, pow
+from libc.math cimport fabs, floor, ldexp, log, pow
 from libc.string cimport memset
 from cpython.mem cimport PyMem_Free
 
 from streamcal.core._bins cimport uniform_bin  # the equal-width bin rule
+from streamcal.core._pav_residue cimport k_compensated_add, k_sum_error
 
 import math
 from collections import deque
@@ -49,6 +50,19 @@ from streamcal.core.decay import METRIC_RENORM_EXPONENT, renormalised_clock
 # half-life clock of ECE: its one home is streamcal.core.decay
 cdef double RENORM_EXPONENT = METRIC_RENORM_EXPONENT
 cdef double FORGET = 2.0 ** -RENORM_EXPONENT
+# ECE with a window: a bin (a forecast value, the total) whose sums' rounding residue
+# could exceed this share of its weight is summed again from the window's events
+# (Binned.resum); the bound grows by at most 3 * 2**-53 per inexact addition, so a
+# bin is summed again (one pass over the window) at most once per about 2**11 of them
+# (2**14 on average), and a value read stays within about 2**-40 of the window's own
+cdef double WINDOW_RESIDUE_MAX = 2.0 ** -40
+
+
+cdef inline double add_err(double* s, double t) noexcept:
+    """``s += t``; returns the rounding error of that addition, as a magnitude."""
+    cdef double a = s[0]
+    s[0] = a + t
+    return fabs(k_sum_error(a, t, s[0]))
 
 
 cdef bint batch_fits(double held, const double[:] w, double scale, double capacity) noexcept:
@@ -277,6 +291,14 @@ cdef class Binned(Store):
     count per distinct forecast, in the dict ``values``), keep a window of its last
     ``window_size`` positive-weight events (``window``, a deque of ``(y, p, w)``) or
     forget exponentially (``half_life``; the clock ``t``, ``t_ref``, ``phase``).
+
+    With a window, events leave by subtraction, which does not undo the rounding of
+    their addition: after a heavy event left, a bin's sums could hold its residue
+    (a total weight of 0.0 for events of 1e12, and an ECE of inf). Each bin (each
+    forecast value with ``"quantile"``) and the total then carry a bound on their
+    rounding residue (``br``, ``vres``, ``wres``: the rounding error of every addition
+    and subtraction, found exactly); a removal after which a bound exceeds 2**-40 of
+    the weight left sums that bin again from the window's events (:meth:`resum`).
     """
 
     cdef readonly int kind
@@ -292,6 +314,9 @@ cdef class Binned(Store):
     cdef double* bpp
     cdef double* bpy
     cdef long long* bn
+    cdef double* br             # window: per bin, bound on |residue| of bw + by + bp
+    cdef public double wres     # window: the same for the total weight
+    cdef public dict vres       # window, "quantile": per forecast value held, the same
     cdef public double score
     cdef public dict values
     cdef public object window
@@ -324,7 +349,9 @@ cdef class Binned(Store):
         self.bpp = new_doubles(n_bins)
         self.bpy = new_doubles(n_bins)
         self.bn = new_counts(n_bins)
+        self.br = new_doubles(n_bins)
         self.values = {}
+        self.vres = {}
         self.window = deque() if window_size > 0 else None
 
     def __dealloc__(self):
@@ -335,6 +362,7 @@ cdef class Binned(Store):
         PyMem_Free(self.bpp)
         PyMem_Free(self.bpy)
         PyMem_Free(self.bn)
+        PyMem_Free(self.br)
 
     cdef void clear(self):
         """Back to exactly empty (the clock of half_life is kept)."""
@@ -345,10 +373,13 @@ cdef class Binned(Store):
         memset(self.bpp, 0, size)
         memset(self.bpy, 0, size)
         memset(self.bn, 0, self.n_bins * sizeof(long long))
+        memset(self.br, 0, size)
         self.n = 0
         self.weight = 0.0
+        self.wres = 0.0
         self.score = 0.0
         self.values = {}
+        self.vres = {}
 
     # ------------------------------------------------------------------ events
 
@@ -391,6 +422,8 @@ cdef class Binned(Store):
         if self.n <= 0:  # back to exactly empty (no float residue)
             self.clear()
             return 0
+        if self.window is not None:
+            return self.remove_tracked(y, p, w)
         if self.kind == MURPHY:
             d = p - y
             self.weight -= w
@@ -478,15 +511,106 @@ cdef class Binned(Store):
                 return 0
             if self.half_life > 0.0:
                 w *= self.weight_factor()
-            if self.uniform:
-                self.add_bins(y, p, w)
-            else:
-                self.add_value(y, p, w)
             if self.window is not None:
+                self.add_tracked(y, p, w)
                 self.window.append((y, p, w))
                 if len(self.window) > self.window_size:
                     y, p, w = self.window.popleft()
                     self.remove(y, p, w)
+            elif self.uniform:
+                self.add_bins(y, p, w)
+            else:
+                self.add_value(y, p, w)
+        return 0
+
+    cdef int add_tracked(self, double y, double p, double w) except -1:
+        """ECE with a window: :meth:`add_bins` / :meth:`add_value` (the same sums, in
+        the same operations), with the bounds on their residues."""
+        cdef Py_ssize_t b
+        cdef list entry
+        cdef double e
+        self.wres += add_err(&self.weight, w)
+        self.n += 1
+        if self.uniform:
+            b = uniform_bin(p, self.n_bins, self.edges)
+            self.br[b] += (add_err(&self.bw[b], w) + add_err(&self.by[b], w * y)
+                           + add_err(&self.bp[b], w * p))
+            self.bn[b] += 1
+            return 0
+        entry = self.values.get(p)
+        if entry is None:
+            self.values[p] = [w, w * y, 1]
+            return 0
+        e = self.track_entry(entry, w, w * y)
+        entry[2] = entry[2] + 1
+        if e != 0.0:
+            self.vres[p] = self.vres.get(p, 0.0) + e
+        return 0
+
+    cdef double track_entry(self, list entry, double w, double wy) except -1.0:
+        """Add ``(w, wy)`` to a value's ``[weight, label sum, count]``; the rounding error."""
+        cdef double a = entry[0], b = entry[1], e
+        e = add_err(&a, w) + add_err(&b, wy)
+        entry[0] = a
+        entry[1] = b
+        return e
+
+    cdef int remove_tracked(self, double y, double p, double w) except -1:
+        """:meth:`remove` of a window's event (``n`` left > 0): the same subtractions,
+        the bounds following; a bin, value or total whose bound passes
+        WINDOW_RESIDUE_MAX of its weight is summed again (:meth:`resum`)."""
+        cdef Py_ssize_t b
+        cdef list entry
+        cdef double r
+        self.wres += add_err(&self.weight, -w)
+        if self.uniform:
+            b = uniform_bin(p, self.n_bins, self.edges)
+            self.bn[b] -= 1
+            if self.bn[b] == 0:
+                self.bw[b] = self.by[b] = self.bp[b] = self.br[b] = 0.0
+            else:
+                self.br[b] += (add_err(&self.bw[b], -w) + add_err(&self.by[b], -(w * y))
+                               + add_err(&self.bp[b], -(w * p)))
+                if not self.br[b] <= WINDOW_RESIDUE_MAX * self.bw[b]:
+                    self.resum(b, 0.0)
+        else:
+            entry = self.values[p]
+            entry[2] = entry[2] - 1
+            if entry[2] == 0:
+                del self.values[p]
+                self.vres.pop(p, None)
+            else:
+                r = self.vres.get(p, 0.0) + self.track_entry(entry, -w, -(w * y))
+                if r != 0.0:
+                    self.vres[p] = r
+                if not r <= WINDOW_RESIDUE_MAX * <double> entry[0]:
+                    self.resum(-1, p)
+        if not self.wres <= WINDOW_RESIDUE_MAX * self.weight:
+            self.resum(-2, 0.0)
+        return 0
+
+    cdef int resum(self, Py_ssize_t b, double p) except -1:
+        """Sum again, from the window's events (compensated, within 2**-52 each), bin
+        ``b`` (``b >= 0``), forecast value ``p`` (``b == -1``) or the total weight
+        (``b == -2``), and reset its bound to what that summation leaves."""
+        cdef double W = 0.0, Wc = 0.0, Y = 0.0, Yc = 0.0, P = 0.0, Pc = 0.0
+        cdef double ye, pe, we
+        for ye, pe, we in self.window:
+            if b == -2 or (b == -1 and pe == p) or (
+                    b >= 0 and uniform_bin(pe, self.n_bins, self.edges) == b):
+                k_compensated_add(&W, &Wc, we)
+                k_compensated_add(&Y, &Yc, we * ye)
+                k_compensated_add(&P, &Pc, we * pe)
+        W, Y, P = W + Wc, min(Y + Yc, W + Wc), min(P + Pc, W + Wc)
+        if b == -2:
+            self.weight, self.wres = W, W * 2.0 ** -52
+        elif b == -1:
+            self.values[p][0] = W
+            self.values[p][1] = Y
+            self.vres[p] = (W + Y) * 2.0 ** -51
+        else:
+            self.bw[b], self.by[b], self.bp[b] = W, Y, P
+            self.br[b] = (W + Y + P) * 2.0 ** -51
         return 0
 
     cdef int add_each(self, const double[:] y, const double[:] p, const double[:] w) except -1:
@@ -567,6 +691,11 @@ cdef class Binned(Store):
             state["values"] = [[v, e[0], e[1], e[2]] for v, e in self.values.items()]
         if self.window is not None:
             state["window"] = [list(e) for e in self.window]
+            state["residues"] = {"weight": self.wres}
+            if self.uniform:
+                state["residues"]["bins"] = [self.br[b] for b in range(self.n_bins)]
+            else:
+                state["residues"]["values"] = [[v, r] for v, r in sorted(self.vres.items())]
         return state
 
     def set_state(self, dict state):
@@ -604,6 +733,12 @@ cdef class Binned(Store):
             self.window = deque(
                 (float(y), float(p), float(w)) for y, p, w in state["window"]
             )
+            # written before the bounds were kept: none (what every restore held)
+            residues = state.get("residues", {})
+            self.wres = float(residues.get("weight", 0.0))
+            for b, r in enumerate(residues.get("bins", [])):
+                self.br[b] = float(r)
+            self.vres = {float(v): float(r) for v, r in residues.get("values", [])}
 
     def __reduce__(self):
         return (
