@@ -744,8 +744,8 @@ cdef class IsotonicBlockStore:
         """Put back a cell :meth:`remove` deleted: key ``x``, weight ``w`` and label
         sum ``s`` of its ``n`` events, ``residue`` the bound on their rounding relative
         to ``w`` (added to the cell's sums if the key is held)."""
-        if not (w > 0.0 and 0.0 <= s <= w and n >= 1 and 0.0 <= residue <= 1e30):
-            raise ValueError(f"add_cell needs w > 0, 0 <= s <= w, n >= 1, 0 <= residue <= 1e30. "
+        if not (w > 0.0 and 0.0 <= s <= w and n >= 1 and 0.0 <= residue <= 2.0**100):
+            raise ValueError(f"add_cell needs w > 0, 0 <= s <= w, n >= 1, 0 <= residue <= 2**100. "
                              f"Got w={w!r}, s={s!r}, n={n!r}, residue={residue!r}.")
         self.check_add_c(w, "IsotonicBlockStore", "add_cell")
         self.add_cell_c(x, w, s, n, <float> residue)

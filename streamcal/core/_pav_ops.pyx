@@ -270,10 +270,10 @@ def rebuild(IsotonicBlockStore store, xs, ws, ss, ns, qexp=None, residues=None):
             f"[{QEXP_MIN}, {QEXP_MAX}]. Got {qexp!r} instead."
         )
     if R is not None and not (R.shape[0] == m and (np.asarray(R) >= 0.0).all()
-                              and (np.asarray(R) <= 1e30).all()):
+                              and (np.asarray(R) <= 2.0**100).all()):
         raise ValueError(  # before anything changes
             "The 'residues' argument of IsotonicBlockStore.rebuild must be None or one "
-            f"bound in [0, 1e30] per cell. Got {np.asarray(R)!r} instead."
+            f"bound in [0, 2**100] per cell. Got {np.asarray(R)!r} instead."
         )
     if fill < 2:
         fill = 2

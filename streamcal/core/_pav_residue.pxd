@@ -36,9 +36,11 @@ cdef extern from *:
     """
     #define SC_RESIDUE_MAX 5.684341886080802e-14  /* 2**-44 */
     #define SC_RESIDUE_UP 1.0000009536743164      /* 1 + 2**-20: float rounding, upwards */
+    #define SC_RESIDUE_CAP 1.2676506002282294e30  /* 2**100, a float: "unknown" */
     """
     double SC_RESIDUE_MAX
     double SC_RESIDUE_UP
+    double SC_RESIDUE_CAP
 
 
 # The rounding error of ``s = a + b`` as computed (Knuth's TwoSum, exact in binary
@@ -55,7 +57,7 @@ cdef inline float k_residue_after(float r, double w_old, double w_new, double er
     if r == 0.0 and err == 0.0:
         return 0.0
     v = (<double> r * (w_old / w_new) + err / w_new) * SC_RESIDUE_UP
-    return <float> v if v < 1e30 else <float> 1e30
+    return <float> v if v < SC_RESIDUE_CAP else <float> SC_RESIDUE_CAP
 
 
 # Add weight ``w`` and label sum ``wy`` (residue bound ``r_in``, relative to ``w``) to

@@ -42,6 +42,7 @@ __all__ = [
     "IsotonicBlockStore", "BlockView", "pav_blocks", "finest_bit", "finer_scale",
     "check_exactness_scale", "upgrade_exactness_scale", "EXACTNESS_SCALE_RANGE",
     "residue_entry", "check_residues", "upgrade_residues", "merged_residue_bounds",
+    "RESIDUE_UNKNOWN",
 ]
 
 # Below this many cells, pav_blocks runs in plain Python; above it, scipy.
@@ -186,6 +187,11 @@ def upgrade_exactness_scale(state):
     return state
 
 
+#: the largest residue bound a cell holds (relative to its weight): what is left of
+#: sums whose events are not known (``CORP.revert``)
+RESIDUE_UNKNOWN = 2.0**100
+
+
 def residue_entry(store) -> list:
     """The snapshot entry ``residues`` of a store that removes events: ``[key, bound]``
     for each cell whose residue bound (:meth:`IsotonicBlockStore.residue_bounds`) is
@@ -236,7 +242,7 @@ def merged_residue_bounds(a, b, merged) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         err = np.abs(_sum_error(wa, wb, ws)) + np.abs(_sum_error(sa, sb, ss))
         out = (ra * (wa / ws) + rb * (wb / ws) + err / ws) * (1.0 + 2.0**-20)
-    return np.minimum(np.where(ws > 0, out, 0.0), 1e30)
+    return np.minimum(np.where(ws > 0, out, 0.0), RESIDUE_UNKNOWN)
 
 
 def _sum_error(a, b, s):
@@ -248,7 +254,7 @@ def _sum_error(a, b, s):
 def check_residues(state: dict, check) -> None:
     """Check a snapshot ``state``'s ``residues`` entry (:func:`residue_entry`): pairs
     ``[key, bound]``, keys strictly increasing and each a cell of ``state['blocks']``,
-    bounds in (0, 1e30], with ``check`` (``streamcal._snapshot.StateChecks``).
+    bounds in (0, 2**100], with ``check`` (``streamcal._snapshot.StateChecks``).
 
     Examples
     --------
@@ -274,9 +280,9 @@ def check_residues(state: dict, check) -> None:
         if keys is not None and x not in keys:
             check.fail(where + "[0]", "the key of a stored cell", x)
         check.require(x > prev, where + "[0]", "above the key before it", x)
-        check.real(r, where + "[1]", 0.0, 1e30)
+        check.real(r, where + "[1]", 0.0, RESIDUE_UNKNOWN)
         if not r > 0.0:
-            check.fail(where + "[1]", "a bound in (0, 1e+30]", r)
+            check.fail(where + "[1]", "a bound in (0, 2**100]", r)
         prev = x
 
 

@@ -9,7 +9,8 @@ from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.core.pav import (
     BlockView, IsotonicBlockStore, check_exactness_scale, check_residues, finer_scale,
-    merged_residue_bounds, residue_entry, upgrade_exactness_scale, upgrade_residues,
+    RESIDUE_UNKNOWN, merged_residue_bounds, residue_entry, upgrade_exactness_scale,
+    upgrade_residues,
 )
 from streamcal.metrics.base import BinaryCalibrationMetric
 
@@ -108,8 +109,9 @@ class CORP(BinaryCalibrationMetric):
     only (about 1e-12 relative). With weights at one forecast value spanning many
     binades, a revert may leave that value's other events with a rounding residue larger
     than that (as for any float sum, :class:`streamcal.metrics.Brier` included: the
-    metric does not hold the events to sum them again). Reverting every event gives
-    back the empty state exactly.
+    metric does not hold the events to sum them again); the totals are summed again
+    from the cells when a revert leaves far less than it removed, so they stay those
+    of the cells held. Reverting every event gives back the empty state exactly.
 
     Before any positive-weight event every value is 0.0.
 
@@ -252,10 +254,29 @@ class CORP(BinaryCalibrationMetric):
             cw = cell[0] - w
             if not cw > 0.0:
                 cw = w * 2.0**-53
-            store.add_cell(p, cw, min(max(cell[1] - w * y, 0.0), cw), dropped, 1e30)
+            store.add_cell(p, cw, min(max(cell[1] - w * y, 0.0), cw), dropped, RESIDUE_UNKNOWN)
         self._weight -= w
         self._label -= w * y
         self._loss -= w * self._event_loss(y, p)
+        if dropped or not w <= 2.0**20 * self._weight:
+            # what is left weighs far less than what left (or nothing): the totals,
+            # kept by subtraction, could hold its residue (a total of 0.0 after 1e20
+            # left events of 1e4, then a snapshot refused as inconsistent). Sum them
+            # again from the store's cells, each one forecast p with W - S of label 0
+            # and S of label 1. Chains of smaller drops drift as any float sum does.
+            self._totals_from_cells()
+
+    def _totals_from_cells(self) -> None:
+        """The weight, label and score sums as sums over the store's cells. O(cells)."""
+        xs, ws, ss, _ = self._store.cells()
+        loss0 = [self._event_loss(0.0, p) for p in xs.tolist()]
+        loss1 = [self._event_loss(1.0, p) for p in xs.tolist()]
+        self._weight = math.fsum(ws.tolist())
+        self._label = math.fsum(ss.tolist())
+        self._loss = math.fsum(
+            [(w - s) * a for w, s, a in zip(ws.tolist(), ss.tolist(), loss0)]
+            + [s * b for s, b in zip(ss.tolist(), loss1)]
+        )
 
     def _cell(self, x: float):
         """``(W, S)`` of the store's cell at forecast ``x``, None if there is none.
