@@ -112,3 +112,36 @@ def test_a_corrupted_residues_entry_is_refused(strategy, residues, message):
     snap["state"]["residues"] = residues
     with pytest.raises(ValueError, match=message):
         ECE.from_dict(snap)
+
+
+def test_quantile_residues_name_held_values_in_order():
+    m = ECE(n_bins=4, strategy="quantile", window_size=7)
+    for e in _log_normal_events(1, 20):
+        m.update(*e)
+    snap = m.to_dict()
+    held = sorted(v[0] for v in snap["state"]["values"])
+    for entry, message in [([[0.123456, 1.0]], "a forecast value held"),
+                           ([[held[0], 1.0], [held[0], 1.0]], "above the value before it")]:
+        snap["state"]["residues"] = {"weight": 0.0, "values": entry}
+        with pytest.raises(ValueError, match=message):
+            ECE.from_dict(snap)
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_a_snapshot_from_before_the_bounds_restores_with_the_residue_it_shows(strategy):
+    """Older windowed snapshots may hold residues of events that left: they restore
+    with each bound what its sums are off, each bin summed again at its next removal."""
+    m = ECE(n_bins=4, strategy=strategy, window_size=6)
+    for e in _log_normal_events(3, 30, sigma=2.0):
+        m.update(*e)
+    snap = json.loads(json.dumps(m.to_dict()))
+    del snap["state"]["residues"]
+    snap["state"]["weight"] *= 1.0 + 2.0**-40  # a residue an older version could have left
+    restored = ECE.from_dict(snap)
+    restored._check()
+    later = _log_normal_events(4, 6, sigma=2.0)
+    for e in later:
+        restored.update(*e)
+        restored._check()
+    assert restored.get() == pytest.approx(_reference(later, 4, strategy), abs=2**-39)
+    assert restored._store.weight == pytest.approx(math.fsum(e[2] for e in later), rel=2**-50)

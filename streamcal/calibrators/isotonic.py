@@ -28,9 +28,8 @@ __all__ = ["OnlineIsotonic", "VennAbers"]
 
 def _integer_weights_fit(w, window_size: int) -> bool:
     """Are the weights integers whose sums over any ``window_size`` of them stay exact
-    (below 2**53)? Then adding and subtracting them, in any order, is exact. (Below
-    2**20 too: a removal never takes the store's path for a cell whose remaining weight
-    is negligible.)"""
+    (below 2**53)? Then adding and subtracting them, in any order, is exact: no cell
+    ever holds a residue (``_pav_residue.pxd``)."""
     top = float(np.max(w))
     return bool(np.all(w == np.floor(w))) and top < 2.0**20 and top * window_size < 2.0**53
 
@@ -157,13 +156,14 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         else:
             # The window's bulk path sums the last N events afresh, while the loop adds
             # and subtracts as events come and go: the same floats only when every sum
-            # is an exact integer (integer weights whose window sums stay below 2**53)
-            # and every event held before the batch leaves in it (n >= N: cells of
-            # older events may hold a residue of their subtractions, which a rebuild
-            # would drop). Otherwise the loop, compiled and without the GIL, which also
-            # refuses a weight that would overflow the sums exactly as learn_one does.
+            # is an exact integer (integer weights, those held before the batch too,
+            # whose window sums stay below 2**53: the loop subtracts the held events
+            # from cells that may hold new ones) and every event held before the batch
+            # leaves in it (n >= N). Otherwise the loop, compiled and without the GIL,
+            # which also refuses a weight that would overflow the sums as learn_one does.
             N = self.window_size
-            if n < N or not _integer_weights_fit(w, N):
+            held = np.array([e[2] for e in stream.window_events()], dtype=np.float64)
+            if n < N or not _integer_weights_fit(np.concatenate([held, w]), N):
                 stream.learn_many(scores, labels, w)
                 return
             tail = slice(n - N, n)

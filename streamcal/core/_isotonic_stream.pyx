@@ -246,22 +246,22 @@ cdef class IsotonicStream:
         self._count -= 1
         if w > 0.0:
             self._total -= w
-            if self._st.remove_c(x, w, y):
-                self._readd(x)
+            self._readd(x, self._st.remove_c(x, w, y))
         return 0
 
-    cdef int _readd(self, double x) except -1 nogil:
-        """The store deleted the cell of key ``x`` (``_pav_residue.pxd``): put back the
-        compensated sums of the window's other events of that key."""
-        cdef Py_ssize_t i, k
+    cdef int _readd(self, double x, long others) except -1 nogil:
+        """The store deleted the cell of key ``x`` and ``others`` events with it
+        (``_pav_residue.pxd``): put back their compensated sums (oldest first, found)."""
+        cdef Py_ssize_t i, k, n = 0
         cdef double W = 0.0, Wc = 0.0, S = 0.0, Sc = 0.0
-        cdef long long n = 0
-        for i in range(self._count):
+        for i in range(self._count if others > 0 else 0):
             k = self._slot(i)
             if self._wx[k] == x and self._ww[k] > 0.0:
                 k_compensated_add(&W, &Wc, self._ww[k])
                 k_compensated_add(&S, &Sc, self._ww[k] * self._wy[k])
                 n += 1
+                if n == others:
+                    break
         if n:  # each sum within SC_READD_RESIDUE of it; clipping S: 4x bounds both
             self._st.add_cell_c(x, W + Wc, min(max(S + Sc, 0.0), W + Wc), n,
                                 4.0 * SC_READD_RESIDUE)
@@ -511,8 +511,7 @@ cdef class IsotonicStream:
                 w = self._ww[k]
                 if w > 0.0 and ldexp(w, -sh) < _DBL_MIN:
                     self._ww[k] = 0.0
-                    if self._st.remove_c(self._wx[k], w, self._wy[k]):
-                        self._readd(self._wx[k])
+                    self._readd(self._wx[k], self._st.remove_c(self._wx[k], w, self._wy[k]))
             for i in range(self._count):
                 k = self._slot(i)
                 self._ww[k] = ldexp(self._ww[k], -sh)

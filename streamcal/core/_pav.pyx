@@ -104,7 +104,7 @@ from streamcal.core._pav_shape cimport (  # rebalancing and spare nodes, memory-
     k_rebuild_subtree, k_release, k_reserve, k_reserve_for, k_split_leaf, k_take_spares,
 )
 from streamcal.core._pav_requalify cimport k_exact_threshold, k_requalify  # qexp moves
-from streamcal.core._pav_residue cimport k_cell_add, k_cell_remove  # windows
+from streamcal.core._pav_residue cimport k_cell_add, k_cell_remove, k_float_up  # windows
 
 from streamcal.core import _pav_ops  # read-outs, rebuild, checks: off the per-event path
 
@@ -748,7 +748,7 @@ cdef class IsotonicBlockStore:
             raise ValueError(f"add_cell needs w > 0, 0 <= s <= w, n >= 1, 0 <= residue <= 2**100. "
                              f"Got w={w!r}, s={s!r}, n={n!r}, residue={residue!r}.")
         self.check_add_c(w, "IsotonicBlockStore", "add_cell")
-        self.add_cell_c(x, w, s, n, <float> residue)
+        self.add_cell_c(x, w, s, n, k_float_up(residue))
 
     @property
     def live_blocks(self):

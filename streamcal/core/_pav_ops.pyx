@@ -16,7 +16,7 @@ from streamcal.core._pav_tree cimport _free_tree, _range, _rank_gt, _rank_le
 from streamcal.core._pav_kernels cimport k_hypothetical
 from streamcal.core._pav_shape cimport k_build
 from streamcal.core._pav_requalify cimport k_requalify
-from streamcal.core._pav_residue cimport k_residue_after
+from streamcal.core._pav_residue cimport k_float_up, k_residue_after
 from streamcal.core._pav_short cimport k_fill_short
 from streamcal.core._pav_query cimport QLEAF_CAP, k_query
 
@@ -240,7 +240,8 @@ def drop_light_cells(IsotonicBlockStore store, double threshold):
     keep = ws >= threshold
     dropped = int((~keep).sum())
     if dropped:
-        rebuild(store, xs[keep], ws[keep], ss[keep], ns[keep])
+        rebuild(store, xs[keep], ws[keep], ss[keep], ns[keep], None,
+                residue_bounds(store)[keep])
     return dropped
 
 
@@ -322,7 +323,7 @@ def rebuild(IsotonicBlockStore store, xs, ws, ss, ns, qexp=None, residues=None):
             L.w[L.cnt] = Wv[i]
             L.s[L.cnt] = Sv[i]
             L.n[L.cnt] = Nv[i]
-            L.r[L.cnt] = 0.0 if R is None else <float> R[i]
+            L.r[L.cnt] = 0.0 if R is None else k_float_up(R[i])
             L.cnt += 1
             i += 1
         store._leaf_update(nodes[k])
@@ -352,7 +353,7 @@ def from_lists(cls, data, qexp=None, residues=None):
     if residues:  # [key, bound] pairs (streamcal.core.pav.residue_entry)
         keys = np.array([p[0] for p in residues], dtype=np.float64)
         at = np.searchsorted(X, keys)
-        if not ((at < len(X)) & (X[np.minimum(at, max(len(X) - 1, 0))] == keys)).all():
+        if not len(X) or not ((at < len(X)) & (X[np.minimum(at, len(X) - 1)] == keys)).all():
             raise ValueError("The 'residues' argument of IsotonicBlockStore.from_lists must "
                              f"name stored keys. Got {residues!r} instead.")
         R = np.zeros(len(X))

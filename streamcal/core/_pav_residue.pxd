@@ -23,13 +23,13 @@
 # bounds it is given (snapshots keep them: the decision to delete depends on them, so
 # a restored copy must make the same ones).
 #
-# The bound is a float, relative to w, rounded up (a bound stays a bound). An addition
+# The bound is a float, relative to w, rounded up (k_float_up). An addition
 # adds at most 2**-52 to it (2**-54 on average), so a cell holding the same events is
 # put back at most once per 2**8 (about 2**10) inexact operations on it, each time at
 # the cost of one pass over the window (IsotonicStream._readd). Predictions then stay
 # within about 2**-44 (relative) of the fit of the exact sums.
 
-from libc.math cimport fabs
+from libc.math cimport INFINITY, fabs, nextafterf
 
 # a removal leaving a residue bound above this share of what is left deletes the cell
 cdef extern from *:
@@ -50,6 +50,18 @@ cdef inline double k_sum_error(double a, double b, double s) noexcept nogil:
     return (a - (s - bb)) + (b - bb)
 
 
+# ``v`` (>= 0) as a float, rounded up: a bound stays a bound (a tiny one does not
+# round to 0).
+cdef inline float k_float_up(double v) noexcept nogil:
+    cdef float f
+    if not v < SC_RESIDUE_CAP:
+        return <float> SC_RESIDUE_CAP
+    f = <float> v
+    if <double> f < v:
+        f = nextafterf(f, INFINITY)
+    return f
+
+
 # The bound relative to ``w_new`` of a cell whose bound was ``r`` relative to ``w_old``
 # and whose last operation rounded by ``err`` (absolute, both sums).
 cdef inline float k_residue_after(float r, double w_old, double w_new, double err) noexcept nogil:
@@ -57,7 +69,7 @@ cdef inline float k_residue_after(float r, double w_old, double w_new, double er
     if r == 0.0 and err == 0.0:
         return 0.0
     v = (<double> r * (w_old / w_new) + err / w_new) * SC_RESIDUE_UP
-    return <float> v if v < SC_RESIDUE_CAP else <float> SC_RESIDUE_CAP
+    return k_float_up(v)
 
 
 # Add weight ``w`` and label sum ``wy`` (residue bound ``r_in``, relative to ``w``) to

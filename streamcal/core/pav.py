@@ -287,18 +287,57 @@ def check_residues(state: dict, check) -> None:
 
 
 def upgrade_residues(state):
-    """A snapshot ``state`` written before stores kept residue bounds: none (0 for
-    every cell, which is what every store restored then held).
+    """A snapshot ``state`` written before stores kept residue bounds. Without a
+    window (``state['window']`` absent or None) no event was removed by subtraction:
+    none. With one, a cell may hold a residue of the events that left: its bound is
+    what it is off the sums of the window's events of its key (correctly rounded),
+    relative to its weight; none where it is not off. A malformed entry is left to
+    the checks.
 
     Examples
     --------
     >>> upgrade_residues({"blocks": []})
     {'blocks': [], 'residues': []}
+    >>> window = [[0.5, 1.0, 1.5, 0], [0.5, 0.0, 0.1, 1]]
+    >>> upgrade_residues({"blocks": [[[0.5], [1.6000000000000003], [1.5], [2], 1.6, 1.5]],
+    ...                   "window": window})["residues"]
+    [[0.5, 1.3877801042704258e-16]]
 
     """
     if isinstance(state, dict) and "residues" not in state:
-        state = {**state, "residues": []}
+        residues = []
+        if state.get("window") is not None:
+            try:
+                residues = _observed_residues(state["blocks"], state["window"])
+            except (KeyError, IndexError, TypeError, ValueError):
+                residues = []
+        state = {**state, "residues": residues}
     return state
+
+
+def _observed_residues(blocks, window) -> list:
+    """``[key, bound]`` for each cell of ``blocks`` whose sums are off those of the
+    ``window``'s events of its key (``[key, label, weight, index]``)."""
+    events: dict = {}
+    for x, y, w, _ in window:
+        if w > 0:
+            events.setdefault(x, []).append((w, w * y))
+    out = []
+    for block in blocks:
+        for x, W, S in zip(block[0], block[1], block[2]):
+            held = events.get(x, [])
+            off = abs(W - math.fsum(e[0] for e in held)) + abs(S - math.fsum(e[1] for e in held))
+            if off > 0 and W > 0:
+                out.append([x, _float_up(min(off / W * (1.0 + 2.0**-20), RESIDUE_UNKNOWN))])
+    return out
+
+
+def _float_up(v: float) -> float:
+    """``v`` rounded up to a float32 value: the bounds a store holds are float32."""
+    f = np.float32(v)
+    if float(f) < v:
+        f = np.nextafter(f, np.float32(np.inf), dtype=np.float32)
+    return float(f)
 
 
 # The store is compiled; it imports BlockView from here lazily.

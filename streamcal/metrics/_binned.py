@@ -68,6 +68,26 @@ def _check_n_bins(owner: str, n_bins) -> None:
     )
 
 
+def _observed_residues(state: dict, uniform: bool, n_bins: int) -> dict:
+    """The residue bounds of a windowed ECE ``state`` written without them: per bin
+    (per forecast value) and for the total, how far the sums are from those of the
+    window's events ``(y, p, w)``, correctly rounded (``_kernels.Binned``)."""
+    groups: dict = {}
+    for y, p, w in state["window"]:
+        groups.setdefault(uniform_bin(p, n_bins) if uniform else p, []).append((w, w * y, w * p))
+
+    def off(key, sums):
+        held = groups.get(key, [])
+        return math.fsum(abs(s - math.fsum(e[i] for e in held)) for i, s in enumerate(sums))
+
+    total = abs(state["weight"] - math.fsum(e[0] for g in groups.values() for e in g))
+    if uniform:
+        w, y, p, _ = state["bins"]
+        return {"weight": total, "bins": [off(b, (w[b], y[b], p[b])) for b in range(n_bins)]}
+    return {"weight": total, "values": sorted(
+        [v, off(v, (w, s))] for v, w, s, _ in state["values"] if off(v, (w, s)) > 0)}
+
+
 class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
     """Expected calibration error over bins of the forecast, kept up to date per event.
 
@@ -327,20 +347,24 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
         # (a score out of [0, 1] would index outside the bins)
         if self.window_size is not None:
             check.binary_events(check.entry(state, "window"), "state['window']", self.window_size, label_first=True)
-            self._validate_residues(check.entry(state, "residues"), check)
+            self._validate_residues(check.entry(state, "residues"), check, state.get("values"))
 
     @classmethod
     def _upgrade_snapshot(cls, params: dict, state: dict, fmt: int):
-        """A windowed ECE written before the window kept residue bounds: none (what
-        every restore held then)."""
+        """A windowed ECE written before the window kept residue bounds: a bin's (a
+        value's, the total's) sums may hold a residue of the events that left; its
+        bound is what they are off the sums of the window's events (correctly
+        rounded). A malformed entry is left to the checks."""
         if params.get("window_size") is not None and isinstance(state, dict) and "residues" not in state:
-            uniform = params.get("strategy", "uniform") == "uniform"
-            n_bins = params.get("n_bins", 10)
-            state = {**state, "residues": {"weight": 0.0, "bins": [0.0] * n_bins}
-                     if uniform and isinstance(n_bins, int) else {"weight": 0.0, "values": []}}
+            try:
+                residues = _observed_residues(state, params.get("strategy", "uniform") == "uniform",
+                                              params.get("n_bins", 10))
+            except (KeyError, IndexError, TypeError, ValueError):
+                residues = None
+            state = {**state, "residues": residues}
         return params, state
 
-    def _validate_residues(self, residues, check) -> None:
+    def _validate_residues(self, residues, check, values=None) -> None:
         """The window's residue bounds (``_kernels.Binned``): finite reals >= 0, one
         per bin, or ``[value, bound]`` pairs for distinct forecast values."""
         where = "state['residues']"
@@ -350,6 +374,10 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
         check.keys(residues, where, ["weight", "bins" if uniform else "values"])
         check.real(residues["weight"], where + "['weight']", 0.0)
         key = "bins" if uniform else "values"
+        held = None
+        if isinstance(values, list):  # the values' own checks come later
+            held = {e[0] for e in values if isinstance(e, (list, tuple)) and e
+                    and isinstance(e[0], (int, float))}
         entries = check.list(residues[key], f"{where}[{key!r}]",
                              n=self.n_bins if uniform else None)
         for i, entry in enumerate(entries):
@@ -360,6 +388,8 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
                 v, r = check.list(entry, at, n=2)
                 check.real(v, at + "[0]", 0.0, 1.0)
                 check.real(r, at + "[1]", 0.0)
+                check.require(i == 0 or v > entries[i - 1][0], at + "[0]", "above the value before it", v)
+                check.require(held is None or v in held, at + "[0]", "a forecast value held", v)
 
     def _set_state(self, state: dict) -> None:
         if self._uniform:

@@ -592,12 +592,18 @@ cdef class Binned(Store):
     cdef int resum(self, Py_ssize_t b, double p) except -1:
         """Sum again, from the window's events (compensated, within 2**-52 each), bin
         ``b`` (``b >= 0``), forecast value ``p`` (``b == -1``) or the total weight
-        (``b == -2``), and reset its bound to what that summation leaves."""
+        (``b == -2``), and reset its bound to what that summation leaves. The window is
+        read oldest first until the events counted there are all found."""
         cdef double W = 0.0, Wc = 0.0, Y = 0.0, Yc = 0.0, P = 0.0, Pc = 0.0
         cdef double ye, pe, we
+        cdef long long need = self.n if b == -2 else (
+            self.bn[b] if b >= 0 else <long long> self.values[p][2])
         for ye, pe, we in self.window:
+            if need == 0:
+                break
             if b == -2 or (b == -1 and pe == p) or (
                     b >= 0 and uniform_bin(pe, self.n_bins, self.edges) == b):
+                need -= 1
                 k_compensated_add(&W, &Wc, we)
                 k_compensated_add(&Y, &Yc, we * ye)
                 k_compensated_add(&P, &Pc, we * pe)
