@@ -12,7 +12,9 @@ monotone projection runs), brier, refine, ece, sharp, murphy (per-event ``update
 brier_many, refine_many, ece_many (100 ``update_many`` of the N events: collect
 ``*Store_*update_many``), hist_q (4th argument: the HistogramBinning keyword
 arguments as a dict literal), iso, iso_lin, iso_grid, iso_win, iso_hl (half_life=200:
-non-dyadic weights, the store's floating-point path), and va_phish / iso_phish
+non-dyadic weights, the store's floating-point path), iso_tied / iso_tied_real and
+ece_win / ece_win_real / ece_win_q (windows whose sums do not add exactly: collect
+``*binned_update`` for the ECE ones), and va_phish / iso_phish
 (``VennAbers()`` / ``OnlineIsotonic()`` ``predict_one`` then ``learn_one`` over the 1,250
 prequential ``LogisticRegression()`` scores of river's Phishing, N passes: the setting of
 issue 15's CalibratedClassifier target; a fresh calibrator each pass). The third argument is
@@ -68,6 +70,21 @@ elif S in ("va_phish", "iso_phish"):
         m = VennAbers() if S == "va_phish" else OnlineIsotonic()
         for x, y in zip(scores, labels):
             m.predict_one(x); m.learn_one(x, y)
+elif S in ("iso_tied", "iso_tied_real"):
+    # window_size=2000, scores rounded to 0.01 (ties), unit or U(0.01, 10) weights: the
+    # residue bounds of cells whose sums do not add exactly (core/_pav_residue.pxd)
+    ws = [rng.uniform(0.01, 10.0) if S == "iso_tied_real" else 1.0 for _ in range(N)]
+    m = OnlineIsotonic(window_size=2000)
+    for x, y, w in zip(xs, ys, ws):
+        x = round(x, 2)
+        m.predict_one(x); m.learn_one(x, y, w)
+elif S in ("ece_win", "ece_win_real", "ece_win_q"):
+    # collect *binned_update: ECE(window_size=1000), unit or U(0.01, 10) weights
+    from streamcal.metrics import ECE
+    ws = [rng.uniform(0.01, 10.0) if S == "ece_win_real" else 1.0 for _ in range(N)]
+    m = ECE(window_size=1000, strategy="quantile" if S == "ece_win_q" else "uniform")
+    for x, y, w in zip(xs, ys, ws):
+        m.update(y, x, w)
 elif S in ("iso", "iso_lin", "iso_grid", "iso_win", "iso_hl"):
     kw = {"iso": {}, "iso_lin": {"interpolation": "linear"}, "iso_grid": {"resolution": 1e-3},
           "iso_win": {"window_size": 500}, "iso_hl": {"half_life": 200.0}}[S]
