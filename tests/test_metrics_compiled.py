@@ -151,9 +151,11 @@ def test_python_snapshots_restore_and_continue_with_the_same_floats(
             assert state[name] == snapshot["state"][name]
     else:
         if "residues" not in snapshot["state"] and "window" in state:
-            # written before a window kept residue bounds: none (none were held)
+            # written before a window kept residue bounds: what its sums are off the
+            # window's (rounding only here)
             residues = state.pop("residues")
-            assert residues["weight"] == 0.0 and not any(residues.get("bins", []))
+            assert residues["weight"] <= 2.0**-50 * state["weight"]
+            assert all(r <= 2.0**-50 * state["weight"] for r in residues.get("bins", []))
         assert state == snapshot["state"]
     got = []
     for y, p, w in MORE:
