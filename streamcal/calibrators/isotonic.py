@@ -10,6 +10,7 @@ forgetting clock, grid) over one :class:`~streamcal.core.pav.IsotonicBlockStore`
 
 from __future__ import annotations
 
+import collections
 import math
 
 import numpy as np
@@ -20,7 +21,7 @@ from streamcal.base import BinaryCalibrator
 from streamcal.core.kernels import IsotonicStream
 from streamcal.core.pav import (
     BlockView, IsotonicBlockStore, check_exactness_scale, check_residues, finer_scale,
-    finest_bit, residue_entry, upgrade_exactness_scale, upgrade_residues,
+    finest_bit, observed_residues, residue_entry, upgrade_exactness_scale, upgrade_residues,
 )
 
 __all__ = ["OnlineIsotonic", "VennAbers"]
@@ -344,22 +345,16 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         window = self._stream.window_events()
         if window is not None:
             assert len(window) <= self.window_size, "window too long"
-            agg: dict = {}
-            for x, y, w, _ in window:
-                if w > 0:
-                    agg.setdefault(x, []).append((w, w * y))
-            xs, ws, ss, ns = self._store.cells()
-            assert sorted(agg) == xs.tolist(), "window keys differ from stored cells"
-            rs = self._store.residue_bounds().tolist()
-            for x, W, S, n, r in zip(xs.tolist(), ws.tolist(), ss.tolist(), ns.tolist(), rs):
-                events = agg[x]
-                assert len(events) == n, f"cell {x}: {n} events stored, {len(events)} in the window"
-                # the sums of the window's events (correctly rounded) within the cell's
-                # residue bound (core/_pav_residue.pxd), plus their own rounding
-                eW, eS = math.fsum(e[0] for e in events), math.fsum(e[1] for e in events)
-                off = abs(W - eW) + abs(S - eS)
-                assert off <= (r + 2.0**-51) * W + 2.0**-1073, (
-                    f"cell {x}: sums {W}, {S} != window's {eW}, {eS} (residue bound {r})")
+            counts = collections.Counter(x for x, _, w, _ in window if w > 0)
+            xs, _, _, ns = self._store.cells()
+            assert sorted(counts) == xs.tolist(), "window keys differ from stored cells"
+            for x, n in zip(xs.tolist(), ns.tolist()):
+                assert counts[x] == n, f"cell {x}: {n} events stored, {counts[x]} in the window"
+            # each cell within its residue bound (core/_pav_residue.pxd) of the sums of
+            # the window's events (correctly rounded), plus their own rounding
+            bounds = dict(zip(xs.tolist(), self._store.residue_bounds().tolist()))
+            for x, off in observed_residues(self._store.to_lists(), window):
+                assert off <= bounds[x] + 2.0**-50, f"cell {x}: sums off the window's by {off} (bound {bounds[x]})"
 
 
 

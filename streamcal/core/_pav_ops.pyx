@@ -100,15 +100,27 @@ def blocks(IsotonicBlockStore store):
 
 def cells(IsotonicBlockStore store):
     """The body of :meth:`IsotonicBlockStore.cells`."""
+    return _cell_arrays(store, False)
+
+
+def residue_bounds(IsotonicBlockStore store):
+    """The body of :meth:`IsotonicBlockStore.residue_bounds`."""
+    return _cell_arrays(store, True)
+
+
+cdef object _cell_arrays(IsotonicBlockStore store, bint residues):
+    """The cells in key order: ``(xs, ws, ss, ns)``, or with ``residues`` their
+    residue bounds (float64). O(cells)."""
     cdef Py_ssize_t m = store.root.ncells - 1
-    xs = np.empty(m, dtype=np.float64)
-    ws = np.empty(m, dtype=np.float64)
-    ss = np.empty(m, dtype=np.float64)
-    ns = np.empty(m, dtype=np.int64)
-    cdef double[::1] X = xs, Wv = ws, Sv = ss
+    cdef Py_ssize_t mc = 0 if residues else m  # only the arrays asked for are filled
+    xs = np.empty(mc, dtype=np.float64)
+    ws = np.empty(mc, dtype=np.float64)
+    ss = np.empty(mc, dtype=np.float64)
+    ns = np.empty(mc, dtype=np.int64)
+    rs = np.empty(m - mc, dtype=np.float64)
+    cdef double[::1] X = xs, Wv = ws, Sv = ss, R = rs
     cdef long long[::1] Nv = ns
     cdef Py_ssize_t i = 0
-    cdef list stack = []
     cdef Node* v = store.root
     cdef Leaf* L
     cdef int t
@@ -129,43 +141,16 @@ def cells(IsotonicBlockStore store):
         for t in range(L.cnt):
             if L.n[t] == 0 and L.x[t] == -INFINITY:
                 continue  # the sentinel
-            X[i] = L.x[t]
-            Wv[i] = L.w[t]
-            Sv[i] = L.s[t]
-            Nv[i] = L.n[t]
+            if residues:
+                R[i] = L.r[t]
+            else:
+                X[i] = L.x[t]
+                Wv[i] = L.w[t]
+                Sv[i] = L.s[t]
+                Nv[i] = L.n[t]
             i += 1
     PyMem_Free(st)
-    return xs, ws, ss, ns
-
-
-def residue_bounds(IsotonicBlockStore store):
-    """The body of :meth:`IsotonicBlockStore.residue_bounds`."""
-    cdef Py_ssize_t m = store.root.ncells - 1, i = 0
-    rs = np.empty(m, dtype=np.float64)
-    cdef double[::1] R = rs
-    cdef Node* v = store.root
-    cdef int t
-    while v.leaf == NULL:  # the first leaf, then along the leaves
-        v = v.left
-    while v != NULL:
-        for t in range(v.leaf.cnt):
-            if not (v.leaf.n[t] == 0 and v.leaf.x[t] == -INFINITY):  # the sentinel
-                R[i] = v.leaf.r[t]
-                i += 1
-        v = _next_leaf(v)
-    return rs
-
-
-cdef Node* _next_leaf(Node* v) noexcept:
-    """The leaf after leaf ``v`` in key order (NULL after the last)."""
-    while v.parent != NULL and v.parent.right == v:
-        v = v.parent
-    if v.parent == NULL:
-        return NULL
-    v = v.parent.right
-    while v.leaf == NULL:
-        v = v.left
-    return v
+    return rs if residues else (xs, ws, ss, ns)
 
 
 def live_blocks(IsotonicBlockStore store):

@@ -16,8 +16,8 @@
 # the cell holds. Every addition and subtraction adds its rounding error, found
 # exactly by TwoSum, so exact arithmetic (integer or dyadic weights: every sum below
 # 2**53 units) keeps r at 0 and never costs anything. A removal after which the bound
-# exceeds SC_RESIDUE_MAX (2**-44) of what is left (or leaves no positive weight) deletes the cell
-# instead, and the caller, who knows the events, puts their exact sums back
+# exceeds SC_RESIDUE_MAX (2**-44) of what is left (or leaves no positive weight)
+# deletes the cell instead, and the caller, who knows the events, puts their sums back
 # (IsotonicBlockStore.add_cell_c, from a compensated sum of the window's events of
 # that key: IsotonicStream._readd). A new cell starts at r = 0; a rebuild takes the
 # bounds it is given (snapshots keep them: the decision to delete depends on them, so

@@ -42,7 +42,7 @@ __all__ = [
     "IsotonicBlockStore", "BlockView", "pav_blocks", "finest_bit", "finer_scale",
     "check_exactness_scale", "upgrade_exactness_scale", "EXACTNESS_SCALE_RANGE",
     "residue_entry", "check_residues", "upgrade_residues", "merged_residue_bounds",
-    "RESIDUE_UNKNOWN",
+    "RESIDUE_UNKNOWN", "observed_residues",
 ]
 
 # Below this many cells, pav_blocks runs in plain Python; above it, scipy.
@@ -308,16 +308,26 @@ def upgrade_residues(state):
         residues = []
         if state.get("window") is not None:
             try:
-                residues = _observed_residues(state["blocks"], state["window"])
+                residues = observed_residues(state["blocks"], state["window"])
             except (KeyError, IndexError, TypeError, ValueError):
                 residues = []
         state = {**state, "residues": residues}
     return state
 
 
-def _observed_residues(blocks, window) -> list:
-    """``[key, bound]`` for each cell of ``blocks`` whose sums are off those of the
-    ``window``'s events of its key (``[key, label, weight, index]``)."""
+def observed_residues(blocks, window) -> list:
+    """``[key, bound]`` for each cell of ``blocks`` (:meth:`IsotonicBlockStore.to_lists`)
+    whose sums are off those of the ``window``'s events of its key (``[key, label,
+    weight, index]``, as ``IsotonicStream.window_events`` gives them), correctly
+    rounded: the bound relative to its weight, rounded up to a float32.
+
+    Examples
+    --------
+    >>> observed_residues([[[0.5], [2.0], [1.0], [2], 2.0, 1.0]],
+    ...                   [[0.5, 1.0, 1.0, 0], [0.5, 0.0, 1.0, 1]])
+    []
+
+    """
     events: dict = {}
     for x, y, w, _ in window:
         if w > 0:
