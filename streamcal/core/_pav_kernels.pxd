@@ -13,6 +13,7 @@ from streamcal.core._pav_requalify cimport k_exact_threshold, k_requalify_since
 from streamcal.core._pav cimport (
     CH_PREFIX, CH_SUFFIX, IsotonicBlockStore, LEAF_CAP, Leaf, Loc, Node, Pt, Sums,
 )
+from streamcal.core._pav_leaf_chain cimport _leaf_cell, _leaf_pop, _leaf_push, k_leaf_stretch
 from streamcal.core._pav_tree cimport (
     _bridge_vertex, _dd_add, _dd_sum, _fsign, _into_right, _leaf_vertex, _loc_from_cache,
     _loc_shift, _loc_to_cache, _locate, _pure_slope, _range, _range_from, _range_upto,
@@ -338,43 +339,6 @@ cdef inline bint k_meet_left_of_split(IsotonicBlockStore st, Node* frame, Pt a, 
     return _dd3_sign(ph, pl, qh, ql, rh, rl) >= 0
 
 
-# k_leaf_update's monotone chain, one home for its fast and general loops: cell t's
-# point (running sums) and its Pt.z, Pt.f (the last key so far of a cell with s != 0,
-# of one with s != w) ...
-cdef inline void _leaf_cell(Leaf* L, int t, double* cw, double* cs, double* lz,
-                            double* lf) noexcept nogil:
-    cw[0] += L.w[t]
-    cs[0] += L.s[t]
-    if L.s[t] != 0.0:
-        lz[0] = L.x[t]
-    if L.s[t] != L.w[t]:
-        lf[0] = L.x[t]
-
-
-# ... the pops before it: the last vertices that the point (cw, cs) leaves off the lower
-# hull, by the fast loop's orientation test (exact coordinates; returns the count kept) ...
-cdef inline int _leaf_pop(Leaf* L, int nh, double cw, double cs) noexcept nogil:
-    cdef double det
-    while nh >= 2:
-        det = ((L.hx[nh - 1] - L.hx[nh - 2]) * (cs - L.hy[nh - 1])
-               - (L.hy[nh - 1] - L.hy[nh - 2]) * (cw - L.hx[nh - 1]))
-        if det > 0.0:
-            break
-        nh -= 1
-    return nh
-
-
-# ... and the push of that point as hull vertex nh (returns the new vertex count)
-cdef inline int _leaf_push(Leaf* L, int nh, int t, double cw, double cs, double lz,
-                           double lf) noexcept nogil:
-    L.hx[nh] = cw
-    L.hy[nh] = cs
-    L.hz[nh] = lz
-    L.hf[nh] = lf
-    L.hidx[nh] = <unsigned char> t
-    return nh + 1
-
-
 # One cell of a leaf changed (add_c, remove_c, relabel_c, a hypothetical event's
 # restore): the leaf's update may keep what came before it (see k_leaf_update).
 # ``dw``, ``ds``, ``dn``: the cell's change; ``sh``: +1 inserted, -1 deleted, 0 in place.
@@ -403,6 +367,7 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
     cdef int ti[LEAF_CAP]
     cdef int k2, i, nt = 0, tend = L.cnt - 1
     cdef bint inc = False
+    cdef double bx, by  # the point of cell tend (exact in the fast loop)
     cdef Pt p, h1, h2
     cdef bint fast, precise
     cdef int sg
@@ -452,6 +417,8 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
     if fast:
         # exact integer coordinates below 2**26 units: the orientation test of
         # _fsign on the arrays (the same expression, so the same signs)
+        bx = v.W
+        by = v.S
         if dirty > 0 and L.hexact:
             # Only the points from cell ``dirty`` on moved (add_c / remove_c), and the
             # kept hull was exact. The monotone chain after the cells before ``dirty``
@@ -475,6 +442,8 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
                     k2 += 1  # the deleted cell
                 if k2 < L.nh:
                     tend = L.hidx[k2] + st._tsh
+                    bx = L.hx[k2] + st._tdw
+                    by = L.hy[k2] + st._tds
                     for i in range(k2 + 1, L.nh):
                         tx[nt] = L.hx[i] + st._tdw
                         ty[nt] = L.hy[i] + st._tds
@@ -489,10 +458,7 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
                 lz = L.hz[k - 1]
                 lf = L.hf[k - 1]
                 t0 = L.hidx[k - 1] + 1
-        for t in range(t0, tend + 1):
-            _leaf_cell(L, t, &cw, &cs, &lz, &lf)
-            nh = _leaf_pop(L, nh, cw, cs)
-            nh = _leaf_push(L, nh, t, cw, cs, lz, lf)
+        nh = k_leaf_stretch(L, nh, t0, tend, bx, by, &cw, &cs, &lz, &lf)
         for i in range(nt):
             cw = tx[i]
             cs = ty[i]
