@@ -635,3 +635,30 @@ def test_restored_store_predicts_bit_for_bit_with_float_weights(seed):
         assert [copy.predict_step(q) for q in queries] == [store.predict_step(q) for q in queries]
         assert [copy.predict_linear(q) for q in queries] == [store.predict_linear(q) for q in queries]
         assert len(copy) == len(store)
+
+
+@pytest.mark.parametrize("cap", [5, 16, 128])
+@pytest.mark.parametrize("seed", range(6))
+def test_leaf_chain_filter_keeps_the_hull_of_collinear_points(cap, seed):
+    """Issue 11 (window speed): after a change the leaf's chain takes only the points
+    on or below the segment from its resume vertex to the stretch's end (the end's
+    point translated by the change). Collinear runs (equal weights, labels in a fixed
+    pattern) put points exactly on that segment; ``_check()`` compares every leaf's
+    hull with the plain monotone chain over all its cells after every change."""
+    rng = random.Random(seed)
+    store = IsotonicBlockStore(leaf_capacity=cap)
+    live = []
+    keys = [i / 40 for i in range(41)]
+    for step in range(400):
+        if live and rng.random() < 0.35:
+            remove_event(store, live, rng.randrange(len(live)))
+        else:
+            x = rng.choice(keys)
+            w = rng.choice([0.25, 1.0, 1.0, 2.0])
+            y = float(rng.random() < 0.5) if rng.random() < 0.5 else float(keys.index(x) % 2)
+            store.add(x, w, y)
+            live.append((x, w, y))
+        store._check()
+        if step % 25 == 0:
+            assert_store_matches(store, live, exact=True)
+    assert_store_matches(store, live, exact=True)

@@ -14,6 +14,7 @@ from streamcal.core._pav cimport NO_Q, QEXP_MIN, LEAF_CAP, IsotonicBlockStore, L
 from streamcal.core._pav_tree cimport _free_tree, _range, _rank_gt, _rank_le
 
 from streamcal.core._pav_kernels cimport k_hypothetical
+from streamcal.core._pav_leaf_chain cimport _leaf_cell, _leaf_pop, _leaf_push
 from streamcal.core._pav_shape cimport k_build
 from streamcal.core._pav_requalify cimport k_requalify
 from streamcal.core._pav_residue cimport k_float_up, k_residue_after
@@ -382,6 +383,33 @@ def check(IsotonicBlockStore store, double rtol=1e-9):
         assert bounds[len(bounds) - 1][1] == xs[len(xs) - 1], "blocks do not end at the last cell"
 
 
+cdef void check_leaf_chain(IsotonicBlockStore store, Node* v) except *:
+    """With the fast loop's exact coordinates, the leaf's hull against the plain
+    monotone chain over every cell, on a copy: no resume and no filter (the reference
+    of k_leaf_update's shortcut and of k_leaf_stretch)."""
+    cdef Leaf* L = v.leaf
+    cdef Leaf* T
+    cdef double cw = 0.0, cs = 0.0, lz = -INFINITY, lf = -INFINITY
+    cdef int t, nh = 0
+    if not store._fast(v):
+        return
+    T = <Leaf*> PyMem_Malloc(sizeof(Leaf))
+    if T == NULL:
+        raise MemoryError()
+    try:
+        memcpy(T, L, sizeof(Leaf))
+        for t in range(L.cnt):
+            _leaf_cell(T, t, &cw, &cs, &lz, &lf)
+            nh = _leaf_pop(T, nh, cw, cs)
+            nh = _leaf_push(T, nh, t, cw, cs, lz, lf)
+        assert L.nh == nh, "leaf hull size (plain chain)"
+        for t in range(nh):
+            assert (L.hx[t] == T.hx[t] and L.hy[t] == T.hy[t] and L.hidx[t] == T.hidx[t]
+                    and L.hz[t] == T.hz[t] and L.hf[t] == T.hf[t]), "leaf hull (plain chain)"
+    finally:
+        PyMem_Free(T)
+
+
 cdef void check_node(IsotonicBlockStore store, Node* v, Node* parent) except *:
     cdef double W, S, ax, ay, bx, by, akey, bkey, zmax, fmax
     cdef Py_ssize_t nvl, nvr
@@ -412,6 +440,7 @@ cdef void check_node(IsotonicBlockStore store, Node* v, Node* parent) except *:
             assert L.hx[t] == hx[t] and L.hy[t] == hy[t] and L.hidx[t] == hidx[t], "leaf hull"
             assert L.hz[t] == hz[t] and L.hf[t] == hf[t], "leaf hull label runs"
         assert (v.zmax, v.fmax) == (zmax, fmax), "leaf label runs"
+        check_leaf_chain(store, v)
         return
     assert v.left != NULL and v.right != NULL, "internal node with one child"
     check_node(store, v.left, v)
