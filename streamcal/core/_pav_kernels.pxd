@@ -525,6 +525,15 @@ cdef inline int k_vs(IsotonicBlockStore st, Node* frame, bint fast, Pt a, Pt b, 
     return k_vsign(st, frame, a, b, c, d)
 
 
+# k_vs(...) > 0, for callers that test one side: the fast test without the sign's
+# second comparison (the same expression as _fsign's)
+cdef inline bint k_vs_pos(IsotonicBlockStore st, Node* frame, bint fast, Pt a, Pt b, Pt c,
+                          Pt d) noexcept nogil:
+    if fast:
+        return (b.x - a.x) * (d.y - c.y) - (b.y - a.y) * (d.x - c.x) > 0.0
+    return k_vsign(st, frame, a, b, c, d) > 0
+
+
 # IsotonicBlockStore._bridge: the bridge of the children's hulls, O(depth + log B).
 # one test of k_bridge: with exact coordinates on the points, else on the vectors the
 # descent summed in the children's frames (see k_vsign_local)
@@ -722,13 +731,13 @@ cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u) noexcept n
     _loc_shift(&lb, u.left.W, u.left.S, u.left.zmax, u.left.fmax)
     fast = st._fast(u)
     st._op_hull += 1
-    if la.has_pred and k_vs(st, u, fast, la.pred, la.at, la.at, lb.at) <= 0:
+    if la.has_pred and not k_vs_pos(st, u, fast, la.pred, la.at, la.at, lb.at):
         return False
-    if la.has_succ and k_vs(st, u, fast, la.at, la.succ, la.succ, lb.at) > 0:
+    if la.has_succ and k_vs_pos(st, u, fast, la.at, la.succ, la.succ, lb.at):
         return False
-    if lb.has_pred and k_vs(st, u, fast, la.at, lb.pred, lb.pred, lb.at) > 0:
+    if lb.has_pred and k_vs_pos(st, u, fast, la.at, lb.pred, lb.pred, lb.at):
         return False
-    if lb.has_succ and k_vs(st, u, fast, la.at, lb.at, lb.at, lb.succ) <= 0:
+    if lb.has_succ and not k_vs_pos(st, u, fast, la.at, lb.at, lb.at, lb.succ):
         return False
     _set_bridge(u, la.at, lb.at)
     u.nvl = u.lrank

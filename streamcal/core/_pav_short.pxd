@@ -12,7 +12,7 @@ from libc.math cimport INFINITY
 
 from streamcal.core._pav cimport IsotonicBlockStore, Leaf, Node, Pt, SHORT_HULL
 from streamcal.core._pav_tree cimport _bridge_vertex, _leaf_vertex, _set_bridge
-from streamcal.core._pav_kernels cimport k_vs
+from streamcal.core._pav_kernels cimport k_vs_pos
 
 
 cdef inline int _hull_size(Node* c) noexcept nogil:
@@ -96,20 +96,20 @@ cdef inline bint k_short_bridge(IsotonicBlockStore st, Node* u) noexcept nogil:
         moved = False
         while i > 0:
             st._op_hull += 1
-            if k_vs(st, u, fast, lh[i - 1], lh[i], lh[i], rh[j]) > 0:
+            if k_vs_pos(st, u, fast, lh[i - 1], lh[i], lh[i], rh[j]):
                 break
             i -= 1
             moved = True
         while j < nr - 1:
             st._op_hull += 1
-            if k_vs(st, u, fast, lh[i], rh[j], rh[j], rh[j + 1]) > 0:
+            if k_vs_pos(st, u, fast, lh[i], rh[j], rh[j], rh[j + 1]):
                 break
             j += 1
             moved = True
     st._op_hull += 2
-    if i < nl - 1 and k_vs(st, u, fast, lh[i], lh[i + 1], lh[i + 1], rh[j]) > 0:
+    if i < nl - 1 and k_vs_pos(st, u, fast, lh[i], lh[i + 1], lh[i + 1], rh[j]):
         return False
-    if j > 0 and k_vs(st, u, fast, lh[i], rh[j - 1], rh[j - 1], rh[j]) > 0:
+    if j > 0 and k_vs_pos(st, u, fast, lh[i], rh[j - 1], rh[j - 1], rh[j]):
         return False
     _set_bridge(u, lh[i], rh[j])
     u.nvl = i + 1
