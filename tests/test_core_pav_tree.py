@@ -505,8 +505,9 @@ def test_window_removal_of_a_heavy_event_leaves_no_residue():
 @pytest.mark.parametrize("cap", [4, 64])
 def test_light_block_after_heavy_cells_with_non_dyadic_weights(cap):
     """Weights spanning 2**500 and not dyadic (so the exact integer test does not apply):
-    the light cells after a heavy one are resolved by range sums, as the oracle (fsum)
-    resolves them."""
+    the light cells after a heavy one are resolved by double-double sums of their own
+    cells (range sums; in a leaf's chain, the sums it keeps for each edge), as the
+    oracle (fsum) resolves them."""
     heavy = 2.0**500 * 1.1
     events = [(0.1, 0.3, 0.0), (0.2, heavy, 1.0), (0.3, 1.3, 1.0), (0.4, 0.7, 0.0), (0.5, 0.9, 1.0)]
     events += [(0.2, heavy * 2.0**60, 0.0)]
@@ -517,7 +518,7 @@ def test_light_block_after_heavy_cells_with_non_dyadic_weights(cap):
     fit = ref.isotonic_fit([e[0] for e in events], [e[2] for e in events], [e[1] for e in events])
     for x in (0.1, 0.2, 0.3, 0.4, 0.5):
         assert math.isclose(store.predict_step(x), ref.predict_step(fit, x), rel_tol=1e-9, abs_tol=1e-300), x
-    assert store._op_fallback > 0
+    assert store._op_fallback + store._op_edge_sums > 0
 
 
 @pytest.mark.parametrize("cap", [4, 64])
@@ -662,3 +663,48 @@ def test_leaf_chain_filter_keeps_the_hull_of_collinear_points(cap, seed):
         if step % 25 == 0:
             assert_store_matches(store, live, exact=True)
     assert_store_matches(store, live, exact=True)
+
+
+def _leaf_nodes(node):
+    if node[0] == "leaf":
+        yield node
+    else:
+        yield from _leaf_nodes(node[6])
+        yield from _leaf_nodes(node[7])
+
+
+def _exact_lower_hull_keys(xs, ws, ss):
+    """The keys of the strictly convex lower hull of a leaf's points (the running sums
+    after each cell), in exact rational arithmetic."""
+    from fractions import Fraction
+
+    hull, cw, cs = [], Fraction(0), Fraction(0)
+    for x, w, s in zip(xs, ws, ss):
+        cw += Fraction(w)
+        cs += Fraction(s)
+        while len(hull) >= 2:
+            (ax, ay, _), (bx, by, _) = hull[-2], hull[-1]
+            if (bx - ax) * (cs - by) - (by - ay) * (cw - bx) > 0:
+                break
+            hull.pop()
+        hull.append((cw, cs, x))
+    return [k for _, _, k in hull]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_inexact_leaf_hulls_from_edge_sums_are_the_exact_hulls(seed):
+    """Issue 11 (half-life speed): without exact coordinates a leaf's chain decides the
+    tests its filter cannot from the double-double sums it keeps for each edge (no
+    range sums). Non-dyadic weights spanning 2**20 to 2**48 (slopes within 2**-40 of
+    each other, far outside the tie band): every leaf's hull is the exact rational
+    one, and the edge sums did decide (``_op_edge_sums``)."""
+    rng = random.Random(seed)
+    store = IsotonicBlockStore(leaf_capacity=rng.choice([8, 32, 128]))
+    span = (20, 40, 48)[seed % 3]
+    for _ in range(300):
+        x = rng.random()
+        store.add(x, 2.0 ** rng.uniform(-span / 2, span / 2) / 3.0, float(rng.random() < x))
+    store._check()
+    assert store._op_edge_sums > 0
+    for _, xs, ws, ss, hull_keys in _leaf_nodes(_pav_ops._dump(store)):
+        assert hull_keys == _exact_lower_hull_keys(xs, ws, ss)

@@ -151,6 +151,7 @@ cdef class IsotonicBlockStore:
     cdef public long long _op_hull
     cdef public long long _op_moved
     cdef public long long _op_fallback
+    cdef public long long _op_edge_sums  # leaf chain tests decided from edge sums (k_edge_sign)
     cdef public long long _op_reused   # cached locates kept through a change of a child
     cdef public long long _op_short    # bridges found from short hulls (_pav_short.pxd)
     cdef public bint _short_off        # tests: no short hulls (the other paths run)
@@ -251,5 +252,4 @@ cdef class IsotonicBlockStore:
     cdef double _step_key(self, double x) noexcept nogil
     cdef void _note_removal(self, double x, double dw, double ds) noexcept nogil
     cdef int _after_delete(self, Node* v) except -1 nogil
-    cdef int _edge_sign(self, Node* frame, double uw, double us, double vw, double vs,
-                        Pt a, Pt b, Pt c, Pt d) noexcept nogil
+    cdef int _edge_sign(self, Sums su, Sums sv) noexcept nogil

@@ -66,7 +66,8 @@ vectors summed in the children's own frames, the cells between them apart, so th
 the bound is relative to each vector's own cells and not to the node's total: light
 cells after heavy ones are decided there too); below it the two vectors are
 recomputed as range sums of their own cells (resolving a light block after heavy cells,
-as the former two-sided scans did) and the determinant is evaluated from their
+as the former two-sided scans did; a leaf's chain keeps them for its edges in
+double-double as it goes) and the determinant is evaluated from their
 double-double values with FMA products: a geometric decision, the same in every frame
 (each factor scaled by its own power of two, so that slopes below 2**-1022 are still
 ordered). The descent's other test, where the lines of its two current edges meet, is
@@ -227,13 +228,12 @@ cdef class IsotonicBlockStore:
         the line ac), 0 when collinear."""
         return self._vsign(frame, a, b, b, c)
 
-    cdef inline int _edge_sign(self, Node* frame, double uw, double us, double vw, double vs,
-                               Pt a, Pt b, Pt c, Pt d) noexcept nogil:
-        """Sign of (b - a) x (d - c) given the sums (uw, us), (vw, vs) of the cells of
-        (a.k, b.k] and (c.k, d.k], each computed from those cells alone (so accurate
-        relative to the edge itself, not to the frame's totals as coordinates are).
-        Undecided signs go to :meth:`_vsign`."""
-        return k_edge_sign(self, frame, uw, us, vw, vs, a, b, c, d)
+    cdef inline int _edge_sign(self, Sums su, Sums sv) noexcept nogil:
+        """Sign of u x v for two hull edges of a leaf's chain without exact coordinates,
+        from the double-double sums ``su``, ``sv`` of each edge's own cells (accurate
+        relative to the edge, not to the frame's totals as coordinates are), with the
+        tie band of :meth:`_vsign`'s last resort; no range sums."""
+        return k_edge_sign(self, su, sv)
 
     cdef inline int _vs(self, Node* frame, bint fast, Pt a, Pt b, Pt c, Pt d) noexcept nogil:
         return k_vs(self, frame, fast, a, b, c, d)

@@ -176,14 +176,17 @@ cdef inline int k_vsign_local(IsotonicBlockStore st, Node* frame, double ux, dou
 # sums of their own cells (double-double) and the sign taken with a tie band.
 cdef inline int k_vsign_ranges(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c,
                                Pt d) noexcept nogil:
+    st._op_fallback += 1
+    return k_sums_sign(_range(frame, a.k, b.k), _range(frame, c.k, d.k))
+
+
+# The sign of u x v from double-double sums of each vector's own cells (a range sum,
+# or an edge's sums in the leaf's chain): u x v = uW vS - uS vW, products with FMA, a
+# geometric decision (the same in every frame), far finer than the filters'; slopes
+# equal up to the rounding of their doubles are a tie (0).
+cdef inline int k_sums_sign(Sums su, Sums sv) noexcept nogil:
     cdef double det, p1, p2, e1, e2
     cdef int ku, kv
-    cdef Sums su, sv
-    st._op_fallback += 1
-    su = _range(frame, a.k, b.k)
-    sv = _range(frame, c.k, d.k)
-    # u x v = uW vS - uS vW from the double-double sums, products with FMA: a
-    # geometric decision (the same in every frame), far finer than the filter's
     if su.W <= 0.0 or sv.W <= 0.0:
         return 0
     if su.S == 0.0 or sv.S == 0.0:
@@ -216,17 +219,19 @@ cdef inline int k_vsign_ranges(IsotonicBlockStore st, Node* frame, Pt a, Pt b, P
     return _sign(det)
 
 
-# IsotonicBlockStore._edge_sign: the same from the edges' own cell sums.
-cdef inline int k_edge_sign(IsotonicBlockStore st, Node* frame, double uw, double us, double vw,
-                            double vs, Pt a, Pt b, Pt c, Pt d) noexcept nogil:
-    cdef double p1 = uw * vs, p2 = us * vw
+# IsotonicBlockStore._edge_sign: the same from two hull edges' own cell sums, kept in
+# double-double by the leaf's chain: a filter on their leading parts, else
+# k_sums_sign on the sums themselves (no range sums).
+cdef inline int k_edge_sign(IsotonicBlockStore st, Sums su, Sums sv) noexcept nogil:
+    cdef double p1 = su.W * sv.S, p2 = su.S * sv.W
     cdef double det = p1 - p2, m = p1 + p2
     if _EDGE_TINY < m < INFINITY:
         if det > _EDGE_ERR * m:
             return 1
         if det < -_EDGE_ERR * m:
             return -1
-    return st._vsign(frame, a, b, c, d)
+    st._op_edge_sums += 1
+    return k_sums_sign(su, sv)
 
 
 # A double-double product (ah + al) * (bh + bl), FMA for the error of the leading term;
@@ -371,11 +376,12 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
     cdef Pt p, h1, h2
     cdef bint fast, precise
     cdef int sg
-    cdef double wlo = 0.0, slo = 0.0, lz = -INFINITY, lf = -INFINITY, ew, es
-    # without exact coordinates: sums of the cells of each hull edge (edge j joins
-    # vertex j - 1 to vertex j), summed from the cells alone
-    cdef double edw[LEAF_CAP]
-    cdef double eds[LEAF_CAP]
+    cdef double wlo = 0.0, slo = 0.0, lz = -INFINITY, lf = -INFINITY
+    # without exact coordinates: the double-double sums of the cells of each hull edge
+    # (edge j joins vertex j - 1 to vertex j), summed from the cells alone; ecur: those
+    # of the cells after the last vertex kept, up to the current one
+    cdef Sums edge[LEAF_CAP]
+    cdef Sums ecur
     cdef int t0 = 0, k, dirty = st._dirty
     st._dirty = 0
     v.ostamp = v.stamp
@@ -475,8 +481,7 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
         p.k = L.x[t]
         p.z = lz
         p.f = lf
-        ew = L.w[t]
-        es = L.s[t]
+        ecur = Sums(W=L.w[t], Wlo=0.0, S=L.s[t], Slo=0.0, N=0, C=0)
         while nh >= 2:
             h1.x = L.hx[nh - 2]
             h1.y = L.hy[nh - 2]
@@ -489,17 +494,16 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
             h2.z = L.hz[nh - 1]
             h2.f = L.hf[nh - 1]
             if precise:
-                sg = st._edge_sign(v, edw[nh - 1], eds[nh - 1], ew, es, h1, h2, h2, p)
+                sg = st._edge_sign(edge[nh - 1], ecur)
             else:
                 sg = st._vs(v, fast, h1, h2, h2, p)
             if sg > 0:
                 break
             if precise:
-                ew = edw[nh - 1] + ew
-                es = eds[nh - 1] + es
+                _dd_add(&ecur.W, &ecur.Wlo, edge[nh - 1].W, edge[nh - 1].Wlo)
+                _dd_add(&ecur.S, &ecur.Slo, edge[nh - 1].S, edge[nh - 1].Slo)
             nh -= 1
-        edw[nh] = ew
-        eds[nh] = es
+        edge[nh] = ecur
         nh = _leaf_push(L, nh, t, cw, cs, lz, lf)
     v.zmax = lz
     v.fmax = lf
