@@ -23,22 +23,30 @@ cdef inline void _dd_add(double* hi, double* lo, double bh, double bl) noexcept 
     lo[0] = err - (hi[0] - s)
 
 
-cdef inline void _dd_sum(const double* a, int j0, int j1, double* hi,
-                         double* lo) noexcept nogil:
-    """hi + lo = the sum of a[j0:j1] in double-double: TwoSum at every step, its
-    rounding errors summed apart and added at the end (Ogita, Rump and Oishi's Sum2: as
-    accurate as summing in twice the precision, about (j1 - j0)**2 * 2**-106 relative
-    for terms of one sign, far below the orientation tests' tie band), the chain of
-    dependent additions one add per term instead of _dd_add's renormalisation."""
-    cdef double s = 0.0, e = 0.0, t, bb
+cdef inline void _dd_sum2(const double* a, const double* b, int j0, int j1, double* ahi,
+                          double* alo, double* bhi, double* blo) noexcept nogil:
+    """ahi + alo = the sum of a[j0:j1] in double-double, and bhi + blo that of b[j0:j1]:
+    TwoSum at every step, its rounding errors summed apart and added at the end (Ogita,
+    Rump and Oishi's Sum2: as accurate as summing in twice the precision, about
+    (j1 - j0)**2 * 2**-106 relative for terms of one sign, far below the orientation
+    tests' tie band), the chain of dependent additions one add per term instead of
+    _dd_add's renormalisation. The two sums (a cell range's W and S) in one loop: two
+    independent chains, each the same additions in the same order as alone."""
+    cdef double s = 0.0, e = 0.0, u = 0.0, f = 0.0, t, bb
     cdef int j
     for j in range(j0, j1):
         t = s + a[j]
         bb = t - s
         e += (s - (t - bb)) + (a[j] - bb)
         s = t
-    hi[0] = s + e
-    lo[0] = e - (hi[0] - s)
+        t = u + b[j]
+        bb = t - u
+        f += (u - (t - bb)) + (b[j] - bb)
+        u = t
+    ahi[0] = s + e
+    alo[0] = e - (ahi[0] - s)
+    bhi[0] = u + f
+    blo[0] = f - (bhi[0] - u)
 
 
 cdef inline Sums _sums_add(Sums a, Sums b) noexcept nogil:
@@ -314,8 +322,7 @@ cdef inline Sums _leaf_range(Leaf* L, double k1, double k2, bint plain=False) no
         r.N += L.n[j1]
         j1 += 1
     r.C = j1 - j
-    _dd_sum(L.w, j, j1, &r.W, &r.Wlo)
-    _dd_sum(L.s, j, j1, &r.S, &r.Slo)
+    _dd_sum2(L.w, L.s, j, j1, &r.W, &r.Wlo, &r.S, &r.Slo)
     return r
 
 
