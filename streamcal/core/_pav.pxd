@@ -152,6 +152,7 @@ cdef class IsotonicBlockStore:
     cdef public long long _op_moved
     cdef public long long _op_fallback
     cdef public long long _op_edge_sums  # leaf chain tests decided from edge sums (k_edge_sign)
+    cdef public long long _op_kept_inexact  # bridges kept without exact coordinates (_pav_kept)
     cdef public long long _op_reused   # cached locates kept through a change of a child
     cdef public long long _op_short    # bridges found from short hulls (_pav_short.pxd)
     cdef public bint _short_off        # tests: no short hulls (the other paths run)

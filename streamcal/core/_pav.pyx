@@ -64,10 +64,9 @@ with 128-bit integers. Otherwise the floating-point determinant is trusted when 
 exceeds a rigorous bound on the error of the coordinates (in the bridge descent, of
 vectors summed in the children's own frames, the cells between them apart, so that
 the bound is relative to each vector's own cells and not to the node's total: light
-cells after heavy ones are decided there too); below it the two vectors are
-recomputed as range sums of their own cells (resolving a light block after heavy cells,
-as the former two-sided scans did; a leaf's chain keeps them for its edges in
-double-double as it goes) and the determinant is evaluated from their
+cells after heavy ones are decided there too); below it the two vectors are recomputed
+as range sums of their own cells (resolving a light block after heavy cells; a leaf's
+chain keeps them for its edges as it goes) and the determinant is evaluated from their
 double-double values with FMA products: a geometric decision, the same in every frame
 (each factor scaled by its own power of two, so that slopes below 2**-1022 are still
 ordered). The descent's other test, where the lines of its two current edges meet, is
@@ -101,6 +100,7 @@ from streamcal.core._pav_kernels cimport (  # per-event kernels, inline (see tha
 )
 from streamcal.core._pav_query cimport k_hyp  # the read-only hypothetical query
 from streamcal.core._pav_short cimport k_short_bridge  # nearly flat fits
+from streamcal.core._pav_kept cimport k_bridge_kept_inexact  # forgetting, real weights
 from streamcal.core._pav_shape cimport (  # rebalancing and spare nodes, memory-safe
     k_rebuild_subtree, k_release, k_reserve, k_reserve_for, k_split_leaf, k_take_spares,
 )
@@ -286,17 +286,17 @@ cdef class IsotonicBlockStore:
         self._op_nodes += 1
 
     cdef bint _bridge_still_valid(self, Node* u) noexcept nogil:
-        """With exact coordinates: is the bridge kept from before the last change of a
-        child still the bridge? Its keys must still be hull vertices of the children
-        (found with their hull neighbours by one descent each, O(depth + log B), or
+        """Is the bridge kept from before the last change of a child still the bridge?
+        Its keys must still be hull vertices of the children (found with their hull
+        neighbours by one descent each, O(depth + log B), or with exact coordinates
         taken from the node's cache of that descent when the child did not change
         since), and the tangency tests at its ends must hold: the left neighbour of a
         strictly above the line ab, the right one on or above, the left neighbour of b
         on or above, the right one strictly above. Exact tests decide the unique bridge
-        (leftmost a, rightmost b), so the result is the descent's, bit for bit (exact
-        coordinates: sums in any order are the same); if so, the coordinates and vertex
-        counts are refreshed."""
-        return k_bridge_still_valid(self, u)
+        (leftmost a, rightmost b), so the result is the descent's, bit for bit; without
+        exact coordinates, see ``k_bridge_kept_inexact``. If so, the coordinates and
+        vertex counts are refreshed."""
+        return k_bridge_still_valid(self, u) if self._exact(u) else k_bridge_kept_inexact(self, u)
 
     cdef bint _cache_survives(self, Node* child, double* c, int fl, Py_ssize_t* rank,
                               bint rank_from_left) noexcept nogil:

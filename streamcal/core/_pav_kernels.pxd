@@ -129,7 +129,19 @@ cdef inline int k_vsign(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt
         q = st.qscale
         return sc_pav_det_sign(<long long> (ux * q), <long long> (vy * q),
                                <long long> (uy * q), <long long> (vx * q))
-    s = k_pure_sign(a, b, c, d)
+    s = k_vsign_filter(frame, a, b, c, d)
+    if s != 2:
+        return s
+    return k_vsign_ranges(st, frame, a, b, c, d)
+
+
+# k_vsign without exact coordinates and without its last resort: the sign when the
+# pure slopes or the rigorous filter (coordinates within _COORD_ERR of frame.W) decide
+# it, else 2
+cdef inline int k_vsign_filter(Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept nogil:
+    cdef double ux = b.x - a.x, uy = b.y - a.y, vx = d.x - c.x, vy = d.y - c.y
+    cdef double nu, nv, det, err
+    cdef int s = k_pure_sign(a, b, c, d)
     if s != 2:
         return s
     nu = fabs(ux) + fabs(uy)
@@ -141,7 +153,7 @@ cdef inline int k_vsign(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt
             return 1
         if det < -err:
             return -1
-    return k_vsign_ranges(st, frame, a, b, c, d)
+    return 2
 
 
 # k_vsign_local: the same sign without exact coordinates, from the vectors u = b - a
@@ -720,7 +732,7 @@ cdef inline bint k_end_cached(IsotonicBlockStore st, Node* child, double K, long
 cdef inline bint k_end_descend(IsotonicBlockStore st, Node* child, double K, long long* cs,
                                double* c, int* fl, Py_ssize_t* rank, bint from_left,
                                Loc* r) noexcept nogil:
-    cdef bint found = _locate(child, K, 0.0, 0.0, -INFINITY, -INFINITY, r)
+    cdef bint found = _locate(child, K, 0.0, 0.0, -INFINITY, -INFINITY, r, True)
     st._op_hull += r.steps
     if not found:
         return False

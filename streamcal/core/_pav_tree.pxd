@@ -498,7 +498,7 @@ cdef inline bint _locate_at_bridge(Node* c, double K, Loc* r) noexcept nogil:
 
 
 cdef inline bint _locate(Node* v, double K, double ox, double oy, double z0, double f0,
-                  Loc* r) noexcept nogil:
+                  Loc* r, bint kept) noexcept nogil:
     """Is key ``K`` a vertex of the hull of ``v``? If so, fill ``r``: the vertex and its
     neighbours on that hull (coordinates translated by (ox, oy), Pt.z / Pt.f floored by
     z0 / f0, summed top-down as :meth:`IsotonicBlockStore._bridge` sums them) and its
@@ -507,7 +507,9 @@ cdef inline bint _locate(Node* v, double K, double ox, double oy, double z0, dou
     hull(v) around a vertex of a descendant's hull is that descendant's hull there, but
     for the neighbours the nodes above already set (the caches are kept with exact
     coordinates only: the same result as the full descent, bit for bit). ``r.steps``
-    counts the nodes visited."""
+    counts the nodes visited. ``kept``: use those caches (without exact coordinates a
+    cached vertex plus the offset above it may round otherwise than the descent's sum:
+    callers that need the descent's coordinates bit for bit pass False)."""
     cdef Leaf* L
     cdef Loc t
     cdef int j
@@ -518,7 +520,7 @@ cdef inline bint _locate(Node* v, double K, double ox, double oy, double z0, dou
     r.steps = 0
     while v.leaf == NULL:
         r.steps += 1
-        if (K == v.akey or K == v.bkey) and _locate_at_bridge(v, K, &t):
+        if kept and (K == v.akey or K == v.bkey) and _locate_at_bridge(v, K, &t):
             r.at = t.at
             _at_shift(&r.at, ox, oy, z0, f0)
             if not r.has_pred and t.has_pred:
