@@ -398,7 +398,6 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
     cdef double bx, by  # the point of cell tend (exact in the fast loop)
     cdef Pt p, h1, h2
     cdef bint fast, precise
-    cdef int sg
     cdef double wlo = 0.0, slo = 0.0, lz = -INFINITY, lf = -INFINITY
     # without exact coordinates: the double-double sums of the cells of each hull edge
     # (edge j joins vertex j - 1 to vertex j), summed from the cells alone; ecur: those
@@ -496,14 +495,24 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
                 lf = tf[i]
             nh = _leaf_pop(L, nh, cw, cs)
             nh = _leaf_push(L, nh, ti[i], cw, cs, lz, lf)
-    for t in range(L.cnt if not fast else 0):
+    for t in range(L.cnt if precise else 0):
+        # without exact coordinates: the tests from the edges' own sums only
+        _leaf_cell(L, t, &cw, &cs, &lz, &lf)
+        ecur = Sums(W=L.w[t], Wlo=0.0, S=L.s[t], Slo=0.0, N=0, C=0)
+        while nh >= 2 and st._edge_sign(edge[nh - 1], ecur) <= 0:
+            _dd_add(&ecur.W, &ecur.Wlo, edge[nh - 1].W, edge[nh - 1].Wlo)
+            _dd_add(&ecur.S, &ecur.Slo, edge[nh - 1].S, edge[nh - 1].Slo)
+            nh -= 1
+        edge[nh] = ecur
+        nh = _leaf_push(L, nh, t, cw, cs, lz, lf)
+    for t in range(L.cnt if not (fast or precise) else 0):
+        # exact coordinates beyond the fast test's range: the 128-bit integer test
         _leaf_cell(L, t, &cw, &cs, &lz, &lf)
         p.x = cw
         p.y = cs
         p.k = L.x[t]
         p.z = lz
         p.f = lf
-        ecur = Sums(W=L.w[t], Wlo=0.0, S=L.s[t], Slo=0.0, N=0, C=0)
         while nh >= 2:
             h1.x = L.hx[nh - 2]
             h1.y = L.hy[nh - 2]
@@ -515,17 +524,9 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
             h2.k = L.x[L.hidx[nh - 1]]
             h2.z = L.hz[nh - 1]
             h2.f = L.hf[nh - 1]
-            if precise:
-                sg = st._edge_sign(edge[nh - 1], ecur)
-            else:
-                sg = st._vs(v, fast, h1, h2, h2, p)
-            if sg > 0:
+            if st._vs(v, fast, h1, h2, h2, p) > 0:
                 break
-            if precise:
-                _dd_add(&ecur.W, &ecur.Wlo, edge[nh - 1].W, edge[nh - 1].Wlo)
-                _dd_add(&ecur.S, &ecur.Slo, edge[nh - 1].S, edge[nh - 1].Slo)
             nh -= 1
-        edge[nh] = ecur
         nh = _leaf_push(L, nh, t, cw, cs, lz, lf)
     v.zmax = lz
     v.fmax = lf
