@@ -708,3 +708,28 @@ def test_inexact_leaf_hulls_from_edge_sums_are_the_exact_hulls(seed):
     assert store._op_edge_sums > 0
     for _, xs, ws, ss, hull_keys in _leaf_nodes(_pav_ops._dump(store)):
         assert hull_keys == _exact_lower_hull_keys(xs, ws, ss)
+
+
+@pytest.mark.parametrize("seed", range(9))
+def test_bridges_kept_without_exact_coordinates_are_the_descents(seed):
+    """Issue 11 (half-life speed): without exact coordinates a node keeps its previous
+    bridge when its ends are still hull vertices and the four tangency tests are decided
+    by the pure slopes or the filter (``k_bridge_kept_inexact``). ``_check()`` after
+    every add and removal recomputes every bridge by a fresh descent and compares the
+    keys, coordinates, label runs and vertex counts exactly. Non-dyadic weights spanning
+    2**10 to 2**400, ties, runs of one label, small leaves (deep trees)."""
+    rng = random.Random(seed)
+    store = IsotonicBlockStore(leaf_capacity=(4, 5, 8)[seed % 3])
+    span = (10, 60, 400)[seed // 3]
+    live = []
+    for _ in range(300):
+        if live and rng.random() < 0.25:
+            remove_event(store, live, rng.randrange(len(live)))
+        else:
+            x = rng.random() if rng.random() < 0.7 else rng.randrange(20) / 20
+            y = float(rng.random() < x) if rng.random() < 0.7 else float(x > 0.5)
+            e = (x, 2.0 ** rng.uniform(-span / 2, span / 2) / 3.0, y)
+            store.add(*e)
+            live.append(e)
+        store._check()
+    assert store._op_kept_inexact > 0
