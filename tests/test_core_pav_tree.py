@@ -733,3 +733,25 @@ def test_bridges_kept_without_exact_coordinates_are_the_descents(seed):
             live.append(e)
         store._check()
     assert store._op_kept_inexact > 0
+
+
+def test_leaf_chain_ties_at_the_edge_of_the_tie_band_are_the_range_sums():
+    """Found by an outside review: the leaf chain decides the tests its filter cannot
+    from Sum2 sums of each edge's cells, summed from its first cell to its last as the
+    last resort's range sums are; a double-double sum built in the chain's pop order
+    differs in its last bit here (four cells whose exact sum needs more than 106 bits)
+    and pooled score 0.5 into the block before it, where the range sums split it off
+    (the determinant sits on the edge of the tie band). The expected floats are those of
+    the range sums (the store before the chain kept edge sums)."""
+    events = [(0.0, 1.0, 0.0), (0.1, 8.919581478093488e-19, 1.0), (0.1, 2.0812356782218143e-18, 0.0),
+              (0.2, 4.612538260806477e-18, 1.0), (0.2, 4.612538260806477e-18, 0.0),
+              (0.30000000000000004, 1.2865201497392418e-18, 1.0),
+              (0.30000000000000004, 5.513657784596751e-19, 0.0), (0.4, 1.2524926970440742, 0.0),
+              (0.5, 1.242932896311944, 0.0), (0.5, 6.73918330996993e-18, 1.0)]
+    store = IsotonicBlockStore()
+    for x, w, y in events:
+        store.add(x, w, y)
+        store._check()
+    assert [store.predict_step(x).hex() for x in (0.1, 0.4, 0.5)] == [
+        "0x1.9012b3a29157ap-58", "0x1.9012b3a29157ap-58", "0x1.9012b3a291586p-58"]
+    assert store._op_edge_sums > 0

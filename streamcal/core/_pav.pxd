@@ -151,7 +151,7 @@ cdef class IsotonicBlockStore:
     cdef public long long _op_hull
     cdef public long long _op_moved
     cdef public long long _op_fallback
-    cdef public long long _op_edge_sums  # leaf chain tests decided from edge sums (k_edge_sign)
+    cdef public long long _op_edge_sums  # leaf chain tests its filter left to edge Sum2 sums
     cdef public long long _op_kept_inexact  # bridges kept without exact coordinates (_pav_kept)
     cdef public long long _op_reused   # cached locates kept through a change of a child
     cdef public long long _op_short    # bridges found from short hulls (_pav_short.pxd)
@@ -253,4 +253,5 @@ cdef class IsotonicBlockStore:
     cdef double _step_key(self, double x) noexcept nogil
     cdef void _note_removal(self, double x, double dw, double ds) noexcept nogil
     cdef int _after_delete(self, Node* v) except -1 nogil
-    cdef int _edge_sign(self, Sums su, Sums sv) noexcept nogil
+    cdef int _edge_sign(self, Leaf* L, int i0, int i1, int i2, double uw, double us,
+                        double vw, double vs) noexcept nogil

@@ -228,12 +228,12 @@ cdef class IsotonicBlockStore:
         the line ac), 0 when collinear."""
         return self._vsign(frame, a, b, b, c)
 
-    cdef inline int _edge_sign(self, Sums su, Sums sv) noexcept nogil:
-        """Sign of u x v for two hull edges of a leaf's chain without exact coordinates,
-        from the double-double sums ``su``, ``sv`` of each edge's own cells (accurate
-        relative to the edge, not to the frame's totals as coordinates are), with the
-        tie band of :meth:`_vsign`'s last resort; no range sums."""
-        return k_edge_sign(self, su, sv)
+    cdef inline int _edge_sign(self, Leaf* L, int i0, int i1, int i2, double uw, double us,
+                               double vw, double vs) noexcept nogil:
+        """Sign of u x v for the edges (i0, i1], (i1, i2] of a leaf's chain without exact
+        coordinates, from sums of their own cells (accurate relative to each edge, not to
+        the frame's totals as coordinates are), :meth:`_vsign`'s decisions bit for bit."""
+        return k_edge_sign(self, L, i0, i1, i2, uw, us, vw, vs)
 
     cdef inline int _vs(self, Node* frame, bint fast, Pt a, Pt b, Pt c, Pt d) noexcept nogil:
         return k_vs(self, frame, fast, a, b, c, d)

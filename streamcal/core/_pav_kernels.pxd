@@ -135,9 +135,8 @@ cdef inline int k_vsign(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt
     return k_vsign_ranges(st, frame, a, b, c, d)
 
 
-# k_vsign without exact coordinates and without its last resort: the sign when the
-# pure slopes or the rigorous filter (coordinates within _COORD_ERR of frame.W) decide
-# it, else 2
+# k_vsign without exact coordinates or its last resort: the sign when the pure slopes
+# or the rigorous filter (coordinates within _COORD_ERR of frame.W) decide it, else 2
 cdef inline int k_vsign_filter(Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept nogil:
     cdef double ux = b.x - a.x, uy = b.y - a.y, vx = d.x - c.x, vy = d.y - c.y
     cdef double nu, nv, det, err
@@ -192,8 +191,7 @@ cdef inline int k_vsign_ranges(IsotonicBlockStore st, Node* frame, Pt a, Pt b, P
     return k_sums_sign(_range(frame, a.k, b.k), _range(frame, c.k, d.k))
 
 
-# sums * 2**k as ldexp gives them (a product by a power of two is rounded once, as
-# ldexp rounds it): one ldexp for the factor instead of one per part
+# sums * 2**k as ldexp gives them (one rounding, as ldexp's), one ldexp for all parts
 cdef inline void _scale_sums(Sums* r, int k) noexcept nogil:
     cdef double f
     if -1022 <= k <= 1023:
@@ -209,10 +207,9 @@ cdef inline void _scale_sums(Sums* r, int k) noexcept nogil:
         r.Slo = ldexp(r.Slo, k)
 
 
-# The sign of u x v from double-double sums of each vector's own cells (a range sum,
-# or an edge's sums in the leaf's chain): u x v = uW vS - uS vW, products with FMA, a
-# geometric decision (the same in every frame), far finer than the filters'; slopes
-# equal up to the rounding of their doubles are a tie (0).
+# The sign of u x v from double-double sums of each vector's own cells: uW vS - uS vW,
+# products with FMA, a geometric decision (the same in every frame), far finer than the
+# filters'; slopes equal up to the rounding of their doubles are a tie (0).
 cdef inline int k_sums_sign(Sums su, Sums sv) noexcept nogil:
     cdef double det, p1, p2, e1, e2
     cdef int ku, kv
@@ -242,18 +239,25 @@ cdef inline int k_sums_sign(Sums su, Sums sv) noexcept nogil:
     return _sign(det)
 
 
-# IsotonicBlockStore._edge_sign: the same from two hull edges' own cell sums, kept in
-# double-double by the leaf's chain: a filter on their leading parts, else
-# k_sums_sign on the sums themselves (no range sums).
-cdef inline int k_edge_sign(IsotonicBlockStore st, Sums su, Sums sv) noexcept nogil:
-    cdef double p1 = su.W * sv.S, p2 = su.S * sv.W
+# IsotonicBlockStore._edge_sign: edges (i0, i1], (i1, i2] of a leaf's chain: a filter on
+# the chain's sums (uw, us), (vw, vs), else k_sums_sign on Sum2 sums of the cells by
+# index (the last resort's range sums, the same doubles, without the search).
+cdef inline int k_edge_sign(IsotonicBlockStore st, Leaf* L, int i0, int i1, int i2, double uw,
+                            double us, double vw, double vs) noexcept nogil:
+    cdef double p1 = uw * vs, p2 = us * vw
     cdef double det = p1 - p2, m = p1 + p2
+    cdef Sums su, sv
     if _EDGE_TINY < m < INFINITY:
         if det > _EDGE_ERR * m:
             return 1
         if det < -_EDGE_ERR * m:
             return -1
+    if us == 0.0 or vs == 0.0:  # a slope exactly 0: k_sums_sign's first decision
+        return (vs > 0.0) - (us > 0.0)
     st._op_edge_sums += 1
+    su.N = su.C = sv.N = sv.C = 0
+    _dd_sum2(L.w, L.s, i0 + 1, i1 + 1, &su.W, &su.Wlo, &su.S, &su.Slo)
+    _dd_sum2(L.w, L.s, i1 + 1, i2 + 1, &sv.W, &sv.Wlo, &sv.S, &sv.Slo)
     return k_sums_sign(su, sv)
 
 
@@ -399,11 +403,12 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
     cdef Pt p, h1, h2
     cdef bint fast, precise
     cdef double wlo = 0.0, slo = 0.0, lz = -INFINITY, lf = -INFINITY
-    # without exact coordinates: the double-double sums of the cells of each hull edge
-    # (edge j joins vertex j - 1 to vertex j), summed from the cells alone; ecur: those
-    # of the cells after the last vertex kept, up to the current one
-    cdef Sums edge[LEAF_CAP]
-    cdef Sums ecur
+    # without exact coordinates: sums of the cells of each hull edge (edge j joins
+    # vertex j - 1 to vertex j), summed from the cells alone; ew, es: those of the cells
+    # after the last vertex kept, up to the current one
+    cdef double edw[LEAF_CAP]
+    cdef double eds[LEAF_CAP]
+    cdef double ew, es
     cdef int t0 = 0, k, dirty = st._dirty
     st._dirty = 0
     v.ostamp = v.stamp
@@ -498,12 +503,15 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
     for t in range(L.cnt if precise else 0):
         # without exact coordinates: the tests from the edges' own sums only
         _leaf_cell(L, t, &cw, &cs, &lz, &lf)
-        ecur = Sums(W=L.w[t], Wlo=0.0, S=L.s[t], Slo=0.0, N=0, C=0)
-        while nh >= 2 and st._edge_sign(edge[nh - 1], ecur) <= 0:
-            _dd_add(&ecur.W, &ecur.Wlo, edge[nh - 1].W, edge[nh - 1].Wlo)
-            _dd_add(&ecur.S, &ecur.Slo, edge[nh - 1].S, edge[nh - 1].Slo)
+        ew = L.w[t]
+        es = L.s[t]
+        while nh >= 2 and st._edge_sign(L, L.hidx[nh - 2], L.hidx[nh - 1], t, edw[nh - 1],
+                                        eds[nh - 1], ew, es) <= 0:
+            ew = edw[nh - 1] + ew
+            es = eds[nh - 1] + es
             nh -= 1
-        edge[nh] = ecur
+        edw[nh] = ew
+        eds[nh] = es
         nh = _leaf_push(L, nh, t, cw, cs, lz, lf)
     for t in range(L.cnt if not (fast or precise) else 0):
         # exact coordinates beyond the fast test's range: the 128-bit integer test
@@ -552,8 +560,7 @@ cdef inline int k_vs(IsotonicBlockStore st, Node* frame, bint fast, Pt a, Pt b, 
     return k_vsign(st, frame, a, b, c, d)
 
 
-# k_vs(...) > 0, for callers that test one side: the fast test without the sign's
-# second comparison (the same expression as _fsign's)
+# k_vs(...) > 0 for callers that test one side (_fsign's expression, one comparison)
 cdef inline bint k_vs_pos(IsotonicBlockStore st, Node* frame, bint fast, Pt a, Pt b, Pt c,
                           Pt d) noexcept nogil:
     if fast:
