@@ -159,7 +159,7 @@ cdef inline int k_vsign_filter(Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept nog
 # and v = d - c computed by the caller with each component within du, resp. dv, of
 # the exact sums of their cells (k_bridge sums them in the children's own frames:
 # far tighter than the frame-wide bound of k_vsign). Same decisions: the pure slopes
-# and a rigorous filter give the exact sign, the rest goes to k_vsign_ranges.
+# and a rigorous filter give the exact sign, the rest goes to k_vsign (out of line).
 cdef inline int k_vsign_local(IsotonicBlockStore st, Node* frame, double ux, double uy,
                               double du, double vx, double vy, double dv,
                               Pt a, Pt b, Pt c, Pt d) noexcept nogil:
@@ -180,7 +180,7 @@ cdef inline int k_vsign_local(IsotonicBlockStore st, Node* frame, double ux, dou
                 return 1
             if det < -(eu + ev + 2.0 * eu * ev + 1e-15):
                 return -1
-    return k_vsign_ranges(st, frame, a, b, c, d)
+    return st._vsign(frame, a, b, c, d)  # out of line: k_bridge's tests stay small
 
 
 # the fallback of k_vsign: too close to call, so both vectors are recomputed as range
@@ -565,7 +565,7 @@ cdef inline bint k_vs_pos(IsotonicBlockStore st, Node* frame, bint fast, Pt a, P
                           Pt d) noexcept nogil:
     if fast:
         return (b.x - a.x) * (d.y - c.y) - (b.y - a.y) * (d.x - c.x) > 0.0
-    return k_vsign(st, frame, a, b, c, d) > 0
+    return st._vsign(frame, a, b, c, d) > 0
 
 
 # IsotonicBlockStore._bridge: the bridge of the children's hulls, O(depth + log B).
@@ -576,7 +576,7 @@ cdef inline int k_bt(IsotonicBlockStore st, Node* u, bint fast, bint loc, Pt a, 
                      double dv) noexcept nogil:
     if loc:
         return k_vsign_local(st, u, ux, uy, du, vx, vy, dv, a, b, c, d)
-    return k_vs(st, u, fast, a, b, c, d)
+    return _fsign(a, b, c, d) if fast else st._vsign(u, a, b, c, d)
 
 
 cdef inline void k_bridge(IsotonicBlockStore st, Node* u) noexcept nogil:
