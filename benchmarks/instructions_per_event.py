@@ -11,7 +11,8 @@ Scenarios: platt, beta, beta_anti (labels drawn against the score, so that the
 monotone projection runs), brier, refine, ece, sharp, murphy (per-event ``update``),
 brier_many, refine_many, ece_many (100 ``update_many`` of the N events: collect
 ``*Store_*update_many``), hist_q (4th argument: the HistogramBinning keyword
-arguments as a dict literal), iso, iso_lin, iso_grid, iso_win, iso_hl (half_life=200:
+arguments as a dict literal), iso, iso_lin, iso_grid, iso_win, iso_win10k (a window of
+10,000 filled first), iso_hl (half_life=200:
 non-dyadic weights, the store's floating-point path), iso_tied / iso_tied_real and
 ece_win / ece_win_real / ece_win_q (windows whose sums do not add exactly: collect
 ``*binned_update`` for the ECE ones), and va_phish / iso_phish
@@ -85,6 +86,15 @@ elif S in ("ece_win", "ece_win_real", "ece_win_q"):
     m = ECE(window_size=1000, strategy="quantile" if S == "ece_win_q" else "uniform")
     for x, y, w in zip(xs, ys, ws):
         m.update(y, x, w)
+elif S == "iso_win10k":
+    # issue 11's window target: 10,000 Beta(2, 2) events learnt in one batch (not
+    # collected), then N events of the same stream through predict_one + learn_one
+    bx = [rng.betavariate(2, 2) for _ in range(10_000 + N)]
+    by = [int(rng.random() < x) for x in bx]
+    m = OnlineIsotonic(window_size=10_000)
+    m.learn_many(bx[:10_000], by[:10_000])
+    for x, y in zip(bx[10_000:], by[10_000:]):
+        m.predict_one(x); m.learn_one(x, y)
 elif S in ("iso", "iso_lin", "iso_grid", "iso_win", "iso_hl"):
     kw = {"iso": {}, "iso_lin": {"interpolation": "linear"}, "iso_grid": {"resolution": 1e-3},
           "iso_win": {"window_size": 500}, "iso_hl": {"half_life": 200.0}}[S]
