@@ -694,8 +694,8 @@ def _exact_lower_hull_keys(xs, ws, ss):
 @pytest.mark.parametrize("seed", range(12))
 def test_inexact_leaf_hulls_from_edge_sums_are_the_exact_hulls(seed):
     """Issue 11 (half-life speed): without exact coordinates a leaf's chain decides the
-    tests its filter cannot from the double-double sums it keeps for each edge (no
-    range sums). Non-dyadic weights spanning 2**20 to 2**48 (slopes within 2**-40 of
+    tests its filter cannot from Sum2 sums of each edge's cells, taken by index (no
+    range search). Non-dyadic weights spanning 2**20 to 2**48 (slopes within 2**-40 of
     each other, far outside the tie band): every leaf's hull is the exact rational
     one, and the edge sums did decide (``_op_edge_sums``)."""
     rng = random.Random(seed)

@@ -66,7 +66,7 @@ vectors summed in the children's own frames, the cells between them apart, so th
 the bound is relative to each vector's own cells and not to the node's total: light
 cells after heavy ones are decided there too); below it the two vectors are recomputed
 as range sums of their own cells (resolving a light block after heavy cells; a leaf's
-chain keeps them for its edges as it goes) and the determinant is evaluated from their
+chain takes its edges' cells by index) and the determinant is evaluated from their
 double-double values with FMA products: a geometric decision, the same in every frame
 (each factor scaled by its own power of two, so that slopes below 2**-1022 are still
 ordered). The descent's other test, where the lines of its two current edges meet, is
