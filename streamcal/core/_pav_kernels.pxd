@@ -15,9 +15,9 @@ from streamcal.core._pav cimport (
 )
 from streamcal.core._pav_leaf_chain cimport _leaf_cell, _leaf_pop, _leaf_push, k_leaf_stretch
 from streamcal.core._pav_tree cimport (
-    _bridge_vertex, _dd_add, _dd_sum2, _fsign, _into_right, _leaf_vertex, _loc_from_cache,
-    _loc_shift, _loc_to_cache, _locate, _pure_slope, _range, _range_from, _range_upto,
-    _set_bridge, _sign, k_enter, k_rest_after, k_side_edge, k_side_local,
+    _bridge_vertex, _dd_add, _dd_sum2, _fdet, _fsign, _into_right, _leaf_vertex,
+    _loc_from_cache, _loc_shift, _loc_to_cache, _locate, _pure_slope, _range, _range_from,
+    _range_upto, _set_bridge, _sign, k_enter, k_rest_after, k_side_edge, k_side_local,
 )
 
 cdef extern from *:
@@ -551,20 +551,20 @@ cdef inline void k_leaf_update(IsotonicBlockStore st, Node* v) noexcept nogil:
     v.stamp = st._clock
 
 
-# IsotonicBlockStore._vs: the orientation test, the fast double test inline (the
-# per-test call with four Pt passed by value was 9% of a window event's time)
+# IsotonicBlockStore._vs: the fast double test inline (a call with four Pt by value was
+# 9% of a window event), the others out of line (_vsign), so that callers stay small
 cdef inline int k_vs(IsotonicBlockStore st, Node* frame, bint fast, Pt a, Pt b, Pt c,
                      Pt d) noexcept nogil:
     if fast:
         return _fsign(a, b, c, d)
-    return k_vsign(st, frame, a, b, c, d)
+    return st._vsign(frame, a, b, c, d)
 
 
-# k_vs(...) > 0 for callers that test one side (_fsign's expression, one comparison)
+# k_vs(...) > 0 for callers that test one side (one comparison)
 cdef inline bint k_vs_pos(IsotonicBlockStore st, Node* frame, bint fast, Pt a, Pt b, Pt c,
                           Pt d) noexcept nogil:
     if fast:
-        return (b.x - a.x) * (d.y - c.y) - (b.y - a.y) * (d.x - c.x) > 0.0
+        return _fdet(a, b, c, d) > 0.0
     return st._vsign(frame, a, b, c, d) > 0
 
 
@@ -576,7 +576,7 @@ cdef inline int k_bt(IsotonicBlockStore st, Node* u, bint fast, bint loc, Pt a, 
                      double dv) noexcept nogil:
     if loc:
         return k_vsign_local(st, u, ux, uy, du, vx, vy, dv, a, b, c, d)
-    return _fsign(a, b, c, d) if fast else st._vsign(u, a, b, c, d)
+    return k_vs(st, u, fast, a, b, c, d)
 
 
 cdef inline void k_bridge(IsotonicBlockStore st, Node* u) noexcept nogil:
@@ -750,11 +750,11 @@ cdef inline bint k_end_descend(IsotonicBlockStore st, Node* child, double K, lon
     return True
 
 
-# IsotonicBlockStore._bridge_still_valid: is the node's previous bridge still its bridge?
+# IsotonicBlockStore._bridge_still_valid, exact coordinates (the caller checks them)
 cdef inline bint k_bridge_still_valid(IsotonicBlockStore st, Node* u) noexcept nogil:
     cdef Loc la, lb
     cdef bint fast
-    if not u.bvalid or not st._exact(u):
+    if not u.bvalid:
         return False
     if not (k_end_cached(st, u.left, u.akey, &u.lcs, u.cl, u.lfl, &u.lrank, True, &la)
             or k_end_descend(st, u.left, u.akey, &u.lcs, u.cl, &u.lfl, &u.lrank, True, &la)):

@@ -65,11 +65,15 @@ cdef inline int _sign(double v) noexcept nogil:
     return (v > 0.0) - (v < 0.0)
 
 
+cdef inline double _fdet(Pt a, Pt b, Pt c, Pt d) noexcept nogil:
+    """(b - a) x (d - c) in double precision: exact when every coordinate is an integer
+    multiple of one power of two below 2**26 of it."""
+    return (b.x - a.x) * (d.y - c.y) - (b.y - a.y) * (d.x - c.x)
+
+
 cdef inline int _fsign(Pt a, Pt b, Pt c, Pt d) noexcept nogil:
-    """Sign of (b - a) x (d - c) in double precision: exact when every coordinate is an
-    integer multiple of one power of two below 2**26 of it."""
-    cdef double det = (b.x - a.x) * (d.y - c.y) - (b.y - a.y) * (d.x - c.x)
-    return (det > 0.0) - (det < 0.0)
+    """The sign of :func:`_fdet`."""
+    return _sign(_fdet(a, b, c, d))
 
 
 cdef inline size_t _leaf_node_size() noexcept nogil:
