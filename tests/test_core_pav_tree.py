@@ -665,6 +665,40 @@ def test_leaf_chain_filter_keeps_the_hull_of_collinear_points(cap, seed):
     assert_store_matches(store, live, exact=True)
 
 
+@pytest.mark.parametrize("cap", [8, 64, 128])
+@pytest.mark.parametrize("seed", range(4))
+def test_leaf_chain_label_runs_across_long_runs_of_one_label(cap, seed):
+    """Issue 11 (window speed): the leaf chain's stretch catches the label runs up (the
+    last key of a cell with s != 0, of one with s != w) only where a point enters the
+    chain, scanning back. Long runs of one label (all cells s == 0, or all s == w)
+    make those scans long and the runs' keys far back; ``_check()`` compares every
+    leaf's hull, label runs included, with the plain monotone chain after every change."""
+    rng = random.Random(seed)
+    store = IsotonicBlockStore(leaf_capacity=cap)
+    live = []
+    keys = [i / 300 for i in range(301)]
+    for step in range(600):
+        if live and rng.random() < 0.3:
+            remove_event(store, live, rng.randrange(len(live)))
+        else:
+            x = rng.choice(keys)
+            # runs of 0s and 1s by key band, now and then a fractional label or the
+            # opposite one
+            y = float((keys.index(x) // 40) % 2)
+            r = rng.random()
+            if r < 0.05:
+                y = 0.5
+            elif r < 0.1:
+                y = 1.0 - y
+            w = rng.choice([1.0, 1.0, 2.0, 0.5])
+            store.add(x, w, y)
+            live.append((x, w, y))
+        store._check()
+        if step % 50 == 0:
+            assert_store_matches(store, live, exact=True)
+    assert_store_matches(store, live, exact=True)
+
+
 def _leaf_nodes(node):
     if node[0] == "leaf":
         yield node
