@@ -59,19 +59,6 @@ cdef inline void _leaf_runs(Leaf* L, int lo, int t, double* lz, double* lf) noex
         t -= 1
 
 
-# The point of cell t entering a chain whose running sums and label runs are those after
-# cell lo - 1: they are caught up over lo .. t, then the pops and the push.
-cdef inline int _leaf_enter(Leaf* L, int nh, int lo, int t, double* cw, double* cs,
-                            double* lz, double* lf) noexcept nogil:
-    cdef int i
-    for i in range(lo, t + 1):
-        cw[0] += L.w[i]
-        cs[0] += L.s[i]
-    _leaf_runs(L, lo, t, lz, lf)
-    nh = _leaf_pop(L, nh, cw[0], cs[0])
-    return _leaf_push(L, nh, t, cw[0], cs[0], lz[0], lf[0])
-
-
 cdef inline int k_leaf_stretch(Leaf* L, int nh, int t0, int tend, double bx, double by,
                                double* cw, double* cs, double* lz,
                                double* lf) noexcept nogil:
@@ -86,27 +73,48 @@ cdef inline int k_leaf_stretch(Leaf* L, int nh, int t0, int tend, double bx, dou
     no vertex, and never decides a pop of one that is (the chain's output is the hull's
     vertex sequence, a function of the points on it). The test is the chain's own, exact
     on the fast loop's coordinates (integer multiples of one power of two below 2**26 of
-    it). After a change most of a stretch lies above that segment: a multiply-add per
-    cell instead of a pop test and a push, the running sums and label runs caught up
-    (``_leaf_enter``) only where a point enters the chain."""
+    it). After a change most of a stretch lies above that segment: there the test costs
+    a multiply-add per cell (no pop test, no push, no running sums), and the running sums
+    and label runs (``_leaf_runs``) are caught up only where a point enters the chain."""
     cdef int t = t0, lo
-    cdef double dx, dy, g = 0.0, a0, a1
+    cdef double ax, ay, dx, dy, g = 0.0, a0, a1
+    cdef double sw, ss, zl, fl  # the running sums and label runs, in locals
+    cdef bint dense = False
     if t > tend:
         return nh
     if nh == 0:
         _leaf_cell(L, t, cw, cs, lz, lf)
         nh = _leaf_push(L, 0, t, cw[0], cs[0], lz[0], lf[0])
         t += 1
-    # The chain's test of the point P_t of cell t against the segment AB is the sign of
-    # dx (P_t.y - A.y) - dy (P_t.x - A.x), and (cw, cs) is A: so it is the sign of g, the
-    # sum over the cells lo .. t of dx s - dy w. Every term, partial sum and product is
-    # an integer multiple of the square of the coordinates' unit below 2**52 of it: g is
-    # the test's value exactly, in any order (two cells at a time: one dependent
-    # addition per pair). The running sums are caught up only where a point enters.
+    # g is the chain's test of the point P_t of the last cell looked at against the
+    # segment AB: dx (P_t.y - A.y) - dy (P_t.x - A.x). Every term, product and partial
+    # sum here is an integer multiple of the square of the coordinates' unit below
+    # 2**52 of it: exact in any order. Where points stay above the segment, g grows by
+    # dx s - dy w two cells at a time (one dependent addition per pair) and the running
+    # sums (sw, ss: those after cell lo - 1) and label runs are caught up only where a
+    # point enters; where points enter one after another (``dense``), the chain goes
+    # cell by cell on the running sums.
     lo = t
-    dx = bx - L.hx[nh - 1]
-    dy = by - L.hy[nh - 1]
+    sw = cw[0]
+    ss = cs[0]
+    zl = lz[0]
+    fl = lf[0]
+    ax = sw
+    ay = ss
+    dx = bx - ax
+    dy = by - ay
     while t < tend:
+        if dense:
+            _leaf_cell(L, t, &sw, &ss, &zl, &fl)
+            g = dx * (ss - ay) - dy * (sw - ax)
+            t += 1
+            if g <= 0.0:
+                nh = _leaf_pop(L, nh, sw, ss)
+                nh = _leaf_push(L, nh, t - 1, sw, ss, zl, fl)
+            else:
+                dense = False
+                lo = t
+            continue
         a0 = dx * L.s[t] - dy * L.w[t]
         if t + 1 < tend:
             a1 = dx * L.s[t + 1] - dy * L.w[t + 1]
@@ -116,14 +124,28 @@ cdef inline int k_leaf_stretch(Leaf* L, int nh, int t0, int tend, double bx, dou
                 continue
         g = g + a0
         if g <= 0.0:
-            nh = _leaf_enter(L, nh, lo, t, cw, cs, lz, lf)
-            lo = t + 1
+            # P_t enters: catch the sums and label runs up over lo .. t
+            _leaf_runs(L, lo, t, &zl, &fl)
+            while lo <= t:
+                sw += L.w[lo]
+                ss += L.s[lo]
+                lo += 1
+            nh = _leaf_pop(L, nh, sw, ss)
+            nh = _leaf_push(L, nh, t, sw, ss, zl, fl)
+            dense = True
         t += 1
+    if not dense:
+        _leaf_runs(L, lo, t - 1, &zl, &fl)
+    lz[0] = zl
+    lf[0] = fl
     if t == tend:
         # B, the point of cell tend, is given exactly
-        _leaf_runs(L, lo, t, lz, lf)
+        _leaf_cell(L, t, &sw, &ss, lz, lf)
         cw[0] = bx
         cs[0] = by
         nh = _leaf_pop(L, nh, bx, by)
         nh = _leaf_push(L, nh, t, bx, by, lz[0], lf[0])
+    else:
+        cw[0] = sw
+        cs[0] = ss
     return nh
