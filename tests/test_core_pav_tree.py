@@ -123,6 +123,47 @@ def test_random_sliding_window_against_oracle(cap, weights, seed):
     assert len(store) == 0 and store.n_cells == 0 and store.predict_step(0.3) is None
 
 
+@pytest.mark.parametrize("cap", [4, 6, 16])
+@pytest.mark.parametrize("weights", ["int", "dyadic", "float", "wide"])
+@pytest.mark.parametrize("seed", range(3))
+def test_window_event_with_shared_nodes_updated_once_is_the_two_updates(cap, weights, seed):
+    """Issue 11 (window speed): a full window's event (``IsotonicStream._store_event``)
+    removes the oldest event and adds the new one with the nodes both paths share
+    recomputed once, after both, when neither change can alter the tree's shape
+    (``_pav_pair.pxd``). The store must be, bit for bit, the store the two changes
+    made one after the other (``remove`` then ``add``): blocks, values, and every
+    bridge against a fresh descent (``_check()``) after every event. Small leaves and
+    repeated keys cover both cases (shared nodes deferred, or not: a leaf split, a
+    merge, an emptied leaf, a first key removed, a cell put back); weights from
+    integers to a span beyond double precision."""
+    from streamcal.core._isotonic_stream import IsotonicStream
+
+    rng = random.Random(seed * 97 + cap)
+    window = 40 + 20 * seed
+    store = IsotonicBlockStore(leaf_capacity=cap)
+    stream = IsotonicStream(store, window_size=window)
+    manual = IsotonicBlockStore(leaf_capacity=cap, track_residues=True)
+    live = []
+    for step in range(700):
+        x = rng.randrange(30) / 30 if rng.random() < 0.4 else rng.random()
+        w = {
+            "int": float(rng.randint(1, 3)),
+            "dyadic": rng.choice([0.25, 0.5, 1.0, 4.0]),
+            "float": rng.uniform(0.01, 10.0),
+            "wide": math.exp(rng.gauss(0.0, 40.0)),
+        }[weights]
+        y = float(rng.random() < 0.15 + 0.7 * x)
+        stream.learn_one(x, y, w)
+        if len(live) == window:
+            remove_event(manual, live, 0)
+        manual.add(x, w, y)
+        live.append((x, w, y))
+        store._check()
+        a, b = store.arrays(), manual.arrays()
+        assert all(np.array_equal(u, v) for u, v in zip(a, b)), step
+    assert store.to_lists() == manual.to_lists()
+
+
 @pytest.mark.parametrize("cap", [4, 6, 64])
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("stream", ["random", "ascending-01", "descending-01", "rare"])

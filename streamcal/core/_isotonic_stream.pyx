@@ -294,11 +294,10 @@ cdef class IsotonicStream:
         return _clip01(self._st.predict_step_c(x))
 
     cdef double prior_c(self, double x) except? -1.0:
-        """The read-out at key ``x`` with the prior's pseudo-event (weight
-        ``prior_strength`` times what a new unit-weight event weighs, label
-        ISOTONIC_PRIOR_MEAN) pooled into the fit (:mod:`streamcal.core.prior`); the
-        store is left as it was. A pseudo-event too heavy to add to the sums (only with
-        a strength near the double range) outweighs every event: its label."""
+        """The read-out at key ``x`` with the prior's pseudo-event (weight ``prior_strength``
+        times a new unit-weight event's, label ISOTONIC_PRIOR_MEAN) pooled into the fit
+        (:mod:`streamcal.core.prior`); the store unchanged. A pseudo-event too heavy to
+        add to the sums (a strength near the double range) outweighs every event."""
         cdef double w = self.prior_strength * self.next_weight_c()
         cdef double v
         if not (self._total + w <= _DBL_MAX * 0.5):
@@ -311,9 +310,8 @@ cdef class IsotonicStream:
 
     cdef int interval_c(self, double x, double* p0, double* p1) except -1:
         """The Venn-ABERS pair at key ``x``: the step fit at ``x`` with the events held
-        plus ``(x, label 0)``, resp. ``(x, label 1)``, weighing what a new unit-weight
-        event would (the window is not shifted); clipped to [0, 1]. The store is left
-        as it was. With nothing stored: (0, 1)."""
+        plus ``(x, label 0)``, resp. ``(x, label 1)``, of a new unit-weight event's weight
+        (the window not shifted), clipped to [0, 1]; the store unchanged. Empty: (0, 1)."""
         # the store brought up to date from a grid store
         return _va_pair(self.store, x, self.next_weight_c(), p0, p1)
 
@@ -444,16 +442,19 @@ cdef class IsotonicStream:
         return 0
 
     cdef int _store_event(self, double x, double y, double ws) except -1 nogil:
-        """The end of :meth:`learn_c` on the exact store: the event of key ``x`` and
-        stored weight ``ws`` (already planned by the forgetting clock, if any) joins the
-        window, pushing out its oldest event when full, and the store."""
-        if self.window_size > 0 and self._count == self.window_size:
-            # the eviction and the add cannot then run out of memory halfway
-            self._st.reserve_for_c(x, self._wx[self._head])
-            self._pop_oldest()  # before the new event joins: it is not re-added twice
-        if ws > 0.0:
-            self._st.add_c(x, ws, y)
-            self._total += ws
+        """The end of :meth:`learn_c` on the exact store: the event (key ``x``, stored
+        weight ``ws``, planned by the forgetting clock) joins the window and the store."""
+        cdef bint full = self.window_size > 0 and self._count == self.window_size
+        if full:  # the eviction and the add cannot then run out of memory halfway
+            self._st.reserve_for_c(x, self._wx[self._head], True)
+        try:
+            if full:
+                self._pop_oldest()  # before the new event joins: it is not re-added twice
+            if ws > 0.0:
+                self._st.add_c(x, ws, y)
+                self._total += ws
+        finally:  # the nodes both paths share, once after both (_pav_pair.pxd)
+            self._st.pair_end_c()
         if self.window_size > 0:
             self._push(x, y, ws, self.n_events)  # after the add, which alone can fail
         self._st.release_c()  # what a reservation (here or in learn_c) did not use

@@ -182,6 +182,9 @@ cdef class IsotonicBlockStore:
     cdef long long _tdn
     cdef int _tsh
     cdef Node* _cnode
+    # a full window's event: the lowest node the removal's and the add's paths share,
+    # its update and its ancestors' put off until both are done (_pav_pair.pxd); NULL
+    cdef Node* _stop
     # nodes held for the next leaf splits (reserve_c: stacks linked through .parent,
     # and their sizes), so that adds after a reservation cannot fail to allocate; and,
     # for tests, the allocations allowed before a MemoryError (-1: no limit; see
@@ -221,7 +224,10 @@ cdef class IsotonicBlockStore:
     # reserve_c(2) when the removal of key k then the add of key x could split leaves
     # (a window's eviction: the removal may re-add k's cell, see IsotonicStream._readd);
     # release_c() after them frees what they did not use
-    cdef int reserve_for_c(self, double x, double k) except -1 nogil
+    # With ``pair``, also the nodes both changes' paths share are recomputed once, at
+    # pair_end_c() after both, when neither can change the tree's shape (_pav_pair.pxd)
+    cdef int reserve_for_c(self, double x, double k, bint pair=*) except -1 nogil
+    cdef int pair_end_c(self) except -1 nogil
     cdef void release_c(self) noexcept nogil
 
     # private (may change)

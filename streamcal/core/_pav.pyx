@@ -102,10 +102,10 @@ from streamcal.core._pav_query cimport k_hyp  # the read-only hypothetical query
 from streamcal.core._pav_short cimport k_short_bridge  # nearly flat fits
 from streamcal.core._pav_kept cimport k_bridge_kept_inexact  # forgetting, real weights
 from streamcal.core._pav_shape cimport (  # rebalancing and spare nodes, memory-safe
-    k_rebuild_subtree, k_release, k_reserve, k_reserve_for, k_split_leaf, k_take_spares,
-)
+    k_rebuild_subtree, k_release, k_reserve, k_reserve_for, k_split_leaf, k_take_spares)
 from streamcal.core._pav_requalify cimport k_exact_threshold, k_requalify  # qexp moves
 from streamcal.core._pav_residue cimport k_cell_add, k_cell_remove, k_float_up  # windows
+from streamcal.core._pav_pair cimport k_pair_begin, k_pair_flush  # a window's event
 
 from streamcal.core import _pav_ops  # read-outs, rebuild, checks: off the per-event path
 
@@ -165,7 +165,7 @@ cdef class IsotonicBlockStore:
         self.track_residues = track_residues
         self.root = NULL
         self._ck = CH_ANY
-        self._cnode = NULL
+        self._cnode = self._stop = NULL
         self._dirty = 0
         self._alloc_budget = -1
         self._reset_empty()
@@ -187,9 +187,9 @@ cdef class IsotonicBlockStore:
         L.r[0] = 0.0
         self.root = v
         self.qexp = NO_Q
-        self.qscale = 0.0
-        self.fscale = 0.0
+        self.qscale = self.fscale = 0.0
         self._qpend = False
+        self._stop = NULL  # no deferred update (_pav_pair.pxd) outlives the old tree
         self._leaf_update(v)
 
     # ------------------------------------------------------------------ exactness
@@ -330,7 +330,7 @@ cdef class IsotonicBlockStore:
             self._cnode = NULL
             self._internal_update(v)
         u = v.parent
-        while u != NULL:
+        while u != NULL and u != self._stop:  # _stop: see _pav_pair.pxd
             self._cnode = v
             self._internal_update(u)
             v = u
@@ -362,8 +362,7 @@ cdef class IsotonicBlockStore:
     # ------------------------------------------------------------------ navigation
 
     cdef inline Node* _leaf_for(self, double x) noexcept nogil:
-        """The leaf whose key range holds ``x`` (the last leaf starting at or below),
-        its keys prefetched (see _prefetch_keys)."""
+        """The leaf whose key range holds ``x``, its keys prefetched (_prefetch_keys)."""
         cdef Node* v = self.root
         while v.leaf == NULL:
             v = v.right if x >= v.kmid else v.left
@@ -415,15 +414,17 @@ cdef class IsotonicBlockStore:
     cdef int reserve_c(self, int splits) except -1 nogil:
         return k_reserve(self, splits)
 
-    cdef int reserve_for_c(self, double x, double k) except -1 nogil:
-        return k_reserve_for(self, x, k)
+    cdef int reserve_for_c(self, double x, double k, bint pair=False) except -1 nogil:
+        return k_pair_begin(self, x, k) if pair else k_reserve_for(self, x, k)
+
+    cdef int pair_end_c(self) except -1 nogil:  # after reserve_for_c(x, k, True)
+        return k_pair_flush(self) if self._stop != NULL else 0
 
     cdef void release_c(self) noexcept nogil:
         k_release(self)
 
     cdef Node* _alloc_node(self, bint leaf) except NULL nogil:
-        """A new leaf or internal node; MemoryError (nothing changed) when there is no
-        memory, or when a test's allowance (:meth:`_limit_allocations`) is spent."""
+        """A new node; MemoryError (nothing changed) out of memory or of test allowance."""
         if self._alloc_budget == 0:
             with gil:
                 raise MemoryError()
@@ -432,8 +433,7 @@ cdef class IsotonicBlockStore:
         return _new_leaf_node() if leaf else _new_node()
 
     def _limit_allocations(self, long long n=-1):
-        """Tests: let ``n`` more nodes be allocated, then raise MemoryError (``-1``: no
-        limit), to check that running out of memory never breaks the store."""
+        """Tests: ``n`` more nodes may be allocated, then MemoryError (-1: no limit)."""
         self._alloc_budget = n
 
     cdef int add_c(self, double x, double w, double y) except -1 nogil:

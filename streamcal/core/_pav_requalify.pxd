@@ -22,6 +22,7 @@
 # follow the lowered one, then k_requalify_since revisits the nodes it recomputed.
 
 from streamcal.core._pav cimport IsotonicBlockStore, Node
+from streamcal.core._pav_pair cimport k_pair_flush
 from libc.math cimport ldexp
 
 
@@ -64,6 +65,8 @@ cdef inline int k_requalify(IsotonicBlockStore st) except -1 nogil:
     st._qpend = 0
     if st._qthr == 0.0 and st.qscale == 0.0:
         return 0  # inexact before and after
+    if st._stop != NULL:
+        k_pair_flush(st)  # the walk below meets no node left for later
     _requalify_node(st, st.root, st._qthr, -1)
     return 0
 

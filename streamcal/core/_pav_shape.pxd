@@ -107,8 +107,12 @@ cdef inline int k_reserve(IsotonicBlockStore st, int splits) except -1 nogil:
 # leaves each leaf no fuller (a merged leaf holds <= 3/4 of the capacity), and the
 # re-add puts back the one cell it took.
 cdef inline int k_reserve_for(IsotonicBlockStore st, double x, double k) except -1 nogil:
-    cdef Leaf* Lx = st._leaf_for(x).leaf
-    cdef Leaf* Lk = st._leaf_for(k).leaf
+    return k_reserve_for_leaves(st, st._leaf_for(x).leaf, st._leaf_for(k).leaf, k)
+
+
+# ... with the leaves of x and k found (_pav_pair.pxd descends to them once for both)
+cdef inline int k_reserve_for_leaves(IsotonicBlockStore st, Leaf* Lx, Leaf* Lk,
+                                     double k) except -1 nogil:
     if Lx.cnt <= 1 or Lx.cnt >= st.cap - 1 or Lk.cnt <= 1 or Lk.x[0] == k:
         k_reserve(st, 2)
     return 0
