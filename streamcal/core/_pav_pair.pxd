@@ -30,34 +30,27 @@ from streamcal.core._pav_shape cimport k_reserve_for_leaves
 # IsotonicBlockStore.reserve_for_c(x, k, pair=True): the reservation of k_reserve_for
 # (_pav_shape.pxd) from the same two descents, then the deferral when it is safe.
 cdef inline int k_pair_begin(IsotonicBlockStore st, double x, double k) except -1 nogil:
-    cdef Node* a = st._leaf_for(k)
-    cdef Node* b = st._leaf_for(x)
-    cdef Leaf* Lk = a.leaf
-    cdef Leaf* Lx = b.leaf
-    cdef int da = 0, db = 0
-    cdef Node* u
+    # one descent while k and x go the same way (as _leaf_for goes), to the lowest
+    # common ancestor of their leaves, then one for each
+    cdef Node* u = st.root
+    cdef Node* a
+    cdef Node* b
+    cdef Leaf* Lk
+    cdef Leaf* Lx
+    while u.leaf == NULL and (k >= u.kmid) == (x >= u.kmid):
+        u = u.right if x >= u.kmid else u.left
+    a = b = u
+    while a.leaf == NULL:
+        a = a.right if k >= a.kmid else a.left
+    while b.leaf == NULL:
+        b = b.right if x >= b.kmid else b.left
+    Lk = a.leaf
+    Lx = b.leaf
     k_reserve_for_leaves(st, Lx, Lk, k)
     st._stop = NULL
     if a == b or Lk.x[0] == k or 4 * (Lk.cnt - 1) < st.cap or Lx.cnt >= st.cap:
         return 0
-    u = a
-    while u != NULL:
-        da += 1
-        u = u.parent
-    u = b
-    while u != NULL:
-        db += 1
-        u = u.parent
-    while da > db:
-        a = a.parent
-        da -= 1
-    while db > da:
-        b = b.parent
-        db -= 1
-    while a != b:
-        a = a.parent
-        b = b.parent
-    st._stop = a
+    st._stop = u
     return 0
 
 
