@@ -115,14 +115,16 @@ cdef inline int k_leaf_stretch(Leaf* L, int nh, int t0, int tend, double bx, dou
                 dense = False
                 lo = t
             continue
-        a0 = dx * L.s[t] - dy * L.w[t]
-        if t + 1 < tend:
+        while t + 1 < tend:  # two cells above the segment at a time
+            a0 = dx * L.s[t] - dy * L.w[t]
             a1 = dx * L.s[t + 1] - dy * L.w[t + 1]
-            if g + a0 > 0.0 and g + (a0 + a1) > 0.0:
-                g = g + (a0 + a1)
-                t += 2
-                continue
-        g = g + a0
+            if not (g + a0 > 0.0 and g + (a0 + a1) > 0.0):
+                break
+            g = g + (a0 + a1)
+            t += 2
+        if t == tend:
+            break
+        g = g + (dx * L.s[t] - dy * L.w[t])
         if g <= 0.0:
             # P_t enters: catch the sums and label runs up over lo .. t
             _leaf_runs(L, lo, t, &zl, &fl)
