@@ -82,9 +82,13 @@ cdef inline int k_leaf_stretch(Leaf* L, int nh, int t0, int tend, double bx, dou
     cdef bint dense = False
     if t > tend:
         return nh
+    sw = cw[0]
+    ss = cs[0]
+    zl = lz[0]
+    fl = lf[0]
     if nh == 0:
-        _leaf_cell(L, t, cw, cs, lz, lf)
-        nh = _leaf_push(L, 0, t, cw[0], cs[0], lz[0], lf[0])
+        _leaf_cell(L, t, &sw, &ss, &zl, &fl)
+        nh = _leaf_push(L, 0, t, sw, ss, zl, fl)
         t += 1
     # g is the chain's test of the point P_t of the last cell looked at against the
     # segment AB: dx (P_t.y - A.y) - dy (P_t.x - A.x). Every term, product and partial
@@ -95,10 +99,6 @@ cdef inline int k_leaf_stretch(Leaf* L, int nh, int t0, int tend, double bx, dou
     # point enters; where points enter one after another (``dense``), the chain goes
     # cell by cell on the running sums.
     lo = t
-    sw = cw[0]
-    ss = cs[0]
-    zl = lz[0]
-    fl = lf[0]
     ax = sw
     ay = ss
     dx = bx - ax
@@ -138,16 +138,15 @@ cdef inline int k_leaf_stretch(Leaf* L, int nh, int t0, int tend, double bx, dou
         t += 1
     if not dense:
         _leaf_runs(L, lo, t - 1, &zl, &fl)
-    lz[0] = zl
-    lf[0] = fl
     if t == tend:
         # B, the point of cell tend, is given exactly
-        _leaf_cell(L, t, &sw, &ss, lz, lf)
-        cw[0] = bx
-        cs[0] = by
+        _leaf_cell(L, t, &sw, &ss, &zl, &fl)
+        sw = bx
+        ss = by
         nh = _leaf_pop(L, nh, bx, by)
-        nh = _leaf_push(L, nh, t, bx, by, lz[0], lf[0])
-    else:
-        cw[0] = sw
-        cs[0] = ss
+        nh = _leaf_push(L, nh, t, bx, by, zl, fl)
+    cw[0] = sw
+    cs[0] = ss
+    lz[0] = zl
+    lf[0] = fl
     return nh
