@@ -110,6 +110,74 @@ def test_weights_whose_sum_overflows_are_refused_and_change_nothing(window_size)
     cal._check()
 
 
+DBL_MAX = 1.7976931348623157e308
+
+
+@pytest.mark.parametrize("cls", ["OnlineIsotonic", "VennAbers"])
+@pytest.mark.parametrize("window_size", [None, 3])
+def test_a_weight_whose_exact_sum_passes_dbl_max_is_refused_though_the_rounded_one_does_not(cls, window_size):
+    """The overflow rule holds for the exact sum of the weights held: DBL_MAX plus a
+    weight below half its last unit rounds back to DBL_MAX, and a running float total
+    let such weights in, after which the store's sums overflowed (NaN predictions,
+    _check() failing). A learn_one, the batch methods and a restored copy refuse alike."""
+    import streamcal
+
+    make = getattr(streamcal, cls)
+    cal = make(window_size=window_size)
+    cal.learn_one(0.5, 0, DBL_MAX)
+    before = cal.to_dict()
+    for attempt in range(2):
+        with pytest.raises(ValueError, match=rf"'w' argument of {cls}.learn_one .* Got 9e\+291"):
+            cal.learn_one(0.25, 1, 9e291)
+        with pytest.raises(ValueError, match=rf"'w' argument of {cls}.learn_many .* at index 1"):
+            cal.learn_many([0.3, 0.25] * 10, [0, 1] * 10, [0.0, 9e291] * 10)
+        with pytest.raises(ValueError, match=rf"'w' argument of {cls}.predict_learn_many .* at index 1"):
+            cal.predict_learn_many([0.3, 0.25], [0, 1], [0.0, 9e291])
+        assert cal.to_dict() == before
+        cal._check()
+        cal = pickle.loads(pickle.dumps(cal))
+    cal.learn_one(0.25, 1, 0.0)  # a weight of 0 always fits
+    if window_size is None and hasattr(cal, "merge"):
+        other = make()
+        other.learn_one(0.4, 1, 9e291)
+        with pytest.raises(ValueError, match=r"total weight of the two"):
+            cal.merge(other)
+
+
+def test_window_totals_agree_between_a_running_object_and_its_restored_copy():
+    """The weights held by a window, summed as events come and go, and summed afresh on
+    restore (from the window's events) decide the same overflow (outside check: a copy
+    refused what the original took, and the original's sums overflowed)."""
+    events = [(0.5, 0, 1e300), (0.5, 1, 8e307), (0.5, 0, 2.0**1023), (0.5, 1, 1e300), (0.5, 1, 0.0),
+              (0.5, 0, 2.0**1023)]
+    cal = OnlineIsotonic(window_size=3)
+    for e in events:
+        try:
+            cal.learn_one(*e)
+        except ValueError:
+            pass
+    copy = pickle.loads(pickle.dumps(cal))
+    assert copy._stream.total_weight_parts() == cal._stream.total_weight_parts()
+    for c in (cal, copy):
+        with pytest.raises(ValueError, match=r"'w' argument"):
+            c.learn_one(0.5, 1, 2.0**1023)
+        c._check()
+        assert math.isfinite(c.predict_one(0.5))
+
+
+def test_a_prior_beside_a_total_weight_past_half_the_double_range():
+    """The prior's pseudo-event (weight prior_strength) is pooled into the fit whenever it
+    fits beside the weights held: a total above DBL_MAX / 2 is no reason to return the
+    prior's mean (it returned 0.5 at every score)."""
+    cal = OnlineIsotonic(prior_strength=1.0)
+    cal.learn_one(0.2, 0, 1.0)
+    cal.learn_one(0.8, 1, 1e308)
+    assert cal.predict_one(0.2) == 0.25  # (0 + 0.5) / (1 + 1)
+    assert cal.predict_one(0.8) == 1.0
+    assert list(cal.predict_many([0.2, 0.8])) == [0.25, 1.0]
+    cal._check()
+
+
 def test_a_full_window_makes_room_for_a_heavy_weight():
     cal = OnlineIsotonic(window_size=1)
     for t in range(5):

@@ -211,8 +211,16 @@ def test_bad_prior_strength(bad):
         OnlineIsotonic(prior_strength=bad)
 
 
-def test_a_huge_prior_is_its_mean():
+def test_a_huge_prior_is_pooled_while_it_fits_and_else_is_its_mean():
+    """A pseudo-event that fits beside the weights held (their exact sum at most
+    DBL_MAX) is pooled as any weight is: 1e308 beside two events of 1e307 reads
+    (0.5 * 1e308) / (1e307 + 1e308) at 0.5, the oracle's value. One that does not fit
+    (a strength of DBL_MAX) outweighs every event: the prior's mean."""
     cal = OnlineIsotonic(prior_strength=1e308)
+    cal.learn_many([0.2, 0.9], [0, 1], w=[1e307, 1e307])
+    want = ref.isotonic_with_prior([0.2, 0.9], [0, 1], [1e307, 1e307], 0.5, 1e308, ISOTONIC_PRIOR_MEAN)
+    assert cal.predict_one(0.5) == pytest.approx(want, rel=1e-12) and want == pytest.approx(5 / 11)
+    cal = OnlineIsotonic(prior_strength=1.7976931348623157e308)
     cal.learn_many([0.2, 0.9], [0, 1], w=[1e307, 1e307])
     assert cal.predict_one(0.5) == ISOTONIC_PRIOR_MEAN
     cal = OnlineIsotonic(prior_strength=1e12)

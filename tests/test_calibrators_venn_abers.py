@@ -605,7 +605,7 @@ def test_property_batch_is_the_per_event_loop(events, chunk, params, leaf_capaci
 # itself is compared with the insert-and-restore fallback in tests/test_core_pav_query.py.
 
 def _snapshot(cal):
-    return (cal._stream.n_cells, cal.n_events, cal._stream.total_weight(), json.dumps(cal.to_dict()),
+    return (cal._stream.n_cells, cal.n_events, cal._stream.total_weight_parts(), json.dumps(cal.to_dict()),
             pickle.dumps(cal), _common.fingerprint(cal), cal.blocks)
 
 

@@ -35,6 +35,23 @@ def _integer_weights_fit(w, window_size: int) -> bool:
     return bool(np.all(w == np.floor(w))) and top < 2.0**20 and top * window_size < 2.0**53
 
 
+
+def _weights_fit(weights) -> bool:
+    """Is the exact sum of ``weights`` (those held and those to learn) at most DBL_MAX,
+    the isotonic stores' rule? Decided exactly (``math.fsum``), not from a rounded
+    running total: DBL_MAX plus a weight below half its last unit rounds back to
+    DBL_MAX, while the stores' sums, kept more precisely, would overflow.
+
+    >>> _weights_fit([V.DBL_MAX, -1e300, 1e300]), _weights_fit([V.DBL_MAX, 9e291])
+    (True, False)
+    """
+    weights = list(weights)
+    try:
+        total = math.fsum(weights)
+    except OverflowError:
+        return False
+    return total < V.DBL_MAX or (total == V.DBL_MAX and math.fsum([*weights, -V.DBL_MAX]) <= 0.0)
+
 class _IsotonicStoreCalibrator(BinaryCalibrator):
     """What :class:`OnlineIsotonic` and :class:`VennAbers` share: the parameters
     ``window_size``, ``half_life`` and ``resolution`` (checked by
@@ -124,10 +141,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         # the dry run of the base class decides
         if self.half_life is not None:
             return False
-        total = self._stream.total_weight()
-        for x in w:
-            total += x
-        return total <= V.DBL_MAX
+        return _weights_fit([*self._stream.total_weight_parts(), *w])
 
     def _learn_many_validated(self, scores, labels, w) -> None:
         n = len(scores)
@@ -144,8 +158,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         keys = self._keys(scores)
         t0 = stream.n_events
         if self.window_size is None:
-            total = stream.total_weight() + float(np.sum(w))
-            if not total < math.inf:
+            if not _weights_fit([*stream.total_weight_parts(), *w.tolist()]):
                 # the sums would overflow somewhere in the batch: the loop names the event
                 stream.learn_many(scores, labels, w)
                 return
@@ -267,10 +280,11 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         would have refused the event that took it there).
         """
         a, b = self._stream, other._stream
-        if not a.total_weight() + b.total_weight() < math.inf:
+        if not _weights_fit([*a.total_weight_parts(), *b.total_weight_parts()]):
             raise ValueError(
                 f"The total weight of the two {type(self).__name__} objects to merge must "
-                f"be finite. Got {a.total_weight() + b.total_weight()!r} instead."
+                f"be at most {V.DBL_MAX!r}. Got "
+                f"{a.total_weight_parts()[0] + b.total_weight_parts()[0]!r} instead."
             )
         new = self.clone()
         stream = new._stream

@@ -45,6 +45,7 @@ from libc.math cimport floor, ldexp, frexp, isfinite, INFINITY, NAN
 from streamcal._cvalidation cimport check_score, check_label, check_weight
 from streamcal.core._pav cimport IsotonicBlockStore
 from streamcal.core._pav_residue cimport SC_READD_RESIDUE, k_compensated_add
+from streamcal.core._pav_tree cimport _dd_add, _dd_fits
 from streamcal.core._grid_pav cimport GridIsotonicStore
 from streamcal._validation import argument_error, WEIGHT_DOMAIN
 from streamcal.core.prior import ISOTONIC_PRIOR_MEAN
@@ -56,6 +57,7 @@ from streamcal.core.decay import (
 )
 
 import numpy as np
+from math import fsum
 
 # the forgetting clock's constants: their home is streamcal.core.decay
 cdef double _RENORM_LIMIT = ldexp(1.0, ISOTONIC_RENORM_EXPONENT)  # a new stored weight at or above this renormalises
@@ -161,8 +163,8 @@ cdef class IsotonicStream:
     cdef Py_ssize_t _head, _count
     cdef public long long n_events, t_ref
     cdef public double phase
-    # sum of the stored weights (for the overflow checks only; not exact)
-    cdef double _total
+    # sum of the stored weights in double-double (_total + _total_lo: the overflow checks)
+    cdef double _total, _total_lo
     # what a renormalisation planned by _plan keeps (no window), until it runs
     cdef object _keep
 
@@ -192,7 +194,7 @@ cdef class IsotonicStream:
         self.n_events = 0
         self.t_ref = 0
         self.phase = 0.0
-        self._total = 0.0
+        self._total = self._total_lo = 0.0
         self._head = 0
         self._count = 0
         cdef Py_ssize_t cap = min(window_size, 1024) if window_size > 0 else 0
@@ -245,7 +247,7 @@ cdef class IsotonicStream:
         self._head = k + 1 if k + 1 < self._wx.shape[0] else 0
         self._count -= 1
         if w > 0.0:
-            self._total -= w
+            _dd_add(&self._total, &self._total_lo, -w, 0.0)
             self._readd(x, self._st.remove_c(x, w, y))
         return 0
 
@@ -300,7 +302,7 @@ cdef class IsotonicStream:
         add to the sums (a strength near the double range) outweighs every event."""
         cdef double w = self.prior_strength * self.next_weight_c()
         cdef double v
-        if not (self._total + w <= _DBL_MAX * 0.5):
+        if not _dd_fits(self._total, self._total_lo, w, 0.0):
             return _PRIOR_MEAN
         if self.mode == MODE_LINEAR:
             v = self._st.prior_linear_c(x, w, _PRIOR_MEAN)
@@ -312,8 +314,7 @@ cdef class IsotonicStream:
         """The Venn-ABERS pair at key ``x``: the step fit at ``x`` with the events held
         plus ``(x, label 0)``, resp. ``(x, label 1)``, of a new unit-weight event's weight
         (the window not shifted), clipped to [0, 1]; the store unchanged. Empty: (0, 1)."""
-        # the store brought up to date from a grid store
-        return _va_pair(self.store, x, self.next_weight_c(), p0, p1)
+        return _va_pair(self.store, x, self.next_weight_c(), p0, p1)  # .store: from a grid
 
     cdef double next_weight_c(self) noexcept:
         if self.half_life == 0.0:
@@ -409,9 +410,8 @@ cdef class IsotonicStream:
             if w > 0.0:
                 e = (t - self.t_ref) / self.half_life + self.phase  # decay.clock_exponent
                 ws = self._plan(w, e, t, &shift)   # may refuse w: nothing changed yet
-            # evictions or a renormalisation before the add: the nodes the add (and the
-            # re-add of an evicted cell) could need first, so that it cannot then run
-            # out of memory (released by _store_event)
+            # evictions or a renormalisation before the add: the nodes the add (and an
+            # evicted cell's re-add) could need first (released by _store_event)
             if shift or (self.window_size > 0 and self._count and t - self._wt[self._head]
                          > _FORGET_HALF_LIVES * self.half_life):
                 self._st.reserve_c(2 if self.window_size > 0 else 1)
@@ -427,7 +427,7 @@ cdef class IsotonicStream:
             if shift:
                 keep, self._keep = self._keep, None
                 self._renormalise(shift, e, keep)
-        elif w > 0.0 and not (self._total - self._leaving_weight() + w <= _DBL_MAX):
+        elif w > 0.0 and not _dd_fits(self._total, self._total_lo, -self._leaving_weight(), w):
             raise _overflow_error(self.owner, "learn_one", w, "")
         if self._grid is None:
             return self._store_event(x, y, ws)
@@ -437,7 +437,7 @@ cdef class IsotonicStream:
                 self._st.add_c(x, ws, y)
             else:
                 self._st_stale = True
-            self._total += ws
+            _dd_add(&self._total, &self._total_lo, ws, 0.0)
         self.n_events = t + 1
         return 0
 
@@ -452,7 +452,7 @@ cdef class IsotonicStream:
                 self._pop_oldest()  # before the new event joins: it is not re-added twice
             if ws > 0.0:
                 self._st.add_c(x, ws, y)
-                self._total += ws
+                _dd_add(&self._total, &self._total_lo, ws, 0.0)
         finally:  # the nodes both paths share, once after both (_pav_pair.pxd)
             self._st.pair_end_c()
         if self.window_size > 0:
@@ -476,25 +476,25 @@ cdef class IsotonicStream:
         """Raise the error of the first event of a batch whose weight would overflow the
         sums (not with forgetting), before anything is learnt; ``kinds``: see :meth:`_run`."""
         cdef Py_ssize_t i, n = w.shape[0]
-        cdef double total = self._total
+        cdef double total = self._total, lo = self._total_lo
         if self.half_life > 0.0:
             return
         for i in range(n):
-            total += w[i]
-        if total <= _DBL_MAX:
+            _dd_add(&total, &lo, w[i], 0.0)
+        if _dd_fits(total, lo, 0.0, 0.0):
             return
         # replay the window's sums without touching it (window[first:]: the weights held)
         window = [] if self.window_size == 0 else [e[2] for e in self.window_events()]
-        total, first = self._total, 0
+        total, lo, first = self._total, self._total_lo, 0
         for i in range(n):
             if kinds is not None and kinds[i] == 0:
                 continue
             if self.window_size > 0 and len(window) - first == self.window_size:
-                total -= window[first]
+                _dd_add(&total, &lo, -window[first], 0.0)
                 first += 1
-            if w[i] > 0.0 and not (total + w[i] <= _DBL_MAX):
+            if w[i] > 0.0 and not _dd_fits(total, lo, w[i], 0.0):
                 raise _overflow_error(self.owner, method, w[i], f" at index {i}")
-            total += w[i]
+            _dd_add(&total, &lo, w[i], 0.0)
             if self.window_size > 0:
                 window.append(w[i])
 
@@ -704,7 +704,7 @@ cdef class IsotonicStream:
         store."""
         cdef GridIsotonicStore g = self._grid
         cdef Py_ssize_t i = 0, n = scores.shape[0]
-        cdef double s, x, ws, total = self._total, res = self.resolution
+        cdef double s, x, ws, res = self.resolution
         cdef bint linear = self.mode == MODE_LINEAR, added = False
         with nogil:
             while i < n:
@@ -716,9 +716,8 @@ cdef class IsotonicStream:
                     if g.add_c(x, ws, labels[i]):
                         break
                     added = True
-                    total += ws
+                    _dd_add(&self._total, &self._total_lo, ws, 0.0)
                 i += 1
-        self._total = total
         self.n_events += i
         if added:
             self._st_stale = True
@@ -820,20 +819,21 @@ cdef class IsotonicStream:
         for x, y, w, t in events:
             self._push(float(x), float(y), float(w), int(t))
 
-    def total_weight(self):  # the sum of the stored weights (approximate: overflow checks)
-        return self._total
+    def total_weight_parts(self):  # the sum of the stored weights, a double-double pair
+        return self._total, self._total_lo
 
     def reset_total(self):
-        """Recompute the sum of stored weights from the store (after a restore). With a
-        grid store, after :attr:`store` was read, replaced or rebuilt: the grid store
-        reloads its cells from it."""
+        """Recompute the sum of stored weights (after a restore) from the window's events,
+        else the cells; a grid store (:attr:`store` read, replaced, rebuilt) reloads."""
         if self._grid is not None:
             if not self._st_stale and not self._grid.load(*self._st.cells()):
                 self._grid = None
-        if self._grid is not None:
-            self._total = float(np.sum(self._grid.cells()[1]))
-        else:
-            self._total = float(np.sum(self._st.cells()[1])) if len(self._st) else 0.0
+        ws = ([e[2] for e in self.window_events()] if self.window_size > 0 else
+              (self._grid.cells() if self._grid is not None else self._st.cells())[1].tolist())
+        try:  # correctly rounded, and what is left of the exact sum; else none fits
+            self._total, self._total_lo = fsum(ws), fsum(ws + [-fsum(ws)])
+        except OverflowError:
+            self._total, self._total_lo = INFINITY, 0.0
 
     @property
     def store(self):
