@@ -358,7 +358,7 @@ def check(IsotonicBlockStore store, double rtol=1e-9):
     assert len(xs) == store.root.ncells - 1, "cell count"
     assert (np.diff(xs) > 0).all(), "keys not strictly increasing"
     assert (ws > 0).all() and (ns >= 1).all(), "empty cell"
-    assert ((ss >= -rtol * ws) & (ss <= ws * (1 + rtol))).all(), "label sum out of range"
+    assert ((ss >= -rtol * ws) & (ss - ws <= rtol * ws)).all(), "label sum out of range"
     prev = -INFINITY
     nb = 0
     for bx, bw, bs, bn, W, S in canonical_blocks(store):
