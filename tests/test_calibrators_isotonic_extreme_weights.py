@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamcal import OnlineIsotonic
+from streamcal.core.pav import WEIGHT_LIMIT
 from tests import references as ref
 
 
@@ -115,33 +116,48 @@ DBL_MAX = 1.7976931348623157e308
 
 @pytest.mark.parametrize("cls", ["OnlineIsotonic", "VennAbers"])
 @pytest.mark.parametrize("window_size", [None, 3])
-def test_a_weight_whose_exact_sum_passes_dbl_max_is_refused_though_the_rounded_one_does_not(cls, window_size):
-    """The overflow rule holds for the exact sum of the weights held: DBL_MAX plus a
-    weight below half its last unit rounds back to DBL_MAX, and a running float total
-    let such weights in, after which the store's sums overflowed (NaN predictions,
-    _check() failing). A learn_one, the batch methods and a restored copy refuse alike."""
+def test_weights_whose_sum_passes_the_limit_are_refused_on_every_path(cls, window_size):
+    """The stores hold weights summing to at most WEIGHT_LIMIT (2**-20 of DBL_MAX below
+    it), so that their own sums, rounded in any order, stay finite. A running float
+    total at DBL_MAX let in a weight below half its last unit (it rounded back), and the
+    stores' sums then overflowed to NaN; cells whose exact sum is DBL_MAX overflowed when
+    summed in key order. learn_one, the batch methods, a restored copy and a merge
+    refuse alike, and leave the state as it was."""
     import streamcal
 
     make = getattr(streamcal, cls)
     cal = make(window_size=window_size)
-    cal.learn_one(0.5, 0, DBL_MAX)
+    cal.learn_one(0.5, 0, WEIGHT_LIMIT)
+    with pytest.raises(ValueError, match=rf"'w' argument of {cls}.learn_one"):
+        make().learn_one(0.5, 0, DBL_MAX)
     before = cal.to_dict()
     for attempt in range(2):
-        with pytest.raises(ValueError, match=rf"'w' argument of {cls}.learn_one .* Got 9e\+291"):
-            cal.learn_one(0.25, 1, 9e291)
+        with pytest.raises(ValueError, match=rf"'w' argument of {cls}.learn_one .* Got 1e\+300"):
+            cal.learn_one(0.25, 1, 1e300)
         with pytest.raises(ValueError, match=rf"'w' argument of {cls}.learn_many .* at index 1"):
-            cal.learn_many([0.3, 0.25] * 10, [0, 1] * 10, [0.0, 9e291] * 10)
+            cal.learn_many([0.3, 0.25] * 10, [0, 1] * 10, [0.0, 1e300] * 10)
         with pytest.raises(ValueError, match=rf"'w' argument of {cls}.predict_learn_many .* at index 1"):
-            cal.predict_learn_many([0.3, 0.25], [0, 1], [0.0, 9e291])
+            cal.predict_learn_many([0.3, 0.25], [0, 1], [0.0, 1e300])
         assert cal.to_dict() == before
         cal._check()
         cal = pickle.loads(pickle.dumps(cal))
     cal.learn_one(0.25, 1, 0.0)  # a weight of 0 always fits
     if window_size is None and hasattr(cal, "merge"):
         other = make()
-        other.learn_one(0.4, 1, 9e291)
+        other.learn_one(0.4, 1, 1e300)
         with pytest.raises(ValueError, match=r"total weight of the two"):
             cal.merge(other)
+    # cells whose exact sum is DBL_MAX: their sum in key order rounds up past it
+    c1, c2, c3 = 2.0**1023 + 2.0**971, 2.0**970, 2.0**1023 - 2.0**972 - 2.0**970
+    for order in ([0.1, 0.2, 0.3], [0.2, 0.3, 0.1], [0.3, 0.1, 0.2]):
+        cal = make(window_size=window_size)
+        with pytest.raises(ValueError, match=r"'w' argument"):
+            for k in order:
+                cal.learn_one(k, 1, {0.1: c2, 0.2: c1, 0.3: c3}[k])
+        cal._check()
+        with pytest.raises(ValueError, match=r"'w' argument"):
+            make(window_size=window_size).learn_many([0.1, 0.2, 0.3] + [0.5] * 13, [1, 0, 1] + [0] * 13,
+                                                     [c2, c1, c3] + [0.0] * 13)
 
 
 def test_window_totals_agree_between_a_running_object_and_its_restored_copy():

@@ -20,6 +20,7 @@ from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
 from streamcal.core.kernels import IsotonicStream
 from streamcal.core.pav import (
+    WEIGHT_LIMIT,
     BlockView, IsotonicBlockStore, check_exactness_scale, check_residues, finer_scale,
     finest_bit, observed_residues, residue_entry, upgrade_exactness_scale, upgrade_residues,
 )
@@ -36,21 +37,21 @@ def _integer_weights_fit(w, window_size: int) -> bool:
 
 
 
-def _weights_fit(weights) -> bool:
-    """Is the exact sum of ``weights`` (those held and those to learn) at most DBL_MAX,
-    the isotonic stores' rule? Decided exactly (``math.fsum``), not from a rounded
-    running total: DBL_MAX plus a weight below half its last unit rounds back to
-    DBL_MAX, while the stores' sums, kept more precisely, would overflow.
+def _weights_fit(weights, surely: bool = False) -> bool:
+    """Is the sum of ``weights`` (those held and those to learn) at most the isotonic
+    stores' ``WEIGHT_LIMIT``? Summed exactly (``math.fsum``); with ``surely``, with a
+    margin of 2**-30 of it, which the per-event tests of a batch then all pass (the
+    compiled stream's ``check_batch`` takes the same shortcut).
 
-    >>> _weights_fit([V.DBL_MAX, -1e300, 1e300]), _weights_fit([V.DBL_MAX, 9e291])
-    (True, False)
+    >>> _weights_fit([1e308, 1e308]), _weights_fit([1e308, 7.9e307])
+    (False, True)
     """
-    weights = list(weights)
     try:
         total = math.fsum(weights)
     except OverflowError:
         return False
-    return total < V.DBL_MAX or (total == V.DBL_MAX and math.fsum([*weights, -V.DBL_MAX]) <= 0.0)
+    return total <= WEIGHT_LIMIT * (1.0 - 2.0**-30 if surely else 1.0)
+
 
 class _IsotonicStoreCalibrator(BinaryCalibrator):
     """What :class:`OnlineIsotonic` and :class:`VennAbers` share: the parameters
@@ -141,7 +142,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         # the dry run of the base class decides
         if self.half_life is not None:
             return False
-        return _weights_fit([*self._stream.total_weight_parts(), *w])
+        return _weights_fit([*self._stream.total_weight_parts(), *w], surely=True)
 
     def _learn_many_validated(self, scores, labels, w) -> None:
         n = len(scores)
@@ -158,7 +159,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         keys = self._keys(scores)
         t0 = stream.n_events
         if self.window_size is None:
-            if not _weights_fit([*stream.total_weight_parts(), *w.tolist()]):
+            if not _weights_fit([*stream.total_weight_parts(), *w.tolist()], surely=True):
                 # the sums would overflow somewhere in the batch: the loop names the event
                 stream.learn_many(scores, labels, w)
                 return
@@ -283,7 +284,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         if not _weights_fit([*a.total_weight_parts(), *b.total_weight_parts()]):
             raise ValueError(
                 f"The total weight of the two {type(self).__name__} objects to merge must "
-                f"be at most {V.DBL_MAX!r}. Got "
+                f"be at most {WEIGHT_LIMIT!r}. Got "
                 f"{a.total_weight_parts()[0] + b.total_weight_parts()[0]!r} instead."
             )
         new = self.clone()

@@ -45,16 +45,13 @@ from libc.math cimport floor, ldexp, frexp, isfinite, INFINITY, NAN
 from streamcal._cvalidation cimport check_score, check_label, check_weight
 from streamcal.core._pav cimport IsotonicBlockStore
 from streamcal.core._pav_residue cimport SC_READD_RESIDUE, k_compensated_add
-from streamcal.core._pav_tree cimport _dd_add, _dd_fits
+from streamcal.core._pav_tree cimport _dd_add, _weight_fits
 from streamcal.core._grid_pav cimport GridIsotonicStore
 from streamcal._validation import argument_error, WEIGHT_DOMAIN
 from streamcal.core.prior import ISOTONIC_PRIOR_MEAN
+from streamcal.core.pav import WEIGHT_LIMIT
 from streamcal.core.decay import (
-    ISOTONIC_FORGET_EXPONENT,
-    ISOTONIC_RENORM_EXPONENT,
-    renormalised_clock,
-    weight_scale,
-)
+    ISOTONIC_FORGET_EXPONENT, ISOTONIC_RENORM_EXPONENT, renormalised_clock, weight_scale)
 
 import numpy as np
 from math import fsum
@@ -65,7 +62,7 @@ cdef double _FORGET = ldexp(1.0, -ISOTONIC_FORGET_EXPONENT)   # forgotten below 
 cdef double _FORGET_HALF_LIVES = ISOTONIC_FORGET_EXPONENT     # window events older than this leave it
 cdef double _FORGET_EXP = ISOTONIC_FORGET_EXPONENT            # log2 of 1 / _FORGET
 cdef double _DBL_MIN = 2.2250738585072014e-308
-cdef double _DBL_MAX = 1.7976931348623157e308
+cdef double _LIMIT = WEIGHT_LIMIT  # the stored weights' sum stays at or below this
 cdef int _TOP_EXP = ISOTONIC_RENORM_EXPONENT - 1  # a stored weight's binary exponent stays <= this after a shift
 cdef int _MIN_EXP = -969       # ... and >= this: a normal double whose label sum, if it
                                # rounds to a subnormal, moves its mean by < 2**-52
@@ -302,7 +299,7 @@ cdef class IsotonicStream:
         add to the sums (a strength near the double range) outweighs every event."""
         cdef double w = self.prior_strength * self.next_weight_c()
         cdef double v
-        if not _dd_fits(self._total, self._total_lo, w, 0.0):
+        if not _weight_fits(self._total, w, 0.0, _LIMIT):
             return _PRIOR_MEAN
         if self.mode == MODE_LINEAR:
             v = self._st.prior_linear_c(x, w, _PRIOR_MEAN)
@@ -427,7 +424,7 @@ cdef class IsotonicStream:
             if shift:
                 keep, self._keep = self._keep, None
                 self._renormalise(shift, e, keep)
-        elif w > 0.0 and not _dd_fits(self._total, self._total_lo, -self._leaving_weight(), w):
+        elif w > 0.0 and not _weight_fits(self._total, -self._leaving_weight(), w, _LIMIT):
             raise _overflow_error(self.owner, "learn_one", w, "")
         if self._grid is None:
             return self._store_event(x, y, ws)
@@ -473,27 +470,28 @@ cdef class IsotonicStream:
         return 0.0
 
     cdef check_batch(self, const signed char[::1] kinds, const double[::1] w, str method):
-        """Raise the error of the first event of a batch whose weight would overflow the
-        sums (not with forgetting), before anything is learnt; ``kinds``: see :meth:`_run`."""
+        """Raise learn_c's error for the first event of a batch whose weight would not fit
+        (no forgetting), before anything is learnt; ``kinds``: see :meth:`_run`."""
         cdef Py_ssize_t i, n = w.shape[0]
-        cdef double total = self._total, lo = self._total_lo
+        cdef double total = self._total, lo = self._total_lo, leaving
         if self.half_life > 0.0:
             return
         for i in range(n):
             _dd_add(&total, &lo, w[i], 0.0)
-        if _dd_fits(total, lo, 0.0, 0.0):
+        if total <= _LIMIT * (1.0 - 2.0**-30):  # surely: every event's test below holds
             return
-        # replay the window's sums without touching it (window[first:]: the weights held)
+        # replay learn_c's tests and sums without touching the window (window[first:])
         window = [] if self.window_size == 0 else [e[2] for e in self.window_events()]
         total, lo, first = self._total, self._total_lo, 0
         for i in range(n):
             if kinds is not None and kinds[i] == 0:
                 continue
+            leaving = window[first] if 0 < self.window_size == len(window) - first else 0.0
+            if w[i] > 0.0 and not _weight_fits(total, -leaving, w[i], _LIMIT):
+                raise _overflow_error(self.owner, method, w[i], f" at index {i}")
             if self.window_size > 0 and len(window) - first == self.window_size:
                 _dd_add(&total, &lo, -window[first], 0.0)
                 first += 1
-            if w[i] > 0.0 and not _dd_fits(total, lo, w[i], 0.0):
-                raise _overflow_error(self.owner, method, w[i], f" at index {i}")
             _dd_add(&total, &lo, w[i], 0.0)
             if self.window_size > 0:
                 window.append(w[i])

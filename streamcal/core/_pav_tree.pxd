@@ -23,12 +23,13 @@ cdef inline void _dd_add(double* hi, double* lo, double bh, double bl) noexcept 
     lo[0] = err - (hi[0] - s)
 
 
-cdef inline bint _dd_fits(double hi, double lo, double a, double b) noexcept nogil:
-    """Is the double-double hi + lo plus a plus b at most DBL_MAX (to 2**-106 of it; a
-    step that overflows leaves hi inf or NaN: no)? The stored weights' sum must be."""
-    _dd_add(&hi, &lo, a, 0.0)
-    _dd_add(&hi, &lo, b, 0.0)
-    return hi < 1.7976931348623157e308 or (hi == 1.7976931348623157e308 and lo <= 0.0)
+cdef inline bint _weight_fits(double total, double a, double b, double limit) noexcept nogil:
+    """Does a store holding weights of sum ``total`` (a double-double's high part) stay
+    within ``limit`` (streamcal.core.pav.WEIGHT_LIMIT) after ``a`` then ``b`` are added?
+    Decided on the rounded sums, far enough below DBL_MAX that their rounding does not
+    matter, and from the high part alone, so that a restored copy (whose total is summed
+    afresh) decides as the original."""
+    return (total + a) + b <= limit
 
 
 cdef inline void _dd_sum2(const double* a, const double* b, int j0, int j1, double* ahi,
