@@ -133,13 +133,15 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
             The observed outcome: 0, 1, False or True.
         w
             Sample weight, a finite real number >= 0 (0: the event only ages the others
-            and takes a window slot).
+            and takes a window slot). Without ``half_life``, the weights held sum to at
+            most :data:`streamcal.core.pav.WEIGHT_LIMIT` (2**-20 of the float range
+            below its top); a weight that would pass it raises ValueError naming ``w``.
         """
         self._stream.learn_one(score, label, w)
 
     def _weights_surely_fit(self, w) -> bool:
-        # without forgetting the rule is "the weights held stay <= DBL_MAX"; with it,
-        # the dry run of the base class decides
+        # without forgetting the rule is "the weights held stay <= WEIGHT_LIMIT"; with
+        # it, the dry run of the base class decides
         if self.half_life is not None:
             return False
         return _weights_fit([*self._stream.total_weight_parts(), *w], surely=True)
@@ -277,7 +279,7 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         O(n log² m) to learn the ``n`` events again). Counts are exact; a cell's sums
         are its two parts' sums added, so with unit or integer weights the fit is the
         one-object fit bit for bit, otherwise equal to it to rounding (1e-12
-        relative). A total weight past the float range raises ValueError (one object
+        relative). A total weight past ``WEIGHT_LIMIT`` raises ValueError (one object
         would have refused the event that took it there).
         """
         a, b = self._stream, other._stream
