@@ -688,20 +688,30 @@ def test_leaf_chain_filter_keeps_the_hull_of_collinear_points(cap, seed):
     pattern) put points exactly on that segment; ``_check()`` compares every leaf's
     hull with the plain monotone chain over all its cells after every change."""
     rng = random.Random(seed)
-    store = IsotonicBlockStore(leaf_capacity=cap)
-    live = []
     keys = [i / 40 for i in range(41)]
-    for step in range(400):
-        if live and rng.random() < 0.35:
+
+    def draw():
+        x = rng.choice(keys)
+        w = rng.choice([0.25, 1.0, 1.0, 2.0])
+        y = float(rng.random() < 0.5) if rng.random() < 0.5 else float(keys.index(x) % 2)
+        return x, w, y
+
+    _drive_with_checks(IsotonicBlockStore(leaf_capacity=cap), rng, 400, 0.35, draw, 25)
+
+
+def _drive_with_checks(store, rng, steps, p_remove, draw, every):
+    """Random adds (``draw()`` gives the event) and removals (probability ``p_remove``)
+    on ``store``, ``_check()`` after each, the oracle every ``every`` steps and at the end."""
+    live = []
+    for step in range(steps):
+        if live and rng.random() < p_remove:
             remove_event(store, live, rng.randrange(len(live)))
         else:
-            x = rng.choice(keys)
-            w = rng.choice([0.25, 1.0, 1.0, 2.0])
-            y = float(rng.random() < 0.5) if rng.random() < 0.5 else float(keys.index(x) % 2)
+            x, w, y = draw()
             store.add(x, w, y)
             live.append((x, w, y))
         store._check()
-        if step % 25 == 0:
+        if step % every == 0:
             assert_store_matches(store, live, exact=True)
     assert_store_matches(store, live, exact=True)
 
@@ -715,29 +725,21 @@ def test_leaf_chain_label_runs_across_long_runs_of_one_label(cap, seed):
     make those scans long and the runs' keys far back; ``_check()`` compares every
     leaf's hull, label runs included, with the plain monotone chain after every change."""
     rng = random.Random(seed)
-    store = IsotonicBlockStore(leaf_capacity=cap)
-    live = []
     keys = [i / 300 for i in range(301)]
-    for step in range(600):
-        if live and rng.random() < 0.3:
-            remove_event(store, live, rng.randrange(len(live)))
-        else:
-            x = rng.choice(keys)
-            # runs of 0s and 1s by key band, now and then a fractional label or the
-            # opposite one
-            y = float((keys.index(x) // 40) % 2)
-            r = rng.random()
-            if r < 0.05:
-                y = 0.5
-            elif r < 0.1:
-                y = 1.0 - y
-            w = rng.choice([1.0, 1.0, 2.0, 0.5])
-            store.add(x, w, y)
-            live.append((x, w, y))
-        store._check()
-        if step % 50 == 0:
-            assert_store_matches(store, live, exact=True)
-    assert_store_matches(store, live, exact=True)
+
+    def draw():
+        x = rng.choice(keys)
+        # runs of 0s and 1s by key band, now and then a fractional label or the
+        # opposite one
+        y = float((keys.index(x) // 40) % 2)
+        r = rng.random()
+        if r < 0.05:
+            y = 0.5
+        elif r < 0.1:
+            y = 1.0 - y
+        return x, rng.choice([1.0, 1.0, 2.0, 0.5]), y
+
+    _drive_with_checks(IsotonicBlockStore(leaf_capacity=cap), rng, 600, 0.3, draw, 50)
 
 
 def _leaf_nodes(node):
