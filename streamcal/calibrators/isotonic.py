@@ -412,9 +412,9 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
         overflow nor underflow. What has decayed by more than 1000 half-lives (weight
         below ``2 ** -1000`` of a new event) is forgotten: with ``window_size`` such
         events leave the window; without, a score whose total weight fell below that
-        threshold is dropped when weights are renormalised (every 512 half-lives). A
-        score's weighted label sum that a renormalisation would make subnormal (a light
-        score beside much heavier ones) is set to 0 there: its fitted value moves by
+        threshold is dropped when weights are renormalised (every 512 half-lives), and
+        a score's weighted label sum that the renormalisation would make subnormal (a
+        light score beside much heavier ones) is set to 0: its fitted value moves by
         less than ``2 ** -52``, though a value such as 1e-18 then reads 0.
     resolution
         If set, scores are pooled onto a grid of width ``r``: a score ``s`` (when learning
