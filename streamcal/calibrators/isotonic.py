@@ -36,7 +36,6 @@ def _integer_weights_fit(w, window_size: int) -> bool:
     return bool(np.all(w == np.floor(w))) and top < 2.0**20 and top * window_size < 2.0**53
 
 
-
 def _weights_fit(weights, surely: bool = False) -> bool:
     """Is the sum of ``weights`` (those held and those to learn) at most the isotonic
     stores' ``WEIGHT_LIMIT``? Summed exactly (``math.fsum``); with ``surely``, with a

@@ -486,11 +486,12 @@ cdef class IsotonicStream:
         for i in range(n):
             if kinds is not None and kinds[i] == 0:
                 continue
-            leaving = window[first] if 0 < self.window_size == len(window) - first else 0.0
+            full = 0 < self.window_size == len(window) - first
+            leaving = window[first] if full else 0.0
             if w[i] > 0.0 and not _weight_fits(total, -leaving, w[i], _LIMIT):
                 raise _overflow_error(self.owner, method, w[i], f" at index {i}")
-            if self.window_size > 0 and len(window) - first == self.window_size:
-                _dd_add(&total, &lo, -window[first], 0.0)
+            if full:
+                _dd_add(&total, &lo, -leaving, 0.0)
                 first += 1
             _dd_add(&total, &lo, w[i], 0.0)
             if self.window_size > 0:
@@ -829,7 +830,8 @@ cdef class IsotonicStream:
         ws = ([e[2] for e in self.window_events()] if self.window_size > 0 else
               (self._grid.cells() if self._grid is not None else self._st.cells())[1].tolist())
         try:  # correctly rounded, and what is left of the exact sum; else none fits
-            self._total, self._total_lo = fsum(ws), fsum(ws + [-fsum(ws)])
+            self._total = fsum(ws)
+            self._total_lo = fsum(ws + [-self._total])
         except OverflowError:
             self._total, self._total_lo = INFINITY, 0.0
 

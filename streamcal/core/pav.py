@@ -189,13 +189,13 @@ def upgrade_exactness_scale(state):
 
 #: the largest residue bound a cell holds (relative to its weight): what is left of
 #: sums whose events are not known (``CORP.revert``)
-# The most weight an isotonic store holds: the sum of its stored weights stays at or
-# below DBL_MAX - 2**1004 (2**-20 of DBL_MAX below it), so that its own sums, rounded
-# in any order (a leaf's cells, a cell's events: up to about 2**33 roundings of 2**-53
-# each), stay finite. A weight that would take the total past it is refused.
-WEIGHT_LIMIT = math.ldexp(1.0 - 2.0**-20, 1024)
-
 RESIDUE_UNKNOWN = 2.0**100
+
+#: the most weight an isotonic store holds: the sum of its stored weights stays at or
+#: below DBL_MAX - 2**1004 (2**-20 of DBL_MAX below it), so that its own sums, rounded
+#: in any order (a leaf's cells, a cell's events: up to about 2**33 roundings of 2**-53
+#: each), stay finite. A weight that would take the total past it is refused.
+WEIGHT_LIMIT = math.ldexp(1.0 - 2.0**-20, 1024)
 
 
 def residue_entry(store) -> list:
