@@ -16,7 +16,6 @@ import pytest
 
 import streamcal.calibrators.isotonic as isotonic_module
 from streamcal import OnlineIsotonic, VennAbers
-from streamcal.core.pav import IsotonicBlockStore
 
 MAKERS = {
     "window": lambda: OnlineIsotonic(window_size=50),
@@ -87,7 +86,7 @@ def test_window_overflow_refused_as_the_loop_refuses(name):
 def test_bulk_path_out_of_memory_changes_nothing(name, allowed, monkeypatch):
     # leaves of 8 cells: the batch needs new nodes whatever the default capacity (a
     # window of 50 fits in one leaf of 128)
-    monkeypatch.setattr(isotonic_module, "IsotonicBlockStore", lambda: IsotonicBlockStore(8))
+    monkeypatch.setattr(isotonic_module._IsotonicStoreCalibrator, "_leaf_capacity", lambda self: 8)
     rng = np.random.default_rng(2)
     cal, twin = MAKERS[name](), MAKERS[name]()
     s0 = rng.random(300)

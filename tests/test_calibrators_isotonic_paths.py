@@ -1,7 +1,7 @@
 """Every internal path of the PAV store, forced on small streams: leaves of 4 and 5
 cells (so that leaf splits, merges, subtree rebuilds and bridges between many leaves run
-within 250 events) as well as the default 128, compared with the batch oracle after every
-event. Shrinking the node sizes is how sortedcontainers tests its split/merge paths.
+within 250 events) as well as 128 and 256 (the stores' default, and a window's without
+forgetting), compared with the batch oracle after every event. Shrinking the node sizes is how sortedcontainers tests its split/merge paths.
 
 (Before the compiled store, the paths were the plain-Python and numpy scans, shrunk with
 ``_SMALL`` and ``_REFRESH_MAX``; the tree has no such thresholds, its leaf capacity is
@@ -12,14 +12,13 @@ import pytest
 
 import streamcal.calibrators.isotonic as isotonic_module
 from streamcal import OnlineIsotonic
-from streamcal.core.pav import IsotonicBlockStore
 from tests import references as ref
 
 
-@pytest.fixture(params=[4, 5, 128], ids=lambda c: f"leaf={c}")
+@pytest.fixture(params=[4, 5, 128, 256], ids=lambda c: f"leaf={c}")
 def thresholds(request, monkeypatch):
     capacity = request.param
-    monkeypatch.setattr(isotonic_module, "IsotonicBlockStore", lambda: IsotonicBlockStore(leaf_capacity=capacity))
+    monkeypatch.setattr(isotonic_module._IsotonicStoreCalibrator, "_leaf_capacity", lambda self: capacity)
     return capacity
 
 
@@ -58,6 +57,43 @@ def test_paths_match_oracle_after_every_event(thresholds, params, seed):
         for q in np.unique(keys).tolist():
             score = q if r is None else min(1.0, q * r)
             assert cal.predict_one(score) == pytest.approx(ref.predict_step(fit, q), abs=1e-9), (i, q)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_window_fills_leaves_of_256_and_matches_the_oracle(seed):
+    """A window without forgetting keeps leaves of up to 256 cells (the default
+    capacity, not forced): 900 distinct keys in the window, so leaves of 256 fill,
+    split, empty and merge as it slides; integer, halved and zero weights, ties."""
+    import pickle
+
+    rng = np.random.default_rng(seed)
+    n, window = 3000, 900
+    s = np.round(rng.random(n), 4 if seed else 3)
+    y = (rng.random(n) < s).astype(int)
+    w = rng.choice([1.0, 3.0, 0.5, 0.0], n)
+    cal = OnlineIsotonic(window_size=window)
+    assert cal._store.leaf_capacity == 256
+    assert OnlineIsotonic(window_size=window, half_life=50.0)._store.leaf_capacity == 128
+    assert OnlineIsotonic()._store.leaf_capacity == 128
+    for i in range(n):
+        cal.learn_one(float(s[i]), int(y[i]), float(w[i]))
+        if i % 7 == 0 or i > n - 20:
+            cal._check()
+        if i % 150 == 149:
+            lo = max(0, i + 1 - window)
+            fit = ref.isotonic_fit(s[lo : i + 1].tolist(), y[lo : i + 1].tolist(), w[lo : i + 1].tolist())
+            qs = np.unique(s[lo : i + 1]).tolist()
+            got = cal.predict_many(np.array(qs))
+            assert got == pytest.approx([ref.predict_step(fit, q) for q in qs], abs=1e-12), i
+    restored = OnlineIsotonic.from_dict(cal.to_dict())
+    for copy in (pickle.loads(pickle.dumps(cal)), restored, cal.clone()):
+        assert copy._store.leaf_capacity == 256
+    for i in range(200):
+        x, lab = float(rng.random()), int(rng.random() < 0.5)
+        assert restored.predict_one(x) == cal.predict_one(x)
+        restored.learn_one(x, lab)
+        cal.learn_one(x, lab)
+    restored._check()
 
 
 @pytest.mark.parametrize("interpolation", ["step", "linear"])

@@ -116,7 +116,7 @@ def test_calibrator_learn_one_out_of_memory_loses_nothing(params, cap, monkeypat
     """A window's eviction comes before its add: the add must not then fail. Leaves of
     4 cells split, empty and merge all the time (the cases the reservation before an
     eviction must foresee)."""
-    monkeypatch.setattr(isotonic_module, "IsotonicBlockStore", lambda: IsotonicBlockStore(leaf_capacity=cap))
+    monkeypatch.setattr(isotonic_module._IsotonicStoreCalibrator, "_leaf_capacity", lambda self: cap)
     rng = random.Random(3)
     cal, twin = OnlineIsotonic(**params), OnlineIsotonic(**params)
     failures = 0

@@ -603,7 +603,7 @@ def test_add_refuses_a_weight_that_would_overflow_and_leaves_the_store_unchanged
 
 
 def test_leaf_capacity_is_checked():
-    for bad in (3, 129, 0):
+    for bad in (3, 257, 0):
         with pytest.raises(ValueError, match="'leaf_capacity' parameter of IsotonicBlockStore"):
             IsotonicBlockStore(leaf_capacity=bad)
 

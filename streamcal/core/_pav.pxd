@@ -9,7 +9,8 @@
 cimport cython
 
 cdef enum:
-    LEAF_CAP = 128
+    LEAF_CAP = 256                # the largest leaf capacity (hidx: unsigned char)
+    LEAF_CAP_DEFAULT = 128
     SHORT_HULL = 6                # internal nodes keep hulls of at most this many vertices
     NO_Q = 1 << 20                # qexp of a store without exact coordinates
     QEXP_MIN = -1074              # the finest bit of any double
@@ -25,19 +26,21 @@ cdef struct Leaf:
     int cnt                       # cells held
     int nh                        # vertices of the leaf's own lower hull
     int hexact                    # 1: that hull was computed with exact coordinates
-    double x[LEAF_CAP]            # keys, strictly increasing
-    double w[LEAF_CAP]            # cell weights
-    double s[LEAF_CAP]            # cell weighted label sums
-    long long n[LEAF_CAP]         # cell event counts
-    float r[LEAF_CAP]             # bound on the rounding residue of w and s, relative to
+    # arrays of the store's leaf capacity (at most LEAF_CAP), in the same allocation
+    # right after this header (_new_leaf_node, _pav_tree.pxd)
+    double* x                     # keys, strictly increasing
+    double* w                     # cell weights
+    double* s                     # cell weighted label sums
+    long long* n                  # cell event counts
+    float* r                      # bound on the rounding residue of w and s, relative to
                                   # w (0: none; _pav_residue.pxd)
-    unsigned char hidx[LEAF_CAP]  # cell index of each hull vertex
-    double hx[LEAF_CAP]           # hull vertex coordinates in the leaf's frame
-    double hy[LEAF_CAP]
+    unsigned char* hidx           # cell index of each hull vertex
+    double* hx                    # hull vertex coordinates in the leaf's frame
+    double* hy
     # per hull vertex, the key of the last cell at or before it (in this leaf) whose
     # label sum is not 0 (hz), not its weight (hf); -inf if none: see Pt.z
-    double hz[LEAF_CAP]
-    double hf[LEAF_CAP]
+    double* hz
+    double* hf
 
 cdef struct Pt:
     double x

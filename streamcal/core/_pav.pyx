@@ -10,7 +10,7 @@ slope of the greatest convex minorant of the CSD: its *blocks* (maximal level se
 the edges of the lower hull, a block's value its weighted mean. Collinear hull points
 are not vertices, so block values strictly increase (equal neighbours pooled).
 
-The tree. Leaves hold up to ``leaf_capacity`` (at most 128) cells in contiguous C arrays,
+The tree. Leaves hold up to ``leaf_capacity`` (128 by default, at most 256) cells in C arrays,
 so a new key moves O(B) memory, never O(m). Every node keeps its subtree totals (sums of
 its children's: nothing is ever kept by subtraction) and, for an internal node, the
 *bridge* of its children's hulls: vertex ``a`` of the left child's hull and vertex ``b``
@@ -137,7 +137,7 @@ cdef class IsotonicBlockStore:
     Parameters
     ----------
     leaf_capacity
-        Cells per leaf bucket, 4 to 128 (small values exercise splits and merges).
+        Cells per leaf bucket, 4 to 256 (small values exercise splits and merges).
 
     Examples
     --------
@@ -155,7 +155,7 @@ cdef class IsotonicBlockStore:
 
     """
 
-    def __cinit__(self, int leaf_capacity=LEAF_CAP, bint track_residues=True):
+    def __cinit__(self, int leaf_capacity=LEAF_CAP_DEFAULT, bint track_residues=True):
         if not 4 <= leaf_capacity <= LEAF_CAP:
             raise ValueError(
                 f"The 'leaf_capacity' parameter of IsotonicBlockStore must be an int in "
@@ -430,7 +430,7 @@ cdef class IsotonicBlockStore:
                 raise MemoryError()
         if self._alloc_budget > 0:
             self._alloc_budget -= 1
-        return _new_leaf_node() if leaf else _new_node()
+        return _new_leaf_node(self.cap) if leaf else _new_node()
 
     def _limit_allocations(self, long long n=-1):
         """Tests: ``n`` more nodes may be allocated, then MemoryError (-1: no limit)."""
@@ -868,11 +868,11 @@ cdef class IsotonicBlockStore:
         return _pav_ops.to_lists(self)
 
     @classmethod
-    def from_lists(cls, data, qexp=None, residues=None):
-        """Inverse of :meth:`to_lists`; restores the same cells, hence the same fit
-        (``qexp``: see :meth:`rebuild`; ``residues``: ``[key, bound]`` pairs, as
-        :func:`streamcal.core.pav.residue_entry` gives them)."""
-        return _pav_ops.from_lists(cls, data, qexp, residues)
+    def from_lists(cls, data, qexp=None, residues=None, leaf_capacity=LEAF_CAP_DEFAULT):
+        """Inverse of :meth:`to_lists`, in a store of ``leaf_capacity``: the same cells,
+        hence the same fit (``qexp``: see :meth:`rebuild`; ``residues``: ``[key, bound]``
+        pairs, as :func:`streamcal.core.pav.residue_entry` gives them)."""
+        return _pav_ops.from_lists(cls, data, qexp, residues, leaf_capacity)
 
     def __reduce__(self):
         xs, ws, ss, ns = self.cells()

@@ -6,12 +6,12 @@ the JSON-safe state, ``_check``); the class keeps them as thin methods calling t
 so its Python API is unchanged. Per-event C calls stay in ``_pav.pyx``.
 """
 
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_RawFree
 from libc.math cimport INFINITY, NAN, ldexp
 from libc.string cimport memcpy
 
 from streamcal.core._pav cimport NO_Q, QEXP_MIN, LEAF_CAP, IsotonicBlockStore, Leaf, Node, Sums
-from streamcal.core._pav_tree cimport _free_tree, _range, _rank_gt, _rank_le
+from streamcal.core._pav_tree cimport _free_tree, _new_leaf, _range, _rank_gt, _rank_le
 
 from streamcal.core._pav_kernels cimport k_hypothetical
 from streamcal.core._pav_leaf_chain cimport _leaf_cell, _leaf_pop, _leaf_push
@@ -325,9 +325,9 @@ def to_lists(IsotonicBlockStore store):
     ]
 
 
-def from_lists(cls, data, qexp=None, residues=None):
+def from_lists(cls, data, qexp, residues, leaf_capacity):
     """The body of :meth:`IsotonicBlockStore.from_lists`."""
-    store = cls()
+    store = cls(leaf_capacity)
     xs, ws, ss, ns = [], [], [], []
     for bx, bw, bs, bn, _W, _S in data:
         xs.extend(bx)
@@ -393,11 +393,14 @@ cdef void check_leaf_chain(IsotonicBlockStore store, Node* v) except *:
     cdef int t, nh = 0
     if not store._fast(v):
         return
-    T = <Leaf*> PyMem_Malloc(sizeof(Leaf))
+    T = _new_leaf(store.cap)
     if T == NULL:
         raise MemoryError()
     try:
-        memcpy(T, L, sizeof(Leaf))
+        T.cnt = L.cnt
+        memcpy(T.x, L.x, L.cnt * sizeof(double))
+        memcpy(T.w, L.w, L.cnt * sizeof(double))
+        memcpy(T.s, L.s, L.cnt * sizeof(double))
         for t in range(L.cnt):
             _leaf_cell(T, t, &cw, &cs, &lz, &lf)
             nh = _leaf_pop(T, nh, cw, cs)
@@ -407,7 +410,7 @@ cdef void check_leaf_chain(IsotonicBlockStore store, Node* v) except *:
             assert (L.hx[t] == T.hx[t] and L.hy[t] == T.hy[t] and L.hidx[t] == T.hidx[t]
                     and L.hz[t] == T.hz[t] and L.hf[t] == T.hf[t]), "leaf hull (plain chain)"
     finally:
-        PyMem_Free(T)
+        PyMem_RawFree(T)
 
 
 cdef void check_node(IsotonicBlockStore store, Node* v, Node* parent) except *:

@@ -48,7 +48,7 @@ cdef enum:
     QMAX_ROUNDS = 48
     # LEAF_CAP of _pav.pxd (a struct here cannot size its arrays with it: _pav.c would
     # declare this struct before that constant)
-    QLEAF_CAP = 128
+    QLEAF_CAP = 256
 
 
 cdef struct QCtx:

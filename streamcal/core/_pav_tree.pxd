@@ -107,16 +107,38 @@ cdef inline Node* _new_node() except NULL nogil:
     return _new_node_sized(sizeof(Node))
 
 
-cdef inline Node* _new_leaf_node() except NULL nogil:
+cdef inline Leaf* _new_leaf(int cap) noexcept nogil:
+    """A leaf of ``cap`` cells, no cells yet (NULL out of memory): the header, then its
+    arrays in the same allocation (the 8-byte ones first, so every array is aligned)."""
+    cdef size_t c = <size_t> cap
+    cdef size_t head = (sizeof(Leaf) + 15) & ~(<size_t> 15)
+    cdef char* p = <char*> PyMem_RawMalloc(head + c * (8 * sizeof(double) + sizeof(float) + 1))
+    if p == NULL:
+        return NULL
+    cdef Leaf* L = <Leaf*> p
+    L.x = <double*> (p + head)
+    L.w = L.x + c
+    L.s = L.w + c
+    L.n = <long long*> (L.s + c)
+    L.hx = <double*> (L.n + c)
+    L.hy = L.hx + c
+    L.hz = L.hy + c
+    L.hf = L.hz + c
+    L.r = <float*> (L.hf + c)
+    L.hidx = <unsigned char*> (L.r + c)
+    L.cnt = 0
+    L.nh = 0
+    L.hexact = 0
+    return L
+
+
+cdef inline Node* _new_leaf_node(int cap) except NULL nogil:
     cdef Node* v = _new_node_sized(_leaf_node_size())
-    v.leaf = <Leaf*> PyMem_RawMalloc(sizeof(Leaf))
+    v.leaf = _new_leaf(cap)
     if v.leaf == NULL:
         PyMem_RawFree(v)
         with gil:
             raise MemoryError()
-    v.leaf.cnt = 0
-    v.leaf.nh = 0
-    v.leaf.hexact = 0
     return v
 
 
