@@ -3,9 +3,12 @@
 Usage (instructions inside the compiled entry points only, divided by N by hand)::
 
     PYTHONHASHSEED=0 valgrind --tool=callgrind --collect-atstart=no \
-        --toggle-collect='__pyx_pw_9streamcal_4core_16_isotonic_stream*learn_one' \
-        --toggle-collect='__pyx_pw_9streamcal_4core_16_isotonic_stream*predict_one' \
+        --toggle-collect='__pyx_pw_9streamcal_4core_16_isotonic_*learn_one' \
+        --toggle-collect='__pyx_pw_9streamcal_4core_16_isotonic_*predict_one' \
         python benchmarks/instructions_per_event.py iso 4000 .
+
+(``_isotonic_*``: the calibrators' entry points are ``_isotonic_kernel``'s since
+2026-11-29, ``_isotonic_stream``'s before; the pattern counts either build.)
 
 Scenarios: platt, beta, beta_anti (labels drawn against the score, so that the
 monotone projection runs), brier, refine, ece, sharp, murphy (per-event ``update``),

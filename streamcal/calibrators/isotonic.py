@@ -17,8 +17,9 @@ import numpy as np
 
 from streamcal import _merge
 from streamcal import _validation as V
+from streamcal._kernel_pickle import KernelShellPickle
 from streamcal.base import BinaryCalibrator
-from streamcal.core.kernels import IsotonicStream
+from streamcal.core.kernels import IsotonicKernel, IsotonicStream
 from streamcal.core.pav import (
     WEIGHT_LIMIT,
     BlockView, IsotonicBlockStore, check_exactness_scale, check_residues, finer_scale,
@@ -52,12 +53,14 @@ def _weights_fit(weights, surely: bool = False) -> bool:
     return total <= WEIGHT_LIMIT * (1.0 - 2.0**-30 if surely else 1.0)
 
 
-class _IsotonicStoreCalibrator(BinaryCalibrator):
+class _IsotonicStoreCalibrator(IsotonicKernel, KernelShellPickle, BinaryCalibrator):
     """What :class:`OnlineIsotonic` and :class:`VennAbers` share: the parameters
     ``window_size``, ``half_life`` and ``resolution`` (checked by
     :meth:`_check_store_params`), learning, the Venn-ABERS pair, the block view,
-    snapshots and ``_check``. A subclass chooses what a prediction reads from the store
-    (:meth:`_stream_mode`) and implements ``predict_one`` / ``predict_many``."""
+    snapshots and ``_check``. ``learn_one`` and ``predict_one`` are the compiled
+    kernel's (:class:`~streamcal.core.kernels.IsotonicKernel`, which holds the stream in
+    a C field); a subclass chooses what a prediction reads from the store
+    (:meth:`_stream_mode`) and implements ``predict_many``."""
 
     _monotone = True
     _bounded_memory_params = ("window_size", "resolution")
@@ -99,6 +102,18 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
             **self._stream_mode(),
         )
 
+    # pickling: the stream is a C field of the kernel, not in __dict__ (pickles written
+    # before the kernel held it in __dict__: the same state)
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_stream"] = self._stream
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        self._stream = state.pop("_stream")
+        self.__dict__.update(state)
+
     @property
     def releases_gil(self) -> bool:
         """True on the exact store without forgetting, grid or prior (with or without a
@@ -130,23 +145,6 @@ class _IsotonicStoreCalibrator(BinaryCalibrator):
         return k if r is None else k * r
 
     # ------------------------------------------------------------------ learning
-
-    def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
-        """Update the fit with one event. Amortised cost: see the class Notes.
-
-        Parameters
-        ----------
-        score
-            The model's score, a real number in [0, 1].
-        label
-            The observed outcome: 0, 1, False or True.
-        w
-            Sample weight, a finite real number >= 0 (0: the event only ages the others
-            and takes a window slot). Without ``half_life``, the weights held sum to at
-            most :data:`streamcal.core.pav.WEIGHT_LIMIT` (2**-20 of the float range
-            below its top); a weight that would pass it raises ValueError naming ``w``.
-        """
-        self._stream.learn_one(score, label, w)
 
     def _weights_surely_fit(self, w) -> bool:
         # without forgetting the rule is "the weights held stay <= WEIGHT_LIMIT"; with
@@ -563,14 +561,6 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
         yield {"prior_strength": 2.0, "half_life": 20.0, "resolution": 0.05}
 
 
-    def predict_one(self, score: float) -> float:
-        """Return the calibrated probability for ``score``; O(log blocks), O(log²
-        blocks) amortised with ``prior_strength > 0``.
-
-        Before any positive-weight event has been learnt, ``score`` itself.
-        """
-        return self._stream.predict_one(score)
-
     def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
         if self.prior_strength > 0 or self._stream.grid_store is not None:
             # the compiled loop (the grid store's read-outs need no block arrays)
@@ -753,14 +743,6 @@ class VennAbers(_IsotonicStoreCalibrator):
         yield {"window_size": 40, "half_life": 15.0, "resolution": 0.05}
 
     # ------------------------------------------------------------------ prediction
-
-    def predict_one(self, score: float) -> float:
-        """Return the merged Venn-ABERS probability ``p1 / (1 - p0 + p1)`` for
-        ``score``; amortised O(log² n). The state is not changed.
-
-        Before any positive-weight event has been learnt, ``score`` itself.
-        """
-        return self._stream.predict_one(score)
 
     def _predict_many_validated(self, scores: np.ndarray) -> np.ndarray:
         return self._stream.predict_many(scores)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from streamcal import _validation as V
+from streamcal._kernel_pickle import KernelShellPickle
 from streamcal.base import BinaryCalibrator
 from streamcal.core import newton
 from streamcal.core.newton import LogisticKernel, OnlineNewtonLogistic
@@ -71,7 +72,7 @@ def _midpoint(a: float, b: float, c: float) -> float | None:
 _MAX_COEFFICIENT = 1e100
 
 
-class _OnlineLogisticCalibrator(LogisticKernel, BinaryCalibrator):
+class _OnlineLogisticCalibrator(LogisticKernel, KernelShellPickle, BinaryCalibrator):
     """Logistic regression on features of the clipped score, kept by
     :class:`~streamcal.core.newton.OnlineNewtonLogistic`. Shared by the shells: the
     compiled kernel (``learn_one``, ``predict_one`` and the batch loops, with the

@@ -11,7 +11,8 @@ forgetting, prior or Venn-ABERS) the events go to the grid store of
 exact; ``store`` is then rebuilt from it when read.
 
 The Python shells :class:`streamcal.OnlineIsotonic` and :class:`streamcal.VennAbers`
-validate parameters, own snapshots and documentation, and forward each event here; they
+validate parameters, own snapshots and documentation; their compiled base class
+(``_isotonic_kernel.pyx``) checks each event and hands it here. They
 differ only in what a prediction reads from the store (``mode``): the fitted value at the
 score, or the Venn-ABERS merge of the two fits with a hypothetical event at the score
 labelled 0 and 1 (:meth:`IsotonicBlockStore.hypothetical_value`, which leaves the store
@@ -140,30 +141,6 @@ cdef class IsotonicStream:
     (0.5, 3)
 
     """
-
-    # the block store; with a grid store (below) a copy rebuilt from it on demand
-    cdef IsotonicBlockStore _st
-    # plain grid mode (resolution alone): the events go to this store instead, as long
-    # as its sums stay exact (else its cells move to _st and it is dropped); _st_stale:
-    # _st lags behind it
-    cdef GridIsotonicStore _grid
-    cdef bint _st_stale
-    cdef readonly double resolution, half_life
-    cdef readonly Py_ssize_t window_size
-    cdef readonly bint linear, venn_abers
-    cdef readonly double prior_strength
-    cdef readonly str owner
-    cdef int mode
-    # ring buffer of the window: key, label, stored weight, event index
-    cdef double[::1] _wx, _wy, _ww
-    cdef long long[::1] _wt
-    cdef Py_ssize_t _head, _count
-    cdef public long long n_events, t_ref
-    cdef public double phase
-    # sum of the stored weights in double-double (_total + _total_lo: the overflow checks)
-    cdef double _total, _total_lo
-    # what a renormalisation planned by _plan keeps (no window), until it runs
-    cdef object _keep
 
     def __init__(self, IsotonicBlockStore store, double resolution=0.0, double half_life=0.0,
                  Py_ssize_t window_size=0, bint linear=False, bint venn_abers=False,

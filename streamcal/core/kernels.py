@@ -5,6 +5,8 @@ and calls it once per event; the algorithms and invariants are documented where 
 are built: :class:`IsotonicStream` (the PAV block store of
 :mod:`streamcal.core.pav` with its window, forgetting clock and grid) and
 :class:`Int64Binner` (histogram bins with integer counts, :mod:`streamcal.core.binning`).
+:class:`IsotonicKernel` is the C base class of the isotonic shells: their
+``learn_one`` / ``predict_one``, without a Python frame, on the stream it holds.
 They are not a stable API: use the calibrators.
 
 Examples
@@ -17,6 +19,7 @@ True
 """
 
 from streamcal.core._binning import Int64Binner
+from streamcal.core._isotonic_kernel import IsotonicKernel
 from streamcal.core._isotonic_stream import IsotonicStream
 
-__all__ = ["Int64Binner", "IsotonicStream"]
+__all__ = ["Int64Binner", "IsotonicKernel", "IsotonicStream"]
