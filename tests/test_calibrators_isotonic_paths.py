@@ -74,7 +74,8 @@ def test_a_window_fills_leaves_of_256_and_matches_the_oracle(seed):
     cal = OnlineIsotonic(window_size=window)
     assert cal._store.leaf_capacity == 256
     assert OnlineIsotonic(window_size=window, half_life=50.0)._store.leaf_capacity == 128
-    assert OnlineIsotonic()._store.leaf_capacity == 128
+    assert OnlineIsotonic()._store.leaf_capacity == 256
+    assert OnlineIsotonic(half_life=9.0)._store.leaf_capacity == 128
     for i in range(n):
         cal.learn_one(float(s[i]), int(y[i]), float(w[i]))
         if i % 7 == 0 or i > n - 20:

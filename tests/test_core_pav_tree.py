@@ -679,11 +679,11 @@ def test_restored_store_predicts_bit_for_bit_with_float_weights(seed):
         assert len(copy) == len(store)
 
 
-@pytest.mark.parametrize("cap", [5, 16, 128])
+@pytest.mark.parametrize("cap", [5, 16, 128, 256])
 @pytest.mark.parametrize("seed", range(6))
 def test_leaf_chain_filter_keeps_the_hull_of_collinear_points(cap, seed):
     """Issue 11 (window speed): after a change the leaf's chain takes only the points
-    on or below the segment from its resume vertex to the stretch's end (the end's
+    strictly below the segment from its resume vertex to the stretch's end (the end's
     point translated by the change). Collinear runs (equal weights, labels in a fixed
     pattern) put points exactly on that segment; ``_check()`` compares every leaf's
     hull with the plain monotone chain over all its cells after every change."""
@@ -716,7 +716,7 @@ def _drive_with_checks(store, rng, steps, p_remove, draw, every):
     assert_store_matches(store, live, exact=True)
 
 
-@pytest.mark.parametrize("cap", [8, 64, 128])
+@pytest.mark.parametrize("cap", [8, 64, 128, 256])
 @pytest.mark.parametrize("seed", range(4))
 def test_leaf_chain_label_runs_across_long_runs_of_one_label(cap, seed):
     """Issue 11 (window speed): the leaf chain's stretch catches the label runs up (the
@@ -740,6 +740,27 @@ def test_leaf_chain_label_runs_across_long_runs_of_one_label(cap, seed):
         return x, rng.choice([1.0, 1.0, 2.0, 0.5]), y
 
     _drive_with_checks(IsotonicBlockStore(leaf_capacity=cap), rng, 600, 0.3, draw, 50)
+
+
+@pytest.mark.parametrize("cap", [6, 32, 256])
+@pytest.mark.parametrize("seed", range(4))
+def test_leaf_chain_skips_the_points_on_its_segment(cap, seed):
+    """Points exactly on the stretch's segment (a run of cells all of label 0, or all of
+    label 1, between two points of the same run) are skipped like those above it: a
+    lower hull that touched the segment strictly between its ends would follow it from
+    end to end. Streams of one label with now and then the other (the fit flat for
+    long stretches, as before the first positive) and removals that reopen the runs;
+    ``_check()`` against the plain chain after every change, the oracle every 40."""
+    rng = random.Random(100 + seed)
+    keys = [i / 512 for i in range(513)]
+    base = float(seed % 2)
+
+    def draw():
+        x = rng.choice(keys)
+        y = base if rng.random() < 0.97 else 1.0 - base
+        return x, rng.choice([1.0, 1.0, 3.0, 0.5]), y
+
+    _drive_with_checks(IsotonicBlockStore(leaf_capacity=cap), rng, 900, 0.3, draw, 40)
 
 
 def _leaf_nodes(node):

@@ -67,17 +67,20 @@ cdef inline int k_leaf_stretch(Leaf* L, int nh, int t0, int tend, double bx, dou
     chain starts at cell t0); (bx, by): the point of cell tend, exactly. Returns the
     vertex count.
 
-    Only points on or below the segment from the chain's start A to B = (bx, by) enter
-    the chain: A and B are points of the leaf, so its lower hull lies on or below that
-    segment over [A.x, B.x], and a point strictly above it is strictly above the hull,
-    no vertex, and never decides a pop of one that is (the chain's output is the hull's
-    vertex sequence, a function of the points on it). The test is the chain's own, exact
-    on the fast loop's coordinates (integer multiples of one power of two below 2**26 of
-    it). After a change most of a stretch lies above that segment: there the test costs
+    Only points strictly below the segment from the chain's start A to B = (bx, by)
+    enter the chain. A and B are points of the leaf, so its lower hull H lies on or
+    below that segment over [A.x, B.x]: a point strictly above it is strictly above H;
+    a point on it strictly between A and B is no vertex either (were H to touch the
+    segment there, H, convex and on or below it, would follow it from A.x to B.x, and
+    the point would lie inside that edge). The chain over the points left, which hold
+    every vertex, gives the same vertex sequence (a function of H alone). The test is the
+    chain's own, exact on the fast loop's coordinates (integer multiples of one power of
+    two below 2**26 of it). After a change most of a stretch lies on or above that
+    segment (all of it when the cells' labels are all 0, or all 1): there the test costs
     a multiply-add per cell (no pop test, no push, no running sums), and the running sums
     and label runs (``_leaf_runs``) are caught up only where a point enters the chain."""
     cdef int t = t0, lo
-    cdef double ax, ay, dx, dy, g = 0.0, a0, a1
+    cdef double ax, ay, dx, dy, g = 0.0, a0, a1, a2, a3
     cdef double sw, ss, zl, fl  # the running sums and label runs, in locals
     cdef bint dense = False
     if t > tend:
@@ -93,7 +96,7 @@ cdef inline int k_leaf_stretch(Leaf* L, int nh, int t0, int tend, double bx, dou
     # g is the chain's test of the point P_t of the last cell looked at against the
     # segment AB: dx (P_t.y - A.y) - dy (P_t.x - A.x). Every term, product and partial
     # sum here is an integer multiple of the square of the coordinates' unit below
-    # 2**52 of it: exact in any order. Where points stay above the segment, g grows by
+    # 2**52 of it: exact in any order. Where points stay on or above the segment, g grows by
     # dx s - dy w two cells at a time (one dependent addition per pair) and the running
     # sums (sw, ss: those after cell lo - 1) and label runs are caught up only where a
     # point enters; where points enter one after another (``dense``), the chain goes
@@ -108,24 +111,35 @@ cdef inline int k_leaf_stretch(Leaf* L, int nh, int t0, int tend, double bx, dou
             _leaf_cell(L, t, &sw, &ss, &zl, &fl)
             g = dx * (ss - ay) - dy * (sw - ax)
             t += 1
-            if g <= 0.0:
+            if g < 0.0:
                 nh = _leaf_pop(L, nh, sw, ss)
                 nh = _leaf_push(L, nh, t - 1, sw, ss, zl, fl)
             else:
                 dense = False
                 lo = t
             continue
-        while t + 1 < tend:  # two cells above the segment at a time
+        while t + 3 < tend:  # four cells on or above the segment at a time
+            a0 = dx * L.s[t] - dy * L.w[t]
+            a1 = a0 + (dx * L.s[t + 1] - dy * L.w[t + 1])
+            a2 = dx * L.s[t + 2] - dy * L.w[t + 2]
+            a3 = a2 + (dx * L.s[t + 3] - dy * L.w[t + 3])
+            a2 = a1 + a2
+            a3 = a1 + a3
+            if not (g + (a0 if a0 < a1 else a1) >= 0.0 and g + (a2 if a2 < a3 else a3) >= 0.0):
+                break
+            g = g + a3
+            t += 4
+        while t + 1 < tend:  # then two
             a0 = dx * L.s[t] - dy * L.w[t]
             a1 = dx * L.s[t + 1] - dy * L.w[t + 1]
-            if not (g + a0 > 0.0 and g + (a0 + a1) > 0.0):
+            if not (g + a0 >= 0.0 and g + (a0 + a1) >= 0.0):
                 break
             g = g + (a0 + a1)
             t += 2
         if t == tend:
             break
         g = g + (dx * L.s[t] - dy * L.w[t])
-        if g <= 0.0:
+        if g < 0.0:
             # P_t enters: catch the sums and label runs up over lo .. t
             _leaf_runs(L, lo, t, &zl, &fl)
             while lo <= t:
