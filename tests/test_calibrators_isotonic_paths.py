@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import streamcal.calibrators.isotonic as isotonic_module
-from streamcal import OnlineIsotonic
+from streamcal import OnlineIsotonic, VennAbers
 from tests import references as ref
 
 
@@ -61,26 +61,28 @@ def test_paths_match_oracle_after_every_event(thresholds, params, seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_window_fills_leaves_of_256_and_matches_the_oracle(seed):
-    """A window without forgetting keeps leaves of up to 256 cells (the default
-    capacity, not forced): 900 distinct keys in the window, so leaves of 256 fill,
-    split, empty and merge as it slides; integer, halved and zero weights, ties."""
+    """A window of 4,096 events or more without forgetting keeps leaves of up to 256
+    cells (its default capacity, not forced): about 3,000 distinct keys in the window
+    (rounded to 0.001) or 4,000 (to 0.0001), so leaves of 256 fill, split, empty and
+    merge as it slides; integer, halved and zero weights, ties."""
     import pickle
 
     rng = np.random.default_rng(seed)
-    n, window = 3000, 900
+    n, window = 6000, 4096
     s = np.round(rng.random(n), 4 if seed else 3)
     y = (rng.random(n) < s).astype(int)
     w = rng.choice([1.0, 3.0, 0.5, 0.0], n)
     cal = OnlineIsotonic(window_size=window)
     assert cal._store.leaf_capacity == 256
     assert OnlineIsotonic(window_size=window, half_life=50.0)._store.leaf_capacity == 128
-    assert OnlineIsotonic()._store.leaf_capacity == 256
-    assert OnlineIsotonic(half_life=9.0)._store.leaf_capacity == 128
+    assert OnlineIsotonic(window_size=window - 1)._store.leaf_capacity == 128
+    assert OnlineIsotonic()._store.leaf_capacity == 128
+    assert VennAbers(window_size=window)._store.leaf_capacity == 256
     for i in range(n):
         cal.learn_one(float(s[i]), int(y[i]), float(w[i]))
-        if i % 7 == 0 or i > n - 20:
+        if i % 31 == 0 or i > n - 20:
             cal._check()
-        if i % 150 == 149:
+        if i % 400 == 399:
             lo = max(0, i + 1 - window)
             fit = ref.isotonic_fit(s[lo : i + 1].tolist(), y[lo : i + 1].tolist(), w[lo : i + 1].tolist())
             qs = np.unique(s[lo : i + 1]).tolist()

@@ -84,15 +84,17 @@ class _IsotonicStoreCalibrator(IsotonicKernel, KernelShellPickle, BinaryCalibrat
         raise NotImplementedError
 
     def _leaf_capacity(self) -> int:
-        """Cells per leaf of the store: 256, or 128 with forgetting. An event's exact
-        leaf update rechains only the points below the segment around the change, so
-        its cost grows slowly with the leaf, while larger leaves leave fewer nodes on
-        the event's path (and fewer cache misses along it): 5-9% less time per event
-        on random streams, with or without a window, but a stream that inserts at the
-        front of a leaf (descending scores) moves twice the cells per event
-        (``benchmarks/README.md``). Without exact coordinates (forgetting) a leaf update
-        rechains the whole leaf: 128 is faster there."""
-        return 256 if self.half_life is None else 128
+        """Cells per leaf of the store: 256 with a window of at least 4,096 events and no
+        forgetting, else 128. A full window's event removes a cell and adds one, each an
+        exact leaf update that rechains only the points below the segment around the
+        change (its cost grows slowly with the leaf), then updates the nodes above both:
+        larger leaves leave a level fewer (about 9% less time per event at
+        ``window_size=10_000``, ``benchmarks/README.md``). A leaf is allocated at its
+        full capacity, so small stores (one calibrator per key) keep 128; without exact
+        coordinates (forgetting) a leaf update rechains the whole leaf, and 128 is
+        faster."""
+        window = self.window_size is not None and self.window_size >= 4096
+        return 256 if window and self.half_life is None else 128
 
     def _reset(self) -> None:
         self._stream = IsotonicStream(
@@ -456,7 +458,8 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
     balanced tree over the scores whose nodes keep the bridges of their children's
     lower hulls (see :mod:`streamcal.core.pav`), so an event re-bridges the O(log n)
     nodes above its score, O(log n) steps each, and a new score moves at most one
-    leaf's 128 cells of memory. Prediction is O(log n). With ``resolution=r``,
+    leaf's cells of memory (128; 256 with a window of 4,096 events or more and no
+    ``half_life``). Prediction is O(log n). With ``resolution=r``,
     ``n <= floor(1/r + 1/2) + 1``; with ``resolution`` alone (no window, forgetting or
     prior, at most 65,536 cells) the events go to a store specialised for the fixed grid
     (:mod:`streamcal.core._grid_pav`: exact integer coordinates; the fit kept as its

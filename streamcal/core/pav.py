@@ -18,9 +18,10 @@ Invariants (asserted by :meth:`IsotonicBlockStore._check`):
    removing a heavy event leaves no residue in what remains.
 
 The store is compiled (:mod:`streamcal.core._pav`, built from Cython at install): a
-weight-balanced tree over all cells, leaves bucketing up to 128 cells in C arrays, every
-node keeping the bridge of its children's lower hulls in its own local frame (Overmars
-and van Leeuwen's dynamic hull). An event costs amortised O(log^2 n) orientation tests
+weight-balanced tree over all cells, leaves bucketing up to B cells in C arrays (B = 128
+by default, at most 256: the calibrators take 256 for large windows), every node
+keeping the bridge of its children's lower hulls in its own local frame (Overmars and
+van Leeuwen's dynamic hull). An event costs amortised O(log^2 n) orientation tests
 and O(B) moved memory, whatever the shape of the fit (one block of a million cells
 included); a prediction costs O(log n + B). Orientation tests are exact when the cell
 sums are integers (or multiples of one power of two) below 2**53 of it, and otherwise
