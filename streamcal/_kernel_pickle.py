@@ -6,7 +6,10 @@ their compiled base class; their ``__getstate__`` gathers it with ``__dict__`` a
 their ``__setstate__`` puts it back. The default reduction of pickle protocols 0 and 1
 cannot rebuild an object whose class has such a base ("cannot pickle 'LogisticKernel'
 object"); :class:`KernelShellPickle` gives every protocol the reduction of protocol 2:
-a new object of the class, then ``__setstate__``.
+a new object of the class, then ``__setstate__``. (Pickles of ``OnlineIsotonic`` and
+``VennAbers`` written at protocols 0 and 1 before they had a compiled base rebuild the
+object with ``object.__new__``, which such a class refuses: those do not load. Pickles
+at protocol 2 or later, the default, do.)
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import pytest
 
 from streamcal import (
     HistogramBinning,
+    OnlineBeta,
     OnlineIsotonic,
     OnlinePlatt,
     ReplayError,
@@ -1214,6 +1215,22 @@ def test_sharing_names():
     hist = HistogramBinning()
     assert sharing_names({"p": hist, "q": _Holder(functools.partial(max, hist))}) == {"p", "q"}
     assert sharing_names({"p": hist, "q": _Holder(hist.predict_one)}) == {"p", "q"}
+
+
+def test_sharing_names_see_the_compiled_bases_fields():
+    """An isotonic calibrator keeps its stream in a C field of its compiled base
+    (``IsotonicKernel``), not in ``__dict__``: a shallow copy shares the stream, and so
+    does an object holding it. Properties of compiled bases that return a new object
+    each time (OnlinePlatt's store) are not taken for shared state."""
+    import copy
+
+    from streamcal.replay._sharing import sharing_names
+
+    for cal in (OnlineIsotonic(), VennAbers(window_size=5), OnlineIsotonic(half_life=3.0)):
+        assert sharing_names({"a": cal, "b": copy.copy(cal), "c": copy.deepcopy(cal)}) == {"a", "b"}
+        assert sharing_names({"a": cal, "h": _Holder(cal._stream)}) == {"a", "h"}
+    platt = OnlinePlatt()
+    assert sharing_names({"p": platt, "q": copy.copy(platt), "r": OnlinePlatt(), "s": OnlineBeta()}) == set()
 
 
 class _OneSlot:

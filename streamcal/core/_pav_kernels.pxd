@@ -44,7 +44,7 @@ cdef extern from *:
     /* relative width of the tie band of the orientation fallback (8 units of roundoff) */
     static const double SC_PAV_TIE = 8.0 * 0x1p-53;
     /* relative error bound of a product of two edge sums of one leaf (sums of at most
-       128 non-negative cells in any order: (127 + 127 + 1) units of roundoff), with a wide
+       256 non-negative cells in any order: (255 + 255 + 1) units of roundoff), with a wide
        margin; and the smallest product trusted */
     static const double SC_PAV_EDGE_ERR = 0x1p-40;
     static const double SC_PAV_EDGE_TINY = 0x1p-900;

@@ -12,8 +12,9 @@ The walk is conservative: an object shared by two calibrators counts even if nei
 changes it (that only costs the batch passes). Text, numbers, types, modules, enum
 members, loggers, compiled patterns and read-only arrays are not state; a function is
 walked through its closure; containers of more than ``LARGE`` items are taken as data
-(their own identity counts, their items are not walked). Attributes are read without
-the objects' own ``__getattr__``.
+(their own identity counts, their items are not walked). Attributes (``__dict__``,
+slots, and the fields that streamcal's compiled base classes expose, such as an
+isotonic calibrator's stream) are read without the objects' own ``__getattr__``.
 """
 
 from __future__ import annotations
@@ -59,6 +60,27 @@ def _attribute(obj, name: str):
         return _MISSING
 
 
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
+
+
+def _compiled_fields(obj) -> list:
+    """The values of the fields that streamcal's compiled base classes of ``obj``'s
+    class expose (``cdef public`` attributes and properties: their state lives in C,
+    not in ``__dict__``, e.g. the stream of an isotonic calibrator)."""
+    out = []
+    for cls in type(obj).__mro__:
+        if cls.__flags__ & _HEAPTYPE or not cls.__module__.startswith("streamcal."):
+            continue
+        for name, member in vars(cls).items():
+            if isinstance(member, (types.GetSetDescriptorType, types.MemberDescriptorType)) and (
+                not name.startswith("__")
+            ):
+                value = _attribute(obj, name)
+                if value is not _MISSING:
+                    out.append(value)
+    return out
+
+
 def _children(obj) -> list:
     """What ``obj`` holds: items, attributes (``__dict__`` and slots), a bound method's
     object, a partial's parts, a closure's cells."""
@@ -81,6 +103,8 @@ def _children(obj) -> list:
         return [obj.func, *obj.args, *obj.keywords.values()]
     attributes = _attribute(obj, "__dict__")
     out = list(attributes.values()) if isinstance(attributes, dict) else []
+    if type(obj).__flags__ & _HEAPTYPE:  # a Python class: also the C fields of its
+        out.extend(_compiled_fields(obj))  # compiled bases (the calibrators' kernels)
     for cls in type(obj).__mro__:
         slots = cls.__dict__.get("__slots__", ())
         for slot in (slots,) if isinstance(slots, str) else slots:
@@ -109,6 +133,8 @@ def sharing_names(calibrators: dict) -> set:
     """
     owner: dict[int, str] = {}
     shared: set = set()
+    alive: list = []  # every object walked, so that no id is reused during the walk (a
+    # compiled base's property may return a new object each time it is read)
     for name, cal in calibrators.items():
         visited: set = set()  # ids walked from this calibrator (cycles, shared paths)
         stack = [cal]
@@ -119,6 +145,7 @@ def sharing_names(calibrators: dict) -> set:
             ):
                 continue
             visited.add(id(obj))
+            alive.append(obj)
             if not isinstance(obj, _THROUGH):
                 seen = owner.setdefault(id(obj), name)
                 if seen != name:
