@@ -18,6 +18,7 @@ from river import base as river_base
 
 from streamcal import _snapshot
 from streamcal import _validation as V
+from streamcal._kernel_pickle import KernelShellPickle
 from streamcal._keyed_kernel import KeyedKernel, compiled_logistic
 from streamcal._keyed_store import KeyedStore, Spawner, check_max_keys
 from streamcal.base import BinaryCalibrator, MulticlassCalibrator
@@ -25,7 +26,7 @@ from streamcal.base import BinaryCalibrator, MulticlassCalibrator
 __all__ = ["KeyedCalibrator", "Spawner"]
 
 _NAME = "KeyedCalibrator"
-class KeyedCalibrator(KeyedKernel, _snapshot.Snapshot, river_base.Base):
+class KeyedCalibrator(KeyedKernel, KernelShellPickle, _snapshot.Snapshot, river_base.Base):
     """One calibrator per key, created on the key's first event; at most ``max_keys``
     of them, the least recently used forgotten first.
 
@@ -133,20 +134,13 @@ class KeyedCalibrator(KeyedKernel, _snapshot.Snapshot, river_base.Base):
 
     # the store, the fallback, the spawner and the blank calibrator live in the C fields of
     # KeyedKernel (the compiled per-event path), not in __dict__: pickle carries them
-    _KERNEL_FIELDS = ("_spawn", "_store", "_fallback", "_blank")
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        for name in self._KERNEL_FIELDS:
-            state[name] = getattr(self, name)
-        return state
+    # (KernelShellPickle)
+    _kernel_fields = ("_spawn", "_store", "_fallback", "_blank")
 
     def __setstate__(self, state: dict) -> None:
         state = dict(state)
         KeyedStore.adopt(state, _NAME, "_calibrators")  # pickles written before the store
-        for name in self._KERNEL_FIELDS:
-            setattr(self, name, state.pop(name, None))
-        self.__dict__.update(state)
+        super().__setstate__(state)
         if self._spawn is None:  # derived from the template: rebuilt if a pickle lacks them
             self._spawn = Spawner(self.calibrator)
         if self._blank is None:

@@ -64,6 +64,9 @@ class _IsotonicStoreCalibrator(IsotonicKernel, KernelShellPickle, BinaryCalibrat
 
     _monotone = True
     _bounded_memory_params = ("window_size", "resolution")
+    # pickled with __dict__ (KernelShellPickle): a C field of the kernel (pickles written
+    # before the kernel held it in __dict__: the same state)
+    _kernel_fields = ("_stream",)
 
     def _check_store_params(self, window_size, half_life, resolution) -> None:
         name = type(self).__name__
@@ -104,18 +107,6 @@ class _IsotonicStoreCalibrator(IsotonicKernel, KernelShellPickle, BinaryCalibrat
             window_size=self.window_size or 0,
             **self._stream_mode(),
         )
-
-    # pickling: the stream is a C field of the kernel, not in __dict__ (pickles written
-    # before the kernel held it in __dict__: the same state)
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_stream"] = self._stream
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        state = dict(state)
-        self._stream = state.pop("_stream")
-        self.__dict__.update(state)
 
     @property
     def releases_gil(self) -> bool:

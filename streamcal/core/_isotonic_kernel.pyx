@@ -4,15 +4,15 @@
 :class:`IsotonicKernel` is the C base class of both (as ``LogisticKernel`` is
 OnlinePlatt's and ``KeyedKernel`` KeyedCalibrator's): it holds the
 :class:`~streamcal.core._isotonic_stream.IsotonicStream` in a C field and runs
-``learn_one`` / ``predict_one`` without a Python frame of their own: the checks of the
+``learn_one`` / ``predict_one`` without a Python frame of their own, through the
+stream's C entry points (``learn_checked`` / ``predict_checked``: the checks of the
 score, label and weight, with the messages of :mod:`streamcal._validation`, then the
-stream's C entry points. Everything else (parameters, snapshots, batches, merges,
-documentation) is the Python shells'.
+event). Everything else (parameters, snapshots, batches, merges, documentation) is the
+Python shells'.
 """
 
 cimport cython
 
-from streamcal._cvalidation cimport check_label, check_score, check_weight
 from streamcal.core._isotonic_stream cimport IsotonicStream
 
 __all__ = ["IsotonicKernel"]
@@ -22,7 +22,7 @@ cdef int _not_initialised(object self) except -1:
     raise RuntimeError(f"{type(self).__name__} was not initialised (its __init__ did not run)")
 
 
-# pickled by the Python shells (__getstate__ / __setstate__ carry the stream)
+# pickled by the Python shells (KernelShellPickle: _kernel_fields carries the stream)
 @cython.auto_pickle(False)
 cdef class IsotonicKernel:
     """The stream of an isotonic calibrator (``_stream``, set by the shell's ``_reset``)
@@ -58,12 +58,9 @@ cdef class IsotonicKernel:
             most :data:`streamcal.core.pav.WEIGHT_LIMIT` (2**-20 of the float range
             below its top); a weight that would pass it raises ValueError naming ``w``.
         """
-        cdef IsotonicStream st = self._stream
-        if st is None:
+        if self._stream is None:
             _not_initialised(self)
-        cdef double s = check_score(score, st.owner, "learn_one")
-        cdef double y = check_label(label, st.owner, "learn_one")
-        st.learn_c(s, y, check_weight(w, st.owner, "learn_one"))
+        self._stream.learn_checked(score, label, w)
 
     def predict_one(self, score):
         """Return the calibrated probability for ``score``; the state is not changed.
@@ -75,7 +72,6 @@ cdef class IsotonicKernel:
         (:meth:`~streamcal.VennAbers.predict_interval_one`), amortised O(log² n).
         Before any positive-weight event has been learnt, ``score`` itself.
         """
-        cdef IsotonicStream st = self._stream
-        if st is None:
+        if self._stream is None:
             _not_initialised(self)
-        return st.predict_c(check_score(score, st.owner, "predict_one"))
+        return self._stream.predict_checked(score)

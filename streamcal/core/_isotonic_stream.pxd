@@ -46,6 +46,10 @@ cdef class IsotonicStream:
     cdef double _split(self, double w, double e, double* E) noexcept
     cdef double _plan(self, double w, double e, long long t, long long* shift) except? -1.0
     cdef int learn_c(self, double s, double y, double w) except -1
+    # the per-event entry points with their argument checks (learn_one, predict_one; the
+    # calibrators' IsotonicKernel calls them directly)
+    cdef int learn_checked(self, object score, object label, object w) except -1
+    cdef double predict_checked(self, object score) except? -1.0
     cdef int _store_event(self, double x, double y, double ws) except -1 nogil
     cdef _leave_grid(self)
     cdef inline double _leaving_weight(self)

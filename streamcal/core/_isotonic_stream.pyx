@@ -522,20 +522,24 @@ cdef class IsotonicStream:
 
     # ------------------------------------------------------------------ Python API
 
-    def learn_one(self, score, label, w=1.0):
-        """Validate and learn one event (see :meth:`streamcal.OnlineIsotonic.learn_one`)."""
+    cdef int learn_checked(self, object score, object label, object w) except -1:
         cdef double s = check_score(score, self.owner, "learn_one")
         cdef double y = check_label(label, self.owner, "learn_one")
-        cdef double ww = check_weight(w, self.owner, "learn_one")
-        self.learn_c(s, y, ww)
+        return self.learn_c(s, y, check_weight(w, self.owner, "learn_one"))
+
+    cdef double predict_checked(self, object score) except? -1.0:
+        return self.predict_c(check_score(score, self.owner, "predict_one"))
+
+    def learn_one(self, score, label, w=1.0):
+        """Validate and learn one event (see :meth:`streamcal.OnlineIsotonic.learn_one`)."""
+        self.learn_checked(score, label, w)
 
     def predict_one(self, score):
         """Validate ``score`` and return its calibrated probability. Venn-ABERS:
         the two fits are read-only queries of the store when its coordinates are
         exact (``_pav_query.pxd``), else two hypothetical
         insertions, each removed again."""
-        cdef double s = check_score(score, self.owner, "predict_one")
-        return self.predict_c(s)
+        return self.predict_checked(score)
 
     def predict_interval_one(self, score):
         """Validate ``score`` and return its Venn-ABERS pair ``(p0, p1)``
