@@ -94,10 +94,10 @@ from streamcal.core._pav_tree cimport (
 )
 
 import numpy as np
-from streamcal.core._pav_kernels cimport (  # per-event kernels, inline (see that file)
-    _TWO53, k_bridge, k_bridge_still_valid, k_cache_survives, k_edge_sign, k_leaf_update,
-    k_meet_left_of_split, k_note_cell, k_vs, k_vsign, sc_pav_ctzll,
+from streamcal.core._pav_kernels cimport (  # per-event kernels, inline (see those files)
+    k_bridge, k_bridge_still_valid, k_cache_survives, k_leaf_update, k_note_cell, k_vs,
 )
+from streamcal.core._pav_orient cimport _TWO53, k_edge_sign, k_meet_left_of_split, k_vsign, sc_pav_ctzll
 from streamcal.core._pav_query cimport k_hyp  # the read-only hypothetical query
 from streamcal.core._pav_short cimport k_short_bridge  # nearly flat fits
 from streamcal.core._pav_kept cimport k_bridge_kept_inexact  # forgetting, real weights

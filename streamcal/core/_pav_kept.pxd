@@ -6,7 +6,7 @@ from libc.math cimport INFINITY
 
 from streamcal.core._pav cimport IsotonicBlockStore, Loc, Node
 from streamcal.core._pav_tree cimport _locate, _set_bridge
-from streamcal.core._pav_kernels cimport k_vsign_filter
+from streamcal.core._pav_orient cimport k_vsign_filter
 
 
 cdef inline bint k_bridge_kept_inexact(IsotonicBlockStore st, Node* u) noexcept nogil:

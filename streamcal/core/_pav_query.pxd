@@ -38,7 +38,8 @@ from libc.math cimport frexp, ldexp, INFINITY
 
 from streamcal.core._search cimport bisect_right
 from streamcal.core._pav cimport IsotonicBlockStore, Leaf, Node
-from streamcal.core._pav_kernels cimport _TWO53, k_hypothetical, sc_pav_ctzll, sc_pav_det_sign
+from streamcal.core._pav_kernels cimport k_hypothetical
+from streamcal.core._pav_orient cimport _TWO53, sc_pav_ctzll, sc_pav_det_sign
 
 cdef enum:
     QANY = 0
