@@ -1,4 +1,5 @@
-"""Pickling of the Python shells over compiled base classes (private).
+"""Pickling at every protocol (private): the Python shells over compiled base classes,
+and the small helpers with ``__slots__``.
 
 ``OnlineIsotonic`` / ``VennAbers`` (over ``IsotonicKernel``), ``KeyedCalibrator`` (over
 ``KeyedKernel``) and ``OnlinePlatt`` / ``OnlineBeta`` (over ``LogisticKernel``) keep
@@ -12,13 +13,19 @@ a new object of the class, then ``__setstate__``. (Pickles of ``OnlineIsotonic``
 ``VennAbers`` written at protocols 0 and 1 before they had a compiled base rebuild the
 object with ``object.__new__``, which such a class refuses: those do not load. Pickles
 at protocol 2 or later, the default, do.)
+
+:class:`SlotsPickle` gives a class with ``__slots__`` (the per-key store, the sliding
+windows and fitted maps inside the multiclass calibrators, the binned sums of the
+multiclass metrics) a state dict of its slots: without one, protocols 0 and 1 refuse
+such a class ("a class that defines __slots__ without defining __getstate__ cannot be
+pickled"). Protocols 2 and later wrote ``(None, slots)``, which still restores.
 """
 
 from __future__ import annotations
 
 import copyreg
 
-__all__ = ["KernelShellPickle"]
+__all__ = ["KernelShellPickle", "SlotsPickle"]
 
 
 class KernelShellPickle:
@@ -58,3 +65,42 @@ class KernelShellPickle:
 
     def __reduce_ex__(self, protocol):
         return copyreg.__newobj__, (type(self),), self.__getstate__()
+
+
+def _slot_names(cls) -> list[str]:
+    names = []
+    for klass in reversed(cls.__mro__):
+        slots = klass.__dict__.get("__slots__", ())
+        names.extend([slots] if isinstance(slots, str) else slots)
+    return [n for n in names if n not in ("__dict__", "__weakref__")]
+
+
+class SlotsPickle:
+    """Mixin for a class with ``__slots__``: ``__getstate__`` is a dict of the slots that
+    are set, ``__setstate__`` sets them back, also from the ``(None, slots)`` pair that
+    protocols 2 and later wrote before (old pickles keep loading).
+
+    Examples
+    --------
+    >>> import pickle
+    >>> from streamcal._keyed_store import KeyedStore
+    >>> store = KeyedStore("Owner", max_keys=2)
+    >>> store.add("a", [1])
+    >>> twin = pickle.loads(pickle.dumps(store, protocol=0))
+    >>> list(twin.items.items()), twin.max_keys, twin.owner
+    ([('a', [1])], 2, 'Owner')
+
+    """
+
+    __slots__ = ()
+
+    def __getstate__(self) -> dict:
+        return {n: getattr(self, n) for n in _slot_names(type(self)) if hasattr(self, n)}
+
+    def __setstate__(self, state) -> None:
+        if isinstance(state, tuple):  # (__dict__ or None, slots or None), protocols 2+
+            merged = dict(state[0] or {})
+            merged.update(state[1] or {})
+            state = merged
+        for name, value in state.items():
+            object.__setattr__(self, name, value)

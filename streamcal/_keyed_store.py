@@ -19,6 +19,7 @@ import collections
 import inspect
 
 from streamcal import _validation as V
+from streamcal._kernel_pickle import SlotsPickle
 
 __all__ = ["KeyedStore", "Spawner", "check_max_keys"]
 
@@ -76,7 +77,7 @@ def check_max_keys(owner: str, max_keys) -> None:
     V.check_optional_int_param(owner, "max_keys", max_keys, 1)
 
 
-class KeyedStore:
+class KeyedStore(SlotsPickle):
     """The objects of the keys, least recently used first, at most ``max_keys``.
 
     Parameters
@@ -106,6 +107,7 @@ class KeyedStore:
         self.max_keys = max_keys
         self.items: collections.OrderedDict = collections.OrderedDict()
         self.n_evicted = 0
+
 
     @classmethod
     def adopt(cls, state: dict, owner: str, items_attr: str) -> None:

@@ -244,8 +244,8 @@ def test_pickle_copy_and_restore_carry_the_compiled_fields(template):
     events = C.yield_keyed_stream(keyed, 200, 0)
     for e in events[:100]:
         keyed.learn_one(*e)
-    copies = [
-        pickle.loads(pickle.dumps(keyed)),
+    copies = [pickle.loads(pickle.dumps(keyed, protocol=p)) for p in range(pickle.HIGHEST_PROTOCOL + 1)]
+    copies += [
         copy.deepcopy(keyed),
         KeyedCalibrator.from_dict(json.loads(json.dumps(keyed.to_dict()))),
     ]
@@ -402,3 +402,20 @@ def test_lookup_cache_matches_oracle_on_random_operations(template, max_keys, fa
     for make in pool:
         for x in (0.1, 0.5, 0.9):
             assert keyed.predict_one(make(), x) == oracle.predict_one(make(), x)
+
+
+def test_a_store_pickled_as_slots_restores():
+    """KeyedStore's state is a dict of its slots (pickle protocols 0 and 1 refused it
+    before); pickles written before that carry ``(None, slots)`` and still restore."""
+    from streamcal._keyed_store import KeyedStore
+
+    store = KeyedStore("Owner", max_keys=2)
+    store.add("a", 1)
+    store.add("b", 2)
+    store.add("c", 3)
+    old_state = (None, {name: getattr(store, name) for name in KeyedStore.__slots__})
+    restored = KeyedStore.__new__(KeyedStore)
+    restored.__setstate__(old_state)
+    for twin in [restored] + [pickle.loads(pickle.dumps(store, protocol=p)) for p in range(pickle.HIGHEST_PROTOCOL + 1)]:
+        assert (list(twin.items.items()), twin.max_keys, twin.n_evicted, twin.owner) == (
+            [("b", 2), ("c", 3)], 2, 1, "Owner")

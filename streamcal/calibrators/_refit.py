@@ -19,6 +19,7 @@ import numpy as np
 from streamcal import _validation as V
 from streamcal.base import MulticlassCalibrator
 from streamcal._classes import ClassIndex
+from streamcal._kernel_pickle import SlotsPickle
 
 __all__ = [
     "DEFAULT_REFIT_EVERY",
@@ -61,7 +62,7 @@ def check_refit_params(owner: str, window_size, refit_every) -> None:
     V.check_int(refit_every, owner, "refit_every", minimum=1)
 
 
-class RefitWindow:
+class RefitWindow(SlotsPickle):
     """The last ``window_size`` events and the refit schedule.
 
     A refit is due after every ``refit_every``-th push (pushes are counted whatever the

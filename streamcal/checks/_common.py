@@ -204,7 +204,7 @@ def check_round_trip(how: str, states, outputs, further, base: type, fresh, fp=f
     ``"clone"``; ``states`` is a list of ``(where, obj)``, objects that the check may
     feed further.
 
-    - ``"pickle"`` and ``"dict"``: the copy has the class, the outputs
+    - ``"pickle"`` (at every protocol) and ``"dict"``: the copy has the class, the outputs
       (``outputs(obj)``, a list compared exactly), the snapshot and the whole state
       (``fp``) of the original; fed the same further events (``further(obj)`` feeds
       them and returns what an observer saw along the way), both see exactly the same
@@ -243,20 +243,23 @@ def check_round_trip(how: str, states, outputs, further, base: type, fresh, fp=f
                 f"{label}: feeding a deep copy changed the original"
             )
             continue
-        if how == "pickle":
-            restored = pickle.loads(pickle.dumps(obj))
+        if how == "pickle":  # every protocol, each copy of the object as it is then
+            copies = [(f"{label} protocol {protocol}", lambda p=protocol: pickle.loads(pickle.dumps(obj, p)))
+                      for protocol in range(pickle.HIGHEST_PROTOCOL + 1)]
         elif how == "dict":
-            restored = restore_from_dict(obj, base, f" {where}" if where else "", fp)
+            copies = [(label, lambda: restore_from_dict(obj, base, f" {where}" if where else "", fp))]
         else:
             raise ValueError(f"how must be 'pickle', 'dict' or 'clone', not {how!r}")
-        assert type(restored) is type(obj), f"{label}: the class changed"
-        assert outputs(restored) == outputs(obj), f"{label}: the outputs changed"
-        assert snapshot(restored) == snapshot(obj), f"{label}: the snapshot changed"
-        assert fp(restored) == fp(obj), f"{label}: the whole state was not restored"
-        assert further(restored) == further(obj), f"{label}: the outputs diverged later"
-        assert snapshot(restored) == snapshot(obj), (
-            f"{label}: the snapshots diverged after further events"
-        )
+        for label, restore in copies:
+            restored = restore()
+            assert type(restored) is type(obj), f"{label}: the class changed"
+            assert outputs(restored) == outputs(obj), f"{label}: the outputs changed"
+            assert snapshot(restored) == snapshot(obj), f"{label}: the snapshot changed"
+            assert fp(restored) == fp(obj), f"{label}: the whole state was not restored"
+            assert further(restored) == further(obj), f"{label}: the outputs diverged later"
+            assert snapshot(restored) == snapshot(obj), (
+                f"{label}: the snapshots diverged after further events"
+            )
 
 
 def malformed_snapshots(good: dict, kind: str) -> list:

@@ -68,6 +68,7 @@ import math
 import numpy as np
 
 from streamcal import _validation as V
+from streamcal._kernel_pickle import SlotsPickle
 from streamcal.core.irp_interval import _check_options, _check_prior, _RecursiveFit, _smooth
 from streamcal.core.prior import posterior_mean
 
@@ -373,7 +374,7 @@ def _most_negative_cycle(C: np.ndarray) -> np.ndarray:
     return np.diagonal(d, axis1=1, axis2=2).min(axis=1)
 
 
-class _Region:
+class _Region(SlotsPickle):
     __slots__ = (
         "cand_gain",
         "cand_grid",

@@ -12,10 +12,12 @@ from bisect import bisect_right
 
 import numpy as np
 
+from streamcal._kernel_pickle import SlotsPickle
+
 __all__ = ["IsotonicMap"]
 
 
-class IsotonicMap:
+class IsotonicMap(SlotsPickle):
     """A non-decreasing piecewise-constant map fitted on scores: piece ``j`` covers the
     fitted scores ``lo[j] .. hi[j]`` and has value ``values[j]``.
 

@@ -88,6 +88,8 @@ from bisect import bisect_right
 
 import numpy as np
 
+from streamcal._kernel_pickle import SlotsPickle
+
 __all__ = [
     "SCIRMap",
     "fit_scir",
@@ -371,7 +373,7 @@ def isotonic_regression_2d(x, r, y, w=None):
 # ------------------------------------------------------------------------ the map
 
 
-class SCIRMap:
+class SCIRMap(SlotsPickle):
     """A fitted SCIR calibration map over ``n_classes`` classes.
 
     For each rank ``r`` in ``1 .. K - 1`` the map ``q -> g(q, r)`` is a non-decreasing

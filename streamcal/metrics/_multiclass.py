@@ -40,6 +40,7 @@ from river import base as river_base
 
 from streamcal import _merge
 from streamcal import _validation as V
+from streamcal._kernel_pickle import SlotsPickle
 from streamcal._classes import ClassCounts, decode_by_class, encode_by_class, top_class
 from streamcal.core.bins import uniform_bin as _bin_of
 from streamcal.core.bins import uniform_edges
@@ -70,7 +71,7 @@ def _check_bins(owner: str, n_bins, strategy) -> None:
 
 
 
-class BinSums:
+class BinSums(SlotsPickle):
     """Per equal-width bin: number of events, total weight, weighted sums of the
     prediction and of the binary outcome. A bin whose count returns to 0 is zeroed
     exactly, so reverting every event leaves no rounding residue."""
