@@ -103,7 +103,8 @@ cdef class KeyedKernel:
         if self._mru is not None:
             assert len(items) and next(reversed(items.values())) is self._mru, "most recent"
 
-    def learn_one(self, key, score, label, w=1.0):
+    @cython.annotation_typing(False)  # annotations for readers (inspect), not C types
+    def learn_one(self, key, score, label, w: float = 1.0) -> None:
         """Update the calibrator of ``key`` (created on its first event), and the
         fallback. O(1) plus the calibrators' ``learn_one``.
 

@@ -88,3 +88,19 @@ def test_bad_events_are_refused_before_anything_changes(klass):
         assert cal.to_dict() == before
     with pytest.raises(ValueError, match=f"'score' argument of {klass.__name__}.predict_one"):
         cal.predict_one(-0.1)
+
+
+def test_the_compiled_methods_carry_the_base_class_signatures():
+    """``inspect.signature`` of a compiled ``learn_one`` / ``predict_one`` is the base
+    class's, annotations included (they had none: tools that read them saw untyped
+    methods)."""
+    import inspect
+
+    from streamcal.base import BinaryCalibrator
+    from streamcal.calibrators import EpsilonCalibratedForecaster, HedgingCalibeater, TrackingCalibeater
+
+    for cls in (OnlineIsotonic, VennAbers, OnlinePlatt, OnlineBeta, TrackingCalibeater, HedgingCalibeater,
+                EpsilonCalibratedForecaster):
+        for name in ("learn_one", "predict_one"):
+            assert inspect.signature(getattr(cls, name)) == inspect.signature(getattr(BinaryCalibrator, name)), (
+                cls.__name__, name)

@@ -11,6 +11,7 @@ oracles of ``tests/references_calibeating.py`` check it. Per-event inputs are va
 once, here, by :mod:`streamcal._cvalidation`, before any state changes.
 """
 
+cimport cython
 from libc.stdint cimport uint64_t
 
 from streamcal._cvalidation cimport check_label, check_score, check_weight
@@ -119,11 +120,13 @@ cdef class _BinnedExpertKernel:
             held = max(held, self.c_held((b + 0.5) / self.n_bins))
         return self.c_capacity() - held
 
-    def predict_one(self, score):
+    @cython.annotation_typing(False)
+    def predict_one(self, score: float) -> float:
         cdef double s = check_score(score, self.owner, "predict_one")
         return self.c_predict(self.expert.c_expert(s))
 
-    def learn_one(self, score, label, w=1.0):
+    @cython.annotation_typing(False)  # annotations for readers (inspect), not C types
+    def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
         cdef double s = check_score(score, self.owner, "learn_one")
         cdef double y = check_label(label, self.owner, "learn_one")
         cdef double ww = check_weight(w, self.owner, "learn_one")
@@ -366,7 +369,8 @@ cdef class FosterKernel:
         """The forecast of the next event (the drawn cell's midpoint)."""
         return (self.c_cell() + 0.5) / self.game.n
 
-    def predict_one(self, score):
+    @cython.annotation_typing(False)
+    def predict_one(self, score: float) -> float:
         check_score(score, self.owner, "predict_one")
         return (self.c_cell() + 0.5) / self.game.n
 
@@ -384,7 +388,8 @@ cdef class FosterKernel:
         """The weight a batch may add without any event being refused (weight rule)."""
         return self.game.capacity - self.game.total_weight
 
-    def learn_one(self, score, label, w=1.0):
+    @cython.annotation_typing(False)  # annotations for readers (inspect), not C types
+    def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
         check_score(score, self.owner, "learn_one")
         cdef double y = check_label(label, self.owner, "learn_one")
         cdef double ww = check_weight(w, self.owner, "learn_one")

@@ -43,7 +43,8 @@ cdef class IsotonicKernel:
 
     cdef public IsotonicStream _stream
 
-    def learn_one(self, score, label, w=1.0):
+    @cython.annotation_typing(False)  # annotations for readers (inspect), not C types
+    def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
         """Update the fit with one event. Amortised cost: see the class Notes.
 
         Parameters
@@ -62,7 +63,8 @@ cdef class IsotonicKernel:
             _not_initialised(self)
         self._stream.learn_checked(score, label, w)
 
-    def predict_one(self, score):
+    @cython.annotation_typing(False)
+    def predict_one(self, score: float) -> float:
         """Return the calibrated probability for ``score``; the state is not changed.
 
         :class:`~streamcal.OnlineIsotonic`: the fit at ``score``, O(log blocks)

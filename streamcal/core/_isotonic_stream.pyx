@@ -41,6 +41,7 @@ beside them (its ratio to one of them beyond about ``2 ** 1480``) is refused wit
 ValueError naming ``w``, the state unchanged.
 """
 
+cimport cython
 from libc.math cimport floor, ldexp, frexp, isfinite, INFINITY, NAN
 
 from streamcal._cvalidation cimport check_score, check_label, check_weight
@@ -530,11 +531,13 @@ cdef class IsotonicStream:
     cdef double predict_checked(self, object score) except? -1.0:
         return self.predict_c(check_score(score, self.owner, "predict_one"))
 
-    def learn_one(self, score, label, w=1.0):
+    @cython.annotation_typing(False)  # annotations for readers (inspect), not C types
+    def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
         """Validate and learn one event (see :meth:`streamcal.OnlineIsotonic.learn_one`)."""
         self.learn_checked(score, label, w)
 
-    def predict_one(self, score):
+    @cython.annotation_typing(False)
+    def predict_one(self, score: float) -> float:
         """Validate ``score`` and return its calibrated probability. Venn-ABERS:
         the two fits are read-only queries of the store when its coordinates are
         exact (``_pav_query.pxd``), else two hypothetical

@@ -583,7 +583,8 @@ cdef class LogisticKernel:
             ValueError, "w", self._name, "learn_one", OVERFLOW_DOMAIN, w
         )
 
-    def learn_one(self, score, label, w=1.0):
+    @cython.annotation_typing(False)  # annotations for readers (inspect), not C types
+    def learn_one(self, score: float, label: bool | int, w: float = 1.0) -> None:
         """Update the fit with one event; O(1).
 
         Parameters
@@ -600,7 +601,8 @@ cdef class LogisticKernel:
         cdef double y = check_label(label, self._name, "learn_one")
         self.c_learn(s, y, check_weight(w, self._name, "learn_one"))
 
-    def predict_one(self, score):
+    @cython.annotation_typing(False)
+    def predict_one(self, score: float) -> float:
         """Return the calibrated probability of ``score``, the fitted map at the clipped
         score; O(1). Before any event of positive weight, ``score`` itself."""
         return self.c_predict(check_score(score, self._name, "predict_one"))
