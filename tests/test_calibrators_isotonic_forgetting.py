@@ -113,3 +113,56 @@ def test_bridge_ends_stay_on_the_childrens_hulls_under_near_ties(monkeypatch, se
     fit = ref.isotonic_fit(*ref.online_isotonic_sample(events, window_size=window_size, half_life=half_life))
     for q in np.arange(33).tolist():
         assert cal.predict_one(q / 32) == pytest.approx(ref.predict_step(fit, q / 32), abs=1e-12)
+
+
+def _fixed_point_stream(seed, n, kind):
+    """Scores on a grid of 1/32 (descending, or repeated in pairs), labels alternating
+    in 95% of the events: with a half-life of 0.3 events, each cell's mean label sits
+    within a few units of roundoff of one fixed point, r / (1 + r) with r = 2**(1/0.3),
+    while the weights span 2**500: near-ties beside light, steep stretches."""
+    rng = np.random.default_rng(seed)
+    if kind == "descending":
+        s = np.sort(rng.integers(0, 33, n) / 32)[::-1]
+    else:
+        s = np.repeat(rng.integers(0, 30, (n + 1) // 2) / 32, 2)[:n]
+    y = (rng.random(n) < 0.3 + 0.5 * s).astype(int)
+    alternate = rng.random(n) < 0.95
+    y[alternate] = (np.arange(n) % 2)[alternate]
+    return [(float(a), int(b), 1.0) for a, b in zip(s, y)]
+
+
+def _run_against_oracle(monkeypatch, events, capacity, check=True):
+    import streamcal.calibrators.isotonic as isotonic_module
+
+    monkeypatch.setattr(isotonic_module._IsotonicStoreCalibrator, "_leaf_capacity", lambda self: capacity)
+    cal = OnlineIsotonic(half_life=0.3)
+    for i, event in enumerate(events):
+        cal.learn_one(*event)
+        if check:
+            cal._check()
+        fit = ref.isotonic_fit(*ref.online_isotonic_sample(events[: i + 1], half_life=0.3))
+        for q in range(33):
+            assert cal.predict_one(q / 32) == pytest.approx(ref.predict_step(fit, q / 32), abs=1e-12), (i, q / 32)
+
+
+@pytest.mark.parametrize("seed, capacity", [(979934, 8), (454789, 4)])
+def test_a_light_steep_stretch_beside_near_ties_keeps_its_block(monkeypatch, seed, capacity):
+    """The bridge descent met a left edge and a right edge parallel within the tie band
+    with the right one strictly above: it went left, read the two as one line, and
+    pooled a block of 2**-70 of the weight and value 0.99 into its neighbour of value
+    0.91 (predictions 0.9097 against the oracle's 0.9991 at event 57 of the first
+    stream). Found by an outside fuzz; the bridge now goes right there."""
+    _run_against_oracle(monkeypatch, _fixed_point_stream(seed, 150, "descending"), capacity)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known gap: adjacent blocks whose values differ by a few units of roundoff are not "
+    "always pooled without exact coordinates (_check: 'values not strictly increasing', "
+    "0.9097421473884828 then 0.9097421473884827 at event 67); predictions still agree "
+    "with the oracle (the next test)"))
+def test_near_tie_blocks_are_pooled_under_forgetting(monkeypatch):
+    _run_against_oracle(monkeypatch, _fixed_point_stream(515626, 150, "pairs"), 6)
+
+
+def test_near_tie_blocks_predict_as_the_oracle(monkeypatch):
+    _run_against_oracle(monkeypatch, _fixed_point_stream(515626, 150, "pairs"), 6, check=False)

@@ -258,7 +258,7 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u) noexcept nogil:
     # the cells of the left subtree after a, resp. b (exactly 0 when the vertex is the
     # subtree's last), and the base of their error bound
     cdef double asx = 0.0, asy = 0.0, aeb = 0.0, bsx = 0.0, bsy = 0.0, beb = 0.0
-    cdef int last, sbc = 0, sbcd = 0
+    cdef int last, sbc = 0, sbcd = 0, sabcd = 0
     # b (d) is unread while its side is down to one point; set so the compiler sees it
     b.x = b.y = b.k = b.z = b.f = d.x = d.y = d.k = d.z = d.f = 0.0
     # the keys each side's hull keeps of its current subtree's (see k_enter); without
@@ -326,10 +326,19 @@ cdef inline void k_bridge(IsotonicBlockStore st, Node* u) noexcept nogil:
                 go_r_right = True  # a left point lies strictly below l2: r >= d
             else:
                 sbcd = k_bt(st, u, fast, loc, b, c, c, d, bcx, bcy, dbc, cdx, cdy, dcd)
+                sabcd = 1 if sbcd < 0 else k_bt(st, u, fast, loc, a, b, c, d, abx, aby, dab,
+                                                 cdx, cdy, dcd)
                 if sbcd < 0:
                     go_r_right = True
-                elif k_bt(st, u, fast, loc, a, b, c, d, abx, aby, dab, cdx, cdy, dcd) <= 0:
+                elif sabcd < 0 or (sabcd == 0 and sbc == 0):
                     go_l_left = True  # l1 == l2: the bridge line; leftmost q is <= a
+                elif sabcd == 0:
+                    # l1 and l2 parallel, c strictly above l1: exact tests rule this out
+                    # (a would lie below l2, sent right above), ties within the tie band
+                    # of k_vsign_ranges do not (points spanning 2**-70 of the weights
+                    # beside near-equal slopes). The bridge is then steeper than l1:
+                    # q >= b (going left lost a light steep stretch right of b)
+                    go_l_right = True
                 # slope(l1) < slope(l2): where the lines meet decides. When c lies on
                 # l1 (b on l2) they meet at c, right of xs (at b, at or left of xs):
                 # the orientation tests' own ties decide, as exact tests would, not
