@@ -166,3 +166,12 @@ def test_near_tie_blocks_are_pooled_under_forgetting(monkeypatch):
 
 def test_near_tie_blocks_predict_as_the_oracle(monkeypatch):
     _run_against_oracle(monkeypatch, _fixed_point_stream(515626, 150, "pairs"), 6, check=False)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known gap: the tie band's decisions fit no single point set; at event 110 the cells "
+    "0.1875 and 0.21875 join the block of value 0.9097 instead of the one of 9.5e-08 "
+    "(outside fuzz, 3 of 16,717 streams of this kind after the parallel-edge rule, 32 of "
+    "8,015 before it)"))
+def test_near_tie_light_cells_keep_their_block(monkeypatch):
+    _run_against_oracle(monkeypatch, _fixed_point_stream(989651, 150, "pairs"), 5, check=False)

@@ -128,6 +128,16 @@ cdef inline int k_vsign(IsotonicBlockStore st, Node* frame, Pt a, Pt b, Pt c, Pt
     return k_vsign_ranges(st, frame, a, b, c, d)
 
 
+# u x v / (|u|_1 |v|_1) of the filters below, with the two norms (det 0 when one is 0)
+cdef inline double _unit_det(double ux, double uy, double vx, double vy, double* nu,
+                             double* nv) noexcept nogil:
+    nu[0] = fabs(ux) + fabs(uy)
+    nv[0] = fabs(vx) + fabs(vy)
+    if nu[0] > 0.0 and nv[0] > 0.0:
+        return (ux / nu[0]) * (vy / nv[0]) - (uy / nu[0]) * (vx / nv[0])
+    return 0.0
+
+
 # k_vsign without exact coordinates or its last resort: the sign when the pure slopes
 # or the rigorous filter (coordinates within _COORD_ERR of frame.W) decide it, else 2
 cdef inline int k_vsign_filter(Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept nogil:
@@ -136,10 +146,8 @@ cdef inline int k_vsign_filter(Node* frame, Pt a, Pt b, Pt c, Pt d) noexcept nog
     cdef int s = k_pure_sign(a, b, c, d)
     if s != 2:
         return s
-    nu = fabs(ux) + fabs(uy)
-    nv = fabs(vx) + fabs(vy)
+    det = _unit_det(ux, uy, vx, vy, &nu, &nv)
     if nu > 0.0 and nv > 0.0:
-        det = (ux / nu) * (vy / nv) - (uy / nu) * (vx / nv)
         err = _COORD_ERR * frame.W * (1.0 / nu + 1.0 / nv) + 1e-15
         if det > err:
             return 1
@@ -160,14 +168,12 @@ cdef inline int k_vsign_local(IsotonicBlockStore st, Node* frame, double ux, dou
     cdef int s = k_pure_sign(a, b, c, d)
     if s != 2:
         return s
-    nu = fabs(ux) + fabs(uy)
-    nv = fabs(vx) + fabs(vy)
+    det = _unit_det(ux, uy, vx, vy, &nu, &nv)
     if nu > 0.0 and nv > 0.0:
         # |u_true x v_true - u x v| <= du nv + dv nu + 2 du dv, normalised by nu nv;
         # 1e-15 covers the rounding of the normalised products (each at most 1)
         eu = du / nu
         ev = dv / nv
-        det = (ux / nu) * (vy / nv) - (uy / nu) * (vx / nv)
         if eu < 1.0 and ev < 1.0:
             if det > eu + ev + 2.0 * eu * ev + 1e-15:
                 return 1
