@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import copyreg
 
-__all__ = ["KernelShellPickle", "SlotsPickle"]
+__all__ = ["KernelShellPickle", "SlotsPickle", "slot_names"]
 
 
 class KernelShellPickle:
@@ -67,12 +67,28 @@ class KernelShellPickle:
         return copyreg.__newobj__, (type(self),), self.__getstate__()
 
 
-def _slot_names(cls) -> list[str]:
+def slot_names(cls) -> list[str]:
+    """The attribute names of the slots of ``cls`` and its bases, private ones mangled
+    as Python stores them, ``__dict__`` and ``__weakref__`` left out (the one home of
+    that walk: pickling here, the replay's sharing walk, the monitors' fingerprint).
+
+    Examples
+    --------
+    >>> from streamcal._keyed_store import KeyedStore
+    >>> slot_names(KeyedStore)
+    ['items', 'max_keys', 'n_evicted', 'owner']
+
+    """
     names = []
     for klass in reversed(cls.__mro__):
         slots = klass.__dict__.get("__slots__", ())
-        names.extend([slots] if isinstance(slots, str) else slots)
-    return [n for n in names if n not in ("__dict__", "__weakref__")]
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if slot in ("__dict__", "__weakref__"):
+                continue
+            if slot.startswith("__") and not slot.endswith("__"):  # name-mangled
+                slot = f"_{klass.__name__.lstrip('_')}{slot}"
+            names.append(slot)
+    return names
 
 
 class SlotsPickle:
@@ -95,7 +111,7 @@ class SlotsPickle:
     __slots__ = ()
 
     def __getstate__(self) -> dict:
-        return {n: getattr(self, n) for n in _slot_names(type(self)) if hasattr(self, n)}
+        return {n: getattr(self, n) for n in slot_names(type(self)) if hasattr(self, n)}
 
     def __setstate__(self, state) -> None:
         if isinstance(state, tuple):  # (__dict__ or None, slots or None), protocols 2+

@@ -108,7 +108,6 @@ class KeyedStore(SlotsPickle):
         self.items: collections.OrderedDict = collections.OrderedDict()
         self.n_evicted = 0
 
-
     @classmethod
     def adopt(cls, state: dict, owner: str, items_attr: str) -> None:
         """Rewrite the ``__dict__`` ``state`` of a keyed object pickled before the store

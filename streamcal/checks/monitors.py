@@ -54,6 +54,7 @@ import typing
 
 import numpy as np
 
+from streamcal._kernel_pickle import slot_names
 from streamcal.checks import _common
 from streamcal.checks._common import (
     BAD_LABELS,  # bad labels for binary monitors
@@ -209,10 +210,9 @@ def _canonical(x, depth: int = 0):
     attrs = {}
     if hasattr(x, "__dict__"):
         attrs.update(vars(x))
-    for klass in type(x).__mro__:
-        for slot in getattr(klass, "__slots__", ()):
-            if slot not in ("__dict__", "__weakref__") and hasattr(x, slot):
-                attrs[slot] = getattr(x, slot)
+    for slot in slot_names(type(x)):
+        if hasattr(x, slot):
+            attrs[slot] = getattr(x, slot)
     return (
         "object",
         type(x).__qualname__,

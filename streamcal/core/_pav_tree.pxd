@@ -607,19 +607,15 @@ cdef inline Node* k_enter(Node* n, int* lo, int* hi, double kmin, double kmax) n
     # one side of k_bridge's descent enters node n: a leaf's hull vertices with keys in
     # [kmin, kmax] (the part of its hull that its ancestors' hulls keep) are its range
     cdef Leaf* L = n.leaf
-    cdef int m, b
     if L != NULL:
         lo[0] = 0
-        hi[0] = b = L.nh
-        if kmax < L.x[L.hidx[b - 1]]:
-            hi[0] = b = <int> _leaf_rank_le(L, kmax)
-        if kmin > L.x[L.hidx[0]]:
-            while lo[0] < b:  # lo: the vertices with key < kmin
-                m = (lo[0] + b) >> 1
-                if L.x[L.hidx[m]] < kmin:
-                    lo[0] = m + 1
-                else:
-                    b = m
+        hi[0] = L.nh
+        if kmax < L.x[L.hidx[L.nh - 1]]:
+            hi[0] = <int> _leaf_rank_le(L, kmax)
+        if kmin > L.x[L.hidx[0]]:  # the vertices with key < kmin
+            lo[0] = <int> _leaf_rank_le(L, kmin)
+            if L.x[L.hidx[lo[0] - 1]] == kmin:
+                lo[0] -= 1
     return n
 
 

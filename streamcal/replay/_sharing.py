@@ -28,6 +28,8 @@ import types
 
 import numpy as np
 
+from streamcal._kernel_pickle import slot_names
+
 __all__ = ["sharing_names"]
 
 #: Containers with more items than this are data: not walked into.
@@ -105,16 +107,10 @@ def _children(obj) -> list:
     out = list(attributes.values()) if isinstance(attributes, dict) else []
     if type(obj).__flags__ & _HEAPTYPE:  # a Python class: also the C fields of its
         out.extend(_compiled_fields(obj))  # compiled bases (the calibrators' kernels)
-    for cls in type(obj).__mro__:
-        slots = cls.__dict__.get("__slots__", ())
-        for slot in (slots,) if isinstance(slots, str) else slots:
-            if slot in ("__dict__", "__weakref__"):
-                continue
-            if slot.startswith("__") and not slot.endswith("__"):  # name-mangled
-                slot = f"_{cls.__name__.lstrip('_')}{slot}"
-            value = _attribute(obj, slot)
-            if value is not _MISSING:
-                out.append(value)
+    for slot in slot_names(type(obj)):
+        value = _attribute(obj, slot)
+        if value is not _MISSING:
+            out.append(value)
     return out
 
 
