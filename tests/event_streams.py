@@ -30,17 +30,28 @@ def edge_stream(rng: np.random.Generator, n: int, ties: bool, mixed_weights: boo
 def remove_event(store, live, i):
     """Remove ``live[i]`` (an event ``(x, w, y)`` held by the isotonic block ``store``)
     from both, as a window does: when the store deletes the cell with its other events
-    (the rounding residue of its sums could grow too large, see
-    ``IsotonicBlockStore.remove``), put back their sums, summed afresh. Returns what
+    (the rounding residue of its sums could grow too large, or its label sum could not
+    be told from 0 or from its weight: see ``IsotonicBlockStore.remove``), put back
+    their sums, summed afresh as the window sums them. Returns what
     ``remove`` returned."""
-    import math
-
     x, w, y = live.pop(i)
     dropped = store.remove(x, w, y)
     if dropped:
         rest = [e for e in live if e[0] == x and e[1] > 0]
         assert len(rest) == dropped
-        W = math.fsum(e[1] for e in rest)
-        S = min(math.fsum(e[1] * e[2] for e in rest), W)
-        store.add_cell(x, W, S, len(rest), 2.0**-52)
+        W = _compensated_sum(e[1] for e in rest)
+        S = min(max(_compensated_sum(e[1] * e[2] for e in rest), 0.0), W)
+        store.add_cell(x, W, S, len(rest), 2.0**-50)
     return dropped
+
+
+def _compensated_sum(terms):
+    """Neumaier's compensated sum, in order: the sum a window puts back
+    (``IsotonicStream._readd``, ``k_compensated_add``), within ``2**-52`` of the exact
+    one (its bound there: ``4 * 2**-52`` for both sums)."""
+    s = c = 0.0
+    for t in terms:
+        u = s + t
+        c += (s - u) + t if abs(s) >= abs(t) else (t - u) + s
+        s = u
+    return s + c

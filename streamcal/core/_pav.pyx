@@ -690,9 +690,9 @@ cdef class IsotonicBlockStore:
         O(log^2 n).
 
         Returns the number of *other* events deleted with the cell: 0, unless the
-        rounding residue of what is left could exceed ``2**-44`` of it (a bound kept
-        per cell: ``_pav_residue.pxd``; never with integer or dyadic weights). The
-        caller, who knows the events, puts their sums back (:meth:`add_cell`)."""
+        rounding residue of what is left could exceed ``2**-44`` of it, or hides a label
+        sum of 0 or of the weight (a bound kept per cell: ``_pav_residue.pxd``; never
+        with integer or dyadic weights). The caller puts their sums back (add_cell)."""
         return self.remove_c(x, w, y)
 
     def predict_step(self, double x):

@@ -16,7 +16,8 @@
 # the cell holds. Every addition and subtraction adds its rounding error, found
 # exactly by TwoSum, so exact arithmetic (integer or dyadic weights: every sum below
 # 2**53 units) keeps r at 0 and never costs anything. A removal after which the bound
-# exceeds SC_RESIDUE_MAX (2**-44) of what is left (or leaves no positive weight)
+# exceeds SC_RESIDUE_MAX (2**-44) of what is left (or leaves no positive weight, or a
+# label sum the bound cannot tell from 0 or from the weight: k_cell_remove)
 # deletes the cell instead, and the caller, who knows the events, puts their sums back
 # (IsotonicBlockStore.add_cell_c, from a compensated sum of the window's events of
 # that key: IsotonicStream._readd). A new cell starts at r = 0; a rebuild takes the
@@ -88,8 +89,12 @@ cdef inline void k_cell_add(bint track, float* r, double* cw, double* cs, double
 
 # Subtract one event (``w``, ``wy``) from a cell holding more than that event, into
 # ``cw_left``, ``cs_left`` (the label sum kept in [0, cw_left]) and ``r_left``;
-# returns 0 when the cell must be deleted instead (no positive weight left, or a
-# residue bound above SC_RESIDUE_MAX of what is left).
+# returns 0 when the cell must be deleted instead (no positive weight left, a
+# residue bound above SC_RESIDUE_MAX of what is left, or a label sum that its bound
+# cannot tell from 0 or from the weight: only the events can say whether every label
+# left is 0 or 1, and an exact fit pools such a cell with an equal neighbour). A label
+# sum of exactly 0 (the weight) is taken as all labels 0 (1): a positive (negative)
+# event is then lost only if its weight was below a unit of roundoff of the cell's.
 cdef inline bint k_cell_remove(float r, double cw, double cs, double w, double wy,
                                double* cw_left, double* cs_left, float* r_left) noexcept nogil:
     cdef double err, a = cw - w, b = cs - wy
@@ -104,6 +109,12 @@ cdef inline bint k_cell_remove(float r, double cw, double cs, double w, double w
         b = a
     r_left[0] = k_residue_after(r, cw, a, err)
     if not r_left[0] <= SC_RESIDUE_MAX:
+        return 0
+    if r_left[0] > 0.0 and ((b > 0.0 and b <= r_left[0] * a)
+                            or (b < a and a - b <= r_left[0] * a)):
+        # a label sum within its residue of 0 (of the weight): the events left may all
+        # have label 0 (1), whose exact sum is 0 (the weight), and an exact fit pools
+        # such a cell with its equal neighbours; put the cell back from its events
         return 0
     cw_left[0] = a
     cs_left[0] = b
