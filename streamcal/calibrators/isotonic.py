@@ -404,7 +404,12 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
           scores carry different labels.
     window_size
         If set, the fit is exactly the isotonic regression of the last ``window_size``
-        events; the oldest event is removed on each arrival (no periodic refit).
+        events; the oldest event is removed on each arrival (no periodic refit). With
+        weights whose sums round (not integers or dyadic), each score's weight and
+        label sum stay within ``2 ** -44`` (relative) of the exact sums of its events
+        in the window, and a score whose events there all have label 0 (1) holds a
+        label sum of exactly 0 (its weight), so it pools with an equal neighbour as
+        the batch fit does.
     half_life
         If set, exponential forgetting: the fit is the weighted isotonic regression with
         each event's weight multiplied by ``2 ** (-age / half_life)``, age counted in
