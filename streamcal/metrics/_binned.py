@@ -23,6 +23,7 @@ from streamcal.core.bins import edge_bins, linear_quantile_edges, uniform_edges
 from streamcal.core.bins import uniform_bin  # (also its old home: the name is kept)
 from streamcal.core.decay import weight_scale
 from streamcal.metrics import _kernels
+from streamcal.metrics._functional import product_over
 from streamcal.metrics.base import BinaryCalibrationMetric
 
 __all__ = ["ECE", "MurphyDecomposition", "ReliabilityBin", "Sharpness"]
@@ -670,7 +671,7 @@ class MurphyDecomposition(_EqualWidthSums):
         """Assert every invariant of the state."""
         super()._check()
         for w, _, p, pp, _ in zip(*self._lists()):
-            assert p * p <= pp * w * (1 + 1e-9) + 1e-12, (
+            assert w == 0.0 or p * (p / w) <= pp * (1 + 1e-9) + 1e-12 * w, (
                 "Cauchy-Schwarz fails within a bin"
             )
         if self._n == 0:
@@ -693,7 +694,7 @@ class MurphyDecomposition(_EqualWidthSums):
         """``sum_b W_b (pbar_b - ybar_b) ** 2 / W``; O(n_bins)."""
         if not self._n:
             return 0.0
-        return sum((p - y) ** 2 / w for w, y, p, _, _ in self._filled()) / self._weight
+        return sum(product_over(p - y, p - y, w) for w, y, p, _, _ in self._filled()) / self._weight
 
     @property
     def resolution(self) -> float:
@@ -719,7 +720,7 @@ class MurphyDecomposition(_EqualWidthSums):
         """``sum_t w_t (p_t - pbar_b(t)) ** 2 / W`` (WBV); O(n_bins)."""
         if not self._n:
             return 0.0
-        return sum(pp - p * p / w for w, _, p, pp, _ in self._filled()) / self._weight
+        return sum(pp - product_over(p, p, w) for w, _, p, pp, _ in self._filled()) / self._weight
 
     @property
     def within_bin_covariance(self) -> float:
@@ -728,6 +729,6 @@ class MurphyDecomposition(_EqualWidthSums):
             return 0.0
         return (
             2.0
-            * sum(py - p * y / w for w, y, p, _, py in self._filled())
+            * sum(py - product_over(p, y, w) for w, y, p, _, py in self._filled())
             / self._weight
         )

@@ -25,6 +25,25 @@ __all__ = [
 _STRATEGIES = ("uniform", "quantile")
 
 
+def product_over(x: float, z: float, w: float) -> float:
+    """``x * z / w`` (``w > 0``) as the metrics compute it: the product first, unless a
+    factor is below ``2 ** -480`` (sums of weights of about 1e-145 and less, whose
+    product would underflow), then ``x * (z / w)``, whose factors keep the scale of the
+    weights. The compiled stores use the same rule (``_kernels.pxd``).
+
+    Examples
+    --------
+    >>> product_over(0.5, 0.25, 2.0)
+    0.0625
+    >>> product_over(1e-300, 1e-300, 1e-300)  # x * z alone underflows to 0.0
+    1e-300
+
+    """
+    if abs(x) >= 2.0**-480 and abs(z) >= 2.0**-480:
+        return x * z / w
+    return x * (z / w)
+
+
 def _check_pair(labels, probs, owner):
     """Validate ``labels`` and ``probs``; return them as float64 arrays."""
     y = V.check_labels_array(labels, None, owner, None, name="labels")

@@ -4,6 +4,7 @@
 # the weight rule, and the zeroed C arrays of the stores.
 
 from cpython.mem cimport PyMem_Malloc
+from libc.math cimport fabs
 from libc.string cimport memset
 
 from streamcal._cvalidation cimport check_label, check_probability, check_weight
@@ -33,6 +34,16 @@ cdef inline int check_update(object y_true, object y_pred, object w, str owner,
     # ``capacity``: check_event, then the weight rule (a bad event changes nothing)
     check_event(y_true, y_pred, w, owner, event)
     return check_room(held, event[2], capacity, owner)
+
+
+cdef inline double product_over(double x, double z, double w) noexcept:
+    # x * z / w (w > 0) as the metrics always computed it, unless the product x * z
+    # could leave the normal range (a factor below 2**-480: weights of about 1e-145
+    # and less, whose squared sums underflowed), then x * (z / w), whose factors keep
+    # the scale of the weights; streamcal.metrics._functional.product_over in Python
+    if fabs(x) >= 2.0**-480 and fabs(z) >= 2.0**-480:
+        return x * z / w
+    return x * (z / w)
 
 
 cdef inline double* new_doubles(Py_ssize_t n) except NULL:

@@ -665,7 +665,7 @@ cdef class Binned(Store):
         for b in range(self.n_bins):
             if self.kind == SHARPNESS:
                 if self.bn[b]:
-                    total += self.by[b] * self.by[b] / self.bw[b]
+                    total += product_over(self.by[b], self.by[b], self.bw[b])
             else:
                 total += abs(self.by[b] - self.bp[b])
         return total / self.weight

@@ -12,7 +12,9 @@ from cpython.mem cimport PyMem_Free
 
 
 from streamcal._validation import weight_capacity
-from streamcal.metrics._kernels cimport Store, check_update, new_counts, new_doubles
+from streamcal.metrics._kernels cimport (
+    Store, check_update, new_counts, new_doubles, product_over,
+)
 
 # CalibrationRefinement keeps a grid of at most this many cells in C arrays, a dict beyond
 cdef Py_ssize_t DENSE_LIMIT = 1 << 16
@@ -97,7 +99,7 @@ cdef class Groups(Store):
                 self.gk[key] = 1
                 self.n_groups += 1
                 self.cal += wd * d
-                self.ref += wy - wy * wy / w
+                self.ref += wy - product_over(wy, wy, w)
                 return 0
             gw = self.gw[key]
             gy = self.gy[key]
@@ -108,13 +110,13 @@ cdef class Groups(Store):
                 wy = w * y
                 self.groups[okey] = [w, wy, 1]
                 self.cal += wd * d
-                self.ref += wy - wy * wy / w
+                self.ref += wy - product_over(wy, wy, w)
                 return 0
             gw = g[0]
             gy = g[1]
         e = p * gw - gy
-        cal = e * e / gw
-        ref = gy * gy / gw  # Y (W - Y) / W = Y - Y ** 2 / W
+        cal = product_over(e, e, gw)
+        ref = product_over(gy, gy, gw)  # Y (W - Y) / W = Y - Y ** 2 / W
         gw += w
         gy += w * y
         if self.dense:
@@ -126,8 +128,8 @@ cdef class Groups(Store):
             g[1] = gy
             g[2] = g[2] + 1
         e += wd
-        self.cal += e * e / gw - cal
-        self.ref += w * y + ref - gy * gy / gw
+        self.cal += product_over(e, e, gw) - cal
+        self.ref += w * y + ref - product_over(gy, gy, gw)
         return 0
 
     cdef int add_each(self, const double[:] y, const double[:] p, const double[:] w) except -1:
@@ -164,8 +166,8 @@ cdef class Groups(Store):
         self.score -= w * d * d
         self.weight -= w
         e = p * gw - gy
-        cal = e * e / gw
-        ref = gy * (gw - gy) / gw
+        cal = product_over(e, e, gw)
+        ref = product_over(gy, gw - gy, gw)
         if k == 1:
             if self.dense:
                 self.gw[key] = self.gy[key] = 0.0
@@ -187,8 +189,8 @@ cdef class Groups(Store):
             g[1] = gy
             g[2] = k - 1
         e = p * gw - gy
-        self.cal += e * e / gw - cal
-        self.ref += gy * (gw - gy) / gw - ref
+        self.cal += product_over(e, e, gw) - cal
+        self.ref += product_over(gy, gw - gy, gw) - ref
         return True
 
 

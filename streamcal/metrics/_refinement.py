@@ -7,6 +7,7 @@ import math
 from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.metrics import _kernels, _kernels_refinement
+from streamcal.metrics._functional import product_over
 from streamcal.metrics.base import BinaryCalibrationMetric
 
 __all__ = ["CalibrationRefinement"]
@@ -143,8 +144,9 @@ class CalibrationRefinement(_kernels.StoreShell, BinaryCalibrationMetric):
                     1.0 / self.resolution + 0.5
                 )
             p = self._value(key)
-            cal += (p * w - y) ** 2 / w
-            ref += y * (w - y) / w
+            e = p * w - y
+            cal += product_over(e, e, w)
+            ref += product_over(y, w - y, w)
         tol = 1e-9 * max(1.0, store.weight)
         assert abs(cal - store.cal) <= tol and abs(ref - store.ref) <= tol, (
             "running contributions drifted"
@@ -203,8 +205,9 @@ class CalibrationRefinement(_kernels.StoreShell, BinaryCalibrationMetric):
             row = mine.get(key)
             if row is not None:
                 p, W, Y = self._value(key), row[1] + w, row[2] + y
-                cal += (p * W - Y) ** 2 / W - (p * row[1] - row[2]) ** 2 / row[1] - (p * w - y) ** 2 / w
-                ref += y * y / w + row[2] * row[2] / row[1] - Y * Y / W
+                e, e0, e1 = p * W - Y, p * row[1] - row[2], p * w - y
+                cal += product_over(e, e, W) - product_over(e0, e0, row[1]) - product_over(e1, e1, w)
+                ref += product_over(y, y, w) + product_over(row[2], row[2], row[1]) - product_over(Y, Y, W)
         groups = _merge.merge_keyed(a["groups"], b["groups"])
         if self.resolution is not None:
             groups.sort()
