@@ -30,6 +30,7 @@ from streamcal._cvalidation cimport check_label, check_score, check_weight
 from streamcal.core._newton cimport LogisticKernel
 
 import collections
+import copy
 
 from streamcal import _validation as V
 
@@ -124,6 +125,8 @@ cdef class KeyedKernel:
         cdef PyObject* found
         cdef LogisticKernel k
         cdef double s, y, ww
+        cdef double saved[9]  # the key's Newton state (NewtonLogistic.c_save)
+        cdef bint fitted
         # The key check is written again in predict_one, on purpose: a shared
         # ``cdef inline`` helper is not inlined by gcc (its error path is too big) and
         # cost ~47 more instructions per predict_one + learn_one pair (callgrind, issue 14).
@@ -143,13 +146,22 @@ cdef class KeyedKernel:
             s = check_score(score, k._name, "learn_one")
             y = check_label(label, k._name, "learn_one")
             ww = check_weight(w, k._name, "learn_one")
-            k.c_learn(s, y, ww)  # raises before any change: a bad event changes nothing
-            if self._fallback is not None:
-                (<LogisticKernel?>self._fallback).c_learn(s, y, ww)
-        else:
+            if self._fallback is None:
+                k.c_learn(s, y, ww)  # raises before any change: a bad event changes nothing
+            else:  # the fallback may refuse a weight the key's calibrator took: undo it
+                k._core.c_save(saved)
+                fitted = k._fitted
+                k.c_learn(s, y, ww)
+                try:
+                    (<LogisticKernel?>self._fallback).c_learn(s, y, ww)
+                except BaseException:
+                    k._core.c_restore(saved)
+                    k._fitted = fitted
+                    raise
+        elif self._fallback is None:
             cal.learn_one(score, label, w)  # validates first: a bad event changes nothing
-            if self._fallback is not None:
-                self._fallback.learn_one(score, label, w)
+        else:
+            _learn_both(cal, self._fallback, score, label, w)
         if cal is not self._mru:  # already the last: moving it would change nothing
             _move_to_end(items, key)
             self._mru = cal
@@ -157,6 +169,7 @@ cdef class KeyedKernel:
             self._last_key, self._last_cal = key, cal
 
     cdef _learn_new(self, key, score, label, w, bint exact):
+        # atomic without a guard: the new calibrator is stored only once both have learnt
         cal = self._spawn()
         cal.learn_one(score, label, w)  # raises before the new key is stored
         if self._fallback is not None:
@@ -202,3 +215,23 @@ cdef class KeyedKernel:
             k = <LogisticKernel?>cal
             return k.c_predict(check_score(score, k._name, "predict_one"))
         return cal.predict_one(score)
+
+
+def _learn_both(cal, fallback, score, label, w):
+    """``cal.learn_one`` then ``fallback.learn_one``, or neither: each validates and
+    applies its weight rule before changing anything, but the fallback, which learns
+    every key's events, may refuse a weight the key's calibrator took. When the
+    fallback's cheap sufficient condition (``_weights_surely_fit``) cannot vouch for
+    ``w``, the key's state is saved first and restored if the fallback raises."""
+    surely = getattr(fallback, "_weights_surely_fit", None)
+    if (type(w) is float or type(w) is int) and surely is not None and surely((w,)):
+        cal.learn_one(score, label, w)
+        fallback.learn_one(score, label, w)
+        return
+    saved = copy.deepcopy(cal._get_state())
+    cal.learn_one(score, label, w)
+    try:
+        fallback.learn_one(score, label, w)
+    except BaseException:
+        cal._set_state(saved)
+        raise

@@ -419,3 +419,64 @@ def test_a_store_pickled_as_slots_restores():
     for twin in [restored] + [pickle.loads(pickle.dumps(store, protocol=p)) for p in range(pickle.HIGHEST_PROTOCOL + 1)]:
         assert (list(twin.items.items()), twin.max_keys, twin.n_evicted, twin.owner) == (
             [("b", 2), ("c", 3)], 2, 1, "Owner")
+
+
+@pytest.mark.parametrize("case", ["tracking", "platt_half_life", "isotonic"])
+def test_a_weight_only_the_fallback_refuses_changes_nothing(case):
+    """An outside check: the key's calibrator learnt first, then the fallback (which
+    holds every key's events) refused the weight: the ValueError came after the key's
+    state had changed ("a" predicted 2.5e-308 instead of 1.0). Now the key's learning
+    is undone, or the fallback is asked first; the snapshot is byte for byte the same."""
+    from streamcal import TrackingCalibeater
+    if case == "tracking":
+        keyed = KeyedCalibrator(TrackingCalibeater(), fallback=True)
+        keyed.learn_one("a", 0.5, 1)
+        keyed.learn_one("b", 0.5, 1, 6e307)
+        bad = ("a", 0.5, 0, 6e307)
+    elif case == "platt_half_life":
+        keyed = KeyedCalibrator(OnlinePlatt(half_life=10.0), fallback=True)
+        for _ in range(200):
+            keyed.learn_one("a", 0.5, 1, 1e6)
+        for _ in range(300):
+            keyed.learn_one("b", 0.5, 1)
+        bad = ("a", 0.5, 0, 1e15)
+    else:
+        keyed = KeyedCalibrator(OnlineIsotonic(), fallback=True)
+        keyed.learn_one("a", 0.5, 1)
+        keyed.learn_one("b", 0.5, 1, 1.5e308)
+        bad = ("a", 0.5, 0, 1e308)
+    key_alone = copy.deepcopy(keyed.calibrators["a"])
+    try:
+        key_alone.learn_one(*bad[1:])
+    except ValueError:
+        pytest.skip("the key's calibrator refuses the weight too: not this case")
+    before = json.dumps(keyed.to_dict(), sort_keys=True)
+    p_before = keyed.predict_one("a", 0.5)
+    with pytest.raises(ValueError, match="The 'w' argument of"):
+        keyed.learn_one(*bad)
+    assert json.dumps(keyed.to_dict(), sort_keys=True) == before
+    assert keyed.predict_one("a", 0.5) == p_before
+    keyed._check()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_isotonic_forgetting_vouches_for_one_weight_only_when_it_fits(seed):
+    """KeyedCalibrator's fallback skips the guard (a copy of the key's state) when
+    ``_weights_surely_fit((w,))`` vouches for the weight; under forgetting that is the
+    clock's plan needing no search for a shift. Sound: every weight it vouches for is
+    learnt, from states holding weights across the whole double range."""
+    rng = np.random.default_rng(seed)
+    cal = OnlineIsotonic(half_life=float(rng.choice([0.5, 3.0, 40.0])),
+                         window_size=None if seed % 2 else 30)
+    vouched = 0
+    for _ in range(300):
+        w = float(10.0 ** rng.uniform(-320, 308)) if rng.random() < 0.5 else float(rng.random())
+        trial = copy.deepcopy(cal)
+        if cal._weights_surely_fit((w,)):
+            vouched += 1
+            trial.learn_one(float(rng.random()), int(rng.random() < 0.5), w)  # must not raise
+        try:
+            cal.learn_one(float(rng.random()), int(rng.random() < 0.5), w)
+        except ValueError:
+            pass
+    assert vouched > 100

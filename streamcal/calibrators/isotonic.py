@@ -37,6 +37,9 @@ def _integer_weights_fit(w, window_size: int) -> bool:
     return bool(np.all(w == np.floor(w))) and top < 2.0**20 and top * window_size < 2.0**53
 
 
+_SURELY_LIMIT = WEIGHT_LIMIT * (1.0 - 2.0**-30)  # the margin of _weights_fit's ``surely``
+
+
 def _weights_fit(weights, surely: bool = False) -> bool:
     """Is the sum of ``weights`` (those held and those to learn) at most the isotonic
     stores' ``WEIGHT_LIMIT``? Summed exactly (``math.fsum``); with ``surely``, with a
@@ -50,7 +53,7 @@ def _weights_fit(weights, surely: bool = False) -> bool:
         total = math.fsum(weights)
     except OverflowError:
         return False
-    return total <= WEIGHT_LIMIT * (1.0 - 2.0**-30 if surely else 1.0)
+    return total <= (_SURELY_LIMIT if surely else WEIGHT_LIMIT)
 
 
 class _IsotonicStoreCalibrator(IsotonicKernel, KernelShellPickle, BinaryCalibrator):
@@ -142,9 +145,13 @@ class _IsotonicStoreCalibrator(IsotonicKernel, KernelShellPickle, BinaryCalibrat
 
     def _weights_surely_fit(self, w) -> bool:
         # without forgetting the rule is "the weights held stay <= WEIGHT_LIMIT"; with
-        # it, the dry run of the base class decides
+        # it, one event whose stored weight needs no search for a shift surely fits,
+        # and the dry run of the base class decides the rest
         if self.half_life is not None:
-            return False
+            return len(w) == 1 and self._stream.plan_surely_fits(w[0])
+        if len(w) == 1:  # one event (KeyedCalibrator's fallback): the plain sum is
+            hi, lo = self._stream.total_weight_parts()  # within 2**-52 of the exact one
+            return hi + lo + w[0] <= _SURELY_LIMIT
         return _weights_fit([*self._stream.total_weight_parts(), *w], surely=True)
 
     def _learn_many_validated(self, scores, labels, w) -> None:

@@ -759,6 +759,18 @@ cdef class IsotonicStream:
         self.restore_counters(window, n_events, t_ref, phase)
         raise _span_error(self.owner, method, w[i], f" at index {i}")
 
+    def plan_surely_fits(self, double w):
+        """With forgetting: True when an event of weight ``w`` (>= 0) learnt now is
+        surely stored, because the forgetting clock's plan for it needs no search for a
+        shift (the only refusal under forgetting); False when unknown."""
+        cdef double E
+        if w == 0.0:
+            return True
+        if not w > 0.0 or self.half_life == 0.0:
+            return False
+        self._split(w, (self.n_events - self.t_ref) / self.half_life + self.phase, &E)
+        return (_MIN_EXP <= E and E <= _TOP_EXP) or (E > _TOP_EXP and w <= 4194304.0)
+
     def next_weight(self):
         """The stored weight a new unit-weight event would get now (1.0 without
         forgetting), capped at ``2 ** 1000``."""
