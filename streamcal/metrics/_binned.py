@@ -275,12 +275,12 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
                 assert k >= 0
                 if k == 0:
                     assert w == y == p == 0.0, "an empty bin keeps a residue"
-                elif self.half_life is None:
+                else:  # with forgetting too: the decayed sums scale alike
                     assert (
                         w > 0.0
                         and -1e-9 * w <= y <= w * (1 + 1e-12)
                         and -1e-9 * w <= p <= w * (1 + 1e-12)
-                    )
+                    ), f"a bin's sums (weight, labels, forecasts) {(w, y, p)} out of order"
             total = math.fsum(bw)
         else:
             values = store.values
@@ -674,6 +674,9 @@ class MurphyDecomposition(_EqualWidthSums):
             assert w == 0.0 or p * (p / w) <= pp * (1 + 1e-9) + 1e-12 * w, (
                 "Cauchy-Schwarz fails within a bin"
             )
+        assert -1e-9 * self._weight <= self._store.score <= self._weight * (1 + 1e-9), (
+            "the Brier sum is not in [0, the weight]"
+        )
         if self._n == 0:
             assert self._weight == self._store.score == 0.0
 

@@ -427,3 +427,7 @@ class CORP(BinaryCalibrationMetric):
             assert abs(self._weight - W) <= rtol * W, (
                 f"weight {self._weight} != store weight {W}"
             )
+            # each event adds w * y and w * loss, y in {0, 1} and a loss in [0, max]
+            top = 1.0 if self.score == "brier" else -math.log(self.eps)
+            assert -rtol * W <= self._label <= W * (1 + rtol), f"label sum {self._label}"
+            assert -rtol * W <= self._loss <= W * top * (1 + rtol), f"loss sum {self._loss}"

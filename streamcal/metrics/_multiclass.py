@@ -173,7 +173,13 @@ class BinSums(SlotsPickle):
                     self.y,
                 )
             else:
-                assert self.w[k] > 0.0, (k, self.w)
+                w = self.w[k]
+                assert w > 0.0, (k, self.w)
+                # each event adds w * p and w * [y = c] with p and [y = c] in [0, 1]
+                for name, v in (("forecast", self.p[k]), ("label", self.y[k])):
+                    assert -1e-9 * w <= v <= w * (1 + 1e-9), (
+                        f"bin {k}: the {name} sum {v} is not in [0, its weight {w}]"
+                    )
 
 
 # ---------------------------------------------------------------------- base class

@@ -147,10 +147,11 @@ class CalibrationRefinement(_kernels.StoreShell, BinaryCalibrationMetric):
             e = p * w - y
             cal += product_over(e, e, w)
             ref += product_over(y, w - y, w)
-        tol = 1e-9 * max(1.0, store.weight)
+        tol = 1e-9 * store.weight  # relative: every sum scales with the weights
         assert abs(cal - store.cal) <= tol and abs(ref - store.ref) <= tol, (
             "running contributions drifted"
         )
+        assert -tol <= store.score <= store.weight + tol, "the Brier sum is not in [0, the weight]"
         assert abs(math.fsum(g[0] for g in groups.values()) - store.weight) <= tol
         if store.n == 0:
             assert store.weight == store.score == store.cal == store.ref == 0.0

@@ -13,6 +13,29 @@ from streamcal.metrics.base import BinaryCalibrationMetric
 __all__ = ["Brier", "CrossEntropy", "LogLoss", "MulticlassBrier"]
 
 
+def check_mean_score(weight: float, total: float, n: int, max_loss: float) -> None:
+    """Assert the invariants of a weighted mean score's state (``_check()`` of
+    :class:`_MeanScore` and :class:`_BinaryMeanScore`, hence of their snapshots): a
+    count ``n >= 0``, a weight ``>= 0`` that is positive while events are held, and a
+    loss sum between 0 and ``max_loss`` times the weight (up to rounding), all exactly 0
+    with no event held.
+
+    >>> check_mean_score(2.0, 0.5, 2, 1.0)
+    >>> check_mean_score(1.0, 5.0, 1, 1.0)
+    Traceback (most recent call last):
+    ...
+    AssertionError: the loss sum 5.0 is not in [0, 1.0 * the weight 1.0]
+    """
+    assert n >= 0, f"a negative count {n}"
+    assert weight >= 0.0 and (weight > 0.0 or n == 0), f"the weight {weight} of {n} events"
+    tol = 1e-9 * weight * max_loss
+    assert -tol <= total <= weight * max_loss + tol, (
+        f"the loss sum {total} is not in [0, {max_loss} * the weight {weight}]"
+    )
+    if n == 0:
+        assert weight == total == 0.0, "no event held, but the sums are not 0"
+
+
 class _MeanScore:
     """The weighted mean of a per-event score ``loss(y, p)``, revertible: a mixin placed
     before :class:`BinaryCalibrationMetric` or :class:`MulticlassCalibrationMetric`.
@@ -29,6 +52,11 @@ class _MeanScore:
 
     def _loss(self, y: float, p: float) -> float:
         raise NotImplementedError
+
+    def _check(self) -> None:
+        """Assert every invariant of the state (tests call it after each mutation)."""
+        eps = getattr(self, "eps", None)
+        check_mean_score(self._weight, self._total, self._n, 2.0 if eps is None else -math.log(eps))
 
     @property
     def _weight_capacity(self) -> float:
@@ -105,6 +133,12 @@ class _BinaryMeanScore(_kernels.StoreShell, BinaryCalibrationMetric):
     def _revert(self, y: float, p: float, w: float) -> None:
         if not self._store.revert(y, p, w):
             raise self._not_held(y, p)
+
+    def _check(self) -> None:
+        """Assert every invariant of the state (tests call it after each mutation)."""
+        store = self._store
+        check_mean_score(store.weight, store.total, store.n,
+                         -math.log(store.eps) if store.log_loss else 1.0)
 
     def get(self) -> float:
         """The weighted mean score of the events held (0.0 before any); O(1)."""
