@@ -1,9 +1,10 @@
-"""A metric snapshot whose sums cannot come from any events is refused before anything
+"""Metric states no events can give are refused. A metric snapshot whose sums cannot come from any events is refused before anything
 is built (``from_dict``'s step 7: the built object's ``_check()``). An outside check
 built a Brier score of 5.0 and of -1.0, a LogLoss of inf, a CrossEntropy of negative
 weight, an ECE of 4.1e299 under forgetting and a ConfidenceECE of 2.95 from edited
 snapshots; MurphyDecomposition, CalibrationRefinement and CORP took sums outside their
-domains too. Each case below edits one entry of a real snapshot."""
+domains too. Each case below edits one entry of a real snapshot. A revert of an event
+the metric cannot hold is refused too, and changes nothing."""
 
 import json
 
@@ -11,7 +12,7 @@ import pytest
 
 from streamcal.metrics import (
     CORP, ECE, Brier, CalibrationRefinement, ClasswiseECE, ConfidenceECE, CrossEntropy,
-    LogLoss, MulticlassBrier, MurphyDecomposition, TopLabelECE,
+    LogLoss, MulticlassBrier, MurphyDecomposition, Sharpness, TopLabelECE,
 )
 from streamcal.metrics.base import StreamingMetric
 
@@ -82,3 +83,33 @@ def test_multiclass_bin_sums_outside_their_weight_are_refused(cls):
     assert json.dumps(state) != text
     with pytest.raises(ValueError, match="breaks an invariant"):
         StreamingMetric.from_dict(snapshot)
+
+
+REVERTIBLE = [
+    ("ece", lambda: ECE()), ("ece_quantile", lambda: ECE(strategy="quantile")),
+    ("sharpness", Sharpness),
+    ("murphy", MurphyDecomposition), ("refinement", CalibrationRefinement),
+    ("refinement_grid", lambda: CalibrationRefinement(resolution=0.1)), ("corp", CORP),
+    ("brier", Brier), ("log_loss", LogLoss),
+]
+
+
+@pytest.mark.parametrize("make", [c[1] for c in REVERTIBLE], ids=[c[0] for c in REVERTIBLE])
+@pytest.mark.parametrize("event", [(0, 0.3, 5.0), (1, 0.3, 1.0), (0, 0.8, 1.0), (1, 0.3, 2.5)])
+def test_a_revert_of_an_event_not_held_is_refused_and_changes_nothing(make, event):
+    """Two label-0 events at 0.3 and a label-1 one at 0.8 are held: reverting more
+    weight than is held at 0.3, a label 1 at 0.3 or a label 0 at 0.8 was accepted
+    (an ECE of -0.55, a negative group weight, and a state its own from_dict then
+    refused). Brier and LogLoss know only the total: they refuse more weight than it."""
+    metric = make()
+    for y, p in ((0, 0.3), (0, 0.3), (1, 0.8)):
+        metric.update(y, p)
+    before = json.dumps(metric.to_dict())
+    if isinstance(metric, (Brier, LogLoss)) and event[2] <= 3.0:
+        return  # within the total: they cannot tell
+    with pytest.raises(ValueError, match="must be|does not hold"):
+        metric.revert(*event)
+    assert json.dumps(metric.to_dict()) == before
+    metric.revert(0, 0.3)  # one that is held still goes
+    if hasattr(metric, "_check"):
+        metric._check()

@@ -12,6 +12,7 @@ from streamcal.core.pav import (
     RESIDUE_UNKNOWN, merged_residue_bounds, residue_entry, upgrade_exactness_scale,
     upgrade_residues,
 )
+from streamcal.metrics import _kernels
 from streamcal.metrics.base import BinaryCalibrationMetric
 
 __all__ = ["CORP"]
@@ -241,6 +242,8 @@ class CORP(BinaryCalibrationMetric):
                 "The 'y_pred' argument of CORP.revert must be the forecast of an event "
                 f"held by the metric. Got {V.format_value(p)} instead."
             )
+        if not _kernels.cell_holds_event(cell[0], cell[1], y, w):
+            raise self._not_held(y, p)  # more (label-1, label-0) weight than held at p
         self._n -= 1
         if self._n <= 0:
             self._reset()

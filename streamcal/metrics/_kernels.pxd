@@ -46,6 +46,15 @@ cdef inline double product_over(double x, double z, double w) noexcept:
     return x * (z / w)
 
 
+cdef inline bint cell_holds(double cw, double cs, double y, double w) noexcept:
+    # could the events whose weight and label sums are cw and cs (a bin, a forecast
+    # value, a group) include the event (y, w)? Each sum must hold its share of it, up
+    # to rounding (2**-30 of cw): a revert of anything else is refused (it would leave a
+    # negative weight or label sum); _kernels.cell_holds_event in Python
+    cdef double tol = cw * 2.0**-30
+    return w <= cw + tol and w * y <= cs + tol and w * (1.0 - y) <= (cw - cs) + tol
+
+
 cdef inline double* new_doubles(Py_ssize_t n) except NULL:
     cdef double* x = <double*>PyMem_Malloc((n if n > 0 else 1) * sizeof(double))
     if x == NULL:

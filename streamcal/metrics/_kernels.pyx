@@ -130,6 +130,17 @@ cdef class Store:
         self.set_state(state)  # the state of get_state(), from the subclass's __reduce__
 
 
+def cell_holds_event(double cw, double cs, double y, double w):
+    """Could events of weight sum ``cw`` and label sum ``cs`` include the event
+    ``(y, w)``? (``cell_holds`` of ``_kernels.pxd``: what the revert of every binned
+    metric asks.)
+
+    >>> cell_holds_event(2.0, 1.0, 1.0, 1.0), cell_holds_event(2.0, 0.0, 1.0, 1.0)
+    (True, False)
+    """
+    return cell_holds(cw, cs, y, w)
+
+
 class StoreShell:
     """The shell's side of a compiled store: the hooks of
     :class:`streamcal.metrics.base.BinaryCalibrationMetric` that hand a validated event,
@@ -232,10 +243,11 @@ cdef class MeanScore(Store):
         self.weight, self.total, self.n = weight, total, n
 
     def revert(self, double y, double p, double w):
-        """Remove a validated event; False (nothing changed) if none is held."""
+        """Remove a validated event; False (nothing changed) if none is held, or it
+        weighs more than all the events held (up to rounding: 2**-30 of them)."""
         cdef double d
         if w > 0.0:
-            if self.n <= 0:
+            if self.n <= 0 or not w <= self.weight * (1.0 + 2.0**-30):
                 return False
             self.n -= 1
             if self.n <= 0:
@@ -645,10 +657,22 @@ cdef class Binned(Store):
         self.weight, self.n = weight, n
 
     def revert(self, double y, double p, double w):
-        """Remove a validated event; False (nothing changed) if it cannot be held."""
+        """Remove a validated event; False (nothing changed) if it cannot be held: no
+        event in its bin (at its forecast value), or more weight, label-1 or label-0
+        weight than the bin holds (:func:`cell_holds`)."""
+        cdef Py_ssize_t b
+        cdef list entry
         if w > 0.0:
-            if self.n == 0 or (not self.uniform and p not in self.values):
+            if self.n == 0:
                 return False
+            if self.uniform:
+                b = uniform_bin(p, self.n_bins, self.edges)
+                if self.bn[b] == 0 or not cell_holds(self.bw[b], self.by[b], y, w):
+                    return False
+            else:
+                entry = self.values.get(p)
+                if entry is None or not cell_holds(<double>entry[0], <double>entry[1], y, w):
+                    return False
             self.remove(y, p, w)
         return True
 

@@ -13,7 +13,7 @@ from cpython.mem cimport PyMem_Free
 
 from streamcal._validation import weight_capacity
 from streamcal.metrics._kernels cimport (
-    Store, check_update, new_counts, new_doubles, product_over,
+    Store, cell_holds, check_update, new_counts, new_doubles, product_over,
 )
 
 # CalibrationRefinement keeps a grid of at most this many cells in C arrays, a dict beyond
@@ -138,7 +138,9 @@ cdef class Groups(Store):
             self.add(y[i], p[i], w[i])
 
     def revert(self, double y, double p, double w):
-        """Remove a validated event; False (nothing changed) if it is not held."""
+        """Remove a validated event; False (nothing changed) if it is not held: no
+        group at its forecast, or more weight, label-1 or label-0 weight than the group
+        holds (``cell_holds``)."""
         cdef Py_ssize_t key = 0
         cdef object okey = None
         cdef list g = None
@@ -158,6 +160,8 @@ cdef class Groups(Store):
             if g is None:
                 return False
             gw, gy, k = g[0], g[1], g[2]
+        if not cell_holds(gw, gy, y, w):  # more (label-1, label-0) weight than held
+            return False
         self.n -= 1
         if self.n <= 0:  # back to exactly empty
             self.clear()

@@ -74,8 +74,8 @@ class _MeanScore:
 
     def _revert(self, y: float, p: float, w: float) -> None:
         if w > 0.0:
-            if self._n <= 0:  # nothing held: no event can be reverted
-                raise self._not_held(y, p)
+            if self._n <= 0 or not w <= self._weight * (1.0 + 2.0**-30):
+                raise self._not_held(y, p)  # nothing held, or less weight than w
             self._n -= 1
             if self._n <= 0:
                 self._reset()
