@@ -40,4 +40,4 @@ cdef class LogisticKernel:
     cdef double c_predict(self, double s) noexcept
     cdef int c_learn(self, double s, double y, double w) except -1
     cdef int c_learn_unchecked(self, double s, double y, double w) noexcept
-    cdef int _refuse(self, double w) except -1
+    cdef int _refuse(self, double w, str method=*, Py_ssize_t index=*) except -1

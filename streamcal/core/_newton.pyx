@@ -578,9 +578,11 @@ cdef class LogisticKernel:
             self._refuse(w)
         return 0
 
-    cdef int _refuse(self, double w) except -1:
+    cdef int _refuse(self, double w, str method="learn_one", Py_ssize_t index=-1) except -1:
+        # the error of a weight the state cannot take; a batch's names its index
         raise V.argument_error(
-            ValueError, "w", self._name, "learn_one", OVERFLOW_DOMAIN, w
+            ValueError, "w", self._name, method, OVERFLOW_DOMAIN, w,
+            f" at index {index}" if index >= 0 else "",
         )
 
     @cython.annotation_typing(False)  # annotations for readers (inspect), not C types
@@ -645,7 +647,7 @@ cdef class LogisticKernel:
             if self.c_learn_unchecked(scores[i], labels[i], w[i]):
                 self._core.c_restore(saved)
                 self._fitted = fitted
-                self._refuse(w[i])
+                self._refuse(w[i], "learn_many", i)
 
     def _predict_learn_many_validated(self, const double[:] scores,
                                       const double[:] labels, const double[:] w):
@@ -665,5 +667,5 @@ cdef class LogisticKernel:
             if self.c_learn_unchecked(scores[i], labels[i], w[i]):
                 self._core.c_restore(saved)
                 self._fitted = fitted
-                self._refuse(w[i])
+                self._refuse(w[i], "predict_learn_many", i)
         return out
