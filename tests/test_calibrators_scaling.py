@@ -504,6 +504,12 @@ def test_midpoint_edge_cases():
     assert mid(2.0, 2.0, 1.0) == pytest.approx(1.0 / (1.0 + math.exp(0.5)), rel=1e-15)
     m = mid(0.3, 2.0, 0.1)
     assert abs(0.3 * math.log(m) - 2.0 * math.log(1 - m) + 0.1) < 1e-12
+    # crossings that round to an end are not in (0, 1): None, not 1.0 or 0.0 (an outside
+    # check: OnlineBeta("am") with a = 7e-4, c = -0.217 gave m = 1.0, mapped to 0.452)
+    assert mid(7e-4, 7e-4, -0.217) is None  # 1 - e**-310
+    assert mid(7e-4, 7e-4, 0.6) is None  # e**-857
+    assert mid(7e-4, 0.0, -0.217) is None  # the bisection's end
+    assert mid(0.0, 7e-4, 0.217) is None
 
 
 def test_platt_parameters_describe_the_map():

@@ -43,13 +43,16 @@ def _check_common(name, regularization, half_life):
 
 def _midpoint(a: float, b: float, c: float) -> float | None:
     """The score ``m`` where ``a ln m - b ln(1 - m) + c = 0`` (calibrated probability
-    1/2), for ``a, b >= 0``; None when there is none in (0, 1) or it is not unique."""
+    1/2), for ``a, b >= 0``; None when there is none in (0, 1), it is not unique, or it
+    lies closer to 0 or 1 than a double can say (it would round to 0.0 or 1.0, which the
+    map does not send to 1/2)."""
     lower = -math.inf if a > 0.0 else c  # limits of the linear predictor at s -> 0, 1
     upper = math.inf if b > 0.0 else c
     if not lower < 0.0 < upper:
         return None
-    if a == b:
-        return 1.0 / (1.0 + _exp(c / a))  # sigmoid(-c / a)
+    if a == b:  # sigmoid(-c / a), without overflow
+        z = -c / a
+        return _inside(1.0 / (1.0 + _exp(-z)) if z >= 0 else _exp(z) / (1.0 + _exp(z)))
     # bisection on the logit of m, where the predictor is increasing and continuous
     lo, hi = -800.0, 800.0
     for _ in range(200):
@@ -63,7 +66,13 @@ def _midpoint(a: float, b: float, c: float) -> float | None:
         else:
             hi = t
     t = 0.5 * (lo + hi)
-    return 1.0 / (1.0 + _exp(-t)) if t >= 0 else _exp(t) / (1.0 + _exp(t))
+    return _inside(1.0 / (1.0 + _exp(-t)) if t >= 0 else _exp(t) / (1.0 + _exp(t)))
+
+
+def _inside(m: float) -> float | None:
+    """``m`` if it is a score strictly inside (0, 1), else None (a crossing that rounds
+    to an end)."""
+    return m if 0.0 < m < 1.0 else None
 
 
 #: Bound of a snapshot's coefficients and curvature entries: far beyond any fit (the
@@ -490,7 +499,8 @@ class OnlineBeta(_OnlineLogisticCalibrator):
     def m(self) -> float | None:
         """The midpoint ``m`` with map(m) = 1/2: ``c = b ln(1 - m) - a ln m``. Exactly
         1/2 with ``"ab"`` (unless ``a = b = 0``, a constant map); None if the map does not
-        cross 1/2 in (0, 1). O(1) (a bisection of at most 200 steps)."""
+        cross 1/2 in (0, 1), or crosses it closer to 0 or 1 than a double can say (within
+        about 1e-16 of 1, 1e-308 of 0). O(1) (a bisection of at most 200 steps)."""
         if self.parameters == "ab":
             t = self._core.theta
             return 0.5 if (t[0] > 0.0 or t[1] > 0.0) else None
