@@ -8,6 +8,8 @@ calibrated distribution, learnt prequentially from the classifier's own predicti
 
 from __future__ import annotations
 
+import inspect
+
 import math
 
 from river import base
@@ -39,6 +41,31 @@ def _as_probabilities(proba: dict):
     if clean and abs(total - 1.0) <= 1e-9:
         return proba
     return {k: (v / total if v > 0.0 else 0.0) for k, v in proba.items()}
+
+
+_KEYWORDS_TAKEN: dict = {}  # (type of classifier, keyword names) -> None or the refusal
+
+
+def _check_keywords(classifier, kwargs) -> None:
+    """Raise the TypeError the classifier's ``learn_one`` would raise for the keyword
+    arguments ``kwargs`` (river's KNNClassifier, GaussianNB and PriorClassifier take
+    no ``w``), before anything learns; the answer is cached per classifier type and
+    set of names."""
+    key = (type(classifier), tuple(sorted(kwargs)))
+    if key not in _KEYWORDS_TAKEN:
+        try:
+            inspect.signature(classifier.learn_one).bind({}, None, **kwargs)
+            _KEYWORDS_TAKEN[key] = None
+        except TypeError as exc:
+            _KEYWORDS_TAKEN[key] = (
+                f"{type(classifier).__name__}.learn_one() does not take the keyword "
+                f"arguments {sorted(kwargs)} passed to {_NAME}.learn_one: {exc}"
+            )
+        except ValueError:  # no signature to read (a builtin): let the call decide
+            _KEYWORDS_TAKEN[key] = None
+    refusal = _KEYWORDS_TAKEN[key]
+    if refusal is not None:
+        raise TypeError(refusal)
 
 
 class CalibratedClassifier(base.Wrapper, base.Classifier):
@@ -279,6 +306,8 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         else:
             proba = self.classifier.predict_proba_one(x)
             value = binary_split(proba) if binary else _as_probabilities(proba)
+        if kwargs:  # a keyword the classifier refuses must stop the event before the
+            _check_keywords(self.classifier, kwargs)  # calibrator learns it
         self._last = None  # the classifier learns below: its predictions change
         if value is not None:
             # y itself: a bool or int takes the calibrator's fast path

@@ -705,3 +705,23 @@ def test_equal_features_of_another_type_or_sign_are_not_reused(seen, learnt):
     # is not a str or an int (never kept: 1.0 or True would find the key 1)
     reusable = all(type(k) in (str, int) for k in learnt)
     assert model.classifier.n_predict == (3 if reusable else 4)
+
+
+def test_a_keyword_the_classifier_refuses_teaches_the_calibrator_nothing():
+    """An outside check: ``learn_one(x, y, w=2.0)`` with a classifier whose learn_one
+    takes no ``w`` (river's KNNClassifier, GaussianNB, PriorClassifier) let the
+    calibrator learn the event before the classifier's TypeError; a caller retrying
+    without ``w`` then taught it twice. The keyword is now checked first."""
+    from river import naive_bayes, neighbors
+    from streamcal import OnlinePlatt
+    for classifier in (neighbors.KNNClassifier(), naive_bayes.GaussianNB()):
+        model = CalibratedClassifier(classifier, OnlinePlatt())
+        for i in range(6):
+            model.learn_one({"x": float(i)}, i % 2 == 0)
+        before = model.calibrator.to_dict()
+        for _ in range(2):  # the second time from the cache
+            with pytest.raises(TypeError, match=r"does not take the keyword arguments \['w'\]"):
+                model.learn_one({"x": 0.5}, True, w=2.0)
+            assert model.calibrator.to_dict() == before
+        model.learn_one({"x": 0.5}, True)  # without it the event is learnt
+        assert model.calibrator.to_dict() != before
