@@ -162,7 +162,9 @@ class Brier(_BinaryMeanScore):
 
     Revertible, so ``river.utils.Rolling(Brier, window_size=n)`` gives the score of the
     last ``n`` events (sums are floats: after many reverts the windowed value differs
-    from a fresh computation on the window by rounding only, about 1e-12 relative).
+    from a fresh computation on the window by rounding only, about 1e-12 relative, as
+    long as no event outweighs the rest of the window by more than about 1e4: see
+    :meth:`~streamcal.metrics.base.BinaryCalibrationMetric.revert`).
 
     Examples
     --------

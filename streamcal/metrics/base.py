@@ -253,7 +253,16 @@ class BinaryCalibrationMetric(StreamingMetric):
             update(yi, pi, wi)
 
     def revert(self, y_true, y_pred, w=1.0) -> None:
-        """Remove one event previously added with the same arguments."""
+        """Remove one event previously added with the same arguments.
+
+        An event the metric cannot hold (nothing held at its forecast, or more weight,
+        label-1 or label-0 weight there than held) raises a ValueError and changes
+        nothing. The sums are floats kept by subtraction, which does not undo the
+        rounding of the addition: reverting an event ``r`` times heavier than the
+        events left leaves a residue of about ``r * 1e-16`` of their weight (1e-12
+        relative for ``r = 1e4``; weights of 1e17 and 1 leave nothing of the light
+        events). ``ROCAUC`` and ``CORP`` are exact there; ECE's own ``window_size``
+        sums its bins again when a residue grows."""
         self._check_revertible()
         name = type(self).__name__
         y = V.check_label(y_true, name, "revert", "y_true")
