@@ -9,7 +9,7 @@ import zlib
 
 from streamcal import _validation as V
 
-__all__ = ["HASHED_COLORS", "NAME_COLORS", "calibrator_color"]
+__all__ = ["HASHED_COLORS", "NAME_COLORS", "calibrator_color", "calibrator_colors"]
 
 
 #: The colour of each registry calibrator name (and of ``"raw"``, the log's own
@@ -58,7 +58,8 @@ def calibrator_color(name: str) -> str:
     of their own; any other name (a spec with parameters such as
     ``"isotonic:resolution=0.0001"``, a name of your own) gets one of 20 other colours
     by a stable hash of its text (CRC-32, the same in every run and on every machine),
-    so two such names may share a colour. Cost O(len(name)).
+    so two such names may share a colour (a report tells the names it draws apart:
+    :func:`calibrator_colors`). Cost O(len(name)).
 
     Parameters
     ----------
@@ -82,4 +83,43 @@ def calibrator_color(name: str) -> str:
         raise V.argument_error(TypeError, "name", "calibrator_color", None, "a str", name)
     if name in NAME_COLORS:
         return NAME_COLORS[name]
-    return HASHED_COLORS[zlib.crc32(name.encode("utf-8")) % len(HASHED_COLORS)]
+    return HASHED_COLORS[_slot(name)]
+
+
+def _slot(name: str) -> int:
+    return zlib.crc32(name.encode("utf-8")) % len(HASHED_COLORS)
+
+
+def calibrator_colors(names) -> dict:
+    """The colours of calibrators drawn together (one report): each its
+    :func:`calibrator_color`, unless a name before it in ``names`` already has that
+    colour; it then takes the next colour of the hashed palette that no name has yet
+    (from its own slot on), so that up to 20 names outside the registry's table are told
+    apart (a sweep such as ``isotonic:window_size=500`` and ``...=5000`` hashed to one
+    colour). A name keeps its colour from report to report unless it collides there.
+
+    Examples
+    --------
+    >>> from streamcal._colors import calibrator_color
+    >>> a, b = "isotonic:window_size=500", "isotonic:window_size=5000"
+    >>> calibrator_color(a) == calibrator_color(b)
+    True
+    >>> colors = calibrator_colors(["raw", a, b])
+    >>> colors[a] == calibrator_color(a) != colors[b]
+    True
+
+    """
+    out: dict = {}
+    taken: set = set()
+    for name in names:
+        color = calibrator_color(name)
+        if color in taken and name not in NAME_COLORS:
+            start = _slot(name)
+            for k in range(len(HASHED_COLORS)):
+                candidate = HASHED_COLORS[(start + k) % len(HASHED_COLORS)]
+                if candidate not in taken:
+                    color = candidate
+                    break
+        out[name] = color
+        taken.add(color)
+    return out

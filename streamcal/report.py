@@ -219,10 +219,11 @@ def _metric_series(series: dict, rows: list[str]) -> dict:
 
 
 def _colors(rows) -> dict:
-    """calibrator -> its colour, fixed by its name (:func:`streamcal.plot.calibrator_color`)."""
-    from streamcal._colors import calibrator_color
+    """calibrator -> its colour, fixed by its name (:func:`streamcal.plot.calibrator_color`)
+    and told apart from the others' (:func:`streamcal._colors.calibrator_colors`)."""
+    from streamcal._colors import calibrator_colors
 
-    return {name: calibrator_color(name) for name in rows}
+    return calibrator_colors(list(rows))
 
 
 def _task(result, options, columns=()) -> str:

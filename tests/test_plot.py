@@ -788,3 +788,23 @@ def test_consistency_band_from_bins_is_scipys_binomial_quantile():
         band = consistency_band_from_bins(bins, level=level)
         np.testing.assert_array_equal(band.lower, binom.ppf((1 - level) / 2, n, p) / n)
         np.testing.assert_array_equal(band.upper, binom.ppf((1 + level) / 2, n, p) / n)
+
+
+def test_calibrators_drawn_together_get_distinct_colors():
+    """An outside check: ``isotonic:window_size=500`` and ``...=5000`` hash to one
+    colour, and a replay report drew both sweeps in the same red. The colours of one
+    report are told apart (up to the 20 hashed colours); the first name of a colliding
+    pair, and every registry name, keeps its own colour."""
+    from streamcal._colors import HASHED_COLORS, calibrator_colors
+    from streamcal.report import _colors
+
+    names = ["raw", "isotonic", *[f"isotonic:window_size={n}" for n in range(100, 2100, 100)]]
+    colors = calibrator_colors(names)
+    assert len(set(colors[n] for n in names[2:])) == len(HASHED_COLORS)
+    assert colors["raw"] == plot.calibrator_color("raw")
+    assert colors["isotonic"] == plot.calibrator_color("isotonic")
+    assert colors[names[2]] == plot.calibrator_color(names[2])
+    pair = ["isotonic:window_size=500", "isotonic:window_size=5000"]
+    assert plot.calibrator_color(pair[0]) == plot.calibrator_color(pair[1])
+    assert len(set(_colors({name: None for name in pair}).values())) == 2
+    assert calibrator_colors(pair) == calibrator_colors(list(pair))  # the same every run
