@@ -108,11 +108,14 @@ def time_ticks(lo: float, hi: float, n: int = 5) -> tuple[list[float], str]:
 
 class Frame:
     """One plotting box: data ranges ``xlim`` and ``ylim`` drawn into the pixel box
-    ``(left, top, width, height)``; its methods append SVG elements to ``parts``."""
+    ``(left, top, width, height)``; its methods append SVG elements to ``parts``.
+    ``right_margin``: the room between the box and the figure's right edge, which an x
+    tick label may use."""
 
-    def __init__(self, xlim, ylim, box):
+    def __init__(self, xlim, ylim, box, right_margin: float = 10.0):
         self.xlim, self.ylim = xlim, ylim
         self.left, self.top, self.width, self.height = box
+        self.right_margin = right_margin
         self.parts: list[str] = []
 
     def x(self, v: float) -> float:
@@ -140,7 +143,11 @@ class Frame:
                 if axis == "x":
                     x = _n(self.x(v))
                     rule = (x, _n(self.top), x, _n(bottom))
-                    place = f'x="{x}" y="{_n(bottom + 3 + size)}" text-anchor="middle"'
+                    # a label that would cross the figure's right edge (the frame's
+                    # margin is narrower than half a label) ends at its tick instead
+                    half = text_width(labels[i], size) / 2 if labels is not None else 0.0
+                    anchor = "end" if self.x(v) + half > right + self.right_margin else "middle"
+                    place = f'x="{x}" y="{_n(bottom + 3 + size)}" text-anchor="{anchor}"'
                 else:
                     y = _n(self.y(v))
                     rule = (_n(self.left), y, _n(right), y)
@@ -219,6 +226,26 @@ class Frame:
             f'<text x="{_n(x)}" y="{_n(y)}" font-size="{size}" text-anchor="{anchor}" '
             f'fill="{fill}"{extra}>{esc(content)}</text>'
         )
+
+
+def text_width(text: str, size: float) -> float:
+    """A generous estimate of the width of ``text`` at font size ``size`` in the
+    report's sans-serif font (0.6 em per character), to keep labels inside a figure.
+
+    >>> text_width("3,000", 10)
+    30.0
+    """
+    return 0.6 * size * len(text)
+
+
+def fit_size(text: str, room: float, size: float, smallest: float) -> float:
+    """The font size, at most ``size`` and at least ``smallest``, at which ``text`` fits
+    in ``room`` pixels (:func:`text_width`); ``smallest`` if it fits at none.
+
+    >>> fit_size("abc", 100.0, 12.0, 8.0), fit_size("a" * 40, 120.0, 12.0, 8.0)
+    (12.0, 8.0)
+    """
+    return max(smallest, min(size, size * room / text_width(text, size)))
 
 
 def svg(width: float, height: float, parts, label: str, cls: str = "chart") -> str:

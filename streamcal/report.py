@@ -272,9 +272,12 @@ def _parse_times(times):
     return parsed, ""
 
 
-def _time_axis(series: dict, column) -> tuple | None:
+def _time_axis(series: dict, column, notes: list) -> tuple | None:
     """``(event count -> time, axis label)`` when the replay kept the event times
-    (``series["time"]``, one per sample of ``series["t"]``), else None."""
+    (``series["time"]``, one per sample of ``series["t"]``) and they never go back,
+    else None; times out of order (a log not sorted by its time column) add a note to
+    ``notes`` and leave the plots on the events replayed, since lines drawn against
+    them would run back and forth across the axis."""
     ts, times = series.get("t") or [], series.get("time") or []
     if not ts or len(ts) != len(times):
         return None
@@ -282,6 +285,13 @@ def _time_axis(series: dict, column) -> tuple | None:
     if parsed is None:
         return None
     values, unit = parsed
+    order = sorted(range(len(ts)), key=ts.__getitem__)
+    if any(values[i] > values[j] for i, j in zip(order, order[1:])):
+        notes.append(
+            f"The time column {column!r} is not in order in the log: the plots over "
+            "time show the number of events replayed instead."
+        )
+        return None
     name = f" ({column})" if column and column != "time" else ""
     return dict(zip(ts, values)), f"event time{name}{unit}"
 
@@ -309,7 +319,7 @@ def _over_time_svg(column, lines, colors, time_axis=None, uid="ot") -> str | Non
     x_lo, x_hi = min(xs), max(xs)
     ylim = _fit_ylim(curves)
     width, height, left, top = 480.0, 300.0, 60.0, 30.0
-    f = _svg.Frame((x_lo, x_hi), ylim, (left, top, width - left - 14.0, height - top - 50.0))
+    f = _svg.Frame((x_lo, x_hi), ylim, (left, top, width - left - 14.0, height - top - 50.0), 14.0)
     if dated:
         xticks, fmt = _svg.time_ticks(x_lo, x_hi, 5)
         epoch = datetime.datetime(1970, 1, 1)
@@ -325,9 +335,18 @@ def _over_time_svg(column, lines, colors, time_axis=None, uid="ot") -> str | Non
         dash = "6 4" if name == "raw" else None
         f.line(t, v, colors[name], width=1.6 if dash else 1.4, dash=dash, name=name, clip=clip)
     title = f"{column.key}{_direction_hint(column.bigger_is_better)}"
-    f.text(left, 18, title, size=14, weight="600")
+    f.text(left, 18, title, size=_svg.fit_size(title, width - left - 4.0, 14.0, 11.0), weight="600")
     over = "over all events so far" if column.window is None else f"over the last {column.window:,} events"
-    f.text(14, top + f.height / 2, f"{column_label(column)}, {over}", size=11, anchor="middle", rotate=True)
+    ytitle = f"{column_label(column)}, {over}"
+    # a long title (calibration_refinement.calibration, ...) shrinks to the figure's
+    # height, down to 9.5 px, then goes on two lines
+    room = height - 10.0
+    size = _svg.fit_size(ytitle, room, 11.0, 9.5)
+    if _svg.text_width(ytitle, size) <= room:
+        f.text(14, top + f.height / 2, ytitle, size=size, anchor="middle", rotate=True)
+    else:
+        f.text(10, top + f.height / 2, f"{column_label(column)},", size=size, anchor="middle", rotate=True)
+        f.text(21, top + f.height / 2, over, size=size, anchor="middle", rotate=True)
     xlabel = "events replayed" if time_axis is None else time_axis[1]
     f.text(left + f.width / 2, height - 8, xlabel, size=12, anchor="middle")
     return _svg.svg(width, height, f.parts, f"{column.key} over time, one line per calibrator")
@@ -731,7 +750,7 @@ def write_report(
     figures: dict = {}  # element id -> its inline SVG (or the HTML of a panel grid)
     if plots:
         colors = _colors(rows)
-        time_axis = _time_axis(series, (options or {}).get("time"))
+        time_axis = _time_axis(series, (options or {}).get("time"), notes)
         by_key = _metric_series(series, rows)
         for column in _over_time_columns(columns, by_key):
             uid = f"over_time_{_slug(column.key)}"

@@ -453,6 +453,25 @@ def test_over_time_plots_have_the_event_time_fixed_colours_and_a_key_that_wraps(
     assert "events replayed" in [t.text for t in svg.iter(f"{svgr.NS}text")]
 
 
+def test_a_time_column_out_of_order_leaves_the_plots_on_the_events_replayed(tmp_path):
+    """An outside check: a log whose time column is shuffled was drawn against its
+    times, every line running back and forth across the axis. The plots now use the
+    events replayed, and the page says why."""
+    from streamcal import replay
+
+    rows, _ = _replay_with_times()
+    shuffled = [dict(r, t=rows[(i * 37) % len(rows)]["t"]) for i, r in enumerate(rows)]
+    result = replay(shuffled, {"platt": OnlinePlatt()}, ["brier"], time="t", every=50)
+    write_report(result, tmp_path, options={"time": "t"})
+    (svg,) = _figs(tmp_path)["over_time_brier"]
+    assert "events replayed" in [t.text for t in svg.iter(f"{svgr.NS}text")]
+    text = " ".join(parse_page(tmp_path / "index.html").text)
+    assert "The time column 't' is not in order in the log" in text
+    write_report(replay(rows, {"platt": OnlinePlatt()}, ["brier"], time="t", every=50),
+                 tmp_path / "sorted", options={"time": "t"})
+    assert "not in order" not in " ".join(parse_page(tmp_path / "sorted" / "index.html").text)
+
+
 def test_corp_diagram_of_a_replay_draws_the_metrics_curve_and_band(tmp_path):
     from streamcal.metrics import consistency_band
 
@@ -552,3 +571,33 @@ def test_the_page_reads_the_column_table(tmp_path):
     assert header[1:] == ["binned \u2193", "corp \u2193", "corp.mcb \u2193", "corp.dsc \u2191", "corp.unc"]
     assert doc["bigger_is_better"]["binned@window"] is False
     assert [d["window"] for d in doc["column_table"]] == [None] * 5 + [60] * 5
+
+
+def test_tick_labels_and_long_axis_titles_stay_inside_the_figure(tmp_path):
+    """An outside check (Chromium at 1280 px): the last x tick label ("3,000") was
+    centred on the frame's right edge, 14 px from the figure's, and cut in half; the
+    rotated title "calibration_refinement.calibration, over all events so far" was
+    longer than the figure is high. Text is measured at 0.6 em per character."""
+    from streamcal import replay
+    from streamcal._svg import text_width
+
+    rng = np.random.default_rng(2)
+    rows = [{"score": float(s), "label": int(rng.random() < s)} for s in rng.random(3000)]
+    result = replay(rows, {"platt": OnlinePlatt()}, ["calibration_refinement"], every=20)
+    write_report(result, tmp_path)
+    figs = _figs(tmp_path)
+    assert "over_time_calibration_refinement.calibration" in figs
+    for uid, svgs in figs.items():
+        if not uid.startswith("over_time"):
+            continue
+        (svg,) = svgs
+        width, height = (float(v) for v in svg.get("viewBox").split()[2:])
+        for t in svg.iter(f"{svgr.NS}text"):
+            size, x, w = float(t.get("font-size")), float(t.get("x")), 0.0
+            w = text_width(t.text, size)
+            if t.get("transform"):  # rotated: its length runs along the height
+                assert w <= height, (uid, t.text)
+                continue
+            anchor = t.get("text-anchor")
+            left = x - (w / 2 if anchor == "middle" else w if anchor == "end" else 0.0)
+            assert 0.0 <= left and left + w <= width, (uid, t.text, anchor)
