@@ -81,6 +81,8 @@ cdef class KeyedKernel:
     cdef object _last_key
     cdef object _last_cal
     cdef object _mru
+    cdef object _vouching          # the fallback whose _weights_surely_fit is in _vouches
+    cdef object _vouches
 
     @property
     def _store(self):
@@ -161,7 +163,14 @@ cdef class KeyedKernel:
         elif self._fallback is None:
             cal.learn_one(score, label, w)  # validates first: a bad event changes nothing
         else:
-            _learn_both(cal, self._fallback, score, label, w)
+            if self._vouching is not self._fallback:  # restored, reset: ask it again
+                self._vouching = self._fallback
+                self._vouches = getattr(self._fallback, "_weights_surely_fit", None)
+            if (type(w) is float or type(w) is int) and self._vouches is not None and self._vouches((w,)):
+                cal.learn_one(score, label, w)
+                self._fallback.learn_one(score, label, w)
+            else:
+                _learn_both(cal, self._fallback, score, label, w)
         if cal is not self._mru:  # already the last: moving it would change nothing
             _move_to_end(items, key)
             self._mru = cal
@@ -218,16 +227,12 @@ cdef class KeyedKernel:
 
 
 def _learn_both(cal, fallback, score, label, w):
-    """``cal.learn_one`` then ``fallback.learn_one``, or neither: each validates and
-    applies its weight rule before changing anything, but the fallback, which learns
-    every key's events, may refuse a weight the key's calibrator took. When the
-    fallback's cheap sufficient condition (``_weights_surely_fit``) cannot vouch for
-    ``w``, the key's state is saved first and restored if the fallback raises."""
-    surely = getattr(fallback, "_weights_surely_fit", None)
-    if (type(w) is float or type(w) is int) and surely is not None and surely((w,)):
-        cal.learn_one(score, label, w)
-        fallback.learn_one(score, label, w)
-        return
+    """``cal.learn_one`` then ``fallback.learn_one``, or neither, when the fallback's
+    cheap sufficient condition (``_weights_surely_fit``, asked first by
+    ``KeyedKernel.learn_one``) cannot vouch for ``w``: each validates and applies its
+    weight rule before changing anything, but the fallback, which learns every key's
+    events, may refuse a weight the key's calibrator took, so the key's state is saved
+    first and restored if the fallback raises."""
     saved = copy.deepcopy(cal._get_state())
     cal.learn_one(score, label, w)
     try:

@@ -532,6 +532,14 @@ class MulticlassCalibrator(_Calibrator, _snapshot.Snapshot, _merge.Mergeable, ba
             return V.check_real_vector(scores, name, method, "scores")
         return V.check_probability_vector(scores, name, method, "scores")
 
+    def _weights_surely_fit(self, w) -> bool:
+        """True when events of the weights ``w``, learnt in turn, are surely all
+        accepted by the weight rule whatever their scores and labels (a cheap
+        sufficient condition, as :meth:`BinaryCalibrator._weights_surely_fit`: a
+        :class:`~streamcal.KeyedCalibrator`'s fallback asks it before the key's
+        calibrator learns); False when unknown (the default). O(n)."""
+        return False
+
     @staticmethod
     def _merge_unknown(calibrated: dict, scores: dict) -> dict:
         """Combine a calibrated vector over the known classes with the raw probability

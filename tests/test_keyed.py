@@ -421,7 +421,7 @@ def test_a_store_pickled_as_slots_restores():
             [("b", 2), ("c", 3)], 2, 1, "Owner")
 
 
-@pytest.mark.parametrize("case", ["tracking", "platt_half_life", "isotonic"])
+@pytest.mark.parametrize("case", ["tracking", "platt_half_life", "isotonic", "temperature", "class_wise"])
 def test_a_weight_only_the_fallback_refuses_changes_nothing(case):
     """An outside check: the key's calibrator learnt first, then the fallback (which
     holds every key's events) refused the weight: the ValueError came after the key's
@@ -440,22 +440,33 @@ def test_a_weight_only_the_fallback_refuses_changes_nothing(case):
         for _ in range(300):
             keyed.learn_one("b", 0.5, 1)
         bad = ("a", 0.5, 0, 1e15)
-    else:
+    elif case == "isotonic":
         keyed = KeyedCalibrator(OnlineIsotonic(), fallback=True)
         keyed.learn_one("a", 0.5, 1)
         keyed.learn_one("b", 0.5, 1, 1.5e308)
         bad = ("a", 0.5, 0, 1e308)
+    else:  # multiclass templates: a refit window's room, a class calibrator's sums
+        from streamcal import ClassWise, TemperatureScaling
+        from streamcal.calibrators._refit import REFIT_WEIGHT_CAPACITY as room
+        template, heavy, light = ((TemperatureScaling(), 0.75 * room, 0.5 * room)
+                                  if case == "temperature"
+                                  else (ClassWise(OnlineIsotonic()), 1.5e308, 1e308))
+        keyed = KeyedCalibrator(template, fallback=True)
+        s = {"x": 0.7, "z": 0.3}
+        keyed.learn_one("a", s, "x")
+        keyed.learn_one("b", s, "x", heavy)
+        bad = ("a", s, "z", light)
     key_alone = copy.deepcopy(keyed.calibrators["a"])
     try:
         key_alone.learn_one(*bad[1:])
     except ValueError:
         pytest.skip("the key's calibrator refuses the weight too: not this case")
     before = json.dumps(keyed.to_dict(), sort_keys=True)
-    p_before = keyed.predict_one("a", 0.5)
+    p_before = keyed.predict_one("a", bad[1])
     with pytest.raises(ValueError, match="The 'w' argument of"):
         keyed.learn_one(*bad)
     assert json.dumps(keyed.to_dict(), sort_keys=True) == before
-    assert keyed.predict_one("a", 0.5) == p_before
+    assert keyed.predict_one("a", bad[1]) == p_before
     keyed._check()
 
 

@@ -176,6 +176,10 @@ class _RefitMulticlass(ClassIndex, MulticlassCalibrator):
         "window, and the schedule of refits, depend on how the two streams interleave"
     )
 
+    def _weights_surely_fit(self, w) -> bool:
+        # the window's room is the only weight rule of these calibrators
+        return self._window.surely_fits(w)
+
     def _reset_window(self) -> None:
         self._reset_classes()
         self._window = RefitWindow(self.window_size, self.refit_every)

@@ -309,6 +309,14 @@ class MultiCalibeater(_Calibeating):
             for i, (row, yi, wi) in enumerate(zip(x.tolist(), y.tolist(), ws.tolist())):
                 self._learn(tuple(row), yi, wi, "learn_many", f" at index {i}")
 
+    def _weights_surely_fit(self, w) -> bool:
+        # the largest sum any event adds its weight to, plus all of them, within the
+        # capacity. O(bins held + experts)
+        held = max((wt for _, wt, _ in self._stats.items()), default=0.0)
+        if self._weights is not None:
+            held = max([held, *self._weights.losses])
+        return sums_within(w, _BIN_CAPACITY, held)
+
     @contextlib.contextmanager
     def _atomic_batch(self, ws):
         """Run a batch so that a weight the rule refuses part-way leaves the state as it
@@ -316,10 +324,7 @@ class MultiCalibeater(_Calibeating):
         weights, so then free), the state is saved first and restored on the error.
         (The bin of a meta event depends on the weights the events before it set, so
         the refused index is only known by running the batch.)"""
-        held = max((wt for _, wt, _ in self._stats.items()), default=0.0)
-        if self._weights is not None:
-            held = max([held, *self._weights.losses])
-        if sums_within(ws, _BIN_CAPACITY, held):
+        if self._weights_surely_fit(ws):
             yield
             return
         saved = self._get_state()

@@ -331,6 +331,13 @@ class _Wrapper(ClassIndex, MulticlassCalibrator):
         self._reset_classes()
         self._calibrators: list = []  # by class index
 
+    def _weights_surely_fit(self, w) -> bool:
+        # an event reaches some of the class calibrators (or a new clone of the
+        # template): all of them vouching is sufficient. O(classes)
+        return self.calibrator._weights_surely_fit(w) and all(
+            cal._weights_surely_fit(w) for cal in self._calibrators if cal is not None
+        )
+
     @classmethod
     def _unit_test_params(cls):
         yield from _wrapper_test_params()
