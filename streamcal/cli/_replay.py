@@ -269,14 +269,34 @@ def _check_out(out: str) -> list[str]:
     return created
 
 
-def _check_checkpoint(path: str) -> None:
+def _same_file(a: str, b: str) -> bool:
+    """Whether the paths ``a`` and ``b`` name one file: the same file when both exist
+    (symlinks and hard links followed), else the same resolved real path."""
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _check_checkpoint(path: str, others=()) -> None:
     """Make sure a checkpoint can be written at ``path`` before replaying anything (it
-    is written beside itself, then renamed): a UsageError naming --checkpoint says why
-    not."""
+    is written beside itself, then renamed), and that it is none of the files
+    ``others`` (``(what, path)`` pairs: the log, the label records, the report's
+    files), which it would overwrite: a UsageError naming --checkpoint says why not."""
     if not path:
         raise UsageError("--checkpoint", "the checkpoint file's name is empty.")
     if os.path.isdir(path):
         raise UsageError("--checkpoint", f"{path!r} is a directory, not a file.")
+    for what, other in others:
+        if _same_file(path, other):
+            named = "" if other == path else f" ({other!r})"
+            raise UsageError(
+                "--checkpoint",
+                f"{path!r} is {what}{named}: the checkpoint must be another file, "
+                "or writing it would overwrite that one.",
+            )
     try:
         _probe_folder(os.path.dirname(os.path.abspath(path)))
     except OSError as exc:
@@ -377,7 +397,15 @@ def _replay_inputs(args) -> dict:
                     f"Its columns: {', '.join(label_header)}.",
                 )
     if args.checkpoint is not None:
-        _check_checkpoint(args.checkpoint)
+        others = [] if stdin else [("the log (LOG)", log)]
+        if args.labels is not None:
+            others.append(("the --labels file", args.labels))
+        if args.out is not None:
+            others += [
+                ("a file of the --out report", os.path.join(args.out, name))
+                for name in ("index.html", "summary.json")
+            ]
+        _check_checkpoint(args.checkpoint, others)
     # last of the checks, as it creates the folder
     created = [] if args.out is None else _check_out(args.out)
 

@@ -27,6 +27,7 @@ __all__ = [
     "document",
     "read_checkpoint",
     "remove_partial_writes",
+    "same_file",
     "strip_state",
     "write_atomic",
 ]
@@ -35,6 +36,24 @@ __all__ = [
 CHECKPOINT_FORMAT = "streamcal.replay/1"
 
 _DIGEST = re.compile(r"[0-9a-f]{32}\Z")
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether the paths ``a`` and ``b`` name one file: the same file when both exist
+    (symlinks and hard links followed), else the same resolved real path.
+
+    Examples
+    --------
+    >>> same_file("a/../b.json", "b.json"), same_file("a.json", "b.json")
+    (True, False)
+
+    """
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    except OSError:  # pragma: no cover - a file removed meanwhile
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _temporary_name(path: str) -> str:

@@ -25,6 +25,7 @@ from streamcal.replay._checkpoint import (
     document,
     read_checkpoint,
     remove_partial_writes,
+    same_file,
     strip_state,
     write_atomic,
 )
@@ -346,6 +347,18 @@ class ReplayRun:
         """Replay ``events`` (see :func:`streamcal.replay`): open the logs, resume from
         the checkpoint when asked, run :meth:`_run_rows`, save the last checkpoint,
         finish."""
+        if self.checkpoint is not None:  # before anything is read or written
+            for what, source in (("events", events), ("labels", self.labels_source)):
+                if (
+                    isinstance(source, (str, os.PathLike))
+                    and not _readers.is_stdin(source)
+                    and same_file(self.checkpoint, os.fspath(source))
+                ):
+                    raise ValueError(
+                        f"The 'checkpoint' argument of replay must be another file than "
+                        f"the {what} log; got {self.checkpoint!r}, which is "
+                        f"{os.fspath(source)!r}: writing it would overwrite the log."
+                    )
         config = self._config() if self.checkpoint is not None else None
         self.config = json.loads(json.dumps(config))  # as it reads back from the file
         saved = None
