@@ -5,7 +5,11 @@ the clean-up of a write that was cut short, and the fingerprint of the rows a re
 consumed.
 
 A checkpoint is one JSON document (format tag :data:`CHECKPOINT_FORMAT`, see
-:func:`streamcal.replay`). It is written to a temporary file beside the target, flushed
+:func:`streamcal.replay`), sealed by a checksum (:func:`seal`: the SHA-256 of the
+document's text without its last entry, :data:`CHECKSUM_KEY`, which holds it) that a
+resume verifies, so a checkpoint damaged or edited after it was written is refused
+rather than resumed with wrong results; one without the key (written before checksums)
+still resumes. It is written to a temporary file beside the target, flushed
 and synced, then renamed over the target (atomic on POSIX file systems), and the
 directory is synced, so a reader sees either the previous checkpoint or the new one,
 never a part of one, whenever the process is killed. A process killed during the write
@@ -22,12 +26,14 @@ import re
 
 __all__ = [
     "CHECKPOINT_FORMAT",
+    "CHECKSUM_KEY",
     "Codec",
     "RowFingerprint",
     "document",
     "read_checkpoint",
     "remove_partial_writes",
     "same_file",
+    "seal",
     "strip_state",
     "write_atomic",
 ]
@@ -35,7 +41,11 @@ __all__ = [
 #: Version tag of the checkpoint files written by :func:`streamcal.replay`.
 CHECKPOINT_FORMAT = "streamcal.replay/1"
 
+#: The key of a checkpoint's checksum (see :func:`seal`).
+CHECKSUM_KEY = "checksum"
+
 _DIGEST = re.compile(r"[0-9a-f]{32}\Z")
+_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 
 
 def same_file(a: str, b: str) -> bool:
@@ -86,8 +96,9 @@ def remove_partial_writes(path: str) -> list:
     return removed
 
 
-def write_atomic(path: str, state: dict) -> None:
-    """Write ``state`` as JSON to ``path`` atomically (see the module docstring).
+def write_atomic(path: str, state) -> None:
+    """Write ``state`` as JSON (or ``state`` itself, a text: a :func:`seal`-ed
+    document) to ``path`` atomically (see the module docstring).
 
     Examples
     --------
@@ -100,7 +111,10 @@ def write_atomic(path: str, state: dict) -> None:
     """
     tmp = _temporary_name(path)
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(state, f)
+        if isinstance(state, str):
+            f.write(state)
+        else:
+            json.dump(state, f)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
@@ -303,6 +317,56 @@ def document(run, codec: Codec, fingerprint=None) -> dict:
     return state
 
 
+def _sha256(text: str) -> str:
+    import hashlib  # here: a replay without checkpoints does not import OpenSSL
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _checksum_entry(digest: str) -> str:
+    """The text that ends a sealed document: its checksum entry and the closing brace."""
+    return f', "{CHECKSUM_KEY}": "{digest}"}}'
+
+
+def seal(state: dict) -> str:
+    """The JSON text of ``state`` (a non-empty dict, encoded as :func:`json.dumps`
+    encodes it by default) sealed by a checksum: a last entry :data:`CHECKSUM_KEY`
+    holding the SHA-256 of the text without it. Any change to the text before that
+    entry (a number edited, a byte damaged, the document rewritten in another spacing)
+    no longer matches; loading and dumping it again with :mod:`json`'s defaults gives
+    back the same text. Cost: one SHA-256 pass over the text (milliseconds for
+    megabytes, against the encoding's tenths of a second).
+
+    Examples
+    --------
+    >>> text = seal({"format": CHECKPOINT_FORMAT, "n_events": 3})
+    >>> text[:50]
+    '{"format": "streamcal.replay/1", "n_events": 3, "c'
+    >>> _checksum_problem(text, json.loads(text))
+    >>> _checksum_problem(text.replace("3", "4", 1), json.loads(text))
+    'does not match its checksum'
+
+    """
+    body = json.dumps(state)
+    return body[:-1] + _checksum_entry(_sha256(body))
+
+
+def _checksum_problem(text: str, state: dict) -> str | None:
+    """What is wrong with the checksum of the checkpoint ``text`` (``state``: its
+    document), or None when it matches or there is none (a checkpoint of an earlier
+    version, or one whose entry was removed)."""
+    if CHECKSUM_KEY not in state:
+        return None
+    saved = state[CHECKSUM_KEY]
+    if not (isinstance(saved, str) and _SHA256.match(saved)):
+        return "has a malformed checksum"
+    text = text.rstrip()  # a final line break added by an editor changes nothing
+    entry = _checksum_entry(saved)
+    if not text.endswith(entry) or _sha256(text[: -len(entry)] + "}") != saved:
+        return "does not match its checksum"
+    return None
+
+
 # ---------------------------------------------------------------------- reading back
 
 
@@ -312,7 +376,10 @@ def read_checkpoint(path: str, config: dict, labels: bool = False) -> dict:
     other settings than ``config`` (the replay's configuration, as it reads back from
     JSON), holds calibrators or metrics with other parameters than those configured,
     or has no well-formed fingerprint of the rows it consumed (of the label records
-    too when ``labels``): without one, a resume could not tell an edited log.
+    too when ``labels``): without one, a resume could not tell an edited log; last,
+    when its content does not match its checksum (:func:`seal`): it was damaged or
+    edited after it was written. A checkpoint without a checksum (written before
+    checksums) is read.
 
     Examples
     --------
@@ -327,8 +394,9 @@ def read_checkpoint(path: str, config: dict, labels: bool = False) -> dict:
     """
     with open(path, encoding="utf-8") as f:
         try:
-            state = json.load(f)
-        except ValueError:
+            text = f.read()
+            state = json.loads(text)
+        except ValueError:  # not JSON, or not UTF-8
             state = None
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path!r} is not a replay checkpoint ({CHECKPOINT_FORMAT}).")
@@ -357,6 +425,14 @@ def read_checkpoint(path: str, config: dict, labels: bool = False) -> dict:
                     "parameters than those given; resume with the same metrics."
                 )
     _check_fingerprint(path, state, labels)
+    problem = _checksum_problem(text, state)
+    if problem is not None:
+        raise ValueError(
+            f"The checkpoint {path!r} {problem} (a SHA-256 of its text): it was "
+            "damaged or edited after it was written, and resuming from it would give "
+            "wrong results. Resume from an intact copy, or start again without "
+            "--resume (resume=False)."
+        )
     return state
 
 

@@ -115,7 +115,11 @@ def replay(
         ``checkpoint_every`` events, at the end of the log (before the labels still
         pending are revealed), and before raising a :class:`ReplayError`. Written
         atomically (a temporary file, synced, then ``os.replace``); each write costs
-        O(state): the calibrators, metrics, series and pending events.
+        O(state): the calibrators, metrics, series and pending events. It ends with a
+        checksum (the SHA-256 of the text before it) that a resume verifies: a
+        checkpoint damaged or edited after it was written is refused (ValueError);
+        one without a checksum (written by an earlier version) resumes. It must be
+        another file than the logs (ValueError).
     checkpoint_every
         Events between checkpoints.
     resume

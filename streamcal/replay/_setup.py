@@ -26,6 +26,7 @@ from streamcal.replay._checkpoint import (
     read_checkpoint,
     remove_partial_writes,
     same_file,
+    seal,
     strip_state,
     write_atomic,
 )
@@ -596,7 +597,7 @@ class ReplayRun:
         if not self._cleaned:  # what writes killed midway left, once per run
             remove_partial_writes(self.checkpoint)
             self._cleaned = True
-        write_atomic(self.checkpoint, self._state())
+        write_atomic(self.checkpoint, seal(self._state()))
 
     def _restore(self, state: dict) -> None:
         """Take the state of a checkpoint (calibrators restored in place)."""
