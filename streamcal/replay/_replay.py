@@ -99,8 +99,12 @@ def replay(
         events (whose ``label`` column is then not read). A label record whose id
         matches no event waiting for its label is malformed. Ids are compared as text
         whatever the file format: text without surrounding whitespace, integral
-        numbers as their integer text (``17``, ``17.0`` and ``"17"`` match), other
-        finite floats by their ``repr``; bools and other values are malformed.
+        numbers as their integer text, and text that is a decimal number with an
+        integral value written as a float is (``"17.0"``, ``"17.00"``, ``"-3.0"``)
+        as that integer text too (``17``, ``17.0``, ``"17"`` and ``"17.0"`` match);
+        other text as it is (``"017"``, ``"1e1"`` and ``"1.50"`` match neither
+        ``17``, ``10`` nor ``1.5``), other finite floats by their ``repr``; bools and
+        other values are malformed.
     include_raw
         Also score the raw scores, as the calibrator ``"raw"``.
     every

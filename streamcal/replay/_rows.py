@@ -11,6 +11,7 @@ import datetime as dt
 import gc
 import math
 import numbers
+import re
 import sys
 from collections.abc import Mapping
 
@@ -163,24 +164,49 @@ def parse_binary_label(value, column: str) -> int:
         ) from None
 
 
+# an id written as a float with an integral value is: "17.0", "-3.00" (no sign "+", no
+# leading zeros, no exponent); group 1 is its integer part
+_INTEGRAL_DECIMAL = re.compile(r"(-?(?:0|[1-9][0-9]*))\.0+\Z")
+
+
 def parse_id(value, column: str) -> str:
     """An event id as the text it is compared by, or raise :class:`RowError`.
 
     Ids join events to label records that may come from files of other formats (JSON
-    integers, CSV text), so every id is compared as text: text stripped of surrounding
-    whitespace, an integral number (``17``, ``17.0``, a numpy integer) as its integer
-    text ``"17"``, another finite float by its ``repr`` (``1.5`` as ``"1.5"``). Bools,
-    NaN, infinities and anything else (lists, dicts, dates) are refused.
+    numbers, CSV text, Parquet integers or floats), so every id is compared as text,
+    whatever the format, and an integral value has one text:
+
+    - a number with an integral value (``17``, ``17.0``, a numpy integer or float) is
+      its integer text ``"17"``; another finite float its ``repr`` (``1.5`` as
+      ``"1.5"``);
+    - text is taken without surrounding whitespace; text that is a decimal number with
+      an integral value, written as a float is (digits without leading zeros, an
+      optional ``-``, a point and only zeros after it: ``"17.0"``, ``"17.00"``,
+      ``"-3.0"``), is the integer text (``"17"``, ``"-3"``; ``"-0.0"`` is ``"0"``),
+      so ``17``, ``17.0``, ``"17"`` and ``"17.0"`` all match;
+    - any other text is kept as it is: ``"017"``, ``"017.0"``, ``"+17"``, ``"17."``,
+      ``"1e1"`` (hexadecimal ids look like exponents) and ``"1.50"`` do not match
+      ``17``, ``10`` or ``1.5``;
+    - bools, NaN, infinities and anything else (lists, dicts, dates) are refused.
+
+    Floats beyond 2**53 are not exact: ids that large should be integers or text.
 
     Examples
     --------
     >>> parse_id(17, "id"), parse_id(" 17 ", "id"), parse_id(17.0, "id")
     ('17', '17', '17')
+    >>> parse_id("17.0", "id"), parse_id("17.00", "id"), parse_id("017", "id"), parse_id("1e1", "id")
+    ('17', '17', '017', '1e1')
     """
     if type(value) is str:
         text = value.strip()
         if not text:
             raise RowError(f"missing id (column {column!r})")
+        if "." in text:
+            integral = _INTEGRAL_DECIMAL.match(text)
+            if integral is not None:  # (no int(): the text may have any length)
+                whole = integral.group(1)
+                return "0" if whole == "-0" else whole
         return text
     if _is_bool(value):
         raise RowError(f"id {short_repr(value)} is a bool, not a text or a number (column {column!r})")
