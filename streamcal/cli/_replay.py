@@ -379,7 +379,8 @@ def _replay_inputs(args) -> dict:
                 )
     label_header = None
     if args.labels is not None and args.id is not None:
-        label_header = _csv_header(args.labels, delimiter)
+        # read by its own suffix: --delimiter and --format are the log's
+        label_header = _csv_header(args.labels)
     if label_header is not None:
         if time_col is None:
             raise UsageError(
