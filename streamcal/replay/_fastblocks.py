@@ -40,7 +40,7 @@ import numpy as np
 
 from streamcal.replay import _fastcsv
 from streamcal.replay._checkpoint import RowFingerprint
-from streamcal.replay._readers import jsonl_row
+from streamcal.replay._readers import jsonl_row, parquet_batches
 
 __all__ = ["open_fast_blocks"]
 
@@ -217,6 +217,7 @@ class FastParquet:
 
         self._pa = pa
         self._pf = pq.ParquetFile(path)
+        self._name = os.path.basename(path)
         self.score, self.label = score, label
         self.rows_read = 0
         self.done = False
@@ -226,7 +227,7 @@ class FastParquet:
 
     def blocks(self, fallback):
         pa = self._pa
-        for batch in self._pf.iter_batches(batch_size=BATCH_ROWS):
+        for batch in parquet_batches(self._pf, self._name, BATCH_ROWS):
             first = self.rows_read
             scores = _scores(batch.column(self.score), pa)
             labels = None if scores is None else _labels(batch.column(self.label), pa)

@@ -41,7 +41,11 @@ reason, which the row parser reports as a malformed row at its line: a CSV field
 than the CSV reader's limit (``csv.field_size_limit()``, 131,072 characters unless the
 program raised it: this module does not change that process-wide setting), a line that
 is not valid UTF-8 (the other lines are read), invalid JSON, or JSON nested too deep for
-the parser. Only a header that is not valid UTF-8 stops the opening (ValueError).
+the parser. A log that cannot be read at all stops the replay with an
+:class:`UnreadableLog` (an OSError, and a ValueError as before) naming the file: a CSV
+header that cannot be read (a field over the limit, not valid UTF-8), a Parquet file
+that cannot be opened (cut short, not Parquet) or whose data cannot be decoded (a
+corrupt page: the message names the row group), a damaged gzip file.
 
 Nothing here imports pandas or pyarrow unless the log is a DataFrame or a Parquet file.
 """
@@ -67,6 +71,7 @@ __all__ = [
     "STDIN",
     "SUPPORTED",
     "Log",
+    "UnreadableLog",
     "csv_header",
     "is_stdin",
     "jsonl_row",
@@ -184,6 +189,12 @@ def _suffixes(path: str) -> tuple[str, bool]:
     return os.path.splitext(name)[1], gz
 
 
+class UnreadableLog(OSError, ValueError):
+    """A log that cannot be read (see the module docstring): an OSError (the command's
+    exit status 1, "the log could not be read"), and a ValueError, as these errors were
+    before. The message names the file."""
+
+
 #: What reading a damaged gzip file raises: cut short, not gzip, corrupt deflate data.
 DAMAGED_COMPRESSED = (EOFError, zlib.error, gzip.BadGzipFile)
 
@@ -197,7 +208,7 @@ def damaged_log(name: str, exc: BaseException) -> OSError:
         reason = f"it is not a gzip file ({exc})"
     else:
         reason = f"its compressed data is corrupt ({exc})"
-    return OSError(f"cannot read the log {name!r}: {reason}")
+    return UnreadableLog(f"cannot read the log {name!r}: {reason}")
 
 
 class _Utf8Watch(io.RawIOBase):
@@ -297,7 +308,8 @@ def read_header(path, delimiter=None, format=None) -> list | None:
     reads them (stripped of surrounding whitespace), or None when ``path`` is not a
     CSV or TSV file (by its suffix, or ``format``), is standard input (``"-"``,
     which cannot be read twice) or is empty (not even a header: a log of no events).
-    ValueError if the header is not valid UTF-8.
+    :class:`UnreadableLog` (a ValueError) if the header cannot be read (not valid
+    UTF-8, a field over the CSV reader's limit).
 
     Examples
     --------
@@ -331,14 +343,14 @@ def _csv_header(reader, watch, name: str, what: str) -> list | None:
     except StopIteration:
         return None
     except csv.Error as exc:
-        raise ValueError(
+        raise UnreadableLog(
             f"The {what} log {name}: line {reader.line_num} (the header) cannot be read "
             f"({_csv_reason(exc)})."
         ) from None
     if watch.invalid:
         reason = _invalid_utf8("".join(header))
         if reason is not None:
-            raise ValueError(
+            raise UnreadableLog(
                 f"The {what} log {name}: line {reader.line_num} (the header) is not "
                 f"valid UTF-8: {reason}."
             )
@@ -445,8 +457,38 @@ def _jsonl_log(name, text, watch) -> Log:
     return Log(name, "jsonl", columns, rows, lambda n: cell[0], text.close, by_name=True)
 
 
-def _parquet_rows(pf, batch_size=65536):
-    for batch in pf.iter_batches(batch_size=batch_size):
+def _one_line(exc: BaseException) -> str:
+    """pyarrow's message of ``exc`` on one line (its messages may span lines and hold
+    control characters)."""
+    text = "".join(c if c.isprintable() else " " for c in str(exc))
+    return " ".join(text.split()).rstrip(":") or type(exc).__name__
+
+
+def parquet_batches(pf, name: str, batch_size: int):
+    """The record batches of the ``pyarrow.parquet.ParquetFile`` ``pf`` (the log
+    ``name``), a row group at a time; data that cannot be decoded (a corrupt page)
+    raises :class:`UnreadableLog` naming the file and the row group."""
+    first = 0
+    n_groups = pf.num_row_groups
+    for group in range(n_groups):
+        n_rows = pf.metadata.row_group(group).num_rows
+        batches = pf.iter_batches(batch_size=batch_size, row_groups=[group])
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+                raise UnreadableLog(
+                    f"cannot read the log {name!r}: row group {group} of {n_groups} "
+                    f"(rows {first} to {first + n_rows - 1}) cannot be decoded: {_one_line(exc)}"
+                ) from None
+            yield batch
+        first += n_rows
+
+
+def _parquet_rows(pf, name, batch_size=65536):
+    for batch in parquet_batches(pf, name, batch_size):
         yield from zip(*(column.to_pylist() for column in batch.columns))
 
 
@@ -462,13 +504,15 @@ def _parquet_log(path, name=None) -> Log:
     try:
         pf = pq.ParquetFile(path)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-        raise ValueError(f"The Parquet log {name} cannot be read: {exc}") from None
+        raise UnreadableLog(
+            f"The Parquet log {name} cannot be read: {_one_line(exc)}"
+        ) from None
     columns = list(pf.schema_arrow.names)
     return Log(
         name,
         "parquet",
         columns,
-        _parquet_rows(pf),
+        _parquet_rows(pf, name),
         lambda n: n - 1,
         pf.close,
     )
