@@ -386,7 +386,8 @@ def _add_replay(sub) -> None:
         default=0.01,
         metavar="FRACTION",
         help="with --on-error skip: exit with status 3 when more than this fraction of "
-        "the rows read were malformed (default: 0.01, i.e. 1%%; 1 never fails, 0 "
+        "the rows read (event rows and --labels records) were malformed (default: "
+        "0.01, i.e. 1%%; 1 never fails, 0 "
         "fails on the first)",
     )
     bar = run.add_mutually_exclusive_group()

@@ -772,7 +772,10 @@ def _replay(args) -> int:
             print(f"note: {note}", file=sys.stderr)
         print(f"\nreport: {os.path.join(args.out, 'index.html')}")
 
-    rows = result.n_events + result.n_skipped
+    # every row read, event rows and label records (older replays: the events only)
+    rows = getattr(result, "n_rows", None)
+    if rows is None:
+        rows = result.n_events + result.n_skipped
     if args.on_error == "skip" and rows and result.n_skipped / rows > args.max_malformed:
         print(
             f"{prog}: {result.n_skipped:,} of {rows:,} rows malformed "

@@ -40,6 +40,10 @@ class ReplayResult:
         Malformed rows skipped (event rows and label records).
     n_unlabelled
         Events whose label never arrived (label records joined by id only).
+    n_rows
+        Rows read: the event rows and the label records, valid or malformed (blank
+        lines are not rows), so ``n_skipped / n_rows`` is the share of malformed rows;
+        None when not known (a result built without it).
     errors
         List of ``(line_number, message)`` of the malformed rows, the first
         ``max_errors`` of them (messages about label records start with ``"labels: "``).
@@ -112,6 +116,7 @@ class ReplayResult:
         stopped=False,
         columns=(),
         time_range=None,
+        n_rows=None,
     ):
         self.summary = summary
         self.series = series
@@ -126,6 +131,7 @@ class ReplayResult:
         self.stopped = stopped
         self.columns = tuple(columns)
         self.time_range = None if time_range is None else tuple(time_range)
+        self.n_rows = n_rows
 
     def to_dict(self) -> dict:
         """JSON-safe copy of the counts, ``summary``, ``series``, ``errors``, the column

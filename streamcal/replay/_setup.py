@@ -568,6 +568,7 @@ class ReplayRun:
             n_learnt=self.n_learnt,
             n_skipped=self.n_skipped,
             n_unlabelled=self.n_unlabelled,
+            n_rows=self.events_read + self.schedule.labels_read,
             errors=self.errors,
             calibrators=dict(self.cals),
             metrics=metrics,
