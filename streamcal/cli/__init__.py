@@ -262,7 +262,9 @@ def _add_replay(sub) -> None:
         metavar="LOG",
         help="the log: .csv, .tsv, .jsonl, .ndjson (each optionally .gz) or .parquet "
         '(needs pyarrow: pip install "streamcal[fast]"); one row per event; - reads '
-        "standard input (default: the bundled rain-forecast log)",
+        "standard input (default: the bundled rain-forecast log). A JSON Lines log's "
+        "columns are the keys of its first 1,000 records: a record lacking one is "
+        "skipped as malformed, a column in none of them is a usage error",
     )
     cols = replay.add_argument_group("columns of the log")
     cols.add_argument(

@@ -20,7 +20,11 @@ Sources
 
 CSV header names are stripped of surrounding whitespace (``a, b`` names ``'a'`` and
 ``'b'``). A column the replay uses must appear once in the header (ValueError naming
-it and the log otherwise); other duplicated names are harmless.
+it and the log otherwise); other duplicated names are harmless. JSON Lines files and
+records have no header: their columns are the keys found in the first :data:`KEY_SCAN`
+rows, read ahead (a row lacking a column that others have is a malformed row, reported
+at its line; a column in none of these rows is a ValueError naming it and the log, as
+a misspelt column is the likelier cause).
 
 Line numbers
 ------------
@@ -96,6 +100,9 @@ _DELIMITERS = {"csv": ",", "tsv": "\t"}
 _FAST_EXTRA = 'pip install "streamcal[fast]"'
 # invalid UTF-8 bytes, as the "surrogateescape" error handler decodes them
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+#: JSON Lines logs and records have no header: their columns are the keys found in this
+#: many first rows (a column in none of them is a usage error).
+KEY_SCAN = 1000
 
 # ---------------------------------------------------------------------- sources
 
@@ -111,7 +118,12 @@ class Log:
         ``"csv"``, ``"jsonl"``, ``"parquet"``, ``"dataframe"`` or ``"records"``.
     columns
         The column names when the log declares them (CSV header, DataFrame, Parquet
-        schema, or the keys of the first record), else None.
+        schema), or for JSON Lines and records, which have no header, the keys found in
+        the first :data:`KEY_SCAN` records (in the order they first appear); else None.
+    scanned
+        For JSON Lines and records: how many rows :attr:`columns` was gathered from
+        (a column in none of them is refused by :meth:`key`; a row lacking a column
+        that others have is a malformed row, reported at its line), else None.
     rows
         Iterator over the rows (lists, tuples or dicts; a row that could not be read
         is a :class:`streamcal.replay._rows.BadRow`).
@@ -127,9 +139,19 @@ class Log:
     """
 
     def __init__(
-        self, name, kind, columns, rows, line, close=None, by_name=False, delimiter=None
+        self,
+        name,
+        kind,
+        columns,
+        rows,
+        line,
+        close=None,
+        by_name=False,
+        delimiter=None,
+        scanned=None,
     ):
         self.name = name
+        self.scanned = scanned
         self.kind = kind
         self.columns = columns
         self.rows = rows
@@ -143,6 +165,17 @@ class Log:
         its columns and ``column`` is not one of them, or is more than one of them."""
         if self.columns is not None and column not in self.columns:
             shown = ", ".join(repr(c) for c in self.columns[:30])
+            if self.scanned is not None:
+                if self.scanned == 1:
+                    which = "its only row has"
+                elif self.scanned < KEY_SCAN:
+                    which = f"none of its {self.scanned:,} rows has it; they have"
+                else:
+                    which = f"none of its first {self.scanned:,} rows has it; they have"
+                raise ValueError(
+                    f"The {role} column {column!r} is not in {self.name} ({which} the "
+                    f"keys {shown or '(none)'})."
+                )
             raise ValueError(
                 f"The {role} column {column!r} is not in {self.name}. "
                 f"Its columns: {shown}."
@@ -437,24 +470,47 @@ def _jsonl_rows(f, cell, watch):
         yield jsonl_row(text, watch.invalid)
 
 
-def _peek_first(rows):
-    """The first row (None if there is none) and an iterator giving every row."""
-    try:
-        first = next(rows)
-    except StopIteration:
-        return None, iter(())
-    return first, itertools.chain((first,), rows)
+def _peek_keys(rows, cell=None):
+    """The keys of the records among the first :data:`KEY_SCAN` rows of ``rows``, in
+    the order they first appear (None when none of these rows is a record), the number
+    of rows looked at, and an iterator giving every row. ``cell``: the one-item list
+    holding the line number of the row last read (JSON Lines), set again as each
+    peeked row is given."""
+    peeked, lines = [], []
+    for row in rows:
+        peeked.append(row)
+        if cell is not None:
+            lines.append(cell[0])
+        if len(peeked) >= KEY_SCAN:
+            break
+    keys = {}
+    for row in peeked:
+        if isinstance(row, Mapping):
+            keys.update(dict.fromkeys(row))
+    columns = list(keys) if keys or any(isinstance(r, Mapping) for r in peeked) else None
+    if cell is None:
+        given = iter(peeked)
+    else:
+        def given():
+            for line, row in zip(lines, peeked):
+                cell[0] = line
+                yield row
+
+        given = given()
+    return columns, len(peeked), itertools.chain(given, rows)
 
 
 def _jsonl_log(name, text, watch) -> Log:
     cell = [0]
     try:
-        first, rows = _peek_first(_jsonl_rows(text, cell, watch))
+        columns, scanned, rows = _peek_keys(_jsonl_rows(text, cell, watch), cell)
     except BaseException:
         text.close()
         raise
-    columns = list(first) if isinstance(first, Mapping) else None
-    return Log(name, "jsonl", columns, rows, lambda n: cell[0], text.close, by_name=True)
+    return Log(
+        name, "jsonl", columns, rows, lambda n: cell[0], text.close, by_name=True,
+        scanned=scanned,
+    )
 
 
 def _one_line(exc: BaseException) -> str:
@@ -630,9 +686,11 @@ def open_log(source, what: str = "events", *, format=None, delimiter=None) -> Lo
             f"The {what} log must be a path, a pandas DataFrame or an iterable of dicts. "
             f"Got {type(source).__name__} instead."
         ) from None
-    first, rows = _peek_first(it)
-    columns = list(first) if isinstance(first, Mapping) else None
-    return Log("the records", "records", columns, rows, lambda n: n - 1, by_name=True)
+    columns, scanned, rows = _peek_keys(it)
+    return Log(
+        "the records", "records", columns, rows, lambda n: n - 1, by_name=True,
+        scanned=scanned,
+    )
 
 
 def _no_delimiter(delimiter, what: str, name: str, kind: str) -> None:

@@ -50,9 +50,12 @@ def replay(
         "streamcal[fast]"``), or ``"-"`` for standard input (CSV unless ``format``
         says otherwise). pandas and pyarrow are imported only for those inputs. CSV
         header names are stripped of surrounding whitespace; a column used must be
-        named once in the header. A row that cannot be read (a CSV field longer than
-        the CSV reader's limit, a line that is not valid UTF-8, invalid or too deeply
-        nested JSON) is a malformed row, reported with its line.
+        named once in the header. JSON Lines files and records have no header: their
+        columns are the keys found in the first 1,000 rows, so a column in none of them
+        is refused (ValueError, a usage error of the command), and a row lacking a
+        column that others have is a malformed row. A row that cannot be read (a CSV
+        field longer than the CSV reader's limit, a line that is not valid UTF-8,
+        invalid or too deeply nested JSON) is a malformed row, reported with its line.
     calibrators
         Dict name -> calibrator. Each is used as given and learns in place. For a
         binary log, :class:`streamcal.base.BinaryCalibrator` objects (or anything with
