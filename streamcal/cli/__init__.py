@@ -48,6 +48,7 @@ from streamcal.cli._common import (
     _exit_codes_epilog,
     _fraction,
     _int_at_least,
+    _share,
     _Parser,
 )
 from streamcal.cli._replay import _count_rows, _nice_ceiling, _replay  # noqa: F401 (tests use the first two)
@@ -352,14 +353,26 @@ def _add_replay(sub) -> None:
     run.add_argument(
         "--checkpoint",
         metavar="FILE",
-        help="save the whole replay state to FILE every --checkpoint-every events",
+        help="save the whole replay state to FILE every --checkpoint-every events "
+        "(or more, see --checkpoint-share), at the end and on Ctrl-C",
     )
     run.add_argument(
         "--checkpoint-every",
         type=_int_at_least(1),
         default=10_000,
         metavar="N",
-        help="events between checkpoints (default: 10000)",
+        help="events between checkpoints, at least (default: 10000)",
+    )
+    run.add_argument(
+        "--checkpoint-share",
+        type=_share,
+        default=0.1,
+        metavar="FRACTION",
+        help="spend at most about this share of the time writing checkpoints: after a "
+        "write that took d seconds, the next waits until 9 d (for 0.1) have passed "
+        "too, so a state growing with the log (exact isotonic) costs no quadratic "
+        "time (default: 0.1; 1: every --checkpoint-every events, however long it "
+        "takes); the results are the same",
     )
     run.add_argument(
         "--resume",

@@ -48,6 +48,20 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _share(text: str) -> float:
+    """A fraction in (0, 1]: ``--checkpoint-share``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(
+            "must be a fraction in (0, 1] (0.1: at most about 10% of the time spent "
+            f"writing checkpoints; 1: no limit). Got {text!r} instead."
+        )
+    return value
+
+
 def _int_at_least(minimum: int):
     def parse(text: str) -> int:
         try:

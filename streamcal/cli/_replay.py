@@ -428,6 +428,7 @@ def _replay_inputs(args) -> dict:
         "window": args.window,
         "checkpoint": args.checkpoint,
         "checkpoint_every": args.checkpoint_every,
+        "checkpoint_share": args.checkpoint_share if args.checkpoint else None,
         "resume": args.resume,
         "on_error": args.on_error,
     }
@@ -750,7 +751,7 @@ def _replay(args) -> int:
                 for k, v in kwargs.items()
                 if v is not None
                 and k not in ("resume", "stop")
-                and (k != "checkpoint_every" or kwargs["checkpoint"])
+                and (k not in ("checkpoint_every", "checkpoint_share") or kwargs["checkpoint"])
             },
         }
         if isinstance(options.get("score"), list):

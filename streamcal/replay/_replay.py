@@ -24,6 +24,7 @@ def replay(
     window=None,
     checkpoint=None,
     checkpoint_every=10000,
+    checkpoint_share=None,
     resume=False,
     on_error="skip",
     progress=None,
@@ -118,9 +119,10 @@ def replay(
         ``"<metric>@window"``). Costs O(window) memory per calibrator.
     checkpoint
         Path of a JSON file where the whole replay state (calibrators, metrics, series,
-        errors, counts, pending delayed events, position in the log) is saved every
-        ``checkpoint_every`` events, at the end of the log (before the labels still
-        pending are revealed), and before raising a :class:`ReplayError`. Written
+        errors, counts, pending delayed events, position in the log) is saved as
+        ``checkpoint_every`` and ``checkpoint_share`` say, at the end of the log or at
+        a ``stop`` (before the labels still pending are revealed), and before raising
+        a :class:`ReplayError`. Written
         atomically (a temporary file, synced, then ``os.replace``); each write costs
         O(state): the calibrators, metrics, series and pending events. It ends with a
         checksum (the SHA-256 of the text before it) that a resume verifies: a
@@ -128,7 +130,16 @@ def replay(
         one without a checksum (written by an earlier version) resumes. It must be
         another file than the logs (ValueError).
     checkpoint_every
-        Events between checkpoints.
+        Events between checkpoints, at least.
+    checkpoint_share
+        None (the default) or 1: write every ``checkpoint_every`` events, however long
+        it takes. A fraction in (0, 1): spend at most about this share of the run
+        writing checkpoints: after a write that took ``d`` seconds, the next one waits,
+        beyond ``checkpoint_every`` events, until ``d * (1 - share) / share`` seconds
+        have passed (9 ``d`` for 0.1, the command's default), so that a state growing
+        with the log (exact isotonic calibrators, say) does not make the writes cost
+        quadratic time; which events a checkpoint follows then depends on the
+        machine's speed, and nothing else: the results are the same.
     resume
         Continue from ``checkpoint``: the rows already replayed are skipped and the
         results are exactly those of an uninterrupted replay. The log, columns,
@@ -246,6 +257,7 @@ def replay(
         window=window,
         checkpoint=checkpoint,
         checkpoint_every=checkpoint_every,
+        checkpoint_share=checkpoint_share,
         resume=resume,
         on_error=on_error,
         progress=progress,

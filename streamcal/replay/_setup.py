@@ -15,6 +15,7 @@ import heapq
 import json
 import math
 import os
+import time
 
 from streamcal import _validation as V
 from streamcal.base import BinaryCalibrator
@@ -110,6 +111,7 @@ class ReplayRun:
         format=None,
         delimiter=None,
         stop=None,
+        checkpoint_share=None,
     ):
         # ---- arguments
         if not isinstance(calibrators, dict):
@@ -185,6 +187,19 @@ class ReplayRun:
         self.checkpoint_every = V.check_int(
             checkpoint_every, "replay", "checkpoint_every", minimum=1
         )
+        if checkpoint_share is not None:
+            checkpoint_share = V.check_real(
+                checkpoint_share,
+                "replay",
+                "checkpoint_share",
+                lambda x: 0 < x <= 1,
+                "None or a real number in (0, 1]",
+            )
+        # None: write at every checkpoint_every events; else also wait, after a write
+        # that took d seconds, d * (1 - share) / share seconds
+        self.checkpoint_share = checkpoint_share
+        self._write_end = None  # perf_counter at the end of the last periodic write
+        self._write_cost = 0.0  # how long it took
         self.max_errors = V.check_int(max_errors, "replay", "max_errors", minimum=0)
         V.check_param(
             "replay",
@@ -480,8 +495,23 @@ class ReplayRun:
             if self.progress is not None:
                 self.progress(n)
         if self.checkpoint is not None and n % self.checkpoint_every == 0:
-            self._save_checkpoint()
+            self._periodic_checkpoint()
         return self._next_mark()
+
+    def _periodic_checkpoint(self) -> None:
+        """The checkpoint due every ``checkpoint_every`` events: written, unless
+        ``checkpoint_share`` is set and the time since the last periodic write is less
+        than that write's duration times ``(1 - share) / share`` (so that writing
+        takes at most about that share of the run, however the state grows). Which
+        marks are written changes nothing else: the results do not depend on it."""
+        share = self.checkpoint_share
+        start = time.perf_counter()
+        if share is not None and self._write_end is not None:
+            if start - self._write_end < self._write_cost * (1 - share) / share:
+                return
+        self._save_checkpoint()
+        self._write_end = time.perf_counter()
+        self._write_cost = self._write_end - start
 
     def _time_raw(self, row):
         key = self.keys["time"]
