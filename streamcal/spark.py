@@ -583,7 +583,8 @@ def calibrate_stream(
     ----------
     stream_df
         A streaming DataFrame of score events: the key column(s), ``event_id`` and
-        ``score``, and optionally ``label`` and ``time``.
+        ``score``, and optionally ``label`` (required unless ``labels_df`` is given)
+        and ``time``.
     key
         The key column, or a list of key columns.
     score
@@ -594,9 +595,11 @@ def calibrate_stream(
     event_id
         The column joining labels to their scores (compared as text).
     label
-        The label column (0/1) in ``stream_df``, or None. A row with a score and a
-        label is predicted, then learnt at once; a row with a label and a null score is
-        a label arriving on its own.
+        The label column (0/1), or None. Without ``labels_df`` it must be a column of
+        ``stream_df``; with ``labels_df`` it must be a column of ``labels_df``, and
+        ``stream_df`` may have it too (then used as below) or not. A row with a score
+        and a label is predicted, then learnt at once; a row with a label and a null
+        score is a label arriving on its own.
     labels_df
         Optional second streaming DataFrame of label events, with the key column(s),
         ``event_id``, ``label`` (and ``time`` when given); unioned with ``stream_df``.
@@ -639,13 +642,17 @@ def calibrate_stream(
     """
     functions, types = _import_spark()
     keys = _keys(key, "calibrate_stream")
+    # with labels_df, the labels come from there: the score stream may have a label
+    # column (used when it has one) or not
     _check_columns(stream_df, "calibrate_stream", key=keys, score=score,
-                   event_id=event_id, label=label, time=time)
+                   event_id=event_id, label=label if labels_df is None else None,
+                   time=time)
     if labels_df is not None:
         _check_columns(labels_df, "calibrate_stream", key=keys, event_id=event_id,
                        time=time)
         V.check_param("calibrate_stream", "label", label, label is not None
-                      and label in labels_df.columns, "the label column of labels_df")
+                      and label in labels_df.columns,
+                      f"a column of labels_df, among {sorted(labels_df.columns)}")
     V.check_param(
         "calibrate_stream", "calibrator", calibrator,
         callable(getattr(calibrator, "predict_one", None))

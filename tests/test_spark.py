@@ -361,3 +361,55 @@ def test_stream_restarted_from_its_checkpoint_equals_one_that_ran_through(spark,
     kinds = [r[1] for r in through]
     assert kinds.count("prediction") == sum(r["score"] is not None for b in batches for r in b)
     assert "alarm" in kinds
+
+
+_STREAM_SCHEMA = (("k", "string"), ("id", "string"), ("score", "double"),
+                  ("label", "long"), ("t", "long"))
+
+
+def _json_stream(spark, source, columns):
+    """A file stream of ``source`` (one file per micro-batch) with ``columns``."""
+    from pyspark.sql import types as T
+
+    kinds = {"string": T.StringType(), "double": T.DoubleType(), "long": T.LongType()}
+    schema = T.StructType([T.StructField(n, kinds[t]) for n, t in _STREAM_SCHEMA
+                           if n in columns])
+    return spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(source)
+
+
+@RUNS_SPARK
+def test_stream_with_labels_df_needs_no_label_column_in_the_score_stream(spark, tmp_path):
+    # the score stream has no label column: the labels come from labels_df only
+    # (calibrate_stream refused it, asking for 'label' in the score stream)
+    from streamcal.spark import calibrate_stream
+
+    batches = _stream_batches(n_batches=3, per_batch=30, seed=7)
+    for i, rows in enumerate(batches):
+        _write_batch(str(tmp_path / "scores"), i,
+                     [{k: r[k] for k in ("k", "id", "score", "t")} for r in rows
+                      if r["score"] is not None])
+        _write_batch(str(tmp_path / "labels"), i,
+                     [{k: r[k] for k in ("k", "id", "label", "t")} for r in rows
+                      if r["score"] is None])
+    scores = _json_stream(spark, str(tmp_path / "scores"), ("k", "id", "score", "t"))
+    labels = _json_stream(spark, str(tmp_path / "labels"), ("k", "id", "label", "t"))
+    assert "label" not in scores.columns
+    out = calibrate_stream(scores, "k", "score", OnlineIsotonic(), label="label",
+                           labels_df=labels, time="t", monitor=CalibrationMonitor())
+    query = (out.writeStream.format("parquet")
+             .option("checkpointLocation", str(tmp_path / "ck"))
+             .trigger(availableNow=True).start(str(tmp_path / "out")))
+    query.awaitTermination()
+    assert query.exception() is None
+    got = _read_sink(spark, str(tmp_path / "out"))
+    expected = _stream_oracle(batches)
+    assert len(got) == len(expected) > 0
+    for g, w in zip(got, expected):
+        assert g[:4] == w[:4] and g[5] == w[5] and abs(g[4] - w[4]) <= 1e-12
+    # the label column must then be one of labels_df
+    with pytest.raises(ValueError, match="'label' parameter of calibrate_stream must be "
+                                         "a column of labels_df"):
+        calibrate_stream(scores, "k", "score", OnlineIsotonic(), label="y",
+                         labels_df=labels)
+    with pytest.raises(ValueError, match="'label' parameter of calibrate_stream"):
+        calibrate_stream(scores, "k", "score", OnlineIsotonic(), label="label")
