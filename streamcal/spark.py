@@ -105,6 +105,24 @@ def _key_fields(df, keys):
     return [df.schema[k] for k in keys]
 
 
+def _plain(value):
+    """A key value as a plain Python object (numpy scalars, as pandas hands them over,
+    print as ``np.int64(3)``)."""
+    return value.item() if hasattr(value, "item") and callable(value.item) else value
+
+
+def _key_text(keys, values) -> str:
+    """``tenant='t1'`` or ``tenant='t1', version=2``: a key, for an error message."""
+    return ", ".join(f"{k}={_plain(v)!r}" for k, v in zip(keys, values))
+
+
+def _order_text(sort, verb: str, whose: str = "the key's events") -> str:
+    """How a key's events are numbered in an error message (see the module's notes)."""
+    by = (f"by {sort[0]!r}, ties in the order of the DataFrame's rows" if len(sort) > 1
+          else "in the order of the DataFrame's rows")
+    return f"{whose} numbered from 0 in the order {verb}: {by}"
+
+
 # ------------------------------------------------------------------------ replay_by_key
 
 
@@ -132,20 +150,31 @@ def _replay_group(keys, sort, score, label, calibrators, metrics, include_raw,
     def run(pdf):
         import pandas as pd
 
-        from streamcal.replay import replay
+        from streamcal.replay import ReplayError, replay
 
         events = _sorted_events(pdf, sort)
-        result = replay(
-            events[[score, label]],
-            {name: cal.clone() for name, cal in calibrators.items()},
-            metrics,
-            score=score,
-            label=label,
-            include_raw=include_raw,
-            every=None,
-            on_error=on_error,
-            threads=1,  # Spark runs a task per core already
-        )
+        try:
+            result = replay(
+                events[[score, label]],
+                {name: cal.clone() for name, cal in calibrators.items()},
+                metrics,
+                score=score,
+                label=label,
+                include_raw=include_raw,
+                every=None,
+                on_error=on_error,
+                threads=1,  # Spark runs a task per core already
+            )
+        except ReplayError as exc:
+            # the replay numbers the rows of this key's sorted events: say so, and name
+            # the key (the row's place in df is not known here)
+            at = ""
+            if len(sort) > 1:
+                at = f"; this one has {sort[0]}={_plain(events[sort[0]].iloc[exc.line])!r}"
+            where = (f"key {_key_text(keys, [events[k].iloc[0] for k in keys])} "
+                     f"({_order_text(sort, 'replayed')}{at})")
+            raise ReplayError(exc.line, exc.reason, exc.source, where, exc.n_events,
+                              unit="event") from None
         rows = []
         for name, values in result.summary.items():
             row = {k: events[k].iloc[0] for k in keys}
@@ -212,8 +241,11 @@ def replay_by_key(
         Also score the raw scores, as the calibrator ``"raw"``.
     on_error
         ``"skip"`` (malformed rows are skipped and counted in ``n_skipped``) or
-        ``"raise"`` (the Spark job fails naming the row), as for
-        :func:`streamcal.replay`.
+        ``"raise"`` (the Spark job fails with a :class:`streamcal.ReplayError` naming
+        the key, the row's position among the key's events in the order replayed,
+        from 0, its ``time`` value when ``time`` is given, and what is wrong: "malformed
+        event 1 of key tenant='t1' (...): score is NaN (column 'score')"; the row's
+        place in ``df`` is not known to the task), as for :func:`streamcal.replay`.
 
     Returns
     -------
@@ -282,7 +314,15 @@ def _fit_group(keys, sort, score, label, calibrator, extra=()):
 
         events = _sorted_events(pdf, sort)
         cal = calibrator.clone()
-        cal.learn_many(events[score].to_numpy(float), events[label].to_numpy())
+        try:
+            cal.learn_many(events[score].to_numpy(float), events[label].to_numpy())
+        except ValueError as exc:  # the calibrator's, naming an index: say of what
+            whose = (f"the events of its chunk {_plain(events[_CHUNK].iloc[0])} "
+                     "(split_large_keys)" if _CHUNK in extra else "the key's events")
+            raise ValueError(
+                f"fit_by_key: key {_key_text(keys, [events[k].iloc[0] for k in keys])} "
+                f"({_order_text(sort, 'learnt', whose)}): {exc}"
+            ) from None
         row = {k: events[k].iloc[0] for k in list(keys) + list(extra)}
         row["snapshot"] = json.dumps(cal.to_dict())
         return pd.DataFrame([row])
@@ -355,6 +395,15 @@ def fit_by_key(df, key, score, label, calibrator, time=None, *, split_large_keys
         would need one event order across the tasks): any other raises a TypeError
         saying why. The merged state equals the unsplit one (counts exactly; float sums
         up to the order of the additions).
+
+    Raises
+    ------
+    ValueError
+        In the Spark job, when a key's events hold an invalid score or label (null, NaN,
+        outside [0, 1], a label other than 0/1): the calibrator's message, naming the
+        index of the event among the key's events in the order learnt, from 0 (with
+        ``split_large_keys``, among the events of one chunk of the key), preceded by
+        the key.
 
     Returns
     -------

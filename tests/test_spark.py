@@ -413,3 +413,53 @@ def test_stream_with_labels_df_needs_no_label_column_in_the_score_stream(spark, 
                          labels_df=labels)
     with pytest.raises(ValueError, match="'label' parameter of calibrate_stream"):
         calibrate_stream(scores, "k", "score", OnlineIsotonic(), label="label")
+
+
+def _malformed_events(spark):
+    """Key t1's events, in time order, have a NaN score second (the DataFrame's fifth
+    row); key t0's are all valid."""
+    import pandas as pd
+
+    rows = [("t0", 0, 0.2, 1), ("t1", 9, 0.7, 1), ("t0", 1, 0.4, 0), ("t0", 2, 0.6, 1),
+            ("t1", 5, float("nan"), 0), ("t1", 1, 0.3, 0)]
+    return spark.createDataFrame(pd.DataFrame(rows, columns=["tenant", "ts", "score", "label"]))
+
+
+@RUNS_SPARK
+def test_a_malformed_row_names_its_key_and_its_place_among_the_keys_events(spark):
+    # replay_by_key said "malformed row 1 of the DataFrame" (1: the row's place in its
+    # key's sorted group) without the key; fit_by_key gave the calibrator's "Got nan at
+    # index 1" without the key
+    from streamcal.spark import fit_by_key, replay_by_key
+
+    df = _malformed_events(spark)
+    with pytest.raises(Exception) as info:
+        replay_by_key(df, "tenant", "score", "label", {"p": OnlinePlatt()}, ["brier"],
+                      time="ts", on_error="raise").collect()
+    assert (
+        "malformed event 1 of key tenant='t1' (the key's events numbered from 0 in the "
+        "order replayed: by 'ts', ties in the order of the DataFrame's rows; this one "
+        "has ts=5): score is NaN (column 'score')"
+    ) in str(info.value)
+    with pytest.raises(Exception) as info:
+        replay_by_key(df, "tenant", "score", "label", {"p": OnlinePlatt()}, ["brier"],
+                      on_error="raise").collect()
+    assert (
+        "malformed event 1 of key tenant='t1' (the key's events numbered from 0 in the "
+        "order replayed: in the order of the DataFrame's rows): score is NaN"
+    ) in str(info.value)
+    out = replay_by_key(df, "tenant", "score", "label", {"p": OnlinePlatt()}, ["brier"],
+                        time="ts").toPandas()  # skipped and counted, as before
+    assert dict(zip(out["tenant"], out["n_skipped"])) == {"t0": 0, "t1": 1}
+    with pytest.raises(Exception) as info:
+        fit_by_key(df, "tenant", "score", "label", OnlineIsotonic(), time="ts").collect()
+    assert (
+        "fit_by_key: key tenant='t1' (the key's events numbered from 0 in the order "
+        "learnt: by 'ts', ties in the order of the DataFrame's rows): The 'scores' "
+        "argument of OnlineIsotonic.learn_many must be a real number in [0, 1]. Got nan "
+        "at index 1 instead."
+    ) in str(info.value)
+    with pytest.raises(Exception, match=r"fit_by_key: key tenant='t1' \(the events of "
+                                        r"its chunk \d+ \(split_large_keys\) numbered"):
+        fit_by_key(df, "tenant", "score", "label", OnlineIsotonic(),
+                   split_large_keys=1).collect()
