@@ -505,9 +505,10 @@ def _stream_processor_class():
         their labels (a map state id -> (score, p)), the labels that came before their
         scores (a map state id -> label), and the monitor's snapshot."""
 
-        def __init__(self, keys, calibrator, monitor, order, columns):
+        def __init__(self, keys, calibrator, monitor, order, columns, names):
             self.keys = keys
             self.columns = columns
+            self.names = names  # the user's score and label columns, for the errors
             self.calibrator = calibrator
             self.monitor = monitor
             self.order = order
@@ -554,12 +555,26 @@ def _stream_processor_class():
                                     "score": s, "p": p, "label": int(y),
                                     "e_value": getattr(monitor, "e_value", None)})
 
-            for event_id, s, y in zip(
+            def invalid(event_id, what, domain, value):
+                return ValueError(
+                    f"calibrate_stream: the {self.names[what]!r} column of the event "
+                    f"{event_id!r} of key {_key_text(self.keys, key)} must be {domain}. "
+                    f"Got {V.format_value(value)} instead."
+                )
+
+            # has a score / a label: not null in Spark (pandas shows a null as NaN, so
+            # a NaN score or label is told from a missing one by these flags)
+            for event_id, s, y, has_score, has_label in zip(
                 events["_id"].tolist(), events["_score"].tolist(),
-                events["_label"].tolist(),
+                events["_label"].tolist(), events["_kind"].tolist(),
+                events["_has_label"].tolist(),
             ):
-                has_score = s is not None and s == s
-                has_label = y is not None and y == y
+                if has_score and not 0.0 <= s <= 1.0:  # NaN too
+                    raise invalid(event_id, "score", V.SCORE_DOMAIN, s)
+                if has_label:
+                    if y not in (0.0, 1.0):
+                        raise invalid(event_id, "label", "a binary label in {0, 1}", y)
+                    y = int(y)
                 if has_score:
                     p = cal.predict_one(s)
                     out.append({**base, "kind": "prediction", "id": event_id,
@@ -672,6 +687,15 @@ def calibrate_stream(
         probability; for an alarm, the prediction that the monitor scored), ``label``
         (alarms) and ``e_value`` (alarms, when the monitor has one).
 
+    Raises
+    ------
+    ValueError
+        In the query (which stops, the micro-batch uncommitted), on an invalid value:
+        a score that is not null and not in [0, 1] (NaN included), or a label that is
+        not null and not 0 or 1 (0.5 included: labels are not rounded); the message
+        names the column, the event id, the key and the value. Only a null score or
+        label means "none"; filter the input first to drop invalid rows instead.
+
     Notes
     -----
     A label whose score never comes stays in the state (no timer expires it). The
@@ -717,23 +741,27 @@ def calibrate_stream(
             else functions.lit(None).cast("double").alias("_score")
         )
         cols.append(
-            functions.col(label).cast("long").alias("_label")
+            # a double, not a long: a label 0.5 or NaN is refused, not truncated to 0
+            functions.col(label).cast("double").alias("_label")
             if label is not None and label in df.columns
-            else functions.lit(None).cast("long").alias("_label")
+            else functions.lit(None).cast("double").alias("_label")
         )
         if time is not None:
             cols.append(functions.col(time).alias("_time"))
-        # labels first at equal times: 0 for a row with no score
+        # labels first at equal times: 0 for a row with no score (null; a NaN score is
+        # a score, refused by the processor)
         return df.select(*cols).withColumn(
             "_kind", functions.when(functions.col("_score").isNull(), 0).otherwise(1)
-        )
+        ).withColumn("_has_label", functions.col("_label").isNotNull())
 
     events = columns(stream_df, True)
     if labels_df is not None:
         events = events.unionByName(columns(labels_df, False))
     order = (["_time"] if time is not None else []) + ["_kind", "_id"]
-    value_columns = ["_id", "_score", "_label"] + (["_time"] if time else []) + ["_kind"]
-    processor = _stream_processor_class()(keys, calibrator, monitor, order, value_columns)
+    value_columns = (["_id", "_score", "_label"] + (["_time"] if time else [])
+                     + ["_kind", "_has_label"])
+    processor = _stream_processor_class()(keys, calibrator, monitor, order, value_columns,
+                                          {"score": score, "label": label})
     schema = types.StructType(_stream_output_fields(types, _key_fields(stream_df, keys)))
     return events.groupBy(*keys).transformWithStateInPandas(
         statefulProcessor=processor,

@@ -463,3 +463,44 @@ def test_a_malformed_row_names_its_key_and_its_place_among_the_keys_events(spark
                                         r"its chunk \d+ \(split_large_keys\) numbered"):
         fit_by_key(df, "tenant", "score", "label", OnlineIsotonic(),
                    split_large_keys=1).collect()
+
+
+def _failing_stream(spark, tmp_path, batches, label_type="long"):
+    """Run calibrate_stream over ``batches``; the text of the error stopping it."""
+    from pyspark.sql import types as T
+
+    from streamcal.spark import calibrate_stream
+
+    for i, rows in enumerate(batches):
+        _write_batch(str(tmp_path / "in"), i, rows)
+    schema = T.StructType([
+        T.StructField("k", T.StringType()), T.StructField("id", T.StringType()),
+        T.StructField("score", T.DoubleType()),
+        T.StructField("label", T.LongType() if label_type == "long" else T.DoubleType()),
+    ])
+    stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(
+        str(tmp_path / "in"))
+    out = calibrate_stream(stream, "k", "score", OnlineIsotonic(), label="label")
+    query = (out.writeStream.format("parquet")
+             .option("checkpointLocation", str(tmp_path / "ck"))
+             .trigger(availableNow=True).start(str(tmp_path / "out")))
+    with pytest.raises(Exception) as info:
+        query.awaitTermination()
+    return str(info.value)
+
+
+@RUNS_SPARK
+def test_a_nan_score_or_a_fractional_label_stops_the_stream_naming_the_event(spark, tmp_path):
+    # a NaN score (not null) was taken for a missing one: the row became a lone label
+    # waiting forever, with no prediction, no error; a label 0.5 was cast to 0
+    first = [{"k": "a", "id": "e1", "score": 0.3, "label": None},
+             {"k": "b", "id": "e2", "score": 0.6, "label": 1}]
+    nan_score = [{"k": "b", "id": "e3", "score": 0.5, "label": None},
+                 {"k": "a", "id": "e7", "score": float("nan"), "label": None}]
+    text = _failing_stream(spark, tmp_path / "nan", [first, nan_score])
+    assert ("calibrate_stream: the 'score' column of the event 'e7' of key k='a' must "
+            "be a real number in [0, 1]. Got nan instead.") in text
+    half_label = [{"k": "a", "id": "e1", "score": None, "label": 0.5}]
+    text = _failing_stream(spark, tmp_path / "half", [first, half_label], "double")
+    assert ("calibrate_stream: the 'label' column of the event 'e1' of key k='a' must "
+            "be a binary label in {0, 1}. Got 0.5 instead.") in text
