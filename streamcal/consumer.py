@@ -36,7 +36,10 @@ Exactly once
   (``XAUTOCLAIM``), re-reads them (delivered, but not acknowledged because their commit
   never ran) and applies them again from the committed state, skipping any entry at
   or below the snapshot's last applied ids. So after a crash at any moment the output
-  stream receives exactly the entries an uninterrupted run writes.
+  stream receives exactly the entries an uninterrupted run writes. A snapshot that
+  cannot be resumed from (not JSON, a missing or malformed entry, a key of another
+  Redis type) is checked before anything is built from it and refused with one
+  ValueError naming the Redis key, the entry, what it must be and what it holds.
 - **Deterministic output ids.** The output entry of the input entry ``ms-seq`` has id
   ``ms-(3 seq)`` for a score event and ``ms-(3 seq + 2)`` for a label event (an alarm;
   ``+ 1``: the alarm of a score event whose label came first),
@@ -110,6 +113,7 @@ __all__ = ["Consumer", "connect", "output_id", "shard_of"]
 _OWNER = "Consumer"
 _FORMAT = 2  # 2: pending score events keep their entry id; foreign ids are a dict
 _MAX_ID = (2**64 - 1, 2**64 - 1)
+_ABSENT = object()  # an entry missing from a saved state
 _FIELDS = {"id": "id", "score": "score", "label": "label", "p": "p"}
 _LABELS = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "false": 0, "true": 1}
 _BIT = {"events": 0, "labels": 1}
@@ -337,19 +341,143 @@ class Consumer:
             "n_dead": self.n_dead,
         }, separators=(",", ":"))
 
+    def _state_error(self, why: str) -> ValueError:
+        return ValueError(
+            f"The state saved at {self.state_key!r} is unreadable or invalid: {why}. "
+            "It cannot be resumed from: restore a good copy, or delete the state, the "
+            "output and the group to start over."
+        )
+
+    def _entry_error(self, entry: str, domain: str, value) -> ValueError:
+        got = "no such entry" if value is _ABSENT else V.format_value(value)
+        return self._state_error(f"its entry {entry} must be {domain}. Got {got} instead")
+
+    def _decode_state(self, text) -> dict:
+        """The saved JSON as a dict whose entries :meth:`_restore` can use, or the
+        ValueError naming the Redis key and what is wrong."""
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError:
+                raise self._state_error(
+                    f"it is not UTF-8 text (it starts with {V.format_value(text[:40])})"
+                ) from None
+        if not text.strip():
+            raise self._state_error("it is empty, not the JSON text a consumer saves")
+        try:
+            d = json.loads(text)
+        except ValueError as exc:  # JSONDecodeError, or a number too long to parse
+            raise self._state_error(
+                f"it is not JSON ({exc}; it starts with {V.format_value(text[:40])})"
+            ) from None
+        if not isinstance(d, dict):
+            raise self._state_error(
+                f"it must be a JSON object. Got {V.format_value(d)} instead")
+        if d.get("format") not in (1, _FORMAT):
+            raise self._entry_error("'format'", f"1 or {_FORMAT}", d.get("format", _ABSENT))
+        if not isinstance(d.get("config"), dict):
+            raise self._entry_error("'config'", "a JSON object (the consumer's options)",
+                                    d.get("config", _ABSENT))
+        return d
+
+    def _check_state(self, d: dict) -> None:
+        """Every entry of a decoded state of this consumer's options, checked before
+        anything is built from it: the ValueError names the first bad one."""
+        fmt = d["format"]
+        d = {name: d.get(name, _ABSENT) for name in (
+            "applied", "calibrators", "monitor", "pending", "foreign", "early", "n_applied",
+            "n_dead")}
+
+        def is_id(v):
+            if not isinstance(v, str):
+                return False
+            ms, dash, seq = v.partition("-")
+            return (dash == "-" and ms.isascii() and ms.isdigit() and seq.isascii()
+                    and seq.isdigit() and int(ms) <= _MAX_ID[0] and int(seq) <= _MAX_ID[1])
+
+        def is_prob(v):
+            return V.is_real(v) and not isinstance(v, bool) and 0.0 <= v <= 1.0
+
+        def count(v):
+            return V.is_integer(v) and not isinstance(v, bool) and v >= 0
+
+        ID = "an entry id 'ms-seq'"
+        applied = d["applied"]
+        if not (isinstance(applied, dict) and set(applied) == set(_BIT)):
+            raise self._entry_error("'applied'", "a JSON object {'events': id, 'labels': "
+                                    "id}", applied)
+        for s, v in applied.items():
+            if not is_id(v):
+                raise self._entry_error(f"'applied'[{s!r}]", ID, v)
+        cals = d["calibrators"]
+        if not (isinstance(cals, list) and len(cals) == len(self._cals)
+                and all(isinstance(c, dict) for c in cals)):
+            raise self._entry_error("'calibrators'", f"a list of {len(self._cals)} "
+                                    "calibrator snapshots (JSON objects)", cals)
+        if self.monitor and not isinstance(d["monitor"], dict):
+            raise self._entry_error("'monitor'", "a monitor snapshot (a JSON object)",
+                                    d["monitor"])
+        key_ok = (lambda k: isinstance(k, str)) if self.key is not None else (
+            lambda k: k is None)
+        key_domain = "a str (the key)" if self.key is not None else "null (no key)"
+        pending = d["pending"]
+        n = 4 if fmt == _FORMAT else 3
+        shape = "[score, key, p, entry id]" if n == 4 else "[score, key, p]"
+        if not isinstance(pending, dict):
+            raise self._entry_error("'pending'", f"a JSON object: event id -> {shape}",
+                                    pending)
+        for i, v in pending.items():
+            if not (isinstance(v, list) and len(v) == n and is_prob(v[0])
+                    and key_ok(v[1]) and is_prob(v[2]) and (n == 3 or is_id(v[3]))):
+                raise self._entry_error(
+                    f"'pending'[{i!r}]", f"{shape} with score and p in [0, 1], key "
+                    f"{key_domain}" + (f", entry id {ID}" if n == 4 else ""), v)
+        foreign = d["foreign"]
+        if fmt == _FORMAT:
+            ok = isinstance(foreign, dict) and all(is_id(v) for v in foreign.values())
+            domain = f"a JSON object: event id -> {ID}"
+        else:
+            ok = isinstance(foreign, (list, dict)) and all(isinstance(v, str) for v in foreign)
+            domain = "a list of event ids"
+        if not ok:
+            raise self._entry_error("'foreign'", domain, foreign)
+        early = d["early"]
+        if not isinstance(early, dict):
+            raise self._entry_error("'early'", "a JSON object: event id -> [entry id, "
+                                    "label, fields]", early)
+        for i, v in early.items():
+            if not (isinstance(v, list) and len(v) == 3 and is_id(v[0])
+                    and v[1] in (0, 1) and not isinstance(v[1], (bool, float))
+                    and isinstance(v[2], dict)):
+                raise self._entry_error(f"'early'[{i!r}]", f"[entry id, label, fields] "
+                                        f"with {ID}, a label 0 or 1, fields an object", v)
+        for name in ("n_applied", "n_dead"):
+            if not count(d[name]):
+                raise self._entry_error(repr(name), "an int >= 0", d[name])
+
+    def _from_snapshot(self, entry: str, cls, snapshot):
+        """``cls.from_dict(snapshot)``, a snapshot error naming the state's entry."""
+        try:
+            return cls.from_dict(snapshot)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+            raise self._state_error(f"its entry {entry} is not a snapshot of "
+                                    f"{cls.__name__}: {exc}") from None
+
     def _restore(self, text) -> None:
-        d = json.loads(text)
-        if d.get("format") not in (1, _FORMAT) or d.get("config") != json.loads(
-                json.dumps(self._config())):
+        d = self._decode_state(text)
+        if d["config"] != json.loads(json.dumps(self._config())):
             raise ValueError(
                 f"The state saved at {self.state_key!r} was written by a consumer with "
                 f"other options ({d.get('config')!r}); this one has {self._config()!r}. "
                 "Use another output stream, or delete the state, the output and the "
                 "group to start over."
             )
-        self._cals = [type(c).from_dict(s) for c, s in zip(self._cals, d["calibrators"])]
+        self._check_state(d)
+        self._cals = [self._from_snapshot(f"'calibrators'[{i}]", type(c), s)
+                      for i, (c, s) in enumerate(zip(self._cals, d["calibrators"]))]
         if self._monitor is not None:
-            self._monitor = type(self._monitor).from_dict(d["monitor"])
+            self._monitor = self._from_snapshot("'monitor'", type(self._monitor),
+                                                d["monitor"])
         self._applied = {s: _parse_id(v) for s, v in d["applied"].items()}
         self._pending, self._foreign = d["pending"], d["foreign"]
         if d["format"] == 1:  # no entry ids kept: the last applied one bounds them
@@ -374,7 +502,13 @@ class Consumer:
             except redis.exceptions.ResponseError as exc:
                 if "BUSYGROUP" not in str(exc):
                     raise
-        saved = client.get(self.state_key)
+        try:
+            saved = client.get(self.state_key)
+        except redis.exceptions.ResponseError as exc:  # WRONGTYPE: not a string
+            kind = _text(client.type(self.state_key))
+            raise self._state_error(
+                f"the Redis key holds a {kind}, not a string (the JSON text a consumer "
+                f"saves): {exc}") from None
         if saved is not None:
             self._restore(saved)
         for stream in (self.events, self.labels):  # a previous consumer's pending entries

@@ -523,3 +523,91 @@ def test_an_event_without_an_id_is_a_dead_letter_naming_the_field(apply, what, e
     )):
         getattr(consumer, apply)("1-0", raw)
     assert consumer._pending == {} and not consumer._foreign and consumer._early == {}
+
+
+# ------------------------------------------------------------- a corrupted saved state
+
+_UNREADABLE = r"^The state saved at 'out:state' is unreadable or invalid: "
+
+
+def _corrupt(state: bytes) -> dict:
+    """Corruptions of a saved state: name -> (the stored bytes, what the error says)."""
+    d = json.loads(state)
+
+    def changed(**entries):
+        return json.dumps({**d, **entries}).encode()
+
+    missing = json.dumps({k: v for k, v in d.items() if k != "calibrators"}).encode()
+    return {
+        "truncated": (state[: len(state) // 2], r"it is not JSON \(Expecting"),
+        "garbage bytes": (b"\xff\xfe\x00garbage", r"it is not UTF-8 text \(it starts "
+                          r"with b'\\xff\\xfe\\x00garbage'\)"),
+        "empty": (b"", "it is empty"),
+        "not an object": (b"[1, 2]", r"it must be a JSON object. Got \[1, 2\] instead"),
+        "missing calibrators": (missing, r"its entry 'calibrators' must be a list of 1 "
+                                r"calibrator snapshots \(JSON objects\). Got no such entry"),
+        "calibrators 5": (changed(calibrators=5), "its entry 'calibrators' must be a "
+                          "list of 1 calibrator snapshots .*Got 5 instead"),
+        "calibrator garbage": (changed(calibrators=[{"class": "Nope"}]),
+                               r"its entry 'calibrators'\[0\] is not a snapshot of "
+                               "KeyedCalibrator: "),
+        "pending a list": (changed(pending=[1, 2]), r"its entry 'pending' must be a JSON "
+                           r"object: event id -> \[score, key, p, entry id\]. Got \[1, 2\]"),
+        "pending score 2": (changed(pending={"e1": [2.0, "k1", 0.5, "1-0"]}),
+                            r"its entry 'pending'\['e1'\] must be \[score, key, p, "
+                            r"entry id\] with score and p in \[0, 1\].*Got \[2.0, "),
+        "applied x-y": (changed(applied={"events": "x-y", "labels": "0-0"}),
+                        r"its entry 'applied'\['events'\] must be an entry id 'ms-seq'. "
+                        "Got 'x-y' instead"),
+        "n_dead -1": (changed(n_dead=-1), "its entry 'n_dead' must be an int >= 0. Got -1"),
+        "format 7": (changed(format=7), "its entry 'format' must be 1 or 2. Got 7"),
+    }
+
+
+def _saved_state(client) -> bytes:
+    _produce(client, 200, seed=1)
+    consumer = Consumer(client, "events", "labels", "out", key="key", checkpoint_every=50)
+    for _ in range(3):
+        consumer.step()
+    consumer.close()
+    return client.get("out:state")
+
+
+@needs_server
+def test_a_corrupted_state_is_refused_naming_the_key_and_the_entry(client):
+    # each of these gave a raw JSONDecodeError, KeyError, TypeError, AttributeError or
+    # ValueError from int(); the state is checked before anything is built from it
+    state = _saved_state(client)
+    for name, (stored, says) in _corrupt(state).items():
+        client.set("out:state", stored)
+        consumer = Consumer(client, "events", "labels", "out", key="key")
+        with pytest.raises(ValueError, match=_UNREADABLE + says) as info:
+            consumer.step()
+        assert "delete the state, the output and the group" in str(info.value), name
+        assert client.get("out:state") == stored and consumer.n_applied == 0, name
+    client.delete("out:state")
+    client.hset("out:state", "a", "b")  # gave Redis' WRONGTYPE ResponseError
+    with pytest.raises(ValueError, match=_UNREADABLE + "the Redis key holds a hash, not "
+                                         "a string"):
+        Consumer(client, "events", "labels", "out", key="key").step()
+
+
+@needs_server
+def test_the_command_reports_a_corrupted_state_in_one_line(server, client):
+    state = _saved_state(client)
+    for stored in (state[:-10], None):
+        if stored is None:
+            client.delete("out:state")
+            client.rpush("out:state", "x")
+        else:
+            client.set("out:state", stored)
+        proc = subprocess.run(
+            [sys.executable, "-m", "streamcal", "consume", "--redis", server, "--events",
+             "events", "--labels", "labels", "--out", "out", "--key", "key"],
+            capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1
+        last = proc.stderr.strip().splitlines()[-1]
+        assert last.startswith("streamcal consume: ValueError: The state saved at "
+                               "'out:state' is unreadable or invalid: "), last
+        assert ("it is not JSON" if stored else "holds a list, not a string") in last
+        assert "Traceback" not in proc.stderr

@@ -52,7 +52,7 @@ def _consume(args) -> int:
     print(f"{prog}: {consumer!r}: running (SIGTERM or Ctrl-C stops)", file=sys.stderr, flush=True)
     try:
         consumer.run(stop_event=stop)
-    except Exception as exc:  # a lost connection, a state of other options
+    except Exception as exc:  # a lost connection, a state of other options or unreadable
         print(f"{prog}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     finally:
