@@ -304,8 +304,11 @@ def parse_spec(spec: str, kind: str = "calibrator") -> tuple[str, dict]:
 
 def canonical_spec(spec: str, kind: str = "calibrator") -> str:
     """The spec written the one standard way: lower-case name, no spaces, values as
-    Python writes them (two specs that build the same object with the same parameters
-    in the same order have the same canonical form). Cost O(len(spec)).
+    Python writes them (two spellings of the same parameter values, of the same types,
+    in the same order have the same canonical form). Only the text is normalised:
+    ``isotonic``, ``isotonic:prior_strength=0`` and ``isotonic:prior_strength=0.0``
+    build the same object under three canonical forms (``streamcal replay`` refuses
+    such specs as duplicates by comparing the objects they build). Cost O(len(spec)).
 
     Examples
     --------

@@ -132,7 +132,7 @@ def _specs(specs, kind, make, argument, other=None):
     of them is reported as such (``text`` says what to do) rather than as unknown."""
     from streamcal import registry
 
-    out = {}
+    out, seen = {}, {}
     for spec in specs:
         try:
             name = registry.canonical_spec(spec, kind)
@@ -151,8 +151,28 @@ def _specs(specs, kind, make, argument, other=None):
             raise UsageError(argument, message) from None
         if name in out:
             raise UsageError(argument, f"{spec!r} is given twice (as {name!r}).")
+        built = _built(obj)
+        same = next((n for n, b in seen.items() if built is not None and b == built), None)
+        if same is not None:
+            what = "metric" if kind == "metric" else "calibrator"
+            raise UsageError(
+                argument,
+                f"{spec!r} is given twice (it builds the same {what} as {same!r}).",
+            )
+        seen[name] = built
         out[name] = obj
     return out
+
+
+def _built(obj) -> tuple | None:
+    """What a freshly built calibrator or metric is (its class, parameters and state,
+    as ``to_dict`` gives them), to tell specs that build the same object though spelt
+    differently (``isotonic``, ``isotonic:prior_strength=0``, ``...=0.0``); None when
+    it cannot be told."""
+    try:
+        return (type(obj), obj.to_dict())  # compared with ==: 0 and 0.0 are equal
+    except Exception:  # noqa: BLE001 - any object the registry builds may be given
+        return None
 
 
 def _calibrators_and_metrics(args, multiclass: bool) -> tuple[dict, dict]:

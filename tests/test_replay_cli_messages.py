@@ -1,0 +1,65 @@
+"""Small defects of ``streamcal replay``'s checks and messages, each with its regression
+test."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamcal.cli import main
+
+from tests.test_cli_replay import write_log
+
+
+@pytest.fixture
+def log(tmp_path):
+    path = tmp_path / "log.csv"
+    write_log(path, n=200)
+    return str(path)
+
+
+def _usage(capsys, argv):
+    assert main(argv) == 2, argv
+    captured = capsys.readouterr()
+    assert captured.out == "" and "usage: streamcal replay" in captured.err
+    return captured.err
+
+
+@pytest.mark.parametrize(
+    "specs, option, message",
+    [
+        (
+            ["--calibrator", "isotonic", "isotonic:prior_strength=0",
+             "isotonic:prior_strength=0.0"],
+            "--calibrator",
+            "'isotonic:prior_strength=0' is given twice (it builds the same calibrator "
+            "as 'isotonic').",
+        ),
+        (
+            ["--calibrator", "isotonic:prior_strength=0.0", "isotonic:prior_strength=0"],
+            "--calibrator",
+            "'isotonic:prior_strength=0' is given twice (it builds the same calibrator "
+            "as 'isotonic:prior_strength=0.0').",
+        ),
+        (
+            ["--calibrator", "tops", "tracking:base=platt"],
+            "--calibrator",
+            "'tracking:base=platt' is given twice (it builds the same calibrator as 'tops').",
+        ),
+        (
+            ["--metric", "ece", "ece:n_bins=10"],
+            "--metric",
+            "'ece:n_bins=10' is given twice (it builds the same metric as 'ece').",
+        ),
+    ],
+)
+def test_equivalent_specs_are_duplicates(log, capsys, specs, option, message):
+    err = _usage(capsys, ["replay", log, *specs])
+    assert f"argument {option}: {message}" in err
+
+
+def test_different_parameters_are_not_duplicates(log, capsys):
+    argv = ["replay", log, "--calibrator", "isotonic", "isotonic:prior_strength=1",
+            "--metric", "ece", "ece:n_bins=15", "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "isotonic:prior_strength=1" in out and "ece:n_bins=15" in out
