@@ -63,3 +63,10 @@ def test_different_parameters_are_not_duplicates(log, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "isotonic:prior_strength=1" in out and "ece:n_bins=15" in out
+
+
+@pytest.mark.parametrize("option", ["--score", "--label", "--time", "--label-time", "--id"])
+@pytest.mark.parametrize("value", ["", " "])
+def test_an_empty_column_option_is_a_usage_error(log, capsys, option, value):
+    err = _usage(capsys, ["replay", log, option, value, "--calibrator", "platt"])
+    assert f"argument {option}: must name a column of the log. Got {value!r} instead." in err

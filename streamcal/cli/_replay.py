@@ -338,7 +338,18 @@ def _remove_folders(folders) -> None:
 def _replay_inputs(args) -> dict:
     """Check the arguments that argparse cannot check; return the arguments of
     :func:`streamcal.replay` and what the report says about them."""
-    score = args.score or "score"
+    for option, value in (
+        ("--score", args.score),
+        ("--label", args.label),
+        ("--time", args.time),
+        ("--label-time", args.label_time),
+        ("--id", args.id),
+    ):
+        if value is not None and not value.strip():
+            raise UsageError(
+                option, f"must name a column of the log. Got {value!r} instead."
+            )
+    score = "score" if args.score is None else args.score
     score_cols = [c.strip() for c in score.split(",")]
     multiclass = len(score_cols) > 1
     if any(not c for c in score_cols):
@@ -367,7 +378,7 @@ def _replay_inputs(args) -> dict:
             raise UsageError("LOG", f"{log!r} is a directory, not a log file.")
     # standard input can be read once only: its header is checked by the replay
     header = None if stdin else _csv_header(log, delimiter, args.format)
-    label = args.label or "label"
+    label = "label" if args.label is None else args.label
     time_col = args.time
     label_time = args.label_time
     if bundled and header:  # the bundled log's own columns, unless told otherwise
