@@ -177,9 +177,9 @@ def test_nice_ceiling_and_row_count(tmp_path):
         ),
         (
             ["--label-time", "time"],
-            ["Delayed labels need the events' 'time' column"],
+            ["Delayed labels need the events' --time column"],
         ),
-        (["--labels", "x.csv"], ["The 'id' and 'labels' arguments of replay go together"]),
+        (["--labels", "x.csv"], ["The --id and --labels options go together"]),
         (["--resume"], ["argument --resume: needs --checkpoint"]),
         (["--window", "0"], ["argument --window", "must be an int >= 1"]),
         (["--every", "x"], ["argument --every", "must be an int >= 1. Got 'x'"]),
@@ -210,7 +210,7 @@ def test_usage_errors_about_files(tmp_path, capsys):
     )
     assert "argument --out" in capsys.readouterr().err
     assert main(["replay", str(tmp_path / "log.csv"), "--id", "time"]) == 2
-    assert "The 'id' and 'labels' arguments of replay go together" in capsys.readouterr().err
+    assert "The --id and --labels options go together" in capsys.readouterr().err
 
 
 def test_out_and_checkpoint_paths_are_checked_before_the_replay(tmp_path, capsys):
@@ -943,7 +943,7 @@ def test_option_pairs_are_checked_by_replay_itself(log, tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "usage: streamcal replay" in err
-    assert "The 'id' and 'labels' arguments of replay go together" in err
+    assert "The --id and --labels options go together" in err
     assert not out.exists()
     with pytest.raises(ValueError, match="The 'id' and 'labels' arguments of replay go together"):
         streamcal.replay(str(path), {"isotonic": streamcal.OnlineIsotonic()}, labels=str(labels))

@@ -70,3 +70,30 @@ def test_different_parameters_are_not_duplicates(log, capsys):
 def test_an_empty_column_option_is_a_usage_error(log, capsys, option, value):
     err = _usage(capsys, ["replay", log, option, value, "--calibrator", "platt"])
     assert f"argument {option}: must name a column of the log. Got {value!r} instead." in err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--id", "time"], "The --id and --labels options go together: label records "
+         "(--labels) joined to the events by an id column (--id)."),
+        (["--label-time", "time"], "Delayed labels need the events' --time column"),
+        (["--score", "a,a", "--calibrator", "fir"],
+         "The --score option must be columns naming distinct classes. Got ['a', 'a']"),
+    ],
+)
+def test_messages_name_the_options(log, tmp_path, capsys, argv, message):
+    if argv[0] == "--score":
+        log = str(tmp_path / "classes.csv")
+        with open(log, "w") as f:
+            f.write("a,label\n0.5,a\n")
+    err = _usage(capsys, ["replay", log, *argv])
+    assert message in err
+    assert "of replay" not in err
+
+
+def test_delimiter_of_a_json_lines_log_names_the_option(tmp_path, capsys):
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"score": 0.5, "label": 1}\n')
+    err = _usage(capsys, ["replay", str(path), "--delimiter", ";"])
+    assert "The --delimiter option applies to CSV and TSV logs only" in err

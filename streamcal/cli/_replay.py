@@ -631,6 +631,61 @@ def _print_errors(result, prog: str, shown: int = 5) -> None:
         )
 
 
+# the arguments of streamcal.replay that the options of the command set
+_OPTIONS = {
+    "events": "LOG",
+    "score": "--score",
+    "label": "--label",
+    "time": "--time",
+    "label_time": "--label-time",
+    "id": "--id",
+    "labels": "--labels",
+    "calibrators": "--calibrator",
+    "metrics": "--metric",
+    "window": "--window",
+    "every": "--every",
+    "format": "--format",
+    "delimiter": "--delimiter",
+    "checkpoint": "--checkpoint",
+    "checkpoint_every": "--checkpoint-every",
+    "checkpoint_share": "--checkpoint-share",
+    "resume": "--resume",
+    "threads": "--threads",
+    "on_error": "--on-error",
+}
+
+
+def _options_named(message: str) -> str:
+    """A message of :func:`streamcal.replay` about its arguments, naming the command's
+    options instead ("The 'id' and 'labels' arguments of replay" -> "The --id and
+    --labels options"); other messages unchanged."""
+    import re
+
+    def option(name: str) -> str | None:
+        return _OPTIONS.get(name)
+
+    def pair(m):
+        a, b = option(m.group(1)), option(m.group(2))
+        return f"The {a} and {b} options" if a and b else m.group(0)
+
+    def one(m):
+        a = option(m.group(1))
+        return f"The {a} option" if a else m.group(0)
+
+    text = re.sub(r"The '(\w+)' and '(\w+)' arguments of replay", pair, message)
+    text = re.sub(r"The '(\w+)' (?:argument|parameter) of replay", one, text)
+    text = re.sub(  # "Delayed labels need the events' 'time' column"
+        r"the events' '(\w+)' column",
+        lambda m: f"the events' {option(m.group(1))} column" if option(m.group(1)) else m.group(0),
+        text,
+    )
+    if text != message:  # the arguments named in parentheses, as "(labels)"
+        text = re.sub(
+            r"\((\w+)\)", lambda m: f"({option(m.group(1)) or m.group(1)})", text
+        )
+    return text
+
+
 def _nothing_learnt(result, log: str) -> str:
     """Why a replay learnt no event."""
     if result.n_events == 0 and result.n_skipped == 0:
@@ -732,7 +787,7 @@ def _replay(args) -> int:
             progress.close()
         _remove_folders(created)
         args.subparser.print_usage(sys.stderr)
-        print(f"{prog}: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {_options_named(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     finally:
         if progress:
