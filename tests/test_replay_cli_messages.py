@@ -97,3 +97,24 @@ def test_delimiter_of_a_json_lines_log_names_the_option(tmp_path, capsys):
     path.write_text('{"score": 0.5, "label": 1}\n')
     err = _usage(capsys, ["replay", str(path), "--delimiter", ";"])
     assert "The --delimiter option applies to CSV and TSV logs only" in err
+
+
+def _malformed_log(path):
+    with open(path, "w") as f:
+        f.write("score,label\n" + "x,1\n" * 20 + "0.4,1\n0.6,0\n" * 150)
+
+
+def test_the_summary_json_hint_only_with_a_report(tmp_path, capsys):
+    path = tmp_path / "m.csv"
+    _malformed_log(path)
+    base = ["replay", str(path), "--calibrator", "platt", "--no-progress",
+            "--max-malformed", "1"]
+    assert main(base) == 0
+    err = capsys.readouterr().err
+    assert "... and 15 more malformed rows (20 skipped; --out DIR lists all in summary.json)" in err
+    assert "are listed in summary.json" not in err
+    out = tmp_path / "report"
+    assert main([*base, "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "(20 skipped; all are listed in summary.json)" in err
+    assert (out / "summary.json").exists()

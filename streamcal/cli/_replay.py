@@ -612,18 +612,25 @@ def _print_counts(result, elapsed: float, file) -> None:
     )
 
 
-def _print_errors(result, prog: str, shown: int = 5) -> None:
+def _print_errors(result, prog: str, shown: int = 5, report: bool = False) -> None:
     """The first ``shown`` malformed rows, then how many more (of all those skipped:
-    ``result.errors`` keeps only the first ``max_errors``)."""
+    ``result.errors`` keeps only the first ``max_errors``, listed in the summary.json
+    of the report when ``report``: one is written)."""
     for line, message in result.errors[:shown]:
         print(f"  skipped line {line}: {message}", file=sys.stderr)
     listed = min(len(result.errors), shown)
     if result.n_skipped > listed:
-        kept = (
-            f"; the first {len(result.errors):,} are listed in summary.json with --out"
-            if len(result.errors) > listed
-            else ""
-        )
+        kept = ""
+        if len(result.errors) > listed:
+            which = (
+                "all" if len(result.errors) >= result.n_skipped
+                else f"the first {len(result.errors):,}"
+            )
+            kept = (
+                f"; {which} are listed in summary.json"
+                if report
+                else f"; --out DIR lists {which} in summary.json"
+            )
         print(
             f"  ... and {result.n_skipped - listed:,} more malformed rows "
             f"({result.n_skipped:,} skipped{kept})",
@@ -797,7 +804,10 @@ def _replay(args) -> int:
 
     print(f"streamcal replay: {shown}" + (" (interrupted)" if stopped else ""))
     _print_counts(result, elapsed, sys.stdout)
-    _print_errors(result, prog)
+    # the report (and its summary.json) is written unless nothing was learnt or stopped
+    _print_errors(
+        result, prog, report=args.out is not None and result.n_learnt > 0 and not stopped
+    )
     if result.n_learnt == 0:
         _remove_folders(created)
         print(f"{prog}: {_nothing_learnt(result, shown)}", file=sys.stderr)
