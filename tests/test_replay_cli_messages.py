@@ -3,6 +3,8 @@ test."""
 
 from __future__ import annotations
 
+import gzip
+
 import pytest
 
 from streamcal.cli import main
@@ -118,3 +120,18 @@ def test_the_summary_json_hint_only_with_a_report(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "(20 skipped; all are listed in summary.json)" in err
     assert (out / "summary.json").exists()
+
+
+def test_a_gzip_crc_error_says_the_file_is_damaged(tmp_path, capsys):
+    data = b"score,label\n" + b"0.4,1\n0.6,0\n" * 2000
+    z = bytearray(gzip.compress(data))
+    z[-8] ^= 0xFF  # the CRC-32 of the trailer
+    path = tmp_path / "log.csv.gz"
+    path.write_bytes(bytes(z))
+    assert main(["replay", str(path), "--calibrator", "platt", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot read the log 'log.csv.gz': the file is damaged (CRC check failed 0x" in err
+    assert "not a gzip file" not in err
+    path.write_bytes(b"plain text, not gzip\n")
+    assert main(["replay", str(path), "--calibrator", "platt", "--no-progress"]) == 1
+    assert "it is not a gzip file" in capsys.readouterr().err

@@ -237,6 +237,10 @@ def damaged_log(name: str, exc: BaseException) -> OSError:
     (the rows read before it are kept: a checkpoint written before it stays valid)."""
     if isinstance(exc, EOFError):
         reason = "the compressed file ends before its end-of-stream marker (cut short)"
+    elif isinstance(exc, gzip.BadGzipFile) and str(exc).startswith(
+        ("CRC check failed", "Incorrect length")
+    ):  # a gzip file whose trailer does not match its data
+        reason = f"the file is damaged ({exc})"
     elif isinstance(exc, gzip.BadGzipFile):
         reason = f"it is not a gzip file ({exc})"
     else:
