@@ -135,3 +135,21 @@ def test_a_gzip_crc_error_says_the_file_is_damaged(tmp_path, capsys):
     path.write_bytes(b"plain text, not gzip\n")
     assert main(["replay", str(path), "--calibrator", "platt", "--no-progress"]) == 1
     assert "it is not a gzip file" in capsys.readouterr().err
+
+
+def test_a_checkpoint_in_the_out_folder_to_create(log, tmp_path, capsys):
+    out = tmp_path / "new" / "report"
+    ckpt = out / "state.json"
+    argv = ["replay", log, "--calibrator", "platt", "--no-progress", "--out", str(out),
+            "--checkpoint", str(ckpt)]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert ckpt.exists() and (out / "summary.json").exists()
+    capsys.readouterr()
+    # a folder --out does not create is still refused, and the folders created are
+    # removed again
+    out2 = tmp_path / "other"
+    argv = ["replay", log, "--calibrator", "platt", "--out", str(out2),
+            "--checkpoint", str(out2 / "sub" / "state.json")]
+    err = _usage(capsys, argv)
+    assert "argument --checkpoint: cannot write the checkpoint" in err
+    assert not out2.exists()

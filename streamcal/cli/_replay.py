@@ -428,6 +428,9 @@ def _replay_inputs(args) -> dict:
                     f"no column {column!r} (the {option} column) in {args.labels!r}. "
                     f"Its columns: {', '.join(label_header)}.",
                 )
+    # last of the checks, as it creates the folder; then the checkpoint, which may be
+    # in that folder (removed again if the checkpoint is refused)
+    created = [] if args.out is None else _check_out(args.out)
     if args.checkpoint is not None:
         others = [] if stdin else [("the log (LOG)", log)]
         if args.labels is not None:
@@ -437,9 +440,11 @@ def _replay_inputs(args) -> dict:
                 ("a file of the --out report", os.path.join(args.out, name))
                 for name in ("index.html", "summary.json")
             ]
-        _check_checkpoint(args.checkpoint, others)
-    # last of the checks, as it creates the folder
-    created = [] if args.out is None else _check_out(args.out)
+        try:
+            _check_checkpoint(args.checkpoint, others)
+        except UsageError:
+            _remove_folders(created)
+            raise
 
     total = None
     every = args.every
