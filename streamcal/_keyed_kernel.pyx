@@ -30,9 +30,9 @@ from streamcal._cvalidation cimport check_label, check_score, check_weight
 from streamcal.core._newton cimport LogisticKernel
 
 import collections
-import copy
 
 from streamcal import _validation as V
+from streamcal._snapshot import restored_on_error
 
 __all__ = ["KeyedKernel", "compiled_logistic"]
 
@@ -233,10 +233,6 @@ def _learn_both(cal, fallback, score, label, w):
     weight rule before changing anything, but the fallback, which learns every key's
     events, may refuse a weight the key's calibrator took, so the key's state is saved
     first and restored if the fallback raises."""
-    saved = copy.deepcopy(cal._get_state())
-    cal.learn_one(score, label, w)
-    try:
+    with restored_on_error(cal, errors=BaseException):
+        cal.learn_one(score, label, w)
         fallback.learn_one(score, label, w)
-    except BaseException:
-        cal._set_state(saved)
-        raise

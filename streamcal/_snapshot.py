@@ -32,6 +32,8 @@ class can never take the place of a built-in one.
 from __future__ import annotations
 
 import abc
+import contextlib
+import copy
 import importlib
 import inspect
 import math
@@ -468,6 +470,37 @@ def from_dict(cls: type, d, registry: dict):
         if key not in names:
             check.fail(check.at("params", key), f"absent (the parameters are {names})", params[key], " (an unknown parameter)")
     return _build(klass, params, state, owner)
+
+
+@contextlib.contextmanager
+def restored_on_error(*objects, errors=(Exception,)):
+    """Run the block; if it raises one of ``errors``, put the state of every object back
+    as it was (``_get_state()`` deep-copied before, ``_set_state`` after) and re-raise.
+    The one home of the atomic slow paths: a batch that may hold a weight the state
+    cannot take, a KeyedCalibrator's fallback that may refuse what the key's calibrator
+    took. O(state).
+
+    Examples
+    --------
+    >>> from streamcal import OnlinePlatt
+    >>> cal = OnlinePlatt()
+    >>> try:
+    ...     with restored_on_error(cal):
+    ...         cal.learn_one(0.7, 1)
+    ...         raise ValueError("refused later")
+    ... except ValueError:
+    ...     pass
+    >>> cal.to_dict() == OnlinePlatt().to_dict()
+    True
+
+    """
+    saved = [copy.deepcopy(obj._get_state()) for obj in objects]
+    try:
+        yield
+    except errors:
+        for obj, state in zip(objects, saved):
+            obj._set_state(state)
+        raise
 
 
 def _import_public(cls: type, name: str, registry: dict):

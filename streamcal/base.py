@@ -392,12 +392,8 @@ class BinaryCalibrator(_Calibrator, _snapshot.Snapshot, _merge.Mergeable, base.E
         # side effects and all): its state is saved, and restored if the loop raises.
         learning = kinds != PREDICT
         if type(self)._weights_surely_fit is BinaryCalibrator._weights_surely_fit:
-            saved = copy.deepcopy(self._get_state())
-            try:
+            with _snapshot.restored_on_error(self):
                 return self._operations_loop(kinds, scores, labels, w)
-            except Exception:
-                self._set_state(saved)
-                raise
         refused = self._weight_refusal(scores[learning], labels[learning], w[learning])
         if refused >= 0:
             i = int(np.flatnonzero(learning)[refused])

@@ -15,6 +15,7 @@ import typing
 import numpy as np
 
 from streamcal import _validation as V
+from streamcal._snapshot import restored_on_error
 from streamcal.base import BinaryCalibrator
 
 __all__ = ["MixedForecast", "sums_within"]
@@ -113,14 +114,8 @@ class _Compiled(_Calibeating):
         if self._within_headroom(w):
             return run(*args)
         base = getattr(self, "base", None)
-        saved, saved_base = self._get_state(), None if base is None else base._get_state()
-        try:
+        with restored_on_error(self, *([] if base is None else [base]), errors=ValueError):
             return run(*args)
-        except ValueError:
-            self._set_state(saved)
-            if base is not None:
-                base._set_state(saved_base)
-            raise
 
     def _within_headroom(self, w) -> bool:
         return sums_within(w, self._kernel.headroom())

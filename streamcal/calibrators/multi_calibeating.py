@@ -12,6 +12,7 @@ import numpy as np
 
 from streamcal import _merge
 from streamcal import _validation as V
+from streamcal._snapshot import restored_on_error
 from streamcal.base import PREDICT, REVEAL
 from streamcal.calibrators._calibeating_common import (
     _Calibeating,
@@ -327,12 +328,8 @@ class MultiCalibeater(_Calibeating):
         if self._weights_surely_fit(ws):
             yield
             return
-        saved = self._get_state()
-        try:
+        with restored_on_error(self, errors=ValueError):
             yield
-        except ValueError:
-            self._set_state(saved)
-            raise
 
     def predict_learn_many(self, scores, labels, w=None) -> np.ndarray:
         """Predict then learn each event in turn (``scores`` a sequence of tuples),
