@@ -134,8 +134,7 @@ class _OnlineLogisticCalibrator(LogisticKernel, KernelShellPickle, BinaryCalibra
         for x in w:
             if not x <= bound:
                 return False
-        theta = self._core.theta
-        return -1e300 <= min(theta) and max(theta) <= 1e300
+        return self._core.theta_within(1e300)
 
     def _get_state(self) -> dict:
         return {"core": self._core.to_lists(), "fitted": self._fitted}

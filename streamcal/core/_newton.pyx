@@ -189,6 +189,15 @@ cdef class NewtonLogistic:
         """The current parameter, a new list of floats."""
         return [self.t[j] for j in range(self.d)]
 
+    def theta_within(self, double bound):
+        """Whether every coordinate of the parameter lies in ``[-bound, bound]``
+        (``theta`` without building its list: the fallback guard's question)."""
+        cdef int j
+        for j in range(self.d):
+            if not -bound <= self.t[j] <= bound:
+                return False
+        return True
+
     @property
     def _p(self):
         """The upper triangle of ``P = H^-1``, a new list."""
