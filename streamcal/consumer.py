@@ -223,6 +223,12 @@ class Consumer:
     max_pending
         None, or an int >= 1: at most this many score events (of all shards) wait for
         their labels; the oldest beyond it stops waiting (a dead letter).
+    max_keys
+        None, or an int >= 1 (needs ``key``): at most this many keys keep a calibrator
+        (and a monitor) in this consumer's state; past it, the key learnt least recently
+        is forgotten and, if it comes back, starts afresh (``max_keys`` of
+        :class:`streamcal.KeyedCalibrator`). The order is the applied messages', so a
+        restart evicts exactly as an uninterrupted run.
 
     Attributes
     ----------
@@ -258,6 +264,7 @@ class Consumer:
         block_ms: int = 100,
         label_timeout_ms: int | None = None,
         max_pending: int | None = None,
+        max_keys: int | None = None,
     ):
         from streamcal import registry
 
@@ -272,6 +279,9 @@ class Consumer:
         self.label_timeout_ms = V.check_int(label_timeout_ms, _OWNER, "label_timeout_ms", 0,
                                             allow_none=True)
         self.max_pending = V.check_int(max_pending, _OWNER, "max_pending", 1, allow_none=True)
+        self.max_keys = V.check_int(max_keys, _OWNER, "max_keys", 1, allow_none=True)
+        V.check_param(_OWNER, "max_keys", max_keys, max_keys is None or key is not None,
+                      "None without key (one calibrator for all events)")
         unknown = set(fields or ()) - set(_FIELDS)
         V.check_param(_OWNER, "fields", fields, not unknown,
                       "a dict with keys among {'id', 'score', 'label', 'p'}")
@@ -305,6 +315,8 @@ class Consumer:
             config["label_timeout_ms"] = self.label_timeout_ms
         if self.max_pending is not None:
             config["max_pending"] = self.max_pending
+        if self.max_keys is not None:
+            config["max_keys"] = self.max_keys
         return config
 
     def _fresh(self) -> None:
@@ -313,12 +325,13 @@ class Consumer:
 
         cals = [registry.make_calibrator(s) for s in self._specs]
         if self.key is not None:
-            cals = [KeyedCalibrator(c) for c in cals]
+            cals = [KeyedCalibrator(c, max_keys=self.max_keys) for c in cals]
         self._cals = cals
         self._monitor = None
         if self.monitor:
             m = CalibrationMonitor()
-            self._monitor = KeyedCalibrationMonitor(m) if self.key is not None else m
+            self._monitor = (KeyedCalibrationMonitor(m, max_keys=self.max_keys)
+                             if self.key is not None else m)
         self._pending: dict = {}  # id -> [score, key, p, entry id] of this shard's events
         self._foreign: dict = {}  # id -> entry id of the other shards' score events
         self._waiting: deque = deque()  # ((ms, seq), id) of both, by entry id; may hold

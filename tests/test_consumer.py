@@ -127,7 +127,7 @@ def _entries(client, stream):
 
 
 def _reference(client, specs, key="key", monitor=False, label_timeout_ms=None,
-               max_pending=None):
+               max_pending=None, max_keys=None):
     """The outputs and dead letters of the specification, computed in-process from the
     streams' contents: [(output id, fields)] and [source entry id of each dead letter].
     ``label_timeout_ms`` / ``max_pending``: score events stop waiting for their labels
@@ -141,8 +141,8 @@ def _reference(client, specs, key="key", monitor=False, label_timeout_ms=None,
         [(pair(i), 0, "events", i, f) for i, f in _entries(client, "events")]
         + [(pair(i), 1, "labels", i, f) for i, f in _entries(client, "labels")]
     )
-    cals = [KeyedCalibrator(registry.make_calibrator(s)) for s in specs]
-    mon = KeyedCalibrationMonitor(CalibrationMonitor()) if monitor else None
+    cals = [KeyedCalibrator(registry.make_calibrator(s), max_keys=max_keys) for s in specs]
+    mon = KeyedCalibrationMonitor(CalibrationMonitor(), max_keys=max_keys) if monitor else None
     pending, early, outputs, dead = {}, {}, [], []
 
     def learn(event_id, label, out_id):
@@ -418,6 +418,10 @@ def test_bad_parameters():
         Consumer(None, "e", "l", "o", checkpoint_every=0)
     with pytest.raises(ValueError, match="'fields' parameter of Consumer"):
         Consumer(None, "e", "l", "o", fields={"scor": "s"})
+    with pytest.raises(ValueError, match="'max_keys' argument of Consumer"):
+        Consumer(None, "e", "l", "o", key="k", max_keys=0)
+    with pytest.raises(ValueError, match="'max_keys' parameter of Consumer"):
+        Consumer(None, "e", "l", "o", max_keys=3)  # bounds keys: needs a key
 
 
 def test_command_usage_errors_and_missing_extra(monkeypatch, capsys):
@@ -429,6 +433,11 @@ def test_command_usage_errors_and_missing_extra(monkeypatch, capsys):
     assert "argument --shard: must be I/N" in capsys.readouterr().err
     assert main(base + ["--shard", "0/2"]) == 2
     assert "give --key" in capsys.readouterr().err
+    assert main(base + ["--max-keys", "3"]) == 2
+    assert "argument --max-keys: it bounds the keys' calibrators: give --key" in (
+        capsys.readouterr().err)
+    assert main(base + ["--max-keys", "0", "--key", "k"]) == 2
+    assert "--max-keys" in capsys.readouterr().err
     assert main(base + ["--calibrator", "isotonc"]) == 2
     assert "Unknown calibrator 'isotonc'" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "redis", None)
@@ -611,3 +620,34 @@ def test_the_command_reports_a_corrupted_state_in_one_line(server, client):
                                "'out:state' is unreadable or invalid: "), last
         assert ("it is not JSON" if stored else "holds a list, not a string") in last
         assert "Traceback" not in proc.stderr
+
+
+# ---------------------------------------------------------------------- bounded keys
+
+
+@needs_server
+def test_bounded_keys_match_the_specification_across_a_restart(client):
+    """max_keys: the least recently learnt key is forgotten (calibrator and monitor) and
+    starts afresh; a restart from the saved state evicts exactly as one run."""
+    _produce(client, 1500, seed=21, keys=9, bad=_BAD)
+    total = client.xlen("events") + client.xlen("labels")
+    specs = ["isotonic", "platt"]
+    options = dict(key="key", calibrators=specs, monitor=True, checkpoint_every=35,
+                   batch_size=61, max_keys=3)
+    crashed = Consumer(client, "events", "labels", "out", consumer="c0", **options)
+    for _ in range(9):
+        crashed.step()
+    assert crashed._cals[0].n_evicted > 0  # keys were forgotten before the crash
+    restarted = Consumer(client, "events", "labels", "out", consumer="c1", **options)
+    _drain(restarted, client, total)
+    outputs, dead = _reference(client, specs, monitor=True, max_keys=3)
+    unbounded, _ = _reference(client, specs, monitor=True)
+    assert outputs != unbounded  # the bound changed the predictions
+    assert _entries(client, "out") == outputs
+    assert [f["entry"] for _, f in _entries(client, "out:dead-letters")] == dead
+    assert all(len(c.calibrators) <= 3 for c in restarted._cals)
+    # another bound is another configuration: its state is refused
+    other = Consumer(client, "events", "labels", "out", consumer="c2",
+                     **{**options, "max_keys": 4})
+    with pytest.raises(ValueError, match="written by a consumer with"):
+        other.step()

@@ -210,6 +210,10 @@ def _add_consume(sub) -> None:
     consume.add_argument("--max-pending", type=_int_at_least(1), metavar="N",
                          help="at most N score events wait for their labels; the oldest "
                          "beyond N are dead letters (default: no bound)")
+    consume.add_argument("--max-keys", type=_int_at_least(1), metavar="N",
+                         help="with --key: at most N keys keep a calibrator; the key "
+                         "learnt least recently is forgotten and starts afresh if it "
+                         "comes back (default: no bound)")
     for name in ("id", "score", "label", "p"):
         consume.add_argument(f"--{name}-field", default=name, metavar="FIELD",
                              help=f"the name of the {name} field (default: {name})")

@@ -29,6 +29,8 @@ def _consume(args) -> int:
         shard = (int(i), int(n))
         if shard[1] > 1 and args.key is None:
             raise UsageError("--shard", "several shards split the keys: give --key.")
+    if args.max_keys is not None and args.key is None:
+        raise UsageError("--max-keys", "it bounds the keys' calibrators: give --key.")
     try:
         from streamcal.consumer import Consumer, connect
 
@@ -42,6 +44,7 @@ def _consume(args) -> int:
         monitor=args.monitor, checkpoint_every=args.checkpoint_every, fields=fields,
         shard=shard, batch_size=args.batch_size, label_timeout_ms=args.label_timeout_ms,
         max_pending=args.max_pending,
+        max_keys=args.max_keys,
     )
     stop = threading.Event()
 
