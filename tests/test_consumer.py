@@ -127,11 +127,14 @@ def _entries(client, stream):
 
 
 def _reference(client, specs, key="key", monitor=False, label_timeout_ms=None,
-               max_pending=None, max_keys=None):
+               max_pending=None, max_keys=None, shards=1):
     """The outputs and dead letters of the specification, computed in-process from the
     streams' contents: [(output id, fields)] and [source entry id of each dead letter].
     ``label_timeout_ms`` / ``max_pending``: score events stop waiting for their labels
-    (dead letters) as the consumer's docstring says."""
+    (dead letters) as the consumer's docstring says. ``max_keys`` bounds each shard's
+    keys (of ``shards``, split by the CRC-32 of the key's text)."""
+    import zlib
+
     from streamcal.monitor import CalibrationMonitor, KeyedCalibrationMonitor
 
     def pair(i):
@@ -141,12 +144,18 @@ def _reference(client, specs, key="key", monitor=False, label_timeout_ms=None,
         [(pair(i), 0, "events", i, f) for i, f in _entries(client, "events")]
         + [(pair(i), 1, "labels", i, f) for i, f in _entries(client, "labels")]
     )
-    cals = [KeyedCalibrator(registry.make_calibrator(s), max_keys=max_keys) for s in specs]
-    mon = KeyedCalibrationMonitor(CalibrationMonitor(), max_keys=max_keys) if monitor else None
+    by_shard = [([KeyedCalibrator(registry.make_calibrator(s), max_keys=max_keys)
+                  for s in specs],
+                 KeyedCalibrationMonitor(CalibrationMonitor(), max_keys=max_keys)
+                 if monitor else None) for _ in range(shards)]
+
+    def shard(k):
+        return by_shard[zlib.crc32(k.encode("utf-8")) % shards]
     pending, early, outputs, dead = {}, {}, [], []
 
     def learn(event_id, label, out_id):
         score, k, p, _, _ = pending.pop(event_id)
+        cals, mon = shard(k)
         for c in cals:
             c.learn_one(k, score, label)
         if mon is not None:
@@ -173,7 +182,7 @@ def _reference(client, specs, key="key", monitor=False, label_timeout_ms=None,
             if not ok:
                 dead.append(entry_id)
                 continue
-            ps = [c.predict_one(f[key], score) for c in cals]
+            ps = [c.predict_one(f[key], score) for c in shard(f[key])[0]]
             out = {"id": f["id"], "score": f["score"], "p": repr(ps[0]), key: f[key]}
             for spec, p in zip(specs[1:], ps[1:]):
                 out[f"p:{registry.canonical_spec(spec)}"] = repr(p)
@@ -651,3 +660,18 @@ def test_bounded_keys_match_the_specification_across_a_restart(client):
                      **{**options, "max_keys": 4})
     with pytest.raises(ValueError, match="written by a consumer with"):
         other.step()
+
+
+@needs_server
+def test_bounded_keys_with_shards(client):
+    """Each shard bounds its own keys: two shards of max_keys=2 over 9 keys."""
+    _produce(client, 1200, seed=22, keys=9)
+    total = client.xlen("events") + client.xlen("labels")
+    shards = [Consumer(client, "events", "labels", "out", key="key", shard=(i, 2),
+                       consumer=f"s{i}", checkpoint_every=45, batch_size=70, max_keys=2)
+              for i in range(2)]
+    for c in shards:
+        _drain(c, client, total)
+    assert all(c._cals[0].n_evicted > 0 for c in shards)
+    outputs, _ = _reference(client, ["isotonic"], max_keys=2, shards=2)
+    assert sorted(_entries(client, "out:0") + _entries(client, "out:1")) == sorted(outputs)
