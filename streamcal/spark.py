@@ -564,16 +564,21 @@ def _stream_processor_class():
 
             # has a score / a label: not null in Spark (pandas shows a null as NaN, so
             # a NaN score or label is told from a missing one by these flags)
-            for event_id, s, y, has_score, has_label in zip(
+            # a value that is not null but no number ("n/a" in a text column) comes as
+            # its text in the *_unread column
+            for event_id, s, s_text, y, y_text, has_score, has_label in zip(
                 events["_id"].tolist(), events["_score"].tolist(),
-                events["_label"].tolist(), events["_kind"].tolist(),
+                events["_score_unread"].tolist(), events["_label"].tolist(),
+                events["_label_unread"].tolist(), events["_kind"].tolist(),
                 events["_has_label"].tolist(),
             ):
                 if has_score and not 0.0 <= s <= 1.0:  # NaN too
-                    raise invalid(event_id, "score", V.SCORE_DOMAIN, s)
+                    raise invalid(event_id, "score", V.SCORE_DOMAIN,
+                                  s if s_text is None else s_text)
                 if has_label:
                     if y not in (0.0, 1.0):
-                        raise invalid(event_id, "label", "a binary label in {0, 1}", y)
+                        raise invalid(event_id, "label", "a binary label in {0, 1}",
+                                      y if y_text is None else y_text)
                     y = int(y)
                 if has_score:
                     p = cal.predict_one(s)
@@ -692,8 +697,9 @@ def calibrate_stream(
     ValueError
         In the query (which stops, the micro-batch uncommitted), on an invalid value:
         a score that is not null and not in [0, 1] (NaN included), or a label that is
-        not null and not 0 or 1 (0.5 included: labels are not rounded); the message
-        names the column, the event id, the key and the value. Only a null score or
+        not null and not 0 or 1 (0.5 included: labels are not rounded), text that is
+        no number ("n/a") included; the message names the column, the event id, the
+        key and the value. Only a null score or
         label means "none"; filter the input first to drop invalid rows instead.
 
     Notes
@@ -733,33 +739,42 @@ def calibrate_stream(
         "a calibrator (with predict_one, learn_one and to_dict)",
     )
 
+    def as_double(df, name, alias):
+        """The column ``name`` cast to a double (a label 0.5 or NaN is refused, not
+        truncated to 0), whether it is not null, and, where the cast loses a value
+        that is not null ("n/a" in a text column), that value as text: the processor
+        refuses it, naming the event (Spark's ANSI cast would stop the query without
+        naming it; a lenient cast would take the value for a missing one)."""
+        if name is None or name not in df.columns:
+            none = functions.lit(None)
+            return [none.cast("double").alias(alias), functions.lit(False).alias(f"{alias}_given"),
+                    none.cast("string").alias(f"{alias}_unread")]
+        given = functions.col(name)
+        value = given.try_cast("double")  # null, not an error (ANSI mode), if no number
+        return [value.alias(alias), given.isNotNull().alias(f"{alias}_given"),
+                functions.when(given.isNotNull() & value.isNull(), given.cast("string"))
+                .alias(f"{alias}_unread")]
+
     def columns(df, has_score):
         cols = [functions.col(k) for k in keys]
         cols.append(functions.col(event_id).cast("string").alias("_id"))
-        cols.append(
-            functions.col(score).cast("double").alias("_score") if has_score
-            else functions.lit(None).cast("double").alias("_score")
-        )
-        cols.append(
-            # a double, not a long: a label 0.5 or NaN is refused, not truncated to 0
-            functions.col(label).cast("double").alias("_label")
-            if label is not None and label in df.columns
-            else functions.lit(None).cast("double").alias("_label")
-        )
+        cols += as_double(df, score if has_score else None, "_score")
+        cols += as_double(df, label, "_label")
         if time is not None:
             cols.append(functions.col(time).alias("_time"))
         # labels first at equal times: 0 for a row with no score (null; a NaN score is
         # a score, refused by the processor)
         return df.select(*cols).withColumn(
-            "_kind", functions.when(functions.col("_score").isNull(), 0).otherwise(1)
-        ).withColumn("_has_label", functions.col("_label").isNotNull())
+            "_kind", functions.when(functions.col("_score_given"), 1).otherwise(0)
+        ).withColumnRenamed("_label_given", "_has_label").drop("_score_given")
 
     events = columns(stream_df, True)
     if labels_df is not None:
         events = events.unionByName(columns(labels_df, False))
     order = (["_time"] if time is not None else []) + ["_kind", "_id"]
-    value_columns = (["_id", "_score", "_label"] + (["_time"] if time else [])
-                     + ["_kind", "_has_label"])
+    value_columns = (["_id", "_score", "_score_unread", "_label", "_label_unread"]
+                     + (["_time"] if time else []) + ["_kind", "_has_label"])
+    events = events.select(*keys, *value_columns)  # the processor names them by position
     processor = _stream_processor_class()(keys, calibrator, monitor, order, value_columns,
                                           {"score": score, "label": label})
     schema = types.StructType(_stream_output_fields(types, _key_fields(stream_df, keys)))

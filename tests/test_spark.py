@@ -465,7 +465,7 @@ def test_a_malformed_row_names_its_key_and_its_place_among_the_keys_events(spark
                    split_large_keys=1).collect()
 
 
-def _failing_stream(spark, tmp_path, batches, label_type="long"):
+def _failing_stream(spark, tmp_path, batches, label_type="long", score_type="double"):
     """Run calibrate_stream over ``batches``; the text of the error stopping it."""
     from pyspark.sql import types as T
 
@@ -473,10 +473,11 @@ def _failing_stream(spark, tmp_path, batches, label_type="long"):
 
     for i, rows in enumerate(batches):
         _write_batch(str(tmp_path / "in"), i, rows)
+    types = {"long": T.LongType(), "double": T.DoubleType(), "string": T.StringType()}
     schema = T.StructType([
         T.StructField("k", T.StringType()), T.StructField("id", T.StringType()),
-        T.StructField("score", T.DoubleType()),
-        T.StructField("label", T.LongType() if label_type == "long" else T.DoubleType()),
+        T.StructField("score", types[score_type]),
+        T.StructField("label", types[label_type]),
     ])
     stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(
         str(tmp_path / "in"))
@@ -504,3 +505,20 @@ def test_a_nan_score_or_a_fractional_label_stops_the_stream_naming_the_event(spa
     text = _failing_stream(spark, tmp_path / "half", [first, half_label], "double")
     assert ("calibrate_stream: the 'label' column of the event 'e1' of key k='a' must "
             "be a binary label in {0, 1}. Got 0.5 instead.") in text
+
+
+@RUNS_SPARK
+def test_text_that_is_no_number_stops_the_stream_naming_the_event(spark, tmp_path):
+    # text columns (a schema of strings): a value that is not null but no number was
+    # cast to null and taken for a missing one: a score "n/a" became a lone label
+    # record, a label "yes" left its event waiting for ever, with no error
+    first = [{"k": "a", "id": "e1", "score": "0.3", "label": None},
+             {"k": "b", "id": "e2", "score": "0.6", "label": "1"}]
+    bad_score = [{"k": "a", "id": "e4", "score": "n/a", "label": "0"}]
+    text = _failing_stream(spark, tmp_path / "score", [first, bad_score], "string", "string")
+    assert ("calibrate_stream: the 'score' column of the event 'e4' of key k='a' must "
+            "be a real number in [0, 1]. Got 'n/a' instead.") in text
+    bad_label = [{"k": "a", "id": "e1", "score": None, "label": "yes"}]
+    text = _failing_stream(spark, tmp_path / "label", [first, bad_label], "string", "string")
+    assert ("calibrate_stream: the 'label' column of the event 'e1' of key k='a' must "
+            "be a binary label in {0, 1}. Got 'yes' instead.") in text

@@ -261,8 +261,10 @@ class BinaryCalibrationMetric(StreamingMetric):
         rounding of the addition: reverting an event ``r`` times heavier than the
         events left leaves a residue of about ``r * 1e-16`` of their weight (1e-12
         relative for ``r = 1e4``; weights of 1e17 and 1 leave nothing of the light
-        events). ``ROCAUC`` and ``CORP`` are exact there; ECE's own ``window_size``
-        sums its bins again when a residue grows."""
+        events, and the revert of a light event may then be refused as not held: in
+        ``river.utils.Rolling``, keep the weights of one window within about 1e12 of
+        each other). ``ROCAUC`` and ``CORP`` are exact there; ECE's own
+        ``window_size`` sums its bins again when a residue grows."""
         self._check_revertible()
         name = type(self).__name__
         y = V.check_label(y_true, name, "revert", "y_true")
