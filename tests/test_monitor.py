@@ -589,3 +589,29 @@ def test_snapshot_counters_are_checked_in_one_place(make, counters):
     assert not m._counters_valid(d["state"])
     with pytest.raises(ValueError, match="n_alarms|n_events|drift_detected"):
         type(m).from_dict(d)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [("log_wealth", 0), ("n_events", None)],
+    ids=["log_wealth", "n_events"],
+)
+def test_snapshot_with_an_int_too_large_for_a_float_is_refused(entry):
+    # JSON allows ints of any size; 10**400 as a log-wealth (or as n_events, which
+    # bounds the log-wealths) made from_dict raise OverflowError instead of ValueError
+    m = CalibrationMonitor()
+    m.update(0.3, 1)
+    d = json.loads(json.dumps(m.to_dict()))
+    key, index = entry
+    if index is None:
+        d["state"][key] = 10**400
+    else:
+        d["state"][key][index] = 10**400
+    for reader in (CalibrationMonitor.from_dict, BaseMonitor.from_dict):
+        if key == "n_events":  # a valid (if absurd) count: accepted, and continues
+            restored = reader(d)
+            assert restored.n_events == 10**400
+            restored.update(0.3, 1)
+        else:
+            with pytest.raises(ValueError, match=r"state\['log_wealth'\]\[0\]"):
+                reader(d)

@@ -434,7 +434,8 @@ class CalibrationMonitor(BaseMonitor):
         for k, (lam, v) in enumerate(zip(lams, lw)):
             if v == "inf":
                 continue
-            lo = n * math.log(lam)
+            # (an n_events beyond any float, which JSON allows, bounds nothing)
+            lo = n * math.log(lam) if n < 2**1000 else -math.inf
             check.real(v, f"state['log_wealth'][{k}]", lo - 1e-9 * (1.0 - lo), domain=f"'inf' or a real number >= n_events * log(lam) = {lo:g}")
 
     def _set_state(self, state: dict) -> None:
