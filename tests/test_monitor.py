@@ -615,3 +615,60 @@ def test_snapshot_with_an_int_too_large_for_a_float_is_refused(entry):
         else:
             with pytest.raises(ValueError, match=r"state\['log_wealth'\]\[0\]"):
                 reader(d)
+
+
+_FLAG_MONITORS = [
+    lambda: CalibrationMonitor(alpha=0.2, prior_weight=0.0),
+    lambda: CalibrationMonitor(method="adwin", residual="both", detector_params={"delta": 0.5, "clock": 1}),
+    lambda: CalibrationMonitor(method="page-hinkley", detector_params={"threshold": 2.0}),
+    lambda: MulticlassCalibrationMonitor(CalibrationMonitor(alpha=0.2, prior_weight=0.0)),
+    lambda: MulticlassCalibrationMonitor(
+        CalibrationMonitor(alpha=0.2, prior_weight=0.0), view="class-wise", classes=("a", "b", "c")
+    ),
+    lambda: MulticlassCalibrationMonitor(
+        CalibrationMonitor(method="page-hinkley", detector_params={"threshold": 2.0}),
+        view="class-wise",
+        classes=("a", "b", "c"),
+    ),
+]
+
+
+def _quiet_and_alarmed(m):
+    """JSON snapshots of ``m`` fed a miscalibrated stream: one right at an alarm, one
+    later, between alarms."""
+    if getattr(m, "_multiclass", False):
+        events = multiclass_stream(2000, 3)
+    else:
+        s, y = stream(2000, 3, edges=False)
+        events = list(zip(s, y))
+    at_alarm = quiet = None
+    for f, y in events:
+        m.update(f, y)
+        if m.drift_detected and at_alarm is None:
+            at_alarm = json.loads(json.dumps(m.to_dict()))
+        elif at_alarm is not None and not m.drift_detected and m.n_events % 7 == 0:
+            quiet = json.loads(json.dumps(m.to_dict()))
+            break
+    assert at_alarm is not None and quiet is not None
+    return at_alarm, quiet
+
+
+@pytest.mark.parametrize("make", _FLAG_MONITORS)
+def test_snapshot_alarm_flag_must_match_the_evidence(make):
+    # a monitor alarms exactly when its evidence (e-value >= 1 / alpha, or a river
+    # detector's flag) does, and counts it: from_dict accepted a cleared flag at an
+    # alarm (the alarm lost), a flag set without evidence (a phantom alarm, then a
+    # reset that throws the evidence away) and a flag with n_alarms = 0
+    at_alarm, quiet = _quiet_and_alarmed(make())
+    for d in (at_alarm, quiet):
+        assert type(make()).from_dict(d).drift_detected == d["state"]["drift_detected"]
+    cleared = copy.deepcopy(at_alarm)
+    cleared["state"]["drift_detected"] = False
+    phantom = copy.deepcopy(quiet)
+    phantom["state"]["drift_detected"] = True
+    uncounted = copy.deepcopy(at_alarm)
+    uncounted["state"]["n_alarms"] = 0
+    for d in (cleared, phantom, uncounted):
+        for reader in (type(make()).from_dict, BaseMonitor.from_dict):
+            with pytest.raises(ValueError, match="drift_detected|n_alarms >= 1"):
+                reader(d)

@@ -443,10 +443,19 @@ class CalibrationMonitor(BaseMonitor):
             counters = (state["drift_detected"], state["n_alarms"], state["n_events"])
             raise ValueError(
                 "The counters of a CalibrationMonitor snapshot must be a bool and two ints "
-                "0 <= n_alarms <= n_events. Got {!r}, {!r}, {!r} instead.".format(*counters)
+                "0 <= n_alarms <= n_events (n_alarms >= 1 when drift_detected). "
+                "Got {!r}, {!r}, {!r} instead.".format(*counters)
             )
         self._set_mechanism_state(state)
+        _check_alarm_flag(self, state["drift_detected"], self._mechanism_alarm())
         self._set_counters(state)
+
+    def _mechanism_alarm(self) -> bool:
+        """Whether the mechanism's state calls for an alarm, as :meth:`_advance` said
+        when it reached that state: the alarm flag of a consistent snapshot."""
+        if self._eprocess:
+            return self._process.log_e >= self._log_threshold
+        return any(det.drift_detected for det in self._detectors)
 
     def _set_mechanism_state(self, state: dict, where: str = "state") -> None:
         if self._eprocess:
@@ -505,6 +514,24 @@ class CalibrationMonitor(BaseMonitor):
             det._max_decrease = _decode_number(s["max_decrease"])
         det._drift_detected = check.bool(s["drift_detected"], check.at(where, "drift_detected"))
         return det
+
+
+def _check_alarm_flag(monitor, flag, alarm: bool) -> None:
+    """Refuse a snapshot whose ``drift_detected`` is not the alarm its evidence calls
+    for (the e-value against ``1 / alpha``, or the river detectors' flags): a monitor
+    alarms exactly when the evidence does, and resets on the next update, so a flag
+    set without the evidence is a phantom alarm and a flag cleared with it hides one."""
+    if flag != alarm:
+        what = (
+            f"the log e-value {monitor.log_e_value:.6g} against the threshold "
+            f"-log(alpha) = {monitor._log_threshold:.6g}"
+            if monitor._eprocess
+            else "the river detectors' flags"
+        )
+        raise V.snapshot_error(
+            type(monitor).__name__, "state['drift_detected']",
+            f"{alarm} (the alarm {what} calls for)", flag,
+        )
 
 
 #: The entries of a river PageHinkley state (``_detector_state``), count first.
@@ -818,7 +845,8 @@ class MulticlassCalibrationMonitor(BaseMonitor):
         ):
             raise ValueError(
                 "A MulticlassCalibrationMonitor snapshot must hold a bool, two ints "
-                f"0 <= n_alarms <= n_events and {len(self._parts)} part states. "
+                "0 <= n_alarms <= n_events (n_alarms >= 1 when the bool is True) and "
+                f"{len(self._parts)} part states. "
                 f"Got {V.format_value(state)} instead."
             )
         for i, (part, s) in enumerate(zip(self._parts, parts)):
@@ -826,4 +854,8 @@ class MulticlassCalibrationMonitor(BaseMonitor):
         if self._eprocess:
             logs = [part._process.log_e for part in self._parts]
             self._log_e = logs[0] if self.view == "top-label" else log_mean_exp(logs)
+            alarm = self._log_e >= self._log_threshold
+        else:
+            alarm = any(part._mechanism_alarm() for part in self._parts)
+        _check_alarm_flag(self, state["drift_detected"], alarm)
         self._set_counters(state)

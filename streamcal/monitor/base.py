@@ -87,7 +87,8 @@ class BaseMonitor(_snapshot.Snapshot, river_base.Base):
     @staticmethod
     def _counters_valid(state: dict) -> bool:
         """Whether a snapshot's counters, which every monitor's holds, are a bool
-        ``drift_detected`` and two ints ``0 <= n_alarms <= n_events``."""
+        ``drift_detected`` and two ints ``0 <= n_alarms <= n_events``, with
+        ``n_alarms >= 1`` when ``drift_detected`` (the alarm it reports is counted)."""
         drift_detected, n_alarms, n_events = (
             state["drift_detected"],
             state["n_alarms"],
@@ -98,6 +99,7 @@ class BaseMonitor(_snapshot.Snapshot, river_base.Base):
             and V.is_integer(n_alarms)
             and V.is_integer(n_events)
             and 0 <= n_alarms <= n_events
+            and (n_alarms >= 1 or not drift_detected)
         )
 
     def _set_counters(self, state: dict) -> None:
