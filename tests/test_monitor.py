@@ -672,3 +672,40 @@ def test_snapshot_alarm_flag_must_match_the_evidence(make):
         for reader in (type(make()).from_dict, BaseMonitor.from_dict):
             with pytest.raises(ValueError, match="drift_detected|n_alarms >= 1"):
                 reader(d)
+
+
+@pytest.mark.parametrize("multiclass", [False, True], ids=["binary", "multiclass"])
+@pytest.mark.parametrize(
+    "corrupt",
+    ["below the bound", "lam = 1 component moved", "some but not all infinite", "recalibrator ahead"],
+)
+def test_snapshot_eprocess_invariants_are_checked(multiclass, corrupt):
+    # the e-process invariants (MixtureEProcess._check, each factor >= lam, the
+    # recalibrator learns each event once) were not checked by from_dict: the binary
+    # monitor accepted a moved lam = 1 component, some components infinite and a
+    # recalibrator that learnt more events than the monitor saw, and the parts of a
+    # multiclass monitor also a log-wealth below n_events * log(lam) (-1e300: a
+    # monitor that can never alarm)
+    template = CalibrationMonitor(lam=(0.5, 1.0), alpha=0.2)
+    m = MulticlassCalibrationMonitor(template) if multiclass else template.clone()
+    for _ in range(2):
+        if multiclass:
+            m.update({0: 0.3, 1: 0.7}, 1)
+        else:
+            m.update(0.3, 1)
+    d = json.loads(json.dumps(m.to_dict()))
+    state = d["state"]
+    target = state["parts"][0] if multiclass else state
+    if corrupt == "below the bound":
+        target["log_wealth"] = [-1e300, 0.0]
+    elif corrupt == "lam = 1 component moved":
+        target["log_wealth"] = [0.1, 0.3]
+    elif corrupt == "some but not all infinite":
+        target["log_wealth"] = ["inf", 0.0]
+        state["drift_detected"], state["n_alarms"] = True, 1
+    else:
+        state["n_events"] = 1
+    for reader in (type(m).from_dict, BaseMonitor.from_dict):
+        with pytest.raises(ValueError, match="log_wealth|invariant"):
+            reader(d)
+    assert type(m).from_dict(json.loads(json.dumps(m.to_dict())))._check() is None

@@ -450,6 +450,25 @@ class CalibrationMonitor(BaseMonitor):
         _check_alarm_flag(self, state["drift_detected"], self._mechanism_alarm())
         self._set_counters(state)
 
+    def _check(self) -> None:
+        """Assert the invariants (:meth:`_check_mechanism`; ``from_dict`` checks the flag)."""
+        self._check_mechanism(self._n_events)
+
+    def _check_mechanism(self, n_events: int) -> None:
+        """Assert the invariants of the e-process after ``n_events`` updates in all:
+        those of :class:`~streamcal.core.eprocess.MixtureEProcess` (all log-wealths or
+        none infinite, a ``lam = 1`` component at 0), the recalibrator has learnt at
+        most ``n_events`` events, and each finite log-wealth is at least
+        ``n_events * log(lam)`` (each factor is at least ``lam``)."""
+        if not self._eprocess:
+            return
+        self._process._check()
+        n = self._recal.n_events
+        assert n <= n_events, f"the recalibrator learnt {n} events of {n_events}"
+        for lam, v in zip(self._process.lams, self._process.log_wealth):
+            lo = n_events * math.log(lam) if n_events < 2**1000 else -math.inf
+            assert v >= lo - 1e-9 * (1.0 - lo), f"log-wealth {v!r} < n_events * log({lam}) = {lo!r}"
+
     def _mechanism_alarm(self) -> bool:
         """Whether the mechanism's state calls for an alarm, as :meth:`_advance` said
         when it reached that state: the alarm flag of a consistent snapshot."""
@@ -741,6 +760,11 @@ class MulticlassCalibrationMonitor(BaseMonitor):
             part._restart()
         self._log_e = 0.0
         self._drift_detected = False
+
+    def _check(self) -> None:
+        """Assert each part's invariants (``CalibrationMonitor._check_mechanism``)."""
+        for part in self._parts:
+            part._check_mechanism(self._n_events)
 
     # ------------------------------------------------------------------ updates
 
