@@ -176,6 +176,43 @@ def test_malformed_snapshots_rejected(keyed):
             _common.expect_raises(reader, (d,), (ValueError, TypeError, KeyError), str(d)[:100])
 
 
+@pytest.mark.parametrize("keyed", CASES, ids=repr)
+def test_snapshot_counters_and_flag_must_agree_with_the_monitors(keyed):
+    # from_dict accepted a keyed flag cleared while the last updated key's monitor
+    # was alarming (the alarm lost on restore), n_monitors other than the keys held
+    # plus n_evicted (false_alarm_bound then under- or overstated), and n_events or
+    # n_alarms below what the held monitors counted
+    m = keyed.clone()
+    m.update("x", *_events(keyed, 1, seed=9)[0][1:])  # evicted with max_keys=2
+    for e in _events(keyed, 600, seed=4, keys=KEYS[:2]):
+        m.update(*e)
+        if m.drift_detected:
+            break
+    assert m.drift_detected
+    good = json.loads(json.dumps(m.to_dict()))
+    state = good["state"]
+    held = [BaseMonitor.from_dict(d) for _, d in state["keys"]]
+    bad = [
+        {**state, "drift_detected": False, "drift_key": None},
+        {**state, "n_monitors": state["n_monitors"] + 1},
+        {**state, "n_monitors": len(state["keys"]) + state["n_evicted"] + 1, "n_evicted": state["n_evicted"]},
+        {**state, "n_evicted": state["n_evicted"] + 1},
+        {**state, "n_events": sum(h.n_events for h in held) - 1},
+        {**state, "n_alarms": sum(h.n_alarms for h in held) - 1},
+    ]
+    if state["n_evicted"]:
+        bad.append({**state, "n_evicted": 0})
+    for s in bad:
+        for reader in (KeyedCalibrationMonitor.from_dict, BaseMonitor.from_dict):
+            with pytest.raises(ValueError):
+                reader({**good, "state": s})
+    assert KeyedCalibrationMonitor.from_dict(good).drift_key == m.drift_key
+    fresh = keyed.clone().to_dict()
+    fresh["state"]["n_events"] = 3  # events, but no monitor
+    with pytest.raises(ValueError, match="n_events"):
+        KeyedCalibrationMonitor.from_dict(fresh)
+
+
 def test_bounded_memory_with_max_keys():
     keyed = KeyedCalibrationMonitor(CalibrationMonitor(resolution=0.05), max_keys=5)
     sizes = []

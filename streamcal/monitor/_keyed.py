@@ -267,6 +267,24 @@ class KeyedCalibrationMonitor(BaseMonitor):
                     f"The drift_key of a {_NAME} snapshot must be the last updated key, "
                     f"whose monitor alarmed. Got {drift_key!r} instead."
                 )
+        # the keyed flag is the last updated key's (which no eviction can remove); every
+        # monitor created is held or evicted; the held monitors' events and alarms
+        # are some of the keyed monitor's
+        n_alarms, n_events, n_monitors, n_evicted = counters
+        last = monitors[next(reversed(monitors))] if monitors else None
+        broken = [
+            (last is not None and last.drift_detected != drift_detected, "drift_detected",
+             "the flag of the last updated key's monitor", drift_detected),
+            (n_monitors != len(monitors) + n_evicted, "n_monitors",
+             f"the number of keys held plus n_evicted ({len(monitors)} + {n_evicted})", n_monitors),
+            ((n_events == 0) != (not monitors) or sum(m.n_events for m in monitors.values()) > n_events,
+             "n_events", "0 exactly when no key is held, and at least the sum of the held monitors' n_events", n_events),
+            (sum(m.n_alarms for m in monitors.values()) > n_alarms, "n_alarms",
+             "at least the sum of the held monitors' n_alarms", n_alarms),
+        ]
+        for bad, entry, domain, value in broken:
+            if bad:
+                raise V.snapshot_error(_NAME, f"state[{entry!r}]", domain, value)
         self._store.items = monitors
         self._drift_detected = drift_detected
         self._drift_key = drift_key
