@@ -709,3 +709,42 @@ def test_snapshot_eprocess_invariants_are_checked(multiclass, corrupt):
         with pytest.raises(ValueError, match="log_wealth|invariant"):
             reader(d)
     assert type(m).from_dict(json.loads(json.dumps(m.to_dict())))._check() is None
+
+
+def test_adwin_snapshot_bytes_river_would_panic_on_or_with_other_parameters_are_refused():
+    # river's Rust ADWIN reads bytes whose parameters differ from detector_params
+    # (its state starts with delta, clock, max_buckets, min_window_length,
+    # grace_period): from_dict accepted clock = 0, whose next update panicked
+    # (PanicException, a BaseException: "remainder with a divisor of zero"), and a
+    # delta of 0.999 against detector_params' 0.5; and bytes with buckets river
+    # panics on at a later update ("index out of bounds")
+    import base64
+    import random
+    import struct
+
+    m = CalibrationMonitor(method="adwin", detector_params={"delta": 0.5, "clock": 1})
+    for i in range(300):
+        m.update(0.5, i % 2)
+    good = json.loads(json.dumps(m.to_dict()))
+    raw = base64.b64decode(good["state"]["detectors"][0]["helper"])
+    assert raw.startswith(struct.pack("<diQdd", 0.5, 1, 5, 5.0, 10.0))  # river's layout
+
+    def with_bytes(b):
+        d = copy.deepcopy(good)
+        d["state"]["detectors"][0]["helper"] = base64.b64encode(bytes(b)).decode()
+        return d
+
+    for corrupt in (raw[:8] + struct.pack("<i", 0) + raw[12:], struct.pack("<d", 0.999) + raw[8:]):
+        with pytest.raises(ValueError, match=r"state\['detectors'\]\[0\]\['helper'\]"):
+            CalibrationMonitor.from_dict(with_bytes(corrupt))
+    rng = random.Random(3)
+    for _ in range(150):  # random byte changes: refused, or a monitor that keeps working
+        b = bytearray(raw)
+        for _ in range(rng.randint(1, 4)):
+            b[rng.randrange(36, len(b))] = rng.randrange(256)
+        try:
+            restored = CalibrationMonitor.from_dict(with_bytes(b))
+        except ValueError:
+            continue
+        for i in range(300):
+            restored.update(0.5, i % 2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import math
+import struct
 
 from river import drift, stats
 
@@ -455,11 +456,9 @@ class CalibrationMonitor(BaseMonitor):
         self._check_mechanism(self._n_events)
 
     def _check_mechanism(self, n_events: int) -> None:
-        """Assert the invariants of the e-process after ``n_events`` updates in all:
-        those of :class:`~streamcal.core.eprocess.MixtureEProcess` (all log-wealths or
-        none infinite, a ``lam = 1`` component at 0), the recalibrator has learnt at
-        most ``n_events`` events, and each finite log-wealth is at least
-        ``n_events * log(lam)`` (each factor is at least ``lam``)."""
+        """Assert the e-process invariants after ``n_events`` updates: those of
+        ``MixtureEProcess``, at most ``n_events`` events learnt, each log-wealth at
+        least ``n_events * log(lam)`` (each factor is at least ``lam``)."""
         if not self._eprocess:
             return
         self._process._check()
@@ -470,8 +469,7 @@ class CalibrationMonitor(BaseMonitor):
             assert v >= lo - 1e-9 * (1.0 - lo), f"log-wealth {v!r} < n_events * log({lam}) = {lo!r}"
 
     def _mechanism_alarm(self) -> bool:
-        """Whether the mechanism's state calls for an alarm, as :meth:`_advance` said
-        when it reached that state: the alarm flag of a consistent snapshot."""
+        """Whether the mechanism's state calls for an alarm (as :meth:`_advance` said)."""
         if self._eprocess:
             return self._process.log_e >= self._log_threshold
         return any(det.drift_detected for det in self._detectors)
@@ -510,12 +508,22 @@ class CalibrationMonitor(BaseMonitor):
             check.keys(s, where, ["helper", "drift_detected"])
             helper = s["helper"]
             check.require(isinstance(helper, str), check.at(where, "helper"), "a base64 str", helper)
+            params = _adwin_params_bytes(det)
             try:
-                det._helper.__setstate__(base64.b64decode(helper.encode("ascii"), validate=True))
+                raw = base64.b64decode(helper.encode("ascii"), validate=True)
+                det._helper.__setstate__(raw)
+                # bytes river reads may hold other parameters (clock 0) or buckets it
+                # panics on later: a throwaway copy must take some updates
+                ok = params is None or raw.startswith(params)
+                probe = self._new_detector()
+                probe._helper.__setstate__(raw)
+                for k in range(64):
+                    probe.update(float(k % 2))
             except (KeyboardInterrupt, SystemExit):
                 raise
             except BaseException as exc:  # pyo3's PanicException is a BaseException
                 check.fail(check.at(where, "helper"), "the bytes of a river ADWIN (base64)", helper, f" ({type(exc).__name__}: {exc})")
+            check.require(ok, check.at(where, "helper"), "the bytes of a river ADWIN with the detector_params", helper)
         else:
             check.keys(s, where, _PH_ENTRIES)
             for key in _PH_ENTRIES[:-1]:
@@ -536,21 +544,22 @@ class CalibrationMonitor(BaseMonitor):
 
 
 def _check_alarm_flag(monitor, flag, alarm: bool) -> None:
-    """Refuse a snapshot whose ``drift_detected`` is not the alarm its evidence calls
-    for (the e-value against ``1 / alpha``, or the river detectors' flags): a monitor
-    alarms exactly when the evidence does, and resets on the next update, so a flag
-    set without the evidence is a phantom alarm and a flag cleared with it hides one."""
+    """Refuse a snapshot whose ``drift_detected`` is not the ``alarm`` its evidence
+    calls for: a phantom alarm, or one hidden."""
     if flag != alarm:
-        what = (
-            f"the log e-value {monitor.log_e_value:.6g} against the threshold "
-            f"-log(alpha) = {monitor._log_threshold:.6g}"
-            if monitor._eprocess
-            else "the river detectors' flags"
-        )
-        raise V.snapshot_error(
-            type(monitor).__name__, "state['drift_detected']",
-            f"{alarm} (the alarm {what} calls for)", flag,
-        )
+        what = (f"the log e-value {monitor.log_e_value:.6g} against -log(alpha) = "
+                f"{monitor._log_threshold:.6g}") if monitor._eprocess else "the river detectors' flags"
+        raise V.snapshot_error(type(monitor).__name__, "state['drift_detected']", f"{alarm} (the alarm {what} calls for)", flag)
+
+
+def _adwin_params_bytes(det) -> bytes | None:
+    """The leading bytes of the state of river's (Rust) ADWIN ``det``, which hold its
+    parameters, or None if river lays them out otherwise (then they go unchecked)."""
+    try:
+        b = struct.pack("<diQdd", det.delta, det.clock, det.max_buckets, det.min_window_length, det.grace_period)
+    except (struct.error, TypeError):
+        return None
+    return b if det._helper.__getstate__().startswith(b) else None
 
 
 #: The entries of a river PageHinkley state (``_detector_state``), count first.
