@@ -57,6 +57,10 @@ def _check_kinds(kinds, name: str) -> np.ndarray:
             f"0 (predict), 1 (reveal) or 2 (both). Got {value!r}{where} instead."
         )
 
+    if not isinstance(kinds, np.ndarray) and hasattr(kinds, "__array__"):
+        # an array-like one (a pandas Series or extension array, as the scores and
+        # labels may be): judged as its array (a set or a dict has no __array__)
+        kinds = np.asarray(kinds)
     if isinstance(kinds, np.ndarray):
         if kinds.ndim != 1:
             refuse(kinds)

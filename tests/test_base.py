@@ -94,6 +94,25 @@ def test_predict_reveal_many_refuses_bad_kinds_and_lengths():
         assert cal.to_dict() == before
 
 
+def test_predict_reveal_many_takes_kinds_as_a_pandas_series():
+    """``kinds`` may be a pandas Series or extension array, as the scores and labels
+    may (regression: an int64 Series of valid kinds was refused as "not a sequence of
+    0, 1 or 2"); its values decide, not its index."""
+    pd = pytest.importorskip("pandas")
+    from streamcal import OnlineIsotonic, OnlinePlatt
+
+    for cal in (OnlinePlatt(), OnlineIsotonic()):
+        scores, labels = [0.2, 0.2, 0.5, 0.7], [0, 1, 1, 0]
+        want = cal.clone().predict_reveal_many([0, 1, 2, 2], scores, labels)
+        for kinds in (pd.Series([0, 1, 2, 2], index=[9, 3, 5, 1]), pd.array([0, 1, 2, 2])):
+            got = cal.clone().predict_reveal_many(kinds, pd.Series(scores), pd.Series(labels))
+            assert got.tolist() == want.tolist()
+        empty = pd.Series([], dtype="int64")
+        assert cal.clone().predict_reveal_many(empty, empty, empty).shape == (0,)
+        with pytest.raises(ValueError, match="'kinds' argument .* Got 3 at index 1"):
+            cal.predict_reveal_many(pd.Series([0, 3]), scores[:2], labels[:2])
+
+
 def test_predict_reveal_many_window_overflow_counts_only_the_learnt_events():
     """A full window's sums: the predictions take no window slot, so they push no held
     weight out of the dry run of the overflow rule (regression: a weight the loop
