@@ -12,7 +12,9 @@ protocols 0 and 1 cannot rebuild an object whose class has such a base ("cannot 
 a new object of the class, then ``__setstate__``. (Pickles of ``OnlineIsotonic`` and
 ``VennAbers`` written at protocols 0 and 1 before they had a compiled base rebuild the
 object with ``object.__new__``, which such a class refuses: those do not load. Pickles
-at protocol 2 or later, the default, do.)
+at protocol 2 or later, the default, do.) The same state makes river's
+``clone(include_attributes=True)`` a fitted copy: river copies ``__dict__`` only, which
+would leave such a shell unfitted.
 
 :class:`SlotsPickle` gives a class with ``__slots__`` (the per-key store, the sliding
 windows and fitted maps inside the multiclass calibrators, the binned sums of the
@@ -23,7 +25,10 @@ pickled"). Protocols 2 and later wrote ``(None, slots)``, which still restores.
 
 from __future__ import annotations
 
+import copy
 import copyreg
+
+from streamcal._validation import format_value
 
 __all__ = ["KernelShellPickle", "SlotsPickle", "slot_names"]
 
@@ -65,6 +70,33 @@ class KernelShellPickle:
 
     def __reduce_ex__(self, protocol):
         return copyreg.__newobj__, (type(self),), self.__getstate__()
+
+    def clone(self, new_params=None, include_attributes: bool = False):
+        """river's ``clone``; with ``include_attributes=True``, a deep copy: the learnt
+        state comes along, C fields included (river copies ``__dict__`` only, which
+        would return an unfitted shell). The state was built for the current
+        parameters, so ``new_params`` cannot go with ``include_attributes=True``.
+
+        Examples
+        --------
+        >>> from streamcal import OnlinePlatt
+        >>> cal = OnlinePlatt()
+        >>> cal.learn_many([0.2, 0.8, 0.8], [0, 1, 1])
+        >>> cal.clone(include_attributes=True).predict_one(0.8) == cal.predict_one(0.8)
+        True
+        >>> cal.clone().predict_one(0.8)  # a fresh clone has learnt nothing
+        0.8
+
+        """
+        if not include_attributes:
+            return super().clone(new_params)
+        if new_params:
+            raise ValueError(
+                f"The 'new_params' argument of {type(self).__name__}.clone must be None or "
+                "empty with include_attributes=True (the learnt state was built for the "
+                f"current parameters). Got {format_value(new_params)} instead."
+            )
+        return copy.deepcopy(self)
 
 
 def slot_names(cls) -> list[str]:

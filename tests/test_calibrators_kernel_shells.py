@@ -38,6 +38,7 @@ def test_every_pickle_protocol_and_copy_continue_bit_for_bit(name):
         cal.learn_one(s[i], y[i], w[i])
     copies = [pickle.loads(pickle.dumps(cal, protocol=p)) for p in range(pickle.HIGHEST_PROTOCOL + 1)]
     copies.append(copy.deepcopy(cal))
+    copies.append(cal.clone(include_attributes=True))  # river's fitted copy
     for other in copies:
         assert type(other) is type(cal)
         assert other.to_dict() == cal.to_dict()
@@ -50,6 +51,36 @@ def test_every_pickle_protocol_and_copy_continue_bit_for_bit(name):
     for other in copies:
         assert other.to_dict() == cal.to_dict()
         other._check()
+
+
+def test_river_clone_with_attributes_is_a_fitted_copy_and_clone_is_fresh():
+    """river's ``clone(include_attributes=True)`` copies ``__dict__``: the state in the
+    C fields was left behind (regression: a fitted OnlineIsotonic, VennAbers,
+    OnlinePlatt, OnlineBeta or KeyedCalibrator came back unfitted); it is now a deep
+    copy, independent of the original. ``new_params`` cannot go with it."""
+    from streamcal import KeyedCalibrator
+
+    s, y, _ = _events(2, 50)
+    for make in [*MAKERS.values(), lambda: KeyedCalibrator(OnlinePlatt(), max_keys=2)]:
+        cal = make()
+        for si, yi in zip(s, y):
+            if isinstance(cal, KeyedCalibrator):
+                cal.learn_one(int(si * 3), si, yi)
+            else:
+                cal.learn_one(si, yi)
+        before = cal.to_dict()
+        twin = cal.clone(include_attributes=True)
+        assert type(twin) is type(cal) and twin.to_dict() == before
+        twin._check()
+        if isinstance(cal, KeyedCalibrator):
+            twin.learn_one(0, 0.9, 0)
+        else:
+            twin.learn_one(0.9, 0)
+        assert cal.to_dict() == before and twin.to_dict() != before
+        assert cal.clone().to_dict() == make().to_dict()  # without attributes: fresh
+        with pytest.raises(ValueError, match="'new_params' argument of .*clone"):
+            cal.clone({"half_life": 3.0}, include_attributes=True)
+        assert cal.to_dict() == before
 
 
 def test_a_deep_copy_owns_its_stream():
