@@ -103,6 +103,23 @@ def _unit(w: np.ndarray) -> bool:
     return bool((w == 1.0).all())
 
 
+def takes_float_score(calibrator) -> bool:
+    """Whether ``calibrator`` is a binary calibrator of one float score: any
+    :class:`BinaryCalibrator` but :class:`~streamcal.MultiCalibeater`, whose score is a
+    tuple of experts' forecasts (it says so by its ``_check_inputs`` hook). What a
+    wrapper that feeds its calibrator one probability needs (``ClassWise``,
+    ``TopLabel``, ``CalibratedClassifier``, a calibeater's ``base``). O(1).
+
+    Examples
+    --------
+    >>> from streamcal import MultiCalibeater, OnlinePlatt
+    >>> takes_float_score(OnlinePlatt()), takes_float_score(MultiCalibeater(2))
+    (True, False)
+
+    """
+    return isinstance(calibrator, BinaryCalibrator) and not hasattr(calibrator, "_check_inputs")
+
+
 class _Calibrator(abc.ABC):
     """What the binary and the multiclass interface share: the class attributes the
     shared checks read, the package that exports the classes (snapshots import it), the

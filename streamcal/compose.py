@@ -17,7 +17,7 @@ from river import compose as river_compose
 
 from streamcal import _validation as V
 from streamcal._compose_kernel import binary_split, immutable_copy, reusable
-from streamcal.base import BinaryCalibrator, MulticlassCalibrator
+from streamcal.base import BinaryCalibrator, MulticlassCalibrator, takes_float_score
 
 __all__ = ["CalibratedClassifier"]
 
@@ -215,6 +215,9 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         )
         kinds = (BinaryCalibrator, MulticlassCalibrator)
         V.check_instance_param(_NAME, "calibrator", calibrator, kinds)
+        if isinstance(calibrator, BinaryCalibrator):  # fed one probability per event
+            V.check_param(_NAME, "calibrator", calibrator, takes_float_score(calibrator),
+                          "a calibrator taking a float score, or a MulticlassCalibrator")
         self.classifier = classifier
         self.calibrator = calibrator
         self._reset()

@@ -432,6 +432,18 @@ def test_wrappers_need_a_binary_calibrator(wrapper, bad):
         wrapper(bad)
 
 
+@pytest.mark.parametrize("wrapper", [TopLabel, ClassWise])
+def test_wrappers_refuse_a_calibrator_of_several_forecasts(wrapper):
+    """Each class's calibrator is fed one probability: a MultiCalibeater (a tuple of
+    experts' forecasts) is refused at construction, as a calibeater's base is
+    (regression: accepted, then every event failed naming MultiCalibeater.learn_one's
+    'score', ClassWise having registered the event's classes first)."""
+    from streamcal import MultiCalibeater
+
+    with pytest.raises(ValueError, match="'calibrator' parameter of .* must be a calibrator taking a float score"):
+        wrapper(MultiCalibeater(2))
+
+
 def test_wrappers_clone_the_template_and_keep_it():
     template = OnlinePlatt()
     cal = ClassWise(template)

@@ -337,6 +337,14 @@ def test_parameters_validated():
         CalibratedClassifier(linear_model.LogisticRegression(), "isotonic")
     with pytest.raises(ValueError, match="'classifier' parameter of CalibratedClassifier must be"):
         CalibratedClassifier(preprocessing.StandardScaler(), OnlineIsotonic())
+    # a binary calibrator is fed one probability: not a tuple of experts' forecasts
+    # (regression: a MultiCalibeater was accepted, then every event failed)
+    from streamcal import KeyedCalibrator, MultiCalibeater
+
+    with pytest.raises(ValueError, match="'calibrator' parameter of CalibratedClassifier must be a calibrator taking a float score"):
+        CalibratedClassifier(linear_model.LogisticRegression(), MultiCalibeater(2))
+    with pytest.raises(ValueError, match="'calibrator' parameter of CalibratedClassifier must be"):
+        CalibratedClassifier(linear_model.LogisticRegression(), KeyedCalibrator(OnlineIsotonic()))
 
 
 # ---------------------------------------------------------------------- snapshots

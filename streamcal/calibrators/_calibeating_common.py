@@ -16,7 +16,7 @@ import numpy as np
 
 from streamcal import _validation as V
 from streamcal._snapshot import restored_on_error
-from streamcal.base import BinaryCalibrator
+from streamcal.base import BinaryCalibrator, takes_float_score
 
 __all__ = ["MixedForecast", "sums_within"]
 
@@ -70,9 +70,7 @@ def _check_prior_weight(owner, prior_weight):
 
 
 def _check_base(owner, base):
-    ok = base is None or (
-        isinstance(base, BinaryCalibrator) and not hasattr(base, "_check_inputs")
-    )
+    ok = base is None or takes_float_score(base)
     V.check_param(owner, "base", base, ok, "a calibrator taking a float score, or None")
 
 

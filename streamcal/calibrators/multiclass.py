@@ -16,7 +16,7 @@ import numpy as np
 from streamcal import _snapshot
 from streamcal import _validation as V
 from streamcal._classes import ClassIndex, decode_label, encode_label, top_class
-from streamcal.base import BinaryCalibrator, MulticlassCalibrator
+from streamcal.base import BinaryCalibrator, MulticlassCalibrator, takes_float_score
 from streamcal.calibrators._refit import (
     DEFAULT_REFIT_EVERY,
     DEFAULT_WINDOW_SIZE,
@@ -308,6 +308,9 @@ class TemperatureScaling(_RefitScaling):
 
 def _check_calibrator(owner: str, calibrator) -> None:
     V.check_instance_param(owner, "calibrator", calibrator, (BinaryCalibrator,))
+    # each class's calibrator is fed one probability: not a tuple of forecasts
+    V.check_param(owner, "calibrator", calibrator, takes_float_score(calibrator),
+                  "a calibrator taking a float score")
 
 
 def _wrapper_test_params():
