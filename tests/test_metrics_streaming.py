@@ -559,3 +559,36 @@ def test_empty_decompositions_are_zero():
     m = CalibrationRefinement()
     m.update(1, 0.3, 0.0)
     assert (m.get(), m.calibration, m.refinement) == (0.0, 0.0, 0.0)
+
+
+def test_metrics_combine_with_river_classification_metrics():
+    """``+`` makes one river ``Metrics`` of classification metrics, river's or
+    streamcal's, in either order, each fed as alone; river's multi-output wrappers take
+    a streamcal metric; anything else is refused as river refuses it."""
+    from river import metrics as river_metrics
+    from river.metrics.multioutput import MacroAverage
+
+    from streamcal.metrics import ECE, Brier, ConfidenceECE, MulticlassBrier, PathECE
+
+    events = [(True, 0.8), (False, 0.3), (True, 0.4), (False, 0.1)]
+    combined = river_metrics.LogLoss() + Brier() + ECE(n_bins=4)
+    alone = [river_metrics.LogLoss(), Brier(), ECE(n_bins=4)]
+    for y, p in events:
+        proba = {True: p, False: 1.0 - p}
+        combined.update(y, proba)
+        for m in alone:
+            m.update(y, proba)
+    assert combined.get() == [m.get() for m in alone]
+    assert isinstance(ECE() + river_metrics.LogLoss(), river_metrics.base.Metrics)
+    multiclass = ConfidenceECE(n_bins=2) + MulticlassBrier()
+    multiclass.update("a", {"a": 0.7, "b": 0.3})
+    assert multiclass.get() == pytest.approx([0.3, 0.18], abs=1e-15)
+    macro = MacroAverage(Brier())
+    macro.update({0: True, 1: False}, {0: {True: 0.8, False: 0.2}, 1: {True: 0.3, False: 0.7}})
+    assert macro.get() == pytest.approx((0.04 + 0.09) / 2, abs=1e-15)
+    with pytest.raises(ValueError, match="Brier and MAE metrics are not compatible"):
+        Brier() + river_metrics.MAE()
+    path = PathECE({"root": None, "a": "root"}, n_bins=5)  # not of classes' probabilities
+    for pair in [(Brier(), path), (path, Brier())]:
+        with pytest.raises(ValueError, match="metrics are not compatible"):
+            pair[0] + pair[1]

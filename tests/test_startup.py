@@ -91,18 +91,21 @@ def test_metrics_are_river_metrics_whichever_is_imported_first(river_first):
         f"""
         import json
         {first}
-        from streamcal.metrics import Brier, ECE
+        from streamcal.metrics import Brier, ECE, ConfidenceECE
         import river.metrics.base as rb
         from river import utils
         m = utils.Rolling(Brier(), window_size=2)
         for y, p in [(1, 0.9), (0, 0.2), (1, 0.4)]:
             m.update(y, p)
         print(json.dumps([isinstance(Brier(), rb.Metric), isinstance(ECE(), rb.Metric),
-                          issubclass(Brier, rb.Metric), m.get()]))
+                          issubclass(Brier, rb.Metric), m.get(),
+                          isinstance(ECE(), rb.ClassificationMetric),
+                          isinstance(ConfidenceECE(), rb.ClassificationMetric)]))
         """
     )
     assert result[:3] == [True, True, True]
     assert result[3] == pytest.approx((0.2**2 + 0.6**2) / 2, abs=1e-15)
+    assert result[4:] == [True, True]  # river's classification metrics too
 
 
 def test_metric_comparisons_follow_river():

@@ -45,7 +45,7 @@ from streamcal._classes import ClassCounts, decode_by_class, encode_by_class, to
 from streamcal.core.bins import uniform_bin as _bin_of
 from streamcal.core.bins import uniform_edges
 from streamcal.metrics._binned import ReliabilityBin, _check_n_bins
-from streamcal.metrics.base import StreamingMetric
+from streamcal.metrics.base import StreamingMetric, registered_as_classification
 
 __all__ = [
     "ClasswiseECE",
@@ -185,6 +185,7 @@ class BinSums(SlotsPickle):
 # ---------------------------------------------------------------------- base class
 
 
+@registered_as_classification
 class MulticlassCalibrationMetric(StreamingMetric):
     """Base class of metrics of multiclass probability forecasts.
 

@@ -136,6 +136,21 @@ class StreamingMetric(_snapshot.Snapshot, _merge.Mergeable, river_base.Base, abc
         """Sample weights are taken into account (river's flag)."""
         return True
 
+    def __add__(self, other):
+        """Both metrics in one river ``Metrics`` (``Brier() + ECE()``, ``Brier() +
+        river.metrics.LogLoss()``), as river's classification metrics combine: a
+        metric of probability forecasts of classes adds to another such metric (river's
+        or streamcal's); anything else is a ValueError, as in river."""
+        from river.metrics import base as river_metrics  # river's metrics: on use only
+
+        classification = tuple(_CLASSIFICATION_BASES)
+        if not (isinstance(self, classification)
+                and isinstance(other, river_metrics.ClassificationMetric)):
+            raise ValueError(
+                f"{type(self).__name__} and {type(other).__name__} metrics are not compatible"
+            )
+        return river_metrics.Metrics([self, other])
+
     def is_better_than(self, other) -> bool:
         """Whether this metric's value is better than ``other``'s (river's comparison)."""
         op = operator.gt if self.bigger_is_better else operator.lt
@@ -152,8 +167,44 @@ class StreamingMetric(_snapshot.Snapshot, _merge.Mergeable, river_base.Base, abc
         return repr(self)
 
 
+#: the bases of the metrics of probability forecasts of classes, registered as river's
+#: ``ClassificationMetric`` (:func:`registered_as_classification`)
+_CLASSIFICATION_BASES: list = []
+
+
+def _register(module) -> None:
+    """Register the metric bases with river's ``river.metrics.base`` ``module``."""
+    module.Metric.register(StreamingMetric)
+    for cls in _CLASSIFICATION_BASES:
+        module.ClassificationMetric.register(cls)
+
+
+def registered_as_classification(cls):
+    """Class decorator: ``cls`` (a base of classification metrics) becomes a virtual
+    subclass of river's ``ClassificationMetric`` when river's metrics are imported
+    (at once if they are), as :class:`StreamingMetric` of ``Metric``. river asks that
+    class whether a metric scores classifiers: ``river.metrics.LogLoss() + Brier()``,
+    the multi-output wrappers, and the ARF classifiers' ``metric``, which gets
+    ``predict_proba_one``'s dict from them (it got ``predict_one``'s label).
+
+    Examples
+    --------
+    >>> import river.metrics.base
+    >>> from streamcal.metrics import ECE
+    >>> isinstance(ECE(), river.metrics.base.ClassificationMetric)
+    True
+
+    """
+    _CLASSIFICATION_BASES.append(cls)
+    module = sys.modules.get(_RegisterWithRiver._module)
+    if module is not None and hasattr(module, "ClassificationMetric"):
+        module.ClassificationMetric.register(cls)
+    return cls
+
+
 class _RegisterWithRiver(importlib.abc.MetaPathFinder):
     """Registers :class:`StreamingMetric` as a virtual subclass of river's ``Metric``
+    (and the bases of :func:`registered_as_classification` of ``ClassificationMetric``)
     when ``river.metrics.base`` is imported (at once if it already is), so that
     ``isinstance(metric, river.metrics.base.Metric)`` holds without importing river's
     metrics, and scipy with them, at start-up."""
@@ -164,7 +215,7 @@ class _RegisterWithRiver(importlib.abc.MetaPathFinder):
     def install(cls) -> None:
         module = sys.modules.get(cls._module)
         if module is not None:
-            module.Metric.register(StreamingMetric)
+            _register(module)
         elif not any(isinstance(f, cls) for f in sys.meta_path):
             sys.meta_path.insert(0, cls())
 
@@ -183,12 +234,13 @@ class _RegisterWithRiver(importlib.abc.MetaPathFinder):
 
         def exec_and_register(module):
             exec_module(module)
-            module.Metric.register(StreamingMetric)
+            _register(module)
 
         spec.loader.exec_module = exec_and_register
         return spec
 
 
+@registered_as_classification
 class BinaryCalibrationMetric(StreamingMetric):
     """Base class of metrics of binary probability forecasts.
 
