@@ -320,3 +320,19 @@ def test_multiclass_ece_huge_n_bins_is_refused_before_allocating(name):
     with pytest.raises(ValueError, match=rf"of {name} must be a list of 1000000000000000000 bin sums"):
         cls.from_dict(d)
     assert time.perf_counter() - t0 < 1.0
+
+
+
+def test_int_too_large_for_a_float_is_refused_naming_the_entry():
+    # JSON text may hold an int of any size; a real-valued entry holding one beyond the
+    # float range was an OverflowError ("int too large to convert to float")
+    cal = OnlinePlatt()
+    cal.learn_one(0.3, 1)
+    d = _snap(cal)
+    d["state"]["core"][0][0] = json.loads("1" + "0" * 400)
+    with pytest.raises(ValueError, match=r"state\['core'\]\[0\]\[0\] of OnlinePlatt must be"):
+        OnlinePlatt.from_dict(d)
+    d = _snap(_iso())
+    d["state"]["n_events"] = 10**400  # an int entry: refused as before
+    with pytest.raises(ValueError):
+        OnlineIsotonic.from_dict(d)
