@@ -634,3 +634,23 @@ def test_core_rejects_bad_arguments(kwargs):
     args = {"theta0": (1.0, 0.0), **kwargs}
     with pytest.raises(ValueError):
         OnlineNewtonLogistic(**args)
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        [(0.26, 0, 1e8), (0.74, 0, 1e8)],
+        [(0.38, 0, 1e12), (0.47, 1, 1e8), (0.07, 0, 1e4), (0.93, 1, 1e12), (0.42, 1, 1e12)],
+    ],
+)
+def test_snapshot_after_large_weights_restores(events):
+    # P = H^-1 grows ill-conditioned under large weights (a condition of 6e7 after two
+    # events of weight 1e8); the cofactor inverse then misses H P = I by 1e-5 and more
+    # (it grows as eps * cond**2), which _check refused with an absolute 1e-6, so that
+    # from_dict refused the snapshot of a calibrator that had learnt nothing invalid
+    cal = OnlineBeta()
+    for s, y, w in events:
+        cal.learn_one(s, y, w)
+    cal._check()
+    restored = type(cal).from_dict(json.loads(json.dumps(cal.to_dict())))
+    assert [restored.predict_one(q) for q in (0.1, 0.5, 0.9)] == [cal.predict_one(q) for q in (0.1, 0.5, 0.9)]
