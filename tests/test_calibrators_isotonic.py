@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from sklearn.isotonic import IsotonicRegression
 
 import streamcal.core.pav as pav
-from streamcal import OnlineIsotonic
+from streamcal import OnlineIsotonic, VennAbers
 from streamcal.core.pav import BlockView
 
 try:  # tests/ as a package (tests/__init__.py) or as a plain directory on sys.path
@@ -545,7 +545,7 @@ def check_recent(cal, recent, full):
 @pytest.mark.parametrize("window_size", [None, 50])
 @pytest.mark.parametrize("half_life", [0.01, 0.0015, 0.0009])
 def test_tiny_half_life(half_life, window_size):
-    """Any finite half_life > 0 is accepted. Below 1/1000 of an event the weights of a
+    """Any finite half_life >= 1e-18 is accepted. Below 1/1000 of an event the weights of a
     new and the previous event are more than 2**1000 apart: nothing may overflow,
     underflow into a stored zero weight or divide by zero, and the fit is that of the
     newest events (equal to the oracle, in the sense of ``check``)."""
@@ -862,3 +862,24 @@ def test_hypothesis_resolution(events, resolution):
 @_hyp_settings
 def test_hypothesis_half_life_window(events, window_size, half_life):
     _run_hypothesis({"window_size": window_size, "half_life": half_life}, events)
+
+
+@pytest.mark.parametrize("cls", [OnlineIsotonic, VennAbers])
+@pytest.mark.parametrize("window_size", [None, 10])
+def test_half_life_below_the_clock_step_is_refused(cls, window_size):
+    """half_life=1e-310 was accepted, then the clock's phase was inf after two events
+    (a snapshot that is not JSON, predictions that ignored every event), and below about
+    1e-19 the phase grew by 1 / half_life per event; 1e-18 is the smallest accepted, and
+    there the newest event alone is fitted, the snapshot JSON-safe."""
+    for bad in (5e-324, 1e-310, 1e-300, 1e-19):
+        with pytest.raises(ValueError, match=r"'half_life' parameter .* >= 1e-18 or None. Got"):
+            cls(half_life=bad, window_size=window_size)
+    cal = cls(half_life=1e-18, window_size=window_size)
+    for s, y in [(0.2, 0), (0.5, 1), (0.7, 1), (0.2, 1)] * 3:
+        cal.learn_one(s, y)
+    text = json.dumps(cal.to_dict(), allow_nan=False)
+    assert abs(cal.to_dict()["state"]["phase"]) < 1.0
+    restored = cls.from_dict(json.loads(text))
+    assert restored.predict_one(0.9) == cal.predict_one(0.9)
+    if cls is OnlineIsotonic:
+        assert [cal.predict_one(q) for q in (0.1, 0.5, 0.9)] == [1.0, 1.0, 1.0]

@@ -39,6 +39,13 @@ def _integer_weights_fit(w, window_size: int) -> bool:
 
 _SURELY_LIMIT = WEIGHT_LIMIT * (1.0 - 2.0**-30)  # the margin of _weights_fit's ``surely``
 
+#: The smallest ``half_life``: the forgetting clock advances by ``1 / half_life`` binary
+#: exponents per event and renormalises by an int64 shift, which must absorb one step
+#: (below about 1.1e-19 the clock's phase grew by ``1 / half_life`` per event, up to
+#: infinity below 1e-308: a snapshot with ``phase = inf``, and nothing learnt). At
+#: 1e-18 an event already weighs ``2 ** -1e18`` of the next: only the newest counts.
+MIN_HALF_LIFE = 1e-18
+
 
 def _weights_fit(weights, surely: bool = False) -> bool:
     """Is the sum of ``weights`` (those held and those to learn) at most the isotonic
@@ -76,8 +83,8 @@ class _IsotonicStoreCalibrator(IsotonicKernel, KernelShellPickle, BinaryCalibrat
         V.check_optional_int_param(name, "window_size", window_size, 1)
         V.check_param(
             name, "half_life", half_life,
-            half_life is None or (V.is_real(half_life) and 0 < half_life < math.inf),
-            "a finite real number > 0 or None",
+            half_life is None or (V.is_real(half_life) and MIN_HALF_LIFE <= half_life < math.inf),
+            f"a finite real number >= {MIN_HALF_LIFE:g} or None",
         )
         V.check_param(
             name, "resolution", resolution,
@@ -429,7 +436,8 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
         threshold is dropped when weights are renormalised (every 512 half-lives), and
         a score's weighted label sum that the renormalisation would make subnormal (a
         light score beside much heavier ones) is set to 0: its fitted value moves by
-        less than ``2 ** -52``, though a value such as 1e-18 then reads 0.
+        less than ``2 ** -52``, though a value such as 1e-18 then reads 0. At least
+        ``1e-18`` (where only the newest event counts already).
     resolution
         If set, scores are pooled onto a grid of width ``r``: a score ``s`` (when learning
         and when predicting) is replaced by its cell ``k = floor(s / r + 1/2)``, the
