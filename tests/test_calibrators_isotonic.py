@@ -16,6 +16,7 @@ import json
 import math
 import pickle
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -883,3 +884,23 @@ def test_half_life_below_the_clock_step_is_refused(cls, window_size):
     assert restored.predict_one(0.9) == cal.predict_one(0.9)
     if cls is OnlineIsotonic:
         assert [cal.predict_one(q) for q in (0.1, 0.5, 0.9)] == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("cls", [OnlineIsotonic, VennAbers])
+def test_subnormal_resolution_is_refused(cls):
+    """resolution=1e-310 was accepted, then s / resolution overflowed: no block was
+    kept (every event lost, a constant prediction, a failing _check) or the snapshot
+    held inf; the smallest normal float is now the smallest resolution, and fits as
+    the exact calibrator does."""
+    for bad in (5e-324, 1e-310, 5e-309):
+        with pytest.raises(ValueError, match=r"'resolution' parameter .* Got"):
+            cls(resolution=bad)
+    events = [(0.2, 0), (0.5, 1), (0.7, 1), (0.2, 1), (0.0, 0), (1.0, 1)]
+    cal, exact = cls(resolution=sys.float_info.min), cls()
+    for s, y in events:
+        cal.learn_one(s, y)
+        exact.learn_one(s, y)
+    cal._check()
+    json.dumps(cal.to_dict(), allow_nan=False)
+    queries = (0.0, 0.1, 0.2, 0.5, 0.7, 1.0)
+    assert [cal.predict_one(q) for q in queries] == [exact.predict_one(q) for q in queries]

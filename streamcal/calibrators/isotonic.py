@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import math
+import sys
 
 import numpy as np
 
@@ -45,6 +46,11 @@ _SURELY_LIMIT = WEIGHT_LIMIT * (1.0 - 2.0**-30)  # the margin of _weights_fit's 
 #: infinity below 1e-308: a snapshot with ``phase = inf``, and nothing learnt). At
 #: 1e-18 an event already weighs ``2 ** -1e18`` of the next: only the newest counts.
 MIN_HALF_LIFE = 1e-18
+
+#: The smallest ``resolution``, the smallest normal float: a subnormal one overflows
+#: ``s / resolution`` (the cell of a score), and ``resolution=1e-310`` kept no block at
+#: all (every event lost, the prediction a constant).
+MIN_RESOLUTION = sys.float_info.min
 
 
 def _weights_fit(weights, surely: bool = False) -> bool:
@@ -88,8 +94,8 @@ class _IsotonicStoreCalibrator(IsotonicKernel, KernelShellPickle, BinaryCalibrat
         )
         V.check_param(
             name, "resolution", resolution,
-            resolution is None or (V.is_real(resolution) and 0 < resolution <= 1),
-            "a real number in (0, 1] or None",
+            resolution is None or (V.is_real(resolution) and MIN_RESOLUTION <= resolution <= 1),
+            f"a real number in [{MIN_RESOLUTION!r}, 1] (the smallest normal float to 1) or None",
         )
 
     def _stream_mode(self) -> dict:
@@ -443,7 +449,8 @@ class OnlineIsotonic(_IsotonicStoreCalibrator):
         and when predicting) is replaced by its cell ``k = floor(s / r + 1/2)``, the
         score ``k * r``. At most ``floor(1/r + 1/2) + 1`` cells exist, so memory is
         O(1 / r) however long the stream, and the
-        calibrator is exactly the isotonic regression of the rounded scores.
+        calibrator is exactly the isotonic regression of the rounded scores. At least
+        the smallest normal float, ``2.2250738585072014e-308``.
     prior_strength
         ``a >= 0`` (default 0: the exact fit). With ``a > 0`` a prediction reads the fit
         with one pseudo-event of weight ``a`` (relative to a new event: ``a = 1`` weighs
