@@ -163,9 +163,10 @@ def argument_error(exc, name, owner, method, domain, value, suffix=""):
     )
 
 
-def is_real(value) -> bool:
-    """A real number that is not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+def is_real(value, _float_ints=2**1024 - 2**970) -> bool:
+    """A real number that is not a bool, nor an int that float() refuses (10**400)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and (
+        type(value) is not int or -_float_ints < value < _float_ints)
 
 
 def is_integer(value) -> bool:
@@ -751,8 +752,7 @@ def check_key(value, owner: str, method: str | None = None, name: str = "key"):
     return _json_scalar(value, owner, method, name, KEY_DOMAIN)
 
 # ------------------------------------------------------------------ snapshots
-# The messages of ``from_dict`` (see :mod:`streamcal._snapshot`): they name the entry
-# of the snapshot (``state['window'][3][2]``), the class, the domain and the value.
+# The messages of ``from_dict`` (:mod:`streamcal._snapshot`): entry, class, domain, value.
 
 FINITE_DOMAIN = "a finite real number"
 

@@ -280,3 +280,28 @@ def test_calibrator_argument_is_checked_in_one_place(owner, domain):
     assert str(err.value) == (
         f"The 'calibrator' parameter of {owner} must be {domain}. Got 'isotonic' instead."
     )
+
+
+def test_int_beyond_the_float_range_is_not_a_real_number():
+    # float(10**400) raises OverflowError: a weight, a parameter or a snapshot entry
+    # given such an int raised it from deep inside a check (or was accepted by a
+    # constructor and raised it at the first learn_one)
+    import streamcal
+    from streamcal.metrics import Brier
+
+    huge = 10**400
+    assert not V.is_real(huge) and not V.is_real(-huge)
+    assert V.is_real(2**1023) and V.is_real(-(2**1023))
+    with pytest.raises(TypeError, match=r"The 'w' argument of OnlinePlatt.learn_one must be"):
+        streamcal.OnlinePlatt().learn_one(0.5, 1, huge)
+    with pytest.raises(TypeError, match=r"The 'w' argument of Brier.update must be"):
+        Brier().update(1, 0.5, huge)
+    for cls, kw in [
+        (streamcal.MultiCalibeater, {"n_experts": 2, "prior_weight": huge}),
+        (streamcal.TrackingCalibeater, {"prior_weight": huge}),
+        (streamcal.FIR, {"prior_strength": huge}),
+        (streamcal.MulticlassIRP, {"smoothing": huge}),
+        (streamcal.HistogramBinning, {"prior_strength": huge}),
+    ]:
+        with pytest.raises((ValueError, TypeError), match=f"'{next(k for k in kw if kw[k] is huge)}' parameter"):
+            cls(**kw)
