@@ -487,3 +487,26 @@ def test_each_refit_of_learn_one_is_the_fit_of_its_window(input):
                 probe = events[0][0]
                 a, b = cal.predict_one(probe), ref.predict_one(probe)
                 assert a.keys() == b.keys() and all(math.isclose(a[c], b[c], abs_tol=1e-9) for c in a), (cls, i)
+
+
+def test_class_wise_snapshot_without_a_class_calibrator_is_refused():
+    # a ClassWise holds a calibrator for every known class; from_dict accepted None in
+    # its place (as TopLabel may hold), and the restored object raised AttributeError
+    # at its first predict_one (ClassWise.from_dict itself, through _check, and a
+    # KeyedCalibrator's fallback accepted it silently)
+    from streamcal import KeyedCalibrator
+
+    events = [({0: 0.3, 1: 0.7}, 1), ({0: 0.6, 1: 0.4}, 0), ({0: 0.2, 1: 0.5, 2: 0.3}, 2)]
+    cal = ClassWise(OnlineIsotonic())
+    keyed = KeyedCalibrator(ClassWise(OnlineIsotonic()), fallback=True)
+    for p, y in events:
+        cal.learn_one(p, y)
+        keyed.learn_one("a", p, y)
+    d = json.loads(json.dumps(cal.to_dict()))
+    d["state"]["calibrators"][1] = None
+    with pytest.raises(ValueError, match=r"state\['calibrators'\]\[1\] of ClassWise must be"):
+        ClassWise.from_dict(d)
+    d = json.loads(json.dumps(keyed.to_dict()))
+    d["state"]["fallback"]["state"]["calibrators"][0] = None
+    with pytest.raises(ValueError):
+        KeyedCalibrator.from_dict(d)

@@ -744,6 +744,16 @@ class ClassWise(_Wrapper):
         """Dict class -> its fitted binary calibrator."""
         return dict(zip(self._class_list, self._calibrators))
 
+    def _validate_state(self, state: dict, check) -> None:
+        # every known class has its calibrator from its discovery on (unlike TopLabel's,
+        # none is missing): a None would fail the first predict_one
+        super()._validate_state(state, check)
+        for i, c in enumerate(state["calibrators"]):
+            check.require(
+                c is not None, f"state['calibrators'][{i}]",
+                f"a snapshot of a {type(self.calibrator).__name__} (every class has one)", c,
+            )
+
     def _learn_events(self, events: list, method: str) -> None:
         # the classes the events will discover (without discovering them yet), each
         # with its calibrator (a new clone for a new class) and its first event: every
