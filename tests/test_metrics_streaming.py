@@ -592,3 +592,19 @@ def test_metrics_combine_with_river_classification_metrics():
     for pair in [(Brier(), path), (path, Brier())]:
         with pytest.raises(ValueError, match="metrics are not compatible"):
             pair[0] + pair[1]
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+@pytest.mark.parametrize("half_life", [0.001, 0.01])
+def test_ece_half_life_drops_weights_that_underflow(strategy, half_life):
+    # an event of weight 1e-300, then one of weight 1 more than 64 half-lives later:
+    # the renormalisation rescaled the light event's weight to 0.0 (below the double
+    # range) but kept it, its count 1 beside a weight of 0; _check failed and from_dict
+    # refused the metric's own snapshot. It is now forgotten, as what weighs less than
+    # 2**-64 of the total is
+    m = ECE(half_life=half_life, strategy=strategy)
+    m.update(0, 0.5, 1e-300)
+    m.update(1, 0.03, 1.0)
+    m._check()
+    restored = ECE.from_dict(json.loads(json.dumps(m.to_dict(), allow_nan=False)))
+    assert restored.get() == m.get() == pytest.approx(0.97)

@@ -489,9 +489,12 @@ cdef class Binned(Store):
         self.t_ref, self.phase = renormalised_clock(self.t, e, -shift)
         total = ldexp(self.weight, k)
         cut = total * FORGET
+        # a weight rescaled to 0.0 (it underflowed: a light event before a heavy one,
+        # the cut itself 0.0 when the total underflows) leaves too: a held event
+        # weighs > 0
         if self.uniform:
             for b in range(self.n_bins):
-                if self.bn[b] and ldexp(self.bw[b], k) < cut:
+                if self.bn[b] and not (ldexp(self.bw[b], k) >= cut and ldexp(self.bw[b], k) > 0.0):
                     self.bw[b] = self.by[b] = self.bp[b] = 0.0
                     self.n -= self.bn[b]
                     self.bn[b] = 0
@@ -503,7 +506,7 @@ cdef class Binned(Store):
             kept = {}
             for p, entry in self.values.items():
                 w = ldexp(<double>entry[0], k)
-                if w < cut:
+                if not (w >= cut and w > 0.0):
                     self.n -= <long long>entry[2]
                 else:
                     kept[p] = [w, ldexp(<double>entry[1], k), entry[2]]
