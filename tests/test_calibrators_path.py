@@ -318,3 +318,20 @@ def test_path_ece_of_calibrated_output_falls_towards_zero_on_the_synthetic_strea
     assert raw_m.get() > 0.15
     assert errors[300] > errors[3000] > errors[12000]
     assert errors[12000] < 0.03 and errors[12000] < 1.5 * true_m.get() + 0.005
+
+
+@pytest.mark.parametrize("bad", [{}, {"tuples": [1]}])
+def test_snapshot_with_a_dict_in_place_of_a_node_is_refused(bad):
+    # a node (a leaf) is a label or {"tuple": [...]}; a dict without "tuple" made
+    # decode_label raise KeyError, which PathECE's and PathCalibrator's snapshot checks
+    # let through from_dict (only TypeError and ValueError were caught)
+    taxonomy = {0: None, 1: 0, 2: 0, 3: 1, 4: 1}
+    metric, cal = PathECE(taxonomy), PathCalibrator(taxonomy)
+    for y, s in [(3, {3: 0.6, 4: 0.4}), (4, {3: 0.2, 4: 0.3, 2: 0.5})]:
+        cal.learn_one(s, y)
+        metric.update(y, cal.predict_one(s))
+    for obj, key in ((metric, "nodes"), (cal, "leaves")):
+        d = json.loads(json.dumps(obj.to_dict()))
+        d["state"][key][0][0] = bad
+        with pytest.raises(ValueError, match=rf"state\['{key}'\]\[0\]\[0\] of {type(obj).__name__} must be"):
+            type(obj).from_dict(d)

@@ -332,7 +332,7 @@ class PathCalibrator(_snapshot.Snapshot, _merge.Mergeable, base.Estimator):
             leaf, snaps = check.list(pair, where, n=2, what="(leaf, binner snapshots)")
             try:
                 leaf = decode_label(leaf, memo)
-            except (TypeError, ValueError):
+            except (KeyError, TypeError, ValueError):  # KeyError: a dict without "tuple"
                 check.fail(f"{where}[0]", "a leaf of the taxonomy", leaf)
             check.require(
                 leaf in tax.leaf_set and leaf not in seen, f"{where}[0]",

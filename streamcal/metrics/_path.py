@@ -226,7 +226,7 @@ class PathECE(StreamingMetric):
             node, sums = check.list(pair, where, n=2, what="(node, bin sums per path node)")
             try:
                 node = decode_label(node, {})
-            except (TypeError, ValueError):
+            except (KeyError, TypeError, ValueError):  # KeyError: a dict without "tuple"
                 check.fail(f"{where}[0]", "a node of the taxonomy", node)
             check.require(node in tax.paths, f"{where}[0]", "a node of the taxonomy", node)
             sums = check.list(sums, f"{where}[1]", n=len(tax.paths[node]), what="bin sums")
