@@ -608,3 +608,21 @@ def test_ece_half_life_drops_weights_that_underflow(strategy, half_life):
     m._check()
     restored = ECE.from_dict(json.loads(json.dumps(m.to_dict(), allow_nan=False)))
     assert restored.get() == m.get() == pytest.approx(0.97)
+
+
+def test_refinement_resolution_below_the_grid_index_range_is_refused():
+    # the compiled store keys a forecast by int(p / resolution + 0.5), a C integer:
+    # resolution=1e-300 reported a Brier score of 1.0 for one event (p=0.3, y=1), and a
+    # snapshot with resolution=5e-324 raised OverflowError from from_dict
+    from streamcal.metrics import CalibrationRefinement
+
+    for bad in (5e-324, 1e-300, 1e-19):
+        with pytest.raises(ValueError, match=r"'resolution' parameter of CalibrationRefinement must be"):
+            CalibrationRefinement(resolution=bad)
+    m = CalibrationRefinement(resolution=1e-18)
+    m.update(1, 0.3)
+    assert m.get() == pytest.approx(0.49)
+    d = json.loads(json.dumps(m.to_dict()))
+    d["params"]["resolution"] = 5e-324
+    with pytest.raises(ValueError):
+        CalibrationRefinement.from_dict(d)

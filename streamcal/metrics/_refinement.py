@@ -13,6 +13,14 @@ from streamcal.metrics.base import BinaryCalibrationMetric
 __all__ = ["CalibrationRefinement"]
 
 
+#: The smallest ``resolution``: the compiled store keys a forecast by its grid index
+#: ``int(p / resolution + 0.5)``, a C integer, as is the number of cells; below about
+#: 1.1e-19 they overflowed it (``resolution=1e-300`` reported a Brier score of 1.0 for
+#: ``p = 0.3, y = 1``, and from_dict of a snapshot with ``resolution=5e-324`` raised
+#: OverflowError). At 1e-18 every pooled forecast is within 1e-18 of the raw one.
+MIN_RESOLUTION = 1e-18
+
+
 class CalibrationRefinement(_kernels.StoreShell, BinaryCalibrationMetric):
     """The Brier score and its Foster-Hart parts: ``brier = calibration + refinement``.
 
@@ -32,7 +40,7 @@ class CalibrationRefinement(_kernels.StoreShell, BinaryCalibrationMetric):
     Parameters
     ----------
     resolution
-        If set, a real number in (0, 1]: forecasts are first pooled onto a grid of that
+        If set, a real number in [1e-18, 1]: forecasts are first pooled onto a grid of that
         width, ``p`` becoming ``min(1, k * resolution)`` with ``k = floor(p / resolution
         + 1/2)``, and everything, ``get()`` included, is the decomposition of the pooled
         forecasts (whose Brier score differs from the raw one by less than
@@ -96,8 +104,8 @@ class CalibrationRefinement(_kernels.StoreShell, BinaryCalibrationMetric):
             "CalibrationRefinement",
             "resolution",
             resolution,
-            resolution is None or (V.is_real(resolution) and 0.0 < resolution <= 1.0),
-            "a real number in (0, 1] or None",
+            resolution is None or (V.is_real(resolution) and MIN_RESOLUTION <= resolution <= 1.0),
+            f"a real number in [{MIN_RESOLUTION:g}, 1] or None",
         )
         self.resolution = resolution
         super().__init__()
