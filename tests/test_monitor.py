@@ -748,3 +748,14 @@ def test_adwin_snapshot_bytes_river_would_panic_on_or_with_other_parameters_are_
             continue
         for i in range(300):
             restored.update(0.5, i % 2)
+
+
+def test_monitor_names_itself_for_a_recalibrator_parameter_out_of_range():
+    # OnlineIsotonic refuses half_life < 1e-18 and a subnormal resolution; the monitor
+    # passes its own on to its recalibrator and must refuse them under its own name
+    from streamcal.monitor import CalibrationMonitor
+
+    for kw in ({"half_life": 1e-310}, {"resolution": 5e-324}):
+        name = next(iter(kw))
+        with pytest.raises(ValueError, match=rf"The '{name}' parameter of CalibrationMonitor must be"):
+            CalibrationMonitor(**kw)

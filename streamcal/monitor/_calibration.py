@@ -13,7 +13,7 @@ from streamcal import _json
 from streamcal import _validation as V
 from streamcal._classes import top_class
 from streamcal._snapshot import StateChecks
-from streamcal.calibrators.isotonic import OnlineIsotonic
+from streamcal.calibrators.isotonic import MIN_HALF_LIFE, MIN_RESOLUTION, OnlineIsotonic
 from streamcal.core.eprocess import MixtureEProcess, log_mean_exp
 from streamcal.monitor.base import BaseMonitor
 
@@ -88,15 +88,15 @@ class CalibrationMonitor(BaseMonitor):
         losing at most ``log 5`` of evidence to the best of them.
     half_life
         Exponential forgetting of the recalibrator (``"eprocess"``), in events: see
-        :class:`streamcal.OnlineIsotonic`. A finite real number > 0, or None for none.
+        :class:`streamcal.OnlineIsotonic`. A finite real number >= 1e-18, or None for none.
         Forgetting lets the recalibrator follow a drift that happens after a long
         calibrated stretch; without it the recalibrator carries all the events since the
         last reset and follows a drift ever more slowly.
     window_size
         Sliding window of the recalibrator (``"eprocess"``): an int >= 1 or None.
     resolution
-        Score grid of the recalibrator (``"eprocess"``): a real number in (0, 1] or
-        None. It bounds the recalibrator's memory at ``1 / resolution + 1`` cells. The
+        Score grid of the recalibrator (``"eprocess"``): a real number in (0, 1], at
+        least the smallest normal float, or None. It bounds the recalibrator's memory at ``1 / resolution + 1`` cells. The
         bet itself uses the exact score.
     prior_weight
         Pseudo-events at the identity (``"eprocess"``), a finite real number >= 0: the
@@ -240,16 +240,16 @@ class CalibrationMonitor(BaseMonitor):
             name,
             "half_life",
             half_life,
-            half_life is None or (V.is_real(half_life) and 0 < half_life < math.inf),
-            "a finite real number > 0 or None",
+            half_life is None or (V.is_real(half_life) and MIN_HALF_LIFE <= half_life < math.inf),
+            f"a finite real number >= {MIN_HALF_LIFE:g} or None",
         )
         V.check_optional_int_param(name, "window_size", window_size, 1)
         V.check_param(
             name,
             "resolution",
             resolution,
-            resolution is None or (V.is_real(resolution) and 0 < resolution <= 1),
-            "a real number in (0, 1] or None",
+            resolution is None or (V.is_real(resolution) and MIN_RESOLUTION <= resolution <= 1),
+            f"a real number in [{MIN_RESOLUTION!r}, 1] (the smallest normal float to 1) or None",
         )
         prior_weight = V.check_nonnegative_param(name, "prior_weight", prior_weight)
         V.check_param(
