@@ -626,3 +626,19 @@ def test_refinement_resolution_below_the_grid_index_range_is_refused():
     d["params"]["resolution"] = 5e-324
     with pytest.raises(ValueError):
         CalibrationRefinement.from_dict(d)
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_ece_half_life_below_the_clock_step_is_refused(strategy):
+    # half_life=5e-324 was accepted: 1 / half_life is inf, the sums became NaN and
+    # every update after the first was refused; the clock's smallest half-life (that of
+    # OnlineIsotonic) now applies, where only the newest event counts
+    for bad in (5e-324, 1e-310, 1e-19):
+        with pytest.raises(ValueError, match=r"'half_life' parameter of ECE must be .* >= 1e-18"):
+            ECE(half_life=bad, strategy=strategy)
+    m = ECE(half_life=1e-18, strategy=strategy)
+    for y, p, w in [(0, 0.5, 1.0), (1, 0.03, 1e-8), (1, 0.7, 2.0)]:
+        m.update(y, p, w)
+    m._check()
+    assert m.get() == pytest.approx(0.3)
+    assert ECE.from_dict(json.loads(json.dumps(m.to_dict(), allow_nan=False))).get() == m.get()

@@ -20,6 +20,7 @@ from streamcal import _merge
 from streamcal import _validation as V
 from streamcal._kernel_pickle import KernelShellPickle
 from streamcal.base import BinaryCalibrator
+from streamcal.core import decay
 from streamcal.core.kernels import IsotonicKernel, IsotonicStream
 from streamcal.core.pav import (
     WEIGHT_LIMIT,
@@ -40,12 +41,8 @@ def _integer_weights_fit(w, window_size: int) -> bool:
 
 _SURELY_LIMIT = WEIGHT_LIMIT * (1.0 - 2.0**-30)  # the margin of _weights_fit's ``surely``
 
-#: The smallest ``half_life``: the forgetting clock advances by ``1 / half_life`` binary
-#: exponents per event and renormalises by an int64 shift, which must absorb one step
-#: (below about 1.1e-19 the clock's phase grew by ``1 / half_life`` per event, up to
-#: infinity below 1e-308: a snapshot with ``phase = inf``, and nothing learnt). At
-#: 1e-18 an event already weighs ``2 ** -1e18`` of the next: only the newest counts.
-MIN_HALF_LIFE = 1e-18
+#: The smallest ``half_life`` (the clock's, :data:`streamcal.core.decay.MIN_HALF_LIFE`).
+MIN_HALF_LIFE = decay.MIN_HALF_LIFE
 
 #: The smallest ``resolution``, the smallest normal float: a subnormal one overflows
 #: ``s / resolution`` (the cell of a score), and ``resolution=1e-310`` kept no block at

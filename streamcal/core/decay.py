@@ -40,6 +40,7 @@ __all__ = [
     "ISOTONIC_FORGET_EXPONENT",
     "ISOTONIC_RENORM_EXPONENT",
     "METRIC_RENORM_EXPONENT",
+    "MIN_HALF_LIFE",
     "clock_exponent",
     "renormalised_clock",
     "weight_scale",
@@ -51,6 +52,12 @@ METRIC_RENORM_EXPONENT = 64
 ISOTONIC_RENORM_EXPONENT = 512
 #: the isotonic stream may forget what weighs less than 2 ** -this of a new event
 ISOTONIC_FORGET_EXPONENT = 1000
+#: the smallest half-life a clock takes: it advances ``1 / half_life`` binary exponents
+#: per event, renormalised by an integer shift (the isotonic stream's an int64), which
+#: must absorb one step (below about 1.1e-19 the isotonic clock's phase grew by ``1 /
+#: half_life`` per event, up to infinity below 1e-308, where ECE's sums were NaN); at
+#: 1e-18 an event already weighs ``2 ** -1e18`` of the next: only the newest counts
+MIN_HALF_LIFE = 1e-18
 
 
 def clock_exponent(t: int, t_ref: int, half_life: float, phase: float) -> float:

@@ -21,7 +21,7 @@ from streamcal import _merge
 from streamcal import _validation as V
 from streamcal.core.bins import edge_bins, linear_quantile_edges, uniform_edges
 from streamcal.core.bins import uniform_bin  # (also its old home: the name is kept)
-from streamcal.core.decay import weight_scale
+from streamcal.core.decay import MIN_HALF_LIFE, weight_scale
 from streamcal.metrics import _kernels
 from streamcal.metrics._functional import product_over
 from streamcal.metrics.base import BinaryCalibrationMetric
@@ -129,8 +129,8 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
         age 0). Weights are stored relative to a moving reference rescaled by exact
         powers of two; what weighs less than ``2 ** -64`` of the total is dropped at a
         rescaling (every 64 half-lives), which bounds the memory of the quantile
-        strategy to the distinct forecasts of roughly the last 130 half-lives. Not
-        revertible. At most one of ``window_size`` and ``half_life`` may be set.
+        strategy to the distinct forecasts of roughly the last 130 half-lives. At least
+        ``1e-18``. Not revertible. At most one of ``window_size`` and ``half_life`` may be set.
 
     Attributes
     ----------
@@ -212,8 +212,8 @@ class ECE(_kernels.StoreShell, BinaryCalibrationMetric):
             "ECE",
             "half_life",
             half_life,
-            half_life is None or (V.is_real(half_life) and 0.0 < half_life < math.inf),
-            "a finite real number > 0 or None",
+            half_life is None or (V.is_real(half_life) and MIN_HALF_LIFE <= half_life < math.inf),
+            f"a finite real number >= {MIN_HALF_LIFE:g} or None",
         )
         V.check_param(
             "ECE",
