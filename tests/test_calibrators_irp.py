@@ -934,3 +934,22 @@ def test_multiclass_irp_snapshot_with_a_corrupted_tree_is_rejected(what):
     bad["state"] = _corrupt_tree(bad["state"], what)
     with pytest.raises(ValueError, match=r"state\['(gammas|children|values|n_bins)'\]"):
         MulticlassIRP.from_dict(bad)
+
+
+def test_multiclass_irp_snapshot_does_not_share_the_fit():
+    # to_dict() handed out the lists of the fit itself ("gammas", "children",
+    # "values"): editing the snapshot (to store or transform it) changed the calibrator
+    from streamcal.checks.multiclass import yield_multiclass_stream
+
+    cal = MulticlassIRP(window_size=60, refit_every=30)
+    for s, y, w in yield_multiclass_stream(150, seed=2):
+        cal.learn_one(s, y, w)
+    probe = {0: 0.2, 1: 0.5, 2: 0.3}
+    before, text = cal.predict_one(probe), json.dumps(cal.to_dict(), sort_keys=True)
+    d = cal.to_dict()
+    for key in ("gammas", "children", "values"):
+        for entry in d["state"][key]:
+            if entry:
+                entry[0] = 0.123
+    assert json.dumps(cal.to_dict(), sort_keys=True) == text
+    assert cal.predict_one(probe) == before

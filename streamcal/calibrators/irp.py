@@ -591,9 +591,10 @@ class MulticlassIRP(PriorAddedLater, _RefitMulticlass):
         return {
             **self._window_state(),
             "fit_classes": [encode_label(c) for c in self._fit_classes],
-            "gammas": self._gammas,
-            "children": self._children,
-            "values": self._values,
+            # copies: the snapshot must not share the lists the fit reads
+            "gammas": [None if g is None else list(g) for g in self._gammas],
+            "children": [None if c is None else list(c) for c in self._children],
+            "values": [list(v) for v in self._values],
             "n_bins": self._n_bins,
         }
 
