@@ -218,6 +218,12 @@ class CalibratedClassifier(base.Wrapper, base.Classifier):
         if isinstance(calibrator, BinaryCalibrator):  # fed one probability per event
             V.check_param(_NAME, "calibrator", calibrator, takes_float_score(calibrator),
                           "a calibrator taking a float score, or a MulticlassCalibrator")
+        # predict_proba_one gives probabilities: a scaling reading logits would take them
+        # for logits (silently another model)
+        V.check_param(_NAME, "calibrator", calibrator,
+                      getattr(calibrator, "input", "probabilities") == "probabilities",
+                      "a calibrator of probabilities (input='probabilities'): the "
+                      "classifier's predict_proba_one gives probabilities")
         self.classifier = classifier
         self.calibrator = calibrator
         self._reset()

@@ -345,6 +345,12 @@ def test_parameters_validated():
         CalibratedClassifier(linear_model.LogisticRegression(), MultiCalibeater(2))
     with pytest.raises(ValueError, match="'calibrator' parameter of CalibratedClassifier must be"):
         CalibratedClassifier(linear_model.LogisticRegression(), KeyedCalibrator(OnlineIsotonic()))
+    # the classifier gives probabilities: a scaling of logits took them for logits
+    from streamcal import TemperatureScaling
+
+    with pytest.raises(ValueError, match="must be a calibrator of probabilities"):
+        CalibratedClassifier(linear_model.LogisticRegression(), TemperatureScaling(input="logits"))
+    CalibratedClassifier(linear_model.LogisticRegression(), TemperatureScaling())
 
 
 # ---------------------------------------------------------------------- snapshots
