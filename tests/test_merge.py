@@ -535,9 +535,17 @@ def test_merge_property(klass, params, events, data):
         merged._check()
 
 
-def test_metrics_offer_no_plus_operator():
-    # on river's metrics `+` builds a collection (Accuracy() + F1()); merge is a method
+def test_plus_on_metrics_is_rivers_collection_not_a_merge():
+    # as on river's metrics, `+` builds a collection (Accuracy() + F1()); merge is a
+    # method: a + b holds both metrics as they were, a.merge(b) one metric of all events
+    from river.metrics.base import Metrics
+
     from streamcal.metrics import Brier
 
-    with pytest.raises(TypeError):
-        Brier() + Brier()
+    a, b = Brier(), Brier()
+    a.update(1, 0.9)
+    b.update(0, 0.5)
+    both = a + b
+    assert isinstance(both, Metrics) and list(both) == [a, b]
+    assert both.get() == [a.get(), b.get()] == [pytest.approx(0.01), 0.25]
+    assert a.merge(b).get() == pytest.approx((0.01 + 0.25) / 2)
