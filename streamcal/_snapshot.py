@@ -147,16 +147,6 @@ def class_key(klass: type) -> str:
     return f"{klass.__module__}.{klass.__qualname__}"
 
 
-def _is_finite(value) -> bool:
-    """Whether the real number ``value`` is finite as a float: an int too large for a
-    float (``10**400``, which JSON allows) is not (``math.isfinite`` raises
-    OverflowError on it)."""
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
-
-
 class StateChecks:
     """Checks of the entries of one snapshot: each failure raises a ValueError naming
     the class, the entry (``where``, e.g. ``"state['window'][3]"``), the domain and the
@@ -209,7 +199,8 @@ class StateChecks:
                 domain += f" >= {lo:g}"
             elif hi < math.inf:
                 domain += f" <= {hi:g}"
-        ok = V.is_real(value) and _is_finite(value) and lo <= value <= hi
+        # (is_real refuses an int too large for a float: 10**400, which JSON allows)
+        ok = V.is_real(value) and math.isfinite(value) and lo <= value <= hi
         self.require(ok, where, domain, value)
         return float(value)
 

@@ -494,11 +494,12 @@ cdef class Binned(Store):
         # weighs > 0
         if self.uniform:
             for b in range(self.n_bins):
-                if self.bn[b] and not (ldexp(self.bw[b], k) >= cut and ldexp(self.bw[b], k) > 0.0):
+                w = ldexp(self.bw[b], k)
+                if self.bn[b] and not (w >= cut and w > 0.0):
                     self.bw[b] = self.by[b] = self.bp[b] = 0.0
                     self.n -= self.bn[b]
                     self.bn[b] = 0
-                self.bw[b] = ldexp(self.bw[b], k)
+                self.bw[b] = w if self.bn[b] else 0.0
                 self.by[b] = ldexp(self.by[b], k)
                 self.bp[b] = ldexp(self.bp[b], k)
             self.weight = math.fsum([self.bw[b] for b in range(self.n_bins)])

@@ -183,9 +183,8 @@ def registered_as_classification(cls):
     """Class decorator: ``cls`` (a base of classification metrics) becomes a virtual
     subclass of river's ``ClassificationMetric`` when river's metrics are imported
     (at once if they are), as :class:`StreamingMetric` of ``Metric``. river asks that
-    class whether a metric scores classifiers: ``river.metrics.LogLoss() + Brier()``,
-    the multi-output wrappers, and the ARF classifiers' ``metric``, which gets
-    ``predict_proba_one``'s dict from them (it got ``predict_one``'s label).
+    class whether a metric scores classifiers: ``river.metrics.LogLoss() + Brier()``
+    and the multi-output wrappers do.
 
     Examples
     --------

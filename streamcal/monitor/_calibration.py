@@ -96,8 +96,8 @@ class CalibrationMonitor(BaseMonitor):
         Sliding window of the recalibrator (``"eprocess"``): an int >= 1 or None.
     resolution
         Score grid of the recalibrator (``"eprocess"``): a real number in (0, 1], at
-        least the smallest normal float, or None. It bounds the recalibrator's memory at ``1 / resolution + 1`` cells. The
-        bet itself uses the exact score.
+        least the smallest normal float, or None. It bounds the recalibrator's memory
+        at ``1 / resolution + 1`` cells. The bet itself uses the exact score.
     prior_weight
         Pseudo-events at the identity (``"eprocess"``), a finite real number >= 0: the
         bet uses ``g = (n * iso(score) + prior_weight * score) / (n + prior_weight)``,
@@ -435,9 +435,8 @@ class CalibrationMonitor(BaseMonitor):
         for k, (lam, v) in enumerate(zip(lams, lw)):
             if v == "inf":
                 continue
-            # (an n_events beyond any float, which JSON allows, bounds nothing)
-            lo = n * math.log(lam) if n < 2**1000 else -math.inf
-            check.real(v, f"state['log_wealth'][{k}]", lo - 1e-9 * (1.0 - lo), domain=f"'inf' or a real number >= n_events * log(lam) = {lo:g}")
+            lo, floor = _least_log_wealth(n, lam)
+            check.real(v, f"state['log_wealth'][{k}]", floor, domain=f"'inf' or a real number >= n_events * log(lam) = {lo:g}")
 
     def _set_state(self, state: dict) -> None:
         if not self._counters_valid(state):
@@ -465,8 +464,8 @@ class CalibrationMonitor(BaseMonitor):
         n = self._recal.n_events
         assert n <= n_events, f"the recalibrator learnt {n} events of {n_events}"
         for lam, v in zip(self._process.lams, self._process.log_wealth):
-            lo = n_events * math.log(lam) if n_events < 2**1000 else -math.inf
-            assert v >= lo - 1e-9 * (1.0 - lo), f"log-wealth {v!r} < n_events * log({lam}) = {lo!r}"
+            lo, floor = _least_log_wealth(n_events, lam)
+            assert v >= floor, f"log-wealth {v!r} < n_events * log({lam}) = {lo!r}"
 
     def _mechanism_alarm(self) -> bool:
         """Whether the mechanism's state calls for an alarm (as :meth:`_advance` said)."""
@@ -541,6 +540,13 @@ class CalibrationMonitor(BaseMonitor):
             det._max_decrease = _decode_number(s["max_decrease"])
         det._drift_detected = check.bool(s["drift_detected"], check.at(where, "drift_detected"))
         return det
+
+
+def _least_log_wealth(n_events: int, lam: float) -> tuple[float, float]:
+    """``n_events * log(lam)`` (each factor is at least ``lam``; none past 2**1000, as
+    JSON allows), and that bound less the rounding a snapshot may hold."""
+    lo = n_events * math.log(lam) if n_events < 2**1000 else -math.inf
+    return lo, lo - 1e-9 * (1.0 - lo)
 
 
 def _check_alarm_flag(monitor, flag, alarm: bool) -> None:
